@@ -1,0 +1,120 @@
+"""Exceptions and the problem records that every loader and validator reports.
+
+Every user-facing failure is a :class:`SessionvalError` (a ``ValueError``) whose
+message says *where* (file, line or row, field), *what* was found and *what is
+allowed*, e.g. ``logs.jsonl:17: results[3].rank: must be >= 1, got 0``.
+
+Loaders never raise on the first problem: they collect :class:`Problem` records
+(up to a limit) and raise one :class:`ValidationFailed` that carries all of them,
+so a user fixes a file in one pass.  Lenient modes keep the same records as the
+rejects report instead of raising.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "InputFormatError",
+    "JudgmentError",
+    "MeasureSpecError",
+    "ParseError",
+    "Problem",
+    "SessionvalError",
+    "ValidationFailed",
+]
+
+
+class SessionvalError(ValueError):
+    """Base class of every error sessionval raises for bad input or bad options."""
+
+
+class ParseError(SessionvalError):
+    """A file cannot be read: wrong encoding, truncated JSON, malformed line or XML."""
+
+
+class InputFormatError(SessionvalError):
+    """A file or table is readable but not in a format sessionval knows (e.g. columns missing)."""
+
+
+class JudgmentError(SessionvalError):
+    """Judgments are inconsistent: grade outside the scale, unjudged document under ``error``."""
+
+
+class MeasureSpecError(SessionvalError):
+    """A measure name, parameter or configuration value is not valid."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with one record of an input.
+
+    Parameters
+    ----------
+    source
+        File name (or ``"<frame>"`` for in-memory tables).
+    location
+        ``"line 17"``, ``"row 3"``, ``"session s12"``: where in the source.
+    field
+        Dotted path of the offending field (``"queries[2].results[0].rank"``), or ``""``.
+    message
+        What was wrong and what is allowed.
+    value
+        The offending value, rendered with ``repr`` (may be ``""``).
+    record
+        Identifier of the record that is rejected in lenient mode (usually the session id).
+    """
+
+    source: str
+    location: str
+    field: str
+    message: str
+    value: str = ""
+    record: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.source}:{self.location}" if self.location else self.source
+        field = f" {self.field}:" if self.field else ""
+        got = f" (got {self.value})" if self.value else ""
+        return f"{where}:{field} {self.message}{got}"
+
+
+class ValidationFailed(SessionvalError):
+    """Strict-mode failure carrying every :class:`Problem` collected (up to the limit).
+
+    Parameters
+    ----------
+    problems
+        The problems found, in input order.
+    truncated
+        True when collection stopped at the limit and more problems may exist.
+    """
+
+    def __init__(self, problems: Sequence[Problem], *, truncated: bool = False) -> None:
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        self.truncated = truncated
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        n = len(self.problems)
+        more = " (stopped at the limit; there may be more)" if self.truncated else ""
+        head = f"{n} problem{'s' if n != 1 else ''} found{more}:"
+        return "\n".join([head, *(f"  {p}" for p in self.problems)])
+
+
+def raise_if_any(problems: Iterable[Problem], *, limit: int | None = None) -> None:
+    """Raise :class:`ValidationFailed` if ``problems`` is not empty.
+
+    Parameters
+    ----------
+    problems
+        Problems collected so far.
+    limit
+        Keep at most this many in the error (``None``: all).
+    """
+    collected = list(problems)
+    if not collected:
+        return
+    truncated = limit is not None and len(collected) > limit
+    raise ValidationFailed(collected[:limit] if limit is not None else collected, truncated=truncated)

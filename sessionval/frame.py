@@ -1,0 +1,217 @@
+"""The columnar frame: the one in-memory layout every measure runs on.
+
+Every loader (JSON-lines, flat CSV/Parquet, TREC Session Track XML, lab tables,
+TREC runs as sessions) ends in a :class:`SessionFrame`; every measure starts from
+one.  It is a handful of pandas DataFrames linked by id columns, never a list of
+Python objects, so a million sessions stay a few NumPy arrays.
+
+Tables and columns (the single documented schema; ``docs/frame.md`` renders it):
+
+``results`` (one row per result; sorted by session order, ``query_pos``, ``rank``)
+    ``query_idx`` int32 row number into ``queries`` (the segment key of kernels);
+    ``session_id`` category; ``query_pos`` int16; ``rank`` int32 (1..k, no gaps);
+    ``doc_id`` category; optional ``url``/``title``/``snippet`` string;
+    ``clicks`` int16 (0 when not logged); ``dwell`` float32 seconds (NaN unknown);
+    ``user_grade`` float32 (the searcher's own judgment, NaN when none).
+``queries`` (one row per query, including queries with no results; same order)
+    ``session_id`` category; ``query_pos`` int16 (1..n, no gaps); ``query_id`` string;
+    ``text`` string; ``time`` datetime64[ns, UTC] (NaT unknown); ``n_results`` int32;
+    ``scan_depth`` Int32 (nullable: last rank the searcher examined);
+    ``qrels_id`` category: key into the judgments' ``topic_id`` for this query
+    (the session's topic unless judgments are per session or per turn).
+``sessions`` (one row per session, in input order; ``session_id`` categories in that order)
+    ``session_id``, ``user_id``, ``topic_id``, ``system_id`` category; ``start_time``,
+    ``end_time`` datetime64[ns, UTC]; ``n_queries`` int16; ``rating_<name>`` float64 per
+    post-task rating.
+``users`` / ``topics`` / ``systems``
+    one row per entity: ``user_id`` plus study attributes; ``topic_id``, ``title``,
+    ``description``, ``judged`` bool; ``system_id``, ``name``, ``description``.
+
+Judgments are a separate :class:`JudgmentFrame` (``topic_id`` category, ``doc_id``
+category, ``grade`` int16, ``assessor`` category) plus the :class:`GradeScale`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputFormatError
+from .models.judgments import GradeScale
+
+__all__ = [
+    "JUDGMENT_COLUMNS",
+    "QUERY_COLUMNS",
+    "RESULT_COLUMNS",
+    "SESSION_COLUMNS",
+    "Column",
+    "JudgmentFrame",
+    "SessionFrame",
+    "check_columns",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of a frame table: name, pandas dtype, whether required, meaning."""
+
+    name: str
+    dtype: str
+    required: bool
+    description: str
+
+
+RESULT_COLUMNS: Final[tuple[Column, ...]] = (
+    Column("query_idx", "int32", True, "row number of the query in `queries`"),
+    Column("session_id", "category", True, "session identifier"),
+    Column("query_pos", "int16", True, "position of the query in its session, 1..n"),
+    Column("rank", "int32", True, "rank of the result in its list, 1..k without gaps"),
+    Column("doc_id", "category", True, "document identifier"),
+    Column("url", "string", False, "result URL"),
+    Column("title", "string", False, "result title"),
+    Column("snippet", "string", False, "result snippet"),
+    Column("clicks", "int16", True, "number of clicks on the result (0 when not logged)"),
+    Column("dwell", "float32", True, "total dwell time in seconds (NaN when unknown)"),
+    Column("user_grade", "float32", True, "the searcher's own grade (NaN when not judged)"),
+)
+
+QUERY_COLUMNS: Final[tuple[Column, ...]] = (
+    Column("session_id", "category", True, "session identifier"),
+    Column("query_pos", "int16", True, "position of the query in its session, 1..n"),
+    Column("query_id", "string", True, "query identifier (`<session>:<pos>` when not logged)"),
+    Column("text", "string", True, "query text as typed"),
+    Column("time", "datetime64[ns, UTC]", True, "time the query was issued (NaT when unknown)"),
+    Column("n_results", "int32", True, "number of results logged for the query"),
+    Column("scan_depth", "Int32", True, "last rank the searcher examined (<NA> when unknown)"),
+    Column("qrels_id", "category", True, "judgment set that applies (topic, session or turn)"),
+)
+
+SESSION_COLUMNS: Final[tuple[Column, ...]] = (
+    Column("session_id", "category", True, "session identifier"),
+    Column("user_id", "category", True, "searcher identifier"),
+    Column("topic_id", "category", True, "topic / scenario identifier"),
+    Column("system_id", "category", True, "system / interface identifier"),
+    Column("start_time", "datetime64[ns, UTC]", True, "session start (NaT when unknown)"),
+    Column("end_time", "datetime64[ns, UTC]", True, "session end (NaT when unknown)"),
+    Column("n_queries", "int16", True, "number of queries in the session"),
+)
+
+JUDGMENT_COLUMNS: Final[tuple[Column, ...]] = (
+    Column("topic_id", "category", True, "topic (or session / turn) the judgment belongs to"),
+    Column("doc_id", "category", True, "document identifier"),
+    Column("grade", "int16", True, "relevance grade on the study's scale (may be negative)"),
+    Column("assessor", "category", True, "who judged (empty string when unknown)"),
+)
+
+
+def check_columns(table: pd.DataFrame, columns: tuple[Column, ...], *, name: str) -> None:
+    """Raise :class:`InputFormatError` if ``table`` lacks a required column or has a wrong dtype.
+
+    Parameters
+    ----------
+    table
+        The table to check.
+    columns
+        Its schema.
+    name
+        The table's name in the message (``"results"``).
+    """
+    problems: list[str] = []
+    for col in columns:
+        if col.name not in table.columns:
+            if col.required:
+                problems.append(f"missing column {col.name!r} ({col.dtype}: {col.description})")
+            continue
+        got = str(table[col.name].dtype)
+        if got != col.dtype:
+            problems.append(f"column {col.name!r} has dtype {got}, expected {col.dtype}")
+    if problems:
+        raise InputFormatError(f"{name} table: " + "; ".join(problems))
+
+
+@dataclass(frozen=True)
+class JudgmentFrame:
+    """Reference judgments in columnar form.
+
+    Parameters
+    ----------
+    table
+        One row per (topic, document): ``topic_id``, ``doc_id``, ``grade``, ``assessor``.
+    scale
+        The grade scale the grades belong to.
+    source
+        Where they were read from (for messages and summaries).
+    """
+
+    table: pd.DataFrame
+    scale: GradeScale
+    source: str = "<frame>"
+
+    def __post_init__(self) -> None:
+        check_columns(self.table, JUDGMENT_COLUMNS, name="judgments")
+
+    @property
+    def topics(self) -> pd.Index:
+        """Topics (judgment keys) that have at least one judgment."""
+        codes = np.unique(self.table["topic_id"].cat.codes.to_numpy())
+        return pd.Index(self.table["topic_id"].cat.categories[codes], name="topic_id")
+
+
+@dataclass(frozen=True)
+class SessionFrame:
+    """A study in columnar form; see the module docstring for every column.
+
+    Parameters
+    ----------
+    sessions, queries, results
+        The three linked tables (one row per session, per query, per result).
+    users, topics, systems
+        One row per entity with its attributes.
+    grade_scale
+        The scale of the searchers' own grades (``user_grade``), if the log declares one.
+    source
+        Where the study was read from.
+    """
+
+    sessions: pd.DataFrame
+    queries: pd.DataFrame
+    results: pd.DataFrame
+    users: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"user_id": []}))
+    topics: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"topic_id": []}))
+    systems: pd.DataFrame = field(default_factory=lambda: pd.DataFrame({"system_id": []}))
+    grade_scale: GradeScale | None = None
+    source: str = "<frame>"
+
+    def __post_init__(self) -> None:
+        check_columns(self.sessions, SESSION_COLUMNS, name="sessions")
+        check_columns(self.queries, QUERY_COLUMNS, name="queries")
+        check_columns(self.results, RESULT_COLUMNS, name="results")
+
+    @property
+    def n_sessions(self) -> int:
+        """Number of sessions."""
+        return len(self.sessions)
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries (including queries without results)."""
+        return len(self.queries)
+
+    @property
+    def n_results(self) -> int:
+        """Number of result rows."""
+        return len(self.results)
+
+    def query_offsets(self) -> np.ndarray:
+        """Start offsets of each query's results in ``results`` (length ``n_queries + 1``).
+
+        Results are sorted by ``query_idx``, so query ``i`` owns rows
+        ``offsets[i]:offsets[i + 1]``; this is the segment layout the kernels use.
+        """
+        counts = self.queries["n_results"].to_numpy(dtype=np.int64)
+        offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return offsets

@@ -1,0 +1,139 @@
+"""The integrity rules of a study, written once as vectorised array checks.
+
+The Pydantic models call these functions on one record's small arrays; the bulk
+loaders call the very same functions on whole columns (a group code per row).
+So the rules cannot drift apart: a million-row Parquet file and a single JSON
+session are held to identical constraints with identical messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Violations", "check_in_levels", "check_one_to_n", "check_unique_within"]
+
+
+@dataclass(frozen=True, slots=True)
+class Violations:
+    """Rows that break a rule: their indices (into the input arrays) and one message each."""
+
+    rows: npt.NDArray[np.int64]
+    messages: tuple[str, ...]
+
+    def __bool__(self) -> bool:
+        return bool(len(self.rows))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+_EMPTY = Violations(np.zeros(0, dtype=np.int64), ())
+
+
+def _as_group(group: npt.ArrayLike | None, n: int) -> npt.NDArray[np.int64]:
+    if group is None:
+        return np.zeros(n, dtype=np.int64)
+    return np.asarray(group, dtype=np.int64)
+
+
+def check_one_to_n(
+    values: npt.ArrayLike, group: npt.ArrayLike | None = None, *, what: str = "position"
+) -> Violations:
+    """Within each group the values must be exactly ``1..n`` (no gaps, no repeats).
+
+    Used for query positions within a session and ranks within a result list.
+    Reports the first offending row of each bad group (after a gap every later
+    value is off by one, so one message per group is the useful one).
+
+    Examples
+    --------
+    >>> check_one_to_n([1, 2, 3]).messages
+    ()
+    >>> check_one_to_n([1, 3, 4], what="rank").messages
+    ('rank 3 leaves a gap: expected 2 (ranks must be 1..n without gaps)',)
+    >>> check_one_to_n([1, 1], what="rank").messages
+    ('rank 1 appears twice (ranks must be 1..n without gaps)',)
+    """
+    v = np.asarray(values, dtype=np.int64)
+    if not len(v):
+        return _EMPTY
+    g = _as_group(group, len(v))
+    order = np.lexsort((v, g))
+    gs, vs = g[order], v[order]
+    starts = np.ones(len(vs), dtype=bool)
+    starts[1:] = gs[1:] != gs[:-1]
+    start_idx = np.flatnonzero(starts)
+    run_start = np.repeat(start_idx, np.diff(np.append(start_idx, len(vs))))
+    expected = np.arange(len(vs), dtype=np.int64) - run_start + 1
+    bad = vs != expected
+    if not bad.any():
+        return _EMPTY
+    bad_idx = np.flatnonzero(bad)
+    # first bad row per group only
+    first = bad_idx[np.unique(gs[bad_idx], return_index=True)[1]]
+    msgs: list[str] = []
+    for i in first.tolist():
+        val, exp = int(vs[i]), int(expected[i])
+        plural = f"{what}s must be 1..n without gaps"
+        if val < 1:
+            msgs.append(f"{what} must be >= 1, got {val} ({plural})")
+        elif i > 0 and not starts[i] and vs[i - 1] == val:
+            msgs.append(f"{what} {val} appears twice ({plural})")
+        else:
+            msgs.append(f"{what} {val} leaves a gap: expected {exp} ({plural})")
+    return Violations(order[first].astype(np.int64), tuple(msgs))
+
+
+def check_unique_within(
+    values: npt.ArrayLike, group: npt.ArrayLike | None = None, *, what: str = "document"
+) -> Violations:
+    """Within each group a value may occur at most once; every repeat is reported.
+
+    ``values`` are integer codes (e.g. categorical codes of document ids).
+
+    Examples
+    --------
+    >>> check_unique_within([5, 7, 5]).rows.tolist()
+    [2]
+    """
+    v = np.asarray(values, dtype=np.int64)
+    if not len(v):
+        return _EMPTY
+    g = _as_group(group, len(v))
+    order = np.lexsort((np.arange(len(v)), v, g))
+    gs, vs = g[order], v[order]
+    rep = np.zeros(len(v), dtype=bool)
+    rep[1:] = (gs[1:] == gs[:-1]) & (vs[1:] == vs[:-1])
+    if not rep.any():
+        return _EMPTY
+    rows = np.sort(order[rep]).astype(np.int64)
+    msg = f"{what} occurs more than once in the same result list"
+    return Violations(rows, (msg,) * len(rows))
+
+
+def check_in_levels(values: npt.ArrayLike, levels: npt.ArrayLike, *, what: str = "grade") -> Violations:
+    """Every value must be one of ``levels`` (NaN counts as 'no value' and passes).
+
+    Examples
+    --------
+    >>> check_in_levels([0, 3, 5], [0, 1, 2, 3]).messages
+    ('grade 5 is not on the grade scale (allowed: 0, 1, 2, 3)',)
+    """
+    v = np.asarray(values, dtype=np.float64)
+    lv = np.asarray(levels, dtype=np.float64)
+    bad = ~np.isin(v, lv) & ~np.isnan(v)
+    if not bad.any():
+        return _EMPTY
+    rows = np.flatnonzero(bad).astype(np.int64)
+    allowed = ", ".join(str(int(x)) for x in np.sort(lv))
+    msgs = tuple(
+        f"{what} {_fmt(v[i])} is not on the grade scale (allowed: {allowed})" for i in rows.tolist()
+    )
+    return Violations(rows, msgs)
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
