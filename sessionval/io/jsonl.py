@@ -1,0 +1,218 @@
+"""JSON-lines session logs: one :class:`~sessionval.models.Session` per line.
+
+Each line is parsed and validated through the Pydantic model (so a bad line is
+reported with its line number and the dotted path of the field), then all
+accepted sessions are flattened and passed through the same vectorised rules as
+every other input (:func:`sessionval.io.tables.frame_from_flat`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pydantic import ValidationError
+
+from ..errors import ParseError, Problem, ValidationFailed
+from ..frame import SessionFrame
+from ..models.judgments import GradeScale
+from ..models.session import Session
+from .tables import LoadReport, Mode, frame_from_flat
+
+__all__ = ["iter_sessions", "load_jsonl", "sessions_to_flat"]
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _problems_from_validation(exc: ValidationError, source: str, line: int, record: str) -> list[Problem]:
+    probs = []
+    for err in exc.errors(include_url=False):
+        value = err.get("input")
+        shown = "" if isinstance(value, dict | list) else repr(value)
+        probs.append(
+            Problem(source, f"line {line}", _field_path(tuple(err["loc"])), err["msg"], shown, record)
+        )
+    return probs
+
+
+def _read_lines(path: Path) -> Iterator[tuple[int, str]]:
+    if not path.exists():
+        raise ParseError(f"{path}: no such file")
+    data = path.read_bytes()
+    if not data.strip():
+        raise ParseError(f"{path}: file is empty (expected one JSON session per line)")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ParseError(
+            f"{path}:{line}: not valid UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r});"
+            " JSON-lines logs must be UTF-8"
+        ) from exc
+    for i, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            yield i, line
+
+
+def iter_sessions(
+    path: str | os.PathLike[str], *, report: LoadReport | None = None
+) -> Iterator[tuple[int, Session]]:
+    """Yield ``(line number, Session)`` for each valid line; record problems in ``report``.
+
+    Invalid lines (bad JSON, model violations, repeated session ids) are not
+    yielded; each is added to ``report.problems`` and counted as a rejected record.
+
+    Parameters
+    ----------
+    path
+        The ``.jsonl`` file.
+    report
+        Collects counts and problems; a fresh one is used when ``None``.
+    """
+    p = Path(path)
+    rep = report if report is not None else LoadReport(source=str(p))
+    seen: dict[str, int] = {}
+    for lineno, line in _read_lines(p):
+        rep.records_read += 1
+        try:
+            obj: Any = json.loads(line)
+        except json.JSONDecodeError as exc:
+            hint = " (truncated line?)" if exc.pos >= len(line.rstrip()) - 1 else ""
+            rep.problems.append(
+                Problem(str(p), f"line {lineno}", "", f"invalid JSON: {exc.msg} at column {exc.colno}{hint}")
+            )
+            rep.sessions_rejected += 1
+            continue
+        record = str(obj.get("session_id", "")) if isinstance(obj, dict) else ""
+        if not isinstance(obj, dict):
+            rep.problems.append(
+                Problem(str(p), f"line {lineno}", "", "must be a JSON object (one session per line)",
+                        type(obj).__name__)
+            )
+            rep.sessions_rejected += 1
+            continue
+        try:
+            session = Session.model_validate(obj)
+        except ValidationError as exc:
+            rep.problems.extend(_problems_from_validation(exc, str(p), lineno, record))
+            rep.sessions_rejected += 1
+            continue
+        if session.session_id in seen:
+            rep.problems.append(
+                Problem(str(p), f"line {lineno}", "session_id",
+                        f"duplicate session id (first on line {seen[session.session_id]}); "
+                        "session ids must be unique", repr(session.session_id), session.session_id)
+            )
+            rep.sessions_rejected += 1
+            continue
+        seen[session.session_id] = lineno
+        yield lineno, session
+
+
+def sessions_to_flat(sessions: list[Session], lines: list[int] | None = None) -> tuple[pd.DataFrame, np.ndarray]:
+    """Flatten sessions to the flat table layout; returns the table and each row's source line."""
+    cols: dict[str, list[Any]] = {k: [] for k in (
+        "session_id", "user_id", "topic_id", "system_id", "session_start", "session_end",
+        "query_pos", "query_id", "query_text", "query_time", "scan_depth", "rank", "doc_id",
+        "url", "title", "snippet", "clicks", "dwell", "user_grade")}
+    rating_names = sorted({k for s in sessions for k in s.ratings})
+    ratings: dict[str, list[float | None]] = {k: [] for k in rating_names}
+    row_lines: list[int] = []
+    for k, s in enumerate(sessions):
+        line = lines[k] if lines is not None else k + 1
+        for q in s.queries:
+            rows = q.results or (None,)
+            for r in rows:
+                cols["session_id"].append(s.session_id)
+                cols["user_id"].append(s.user_id)
+                cols["topic_id"].append(s.topic_id)
+                cols["system_id"].append(s.system_id)
+                cols["session_start"].append(s.start_time)
+                cols["session_end"].append(s.end_time)
+                cols["query_pos"].append(q.position)
+                cols["query_id"].append(q.query_id)
+                cols["query_text"].append(q.text)
+                cols["query_time"].append(q.time)
+                cols["scan_depth"].append(q.scan_depth)
+                cols["rank"].append(None if r is None else r.rank)
+                cols["doc_id"].append(None if r is None else r.doc_id)
+                cols["url"].append(None if r is None else r.url)
+                cols["title"].append(None if r is None else r.title)
+                cols["snippet"].append(None if r is None else r.snippet)
+                cols["clicks"].append(None if r is None else r.clicks)
+                cols["dwell"].append(None if r is None else r.dwell)
+                cols["user_grade"].append(None if r is None else r.user_grade)
+                for name in rating_names:
+                    ratings[name].append(s.ratings.get(name))
+                row_lines.append(line)
+    flat = pd.DataFrame(cols)
+    for name, vals in ratings.items():
+        flat[f"rating_{name}"] = pd.array(vals, dtype="Float64").astype("float64")
+    for c in ("query_pos", "rank", "clicks", "scan_depth", "user_grade"):
+        flat[c] = pd.array(flat[c].tolist(), dtype="Int64")
+    flat["dwell"] = pd.array(flat["dwell"].tolist(), dtype="Float64")
+    for c in ("session_start", "session_end", "query_time"):
+        flat[c] = pd.to_datetime(flat[c], utc=True)
+    return flat, np.asarray(row_lines, dtype=np.int64)
+
+
+def load_jsonl(
+    path: str | os.PathLike[str],
+    *,
+    mode: Mode = "strict",
+    max_problems: int = 50,
+    user_grade_scale: GradeScale | None = None,
+) -> tuple[SessionFrame, LoadReport]:
+    """Load a JSON-lines session log into a validated :class:`SessionFrame`.
+
+    Parameters
+    ----------
+    path
+        ``sessions.jsonl``: one nested session per line (``schemas/session.schema.json``).
+    mode
+        ``"strict"`` raises :class:`~sessionval.errors.ValidationFailed` listing up to
+        ``max_problems`` problems; ``"lenient"`` rejects the bad sessions and reports them.
+    max_problems
+        Limit of problems listed in strict mode.
+    user_grade_scale
+        Scale the searchers' own grades must be on.
+
+    Returns
+    -------
+    (SessionFrame, LoadReport)
+        The report's ``records_read`` counts non-blank lines and equals accepted + rejected.
+    """
+    p = Path(path)
+    report = LoadReport(source=str(p))
+    accepted: list[Session] = []
+    lines: list[int] = []
+    for lineno, session in iter_sessions(p, report=report):
+        accepted.append(session)
+        lines.append(lineno)
+    if report.problems and mode == "strict":
+        raise ValidationFailed(report.problems[:max_problems], truncated=len(report.problems) > max_problems)
+    if not accepted:
+        raise ValidationFailed(report.problems[:max_problems] or [
+            Problem(str(p), "", "", "no valid session in the file")])
+    flat, row_lines = sessions_to_flat(accepted, lines)
+    frame, inner = frame_from_flat(
+        flat, source=str(p), mode=mode, max_problems=max_problems,
+        user_grade_scale=user_grade_scale, location_kind="line", row_locations=row_lines,
+    )
+    report.rows_read = inner.rows_read
+    report.sessions_accepted = inner.sessions_accepted
+    report.sessions_rejected += inner.sessions_rejected
+    report.problems.extend(inner.problems)
+    return frame, report

@@ -1,0 +1,143 @@
+"""The study summary that ``sessionval validate`` prints and the run report shows.
+
+Counts of searchers, sessions and queries, sessions per system × scenario, the
+distribution of queries per session in the layout of Järvelin et al. (2008),
+Table 2, and how much of what was logged is judged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .io.study import LoadedStudy
+
+__all__ = ["StudySummary", "summarize"]
+
+
+@dataclass(frozen=True)
+class StudySummary:
+    """Descriptive tables of a loaded study (all plain DataFrames, ready to print or export).
+
+    Attributes
+    ----------
+    counts
+        One row per entity kind: searchers, topics, systems, sessions, queries, results.
+    design
+        Sessions per system (rows) × topic (columns), with totals.
+    queries_per_session
+        Per system: number of sessions issuing exactly 1, 2, … queries, the number of
+        sessions and the average per session (Järvelin et al. 2008, Table 2).
+    coverage
+        Fraction of logged result rows with a reference judgment (all ranks and top 10)
+        and with a searcher judgment, per system and overall.
+    judgments
+        Number of judgments per grade and per topic (empty without judgments).
+    report_line
+        ``records read = accepted + rejected``.
+    """
+
+    counts: pd.DataFrame
+    design: pd.DataFrame
+    queries_per_session: pd.DataFrame
+    coverage: pd.DataFrame
+    judgments: pd.DataFrame
+    report_line: str
+
+    def to_text(self) -> str:
+        """A plain-text rendering for terminals and READMEs."""
+        parts = [
+            self.report_line,
+            "",
+            "Study",
+            self.counts.to_string(index=False),
+            "",
+            "Sessions per system x topic",
+            self.design.to_string(),
+            "",
+            "Sessions issuing exactly n queries (Jarvelin et al. 2008, Table 2)",
+            self.queries_per_session.to_string(float_format=lambda x: f"{x:.2f}"),
+            "",
+            "Judgment coverage of logged results",
+            self.coverage.to_string(float_format=lambda x: f"{x:.3f}"),
+        ]
+        if len(self.judgments):
+            parts += ["", "Reference judgments per topic and grade", self.judgments.to_string()]
+        return "\n".join(parts)
+
+
+def summarize(loaded: LoadedStudy) -> StudySummary:
+    """Summarise a loaded study.
+
+    Parameters
+    ----------
+    loaded
+        The result of :func:`sessionval.io.load_study`.
+
+    Returns
+    -------
+    StudySummary
+    """
+    f = loaded.frame
+    s, q, r = f.sessions, f.queries, f.results
+    counts = pd.DataFrame(
+        {
+            "what": ["searchers", "topics", "systems", "sessions", "queries", "results",
+                     "queries without results"],
+            "count": [
+                s["user_id"].nunique(), s["topic_id"].nunique(), s["system_id"].nunique(),
+                len(s), len(q), len(r), int((q["n_results"] == 0).sum()),
+            ],
+        }
+    )
+    design = pd.crosstab(s["system_id"].astype(str), s["topic_id"].astype(str),
+                         margins=True, margins_name="total")
+    design.index.name, design.columns.name = "system", "topic"
+
+    nq = s["n_queries"].to_numpy()
+    qps = pd.crosstab(s["system_id"].astype(str), nq)
+    qps = qps.reindex(columns=range(1, int(nq.max()) + 1 if len(nq) else 1), fill_value=0)
+    qps.columns = [str(c) for c in qps.columns]
+    grouped = pd.Series(nq, index=s["system_id"].astype(str).to_numpy()).groupby(level=0)
+    qps["sessions"] = grouped.size()
+    qps["queries"] = grouped.sum()
+    qps["avg per session"] = grouped.mean()
+    total = qps.sum(numeric_only=True)
+    total["avg per session"] = float(nq.mean()) if len(nq) else np.nan
+    qps.loc["all"] = total
+    qps.index.name = "system"
+
+    coverage = _coverage(loaded)
+    judg = pd.DataFrame()
+    if loaded.judgments is not None:
+        t = loaded.judgments.table
+        used = set(q["qrels_id"].astype(str))
+        t = t[t["topic_id"].astype(str).isin(used)]
+        judg = pd.crosstab(t["topic_id"].astype(str), t["grade"], margins=True, margins_name="total")
+        judg.index.name, judg.columns.name = "topic", "grade"
+    return StudySummary(counts, design, qps, coverage, judg, loaded.report.summary_line())
+
+
+def _coverage(loaded: LoadedStudy) -> pd.DataFrame:
+    f = loaded.frame
+    r = f.results
+    sys_of_row = f.sessions["system_id"].astype(str).to_numpy()[r["session_id"].cat.codes.to_numpy()]
+    cols: dict[str, np.ndarray] = {}
+    if loaded.judgments is not None:
+        from .judgments.gains import result_grades
+
+        judged = ~np.isnan(result_grades(f, loaded.judgments, source="reference"))
+        top10 = r["rank"].to_numpy() <= 10
+        cols["reference judged (all ranks)"] = judged
+        cols["reference judged (top 10)"] = np.where(top10, judged, np.nan)
+    cols["searcher judged"] = ~np.isnan(r["user_grade"].to_numpy())
+    cols["clicked"] = r["clicks"].to_numpy() > 0
+    table = pd.DataFrame({k: v.astype(float) for k, v in cols.items()})
+    table["system"] = sys_of_row
+    by_sys = table.groupby("system").mean()
+    by_sys.loc["all"] = table.drop(columns="system").mean()
+    by_sys.insert(0, "results", pd.Series(sys_of_row).value_counts().reindex(by_sys.index[:-1]).tolist()
+                  + [len(r)])
+    return by_sys
