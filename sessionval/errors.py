@@ -74,7 +74,12 @@ class Problem:
     record: str = ""
 
     def __str__(self) -> str:
-        where = f"{self.source}:{self.location}" if self.location else self.source
+        if self.location.startswith("line "):
+            where = f"{self.source}:{self.location[5:]}"
+        elif self.location:
+            where = f"{self.source} ({self.location})"
+        else:
+            where = self.source
         field = f" {self.field}:" if self.field else ""
         got = f" (got {self.value})" if self.value else ""
         return f"{where}:{field} {self.message}{got}"

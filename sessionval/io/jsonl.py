@@ -89,9 +89,11 @@ def iter_sessions(
         try:
             obj: Any = json.loads(line)
         except json.JSONDecodeError as exc:
-            hint = " (truncated line?)" if exc.pos >= len(line.rstrip()) - 1 else ""
+            truncated = exc.pos >= len(line.rstrip()) - 1 or exc.msg.startswith("Unterminated")
+            hint = "; the line looks truncated" if truncated else ""
             rep.problems.append(
-                Problem(str(p), f"line {lineno}", "", f"invalid JSON: {exc.msg} at column {exc.colno}{hint}")
+                Problem(str(p), f"line {lineno}", "",
+                        f"invalid JSON: {exc.msg} (column {exc.colno}){hint}")
             )
             rep.sessions_rejected += 1
             continue
