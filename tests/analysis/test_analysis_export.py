@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from sessionval.errors import SessionvalError
 from sessionval.export import (
-    codebook,
     describe_column,
     long_form,
     stats_name,
@@ -115,7 +114,7 @@ def test_analysis_codes_shared_between_files(exported, ext):
     for col in ("system_id", "topic_id", "user_id"):
         assert m1.variable_value_labels[col] == m2.variable_value_labels[col]
     # booleans: 0/1 with no/yes labels; measure coded with labels
-    df, m3 = reader(str(out / f"per_query_wide.{ext}"), apply_value_formats=True)
+    df, _ = reader(str(out / f"per_query_wide.{ext}"), apply_value_formats=True)
     assert set(df["is_last"]) == {"no", "yes"}
     long, m4 = reader(str(out / f"per_query_long.{ext}"), apply_value_formats=True)
     assert set(long["measure"]) == {"dcg", "sdcg_q"}
@@ -201,6 +200,6 @@ def test_analysis_bad_names_and_formats(tmp_path):
 @given(st.text(min_size=1, max_size=60), st.lists(st.text(max_size=40), max_size=5))
 def test_analysis_stats_name_valid(name, taken):
     out = stats_name(name, taken=taken)
-    assert len(out) <= 32 and out[0].isalpha() or out[0] == "_"
+    assert len(out) <= 32 and (out[0].isalpha() or out[0] == "_")
     assert all(ch.isascii() and (ch.isalnum() or ch == "_") for ch in out)
     assert out.lower() not in {t.lower() for t in taken}
