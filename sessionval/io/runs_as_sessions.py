@@ -1,0 +1,408 @@
+"""TREC runs as sessions: conversational collections (TREC CAsT) where a topic is a
+conversation and each turn a query.
+
+A run file ranks documents per turn id ``<topic>_<turn>``; :func:`load_runs_as_sessions`
+turns every (run, topic) pair into one session whose queries are the topic's turns
+in turn order and whose results are the run's top ``k`` for that turn.  The system
+of a session is the run tag, so several runs give several systems over the same
+topics.  Judgments are per turn: ``queries["qrels_id"]`` is the turn id and the
+qrels' ``topic_id`` is the same turn id, so each turn's ideal list is built from
+that turn's judged pool.
+
+Ranked lists are ordered by score descending with ties broken by document id
+descending (trec_eval's order), unless ``order="rank"`` (the file's rank column).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputFormatError, ParseError, Problem, ValidationFailed
+from ..frame import JudgmentFrame, SessionFrame
+from ..models.judgments import GradeScale
+from .mapping import with_qrels_key
+from .tables import LoadReport, Mode, frame_from_flat
+
+__all__ = [
+    "CAST_GRADE_SCALE",
+    "RunsLoad",
+    "load_runs_as_sessions",
+    "read_cast_topics",
+    "read_qrels",
+    "read_run",
+]
+
+#: TREC CAsT 2021 document grades (0 = fails to meet ... 4 = fully meets)
+CAST_GRADE_SCALE: Final = GradeScale(
+    name="TREC CAsT 0-4",
+    levels={
+        0: "fails to meet",
+        1: "slightly meets",
+        2: "moderately meets",
+        3: "highly meets",
+        4: "fully meets",
+    },
+)
+
+TurnText = Literal["raw", "manual", "automatic"]
+_TEXT_FIELD: Final = {
+    "raw": "raw_utterance",
+    "manual": "manual_rewritten_utterance",
+    "automatic": "automatic_rewritten_utterance",
+}
+
+
+def _read_whitespace(path: Path, n_cols: int, names: Sequence[str], what: str) -> pd.DataFrame:
+    """Read a whitespace-separated file with exactly ``n_cols`` columns per line (as strings)."""
+    if not path.exists():
+        raise ParseError(f"{path}: no such file")
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    keep = [i for i, ln in enumerate(lines) if ln.strip()]
+    parts = [lines[i].split() for i in keep]
+    bad = [(keep[k] + 1, p) for k, p in enumerate(parts) if len(p) != n_cols]
+    if bad:
+        line, p = bad[0]
+        raise ParseError(
+            f"{path}:{line}: {what} line must have {n_cols} whitespace-separated fields "
+            f"({' '.join(names)}), got {len(p)}: {' '.join(p)!r}"
+            + (f" (and {len(bad) - 1} more such lines)" if len(bad) > 1 else "")
+        )
+    if not parts:
+        raise ParseError(f"{path}: file is empty (expected {what} lines: {' '.join(names)})")
+    df = pd.DataFrame(parts, columns=list(names))
+    df["_line"] = np.asarray(keep, dtype=np.int64) + 1
+    return df
+
+
+def read_qrels(
+    path: str | os.PathLike[str], *, scale: GradeScale | None = None, source: str | None = None
+) -> JudgmentFrame:
+    """Read TREC qrels (``topic iteration doc grade``) into a :class:`JudgmentFrame`.
+
+    Parameters
+    ----------
+    path
+        The qrels file.
+    scale
+        Grade scale the grades must be on (default: the grades observed).
+    source
+        Name for messages (default: the path).
+
+    Raises
+    ------
+    ParseError
+        A line without four fields or a non-integer grade (with its line number).
+    JudgmentError
+        A document judged twice for the same key with different grades, or a
+        grade not on ``scale``.
+    """
+    from ..errors import JudgmentError
+
+    p = Path(path)
+    df = _read_whitespace(p, 4, ("topic", "iteration", "doc", "grade"), "qrels")
+    grade = pd.to_numeric(df["grade"], errors="coerce")
+    bad = grade.isna() | (grade != np.floor(grade))
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise ParseError(
+            f"{p}:{int(df['_line'].iloc[i])}: grade must be an integer, got {df['grade'].iloc[i]!r}"
+        )
+    g = grade.to_numpy(dtype=np.int64)
+    if scale is not None:
+        off = ~np.isin(g, np.asarray(scale.grades))
+        if off.any():
+            i = int(np.flatnonzero(off)[0])
+            raise JudgmentError(
+                f"{p}:{int(df['_line'].iloc[i])}: grade {g[i]} is not on the scale {scale.name} "
+                f"(allowed: {', '.join(map(str, scale.grades))})"
+            )
+    key = df["topic"] + "\x00" + df["doc"]
+    dup = key.duplicated(keep=False).to_numpy()
+    if dup.any():
+        grp = pd.DataFrame({"k": key[dup], "g": g[dup], "line": df["_line"][dup]})
+        conflict = grp.groupby("k")["g"].nunique()
+        conflict = conflict[conflict > 1]
+        if len(conflict):
+            k = conflict.index[0]
+            lines = grp.loc[grp["k"] == k, "line"].tolist()
+            t, d = str(k).split("\x00", 1)
+            raise JudgmentError(
+                f"{p}: document {d!r} is judged more than once for {t!r} with different grades "
+                f"(lines {', '.join(map(str, lines))})"
+            )
+    first = ~dup | ~key.duplicated(keep="first").to_numpy()
+    table = pd.DataFrame(
+        {
+            "topic_id": df["topic"][first].astype("category"),
+            "doc_id": df["doc"][first].astype("category"),
+            "grade": g[first].astype(np.int16),
+            "assessor": pd.Categorical([""] * int(first.sum())),
+        }
+    ).reset_index(drop=True)
+    sc = scale or GradeScale.from_grades(sorted(set(g.tolist())), name=f"observed in {p.name}")
+    return JudgmentFrame(table=table, scale=sc, source=source or str(p))
+
+
+def read_run(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a TREC run (``qid Q0 doc rank score tag``) as a DataFrame.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``qid, doc, rank (int64), score (float64), tag, _line``.
+
+    Raises
+    ------
+    ParseError
+        A line without six fields, or a non-numeric rank or score (with its line number).
+    """
+    p = Path(path)
+    df = _read_whitespace(p, 6, ("qid", "q0", "doc", "rank", "score", "tag"), "run")
+    for col in ("rank", "score"):
+        vals = pd.to_numeric(df[col], errors="coerce")
+        if vals.isna().any():
+            i = int(np.flatnonzero(vals.isna().to_numpy())[0])
+            raise ParseError(
+                f"{p}:{int(df['_line'].iloc[i])}: {col} must be a number, got {df[col].iloc[i]!r}"
+            )
+        df[col] = vals
+    df["rank"] = df["rank"].astype(np.int64)
+    df["score"] = df["score"].astype(np.float64)
+    return df.drop(columns=["q0"])
+
+
+def read_cast_topics(path: str | os.PathLike[str], *, text: TurnText = "raw") -> pd.DataFrame:
+    """Read CAsT topics JSON (``[{number, turn: [{number, raw_utterance, ...}]}]``).
+
+    Parameters
+    ----------
+    path
+        The topics file.
+    text
+        Which utterance becomes the query text: ``"raw"``, ``"manual"`` (manual rewrite)
+        or ``"automatic"`` (automatic rewrite). A missing field gives an empty text.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per turn: ``topic`` (str), ``turn`` (int), ``turn_id`` (``topic_turn``), ``text``.
+    """
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ParseError(f"{p}: no such file") from exc
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"{p}:{exc.lineno}:{exc.colno}: malformed JSON ({exc.msg})") from exc
+    if not isinstance(data, list):
+        raise InputFormatError(f"{p}: expected a JSON list of topics, got {type(data).__name__}")
+    rows: list[tuple[str, int, str]] = []
+    fld = _TEXT_FIELD[text]
+    for i, topic in enumerate(data):
+        if not isinstance(topic, dict) or "number" not in topic or "turn" not in topic:
+            raise InputFormatError(f"{p}: topics[{i}] must have 'number' and 'turn'")
+        for j, turn in enumerate(topic["turn"]):
+            if not isinstance(turn, dict) or "number" not in turn:
+                raise InputFormatError(f"{p}: topics[{i}].turn[{j}] has no 'number'")
+            rows.append((str(topic["number"]), int(turn["number"]), str(turn.get(fld) or "").strip()))
+    df = pd.DataFrame(rows, columns=["topic", "turn", "text"])
+    df["turn_id"] = df["topic"] + "_" + df["turn"].astype(str)
+    return df
+
+
+@dataclass(frozen=True)
+class RunsLoad:
+    """Result of :func:`load_runs_as_sessions`.
+
+    ``frame`` has one session per (run, topic), ``session_id = "<tag>:<topic>"``,
+    ``system_id`` = run tag, ``query_id`` = turn id = ``qrels_id``.
+    ``unjudged_turns`` lists turn ids with no qrels (when qrels were given).
+    """
+
+    frame: SessionFrame
+    judgments: JudgmentFrame | None
+    report: LoadReport
+    depth: int | None
+    systems: tuple[str, ...]
+    unjudged_turns: tuple[str, ...] = ()
+    notes: tuple[Problem, ...] = field(default_factory=tuple)
+
+
+_TURN_RE: Final = re.compile(r"^(?P<topic>.+)_(?P<turn>\d+)$")
+
+
+def load_runs_as_sessions(
+    runs: Sequence[str | os.PathLike[str]] | str | os.PathLike[str],
+    *,
+    qrels: str | os.PathLike[str] | None = None,
+    topics: str | os.PathLike[str] | None = None,
+    text: TurnText = "raw",
+    depth: int | None = 10,
+    order: Literal["score", "rank"] = "score",
+    system_names: Mapping[str, str] | None = None,
+    grade_scale: GradeScale | None = None,
+    mode: Mode = "strict",
+) -> RunsLoad:
+    """Load TREC runs over ``topic_turn`` ids as sessions (one per run and topic).
+
+    Parameters
+    ----------
+    runs
+        One or more run files (6-column TREC format).
+    qrels
+        Per-turn TREC qrels (``topic_turn 0 doc grade``).
+    topics
+        CAsT topics JSON; gives the turn texts and every turn of a topic (a turn
+        with no run lines becomes a query without results).  Without it, turns
+        come from the run lines.
+    text
+        Utterance used as query text (``"raw"``, ``"manual"``, ``"automatic"``).
+    depth
+        Keep the top ``depth`` documents per turn (``None``: all).
+    order
+        ``"score"``: score descending, ties by doc id descending (trec_eval);
+        ``"rank"``: the file's rank column (ties by doc id).
+    system_names
+        Map run tag -> system id (default: the tag with a trailing ``.run`` removed).
+    grade_scale
+        Scale of the qrels grades (default :data:`CAST_GRADE_SCALE` when all grades fit it).
+    mode
+        ``"strict"`` or ``"lenient"``; a turn id that is not ``<topic>_<turn>`` or
+        a run tag that differs between lines of one file is a problem.
+
+    Returns
+    -------
+    RunsLoad
+    """
+    paths = [runs] if isinstance(runs, str | os.PathLike) else list(runs)
+    if not paths:
+        raise InputFormatError("no run file given")
+    if depth is not None and depth < 1:
+        raise InputFormatError(f"depth must be >= 1 or None, got {depth}")
+    frames: list[pd.DataFrame] = []
+    problems: list[Problem] = []
+    for path in paths:
+        df = read_run(path)
+        df["_file"] = str(path)
+        frames.append(df)
+    run = pd.concat(frames, ignore_index=True)
+    tags = run["tag"].astype(str)
+    sysmap = dict(system_names or {})
+    run["system"] = tags.map(lambda t: sysmap.get(t, t[:-4] if t.endswith(".run") else t))
+    m = run["qid"].str.extract(_TURN_RE)
+    badq = m["topic"].isna().to_numpy()
+    if badq.any():
+        for i in np.flatnonzero(badq)[:20].tolist():
+            problems.append(Problem(str(run["_file"].iloc[i]), f"line {int(run['_line'].iloc[i])}",
+                                    "qid", "turn id must be <topic>_<turn>", repr(run["qid"].iloc[i]),
+                                    record=str(run["qid"].iloc[i])))
+        if mode == "strict":
+            raise ValidationFailed(problems)
+        run = run[~badq].reset_index(drop=True)
+        m = m[~badq].reset_index(drop=True)
+    run["topic"] = m["topic"].astype(str)
+    run["turn"] = m["turn"].astype(np.int64)
+
+    # order within (system, turn): score desc, doc desc (trec_eval) or the rank column
+    sys_codes, sys_names = pd.factorize(run["system"], sort=False)
+    turn_codes, _ = pd.factorize(run["qid"], sort=False)
+    doc_codes, doc_names = pd.factorize(run["doc"], sort=True)
+    primary = -run["score"].to_numpy() if order == "score" else run["rank"].to_numpy(np.float64)
+    # trec_eval breaks score ties by docno descending; docno codes are sorted ascending
+    srt = np.lexsort((-doc_codes, primary, turn_codes, sys_codes))
+    run = run.iloc[srt].reset_index(drop=True)
+    grp = (run["system"] + "\x00" + run["qid"]).to_numpy()
+    starts = np.ones(len(run), dtype=bool)
+    starts[1:] = grp[1:] != grp[:-1]
+    seg = np.cumsum(starts) - 1
+    first_idx = np.flatnonzero(starts)
+    new_rank = np.arange(len(run)) - first_idx[seg] + 1
+    # duplicate documents within one list (invalid run): keep the first, report
+    dupkey = pd.Series(grp) + "\x00" + run["doc"].astype(str)
+    dup = dupkey.duplicated().to_numpy()
+    if dup.any():
+        for i in np.flatnonzero(dup)[:20].tolist():
+            problems.append(Problem(str(run["_file"].iloc[i]), f"line {int(run['_line'].iloc[i])}",
+                                    "doc", "document occurs more than once in the same ranked list",
+                                    repr(run["doc"].iloc[i]), record=str(run["qid"].iloc[i])))
+        if mode == "strict":
+            raise ValidationFailed(problems)
+        run = run[~dup].reset_index(drop=True)
+        grp = grp[~dup]
+        starts = np.ones(len(run), dtype=bool)
+        starts[1:] = grp[1:] != grp[:-1]
+        seg = np.cumsum(starts) - 1
+        first_idx = np.flatnonzero(starts)
+        new_rank = np.arange(len(run)) - first_idx[seg] + 1
+    run["new_rank"] = new_rank
+    if depth is not None:
+        run = run[run["new_rank"] <= depth].reset_index(drop=True)
+
+    systems = tuple(str(s) for s in pd.unique(run["system"]))
+    # the turns of every topic: from the topics file, or from the run lines
+    if topics is not None:
+        turns = read_cast_topics(topics, text=text)
+    else:
+        t = run[["topic", "turn", "qid"]].drop_duplicates("qid")
+        turns = pd.DataFrame({"topic": t["topic"].to_numpy(), "turn": t["turn"].to_numpy(),
+                              "text": "", "turn_id": t["qid"].to_numpy()})
+    # topics in order of first appearance, turns by number; query_pos = 1..n per topic
+    tcode = pd.factorize(turns["topic"], sort=False)[0]
+    turns = turns.iloc[np.lexsort((turns["turn"].to_numpy(), tcode))].reset_index(drop=True)
+    turns["query_pos"] = turns.groupby("topic", sort=False).cumcount() + 1
+
+    # cross join systems x turns, then attach each (system, turn)'s results
+    sys_df = pd.DataFrame({"system": list(systems)})
+    grid = sys_df.merge(turns, how="cross")
+    res = run[["system", "qid", "doc", "new_rank", "score"]].rename(
+        columns={"qid": "turn_id", "new_rank": "rank"})
+    unknown_turns = sorted(set(res["turn_id"]) - set(grid["turn_id"]))
+    if unknown_turns:
+        for tid in unknown_turns[:20]:
+            problems.append(Problem(str(topics), "", "qid",
+                                    "turn id in the run is not in the topics file", repr(tid),
+                                    record=tid))
+        if mode == "strict":
+            raise ValidationFailed(problems)
+        res = res[~res["turn_id"].isin(unknown_turns)]
+    flat = grid.merge(res, on=["system", "turn_id"], how="left", sort=False)
+    flat = pd.DataFrame(
+        {
+            "session_id": flat["system"] + ":" + flat["topic"],
+            "user_id": flat["system"],
+            "topic_id": flat["topic"],
+            "system_id": flat["system"],
+            "query_pos": flat["query_pos"].astype(np.int64),
+            "query_id": flat["turn_id"],
+            "query_text": flat["text"],
+            "rank": pd.array(flat["rank"], dtype="Int64"),
+            "doc_id": flat["doc"],
+        }
+    )
+    frame, report = frame_from_flat(flat, source=", ".join(map(str, paths)), mode=mode)
+    frame = with_qrels_key(frame, by="query_id")
+    report.problems = [*problems, *report.problems]
+
+    judgments = None
+    unjudged: tuple[str, ...] = ()
+    if qrels is not None:
+        j = read_qrels(qrels)
+        if grade_scale is not None:
+            j = read_qrels(qrels, scale=grade_scale)
+        elif set(j.scale.grades) <= set(CAST_GRADE_SCALE.grades):
+            j = JudgmentFrame(table=j.table, scale=CAST_GRADE_SCALE, source=j.source)
+        judgments = j
+        judged = set(j.table["topic_id"].astype(str))
+        unjudged = tuple(t for t in turns["turn_id"] if t not in judged)
+    return RunsLoad(frame=frame, judgments=judgments, report=report, depth=depth,
+                    systems=systems, unjudged_turns=unjudged, notes=tuple(problems))

@@ -1,0 +1,323 @@
+"""Write a :class:`~sessionval.frame.SessionFrame` in the toolkit's own formats.
+
+* **JSON-lines** (``sessions.jsonl`` + ``study.json``): one nested session per
+  line, exactly the :class:`~sessionval.models.Session` model, and the
+  :class:`~sessionval.models.Study` header (grade scale, users, topics, systems).
+  This is what :func:`sessionval.io.jsonl.load_jsonl` reads back.
+* **Flat tables** (Parquet or CSV): one row per result, the layout of
+  ``docs/formats.md`` (built on :func:`sessionval.io.tables.frame_to_flat`) plus a
+  ``qrels_id`` column holding the judgment key of each query.
+* **Judgments** as TREC qrels (``topic 0 doc grade``), keyed by the judgment key.
+
+The JSON-lines layout has no field for a query's judgment key, so per-session
+and per-turn judgments are recovered on reading with
+:func:`sessionval.io.mapping.with_qrels_key` (``"session"`` or ``"query_id"``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputFormatError
+from ..frame import JudgmentFrame, SessionFrame
+from ..models.judgments import GradeScale
+from ..models.study import Study, System, Topic, User
+from .tables import frame_to_flat
+
+__all__ = [
+    "WrittenFiles",
+    "frame_to_flat_with_keys",
+    "study_header",
+    "write_flat",
+    "write_jsonl",
+    "write_qrels",
+]
+
+FlatFormat = Literal["parquet", "csv"]
+
+
+@dataclass(frozen=True)
+class WrittenFiles:
+    """Paths a writer created (``study`` and ``qrels`` are ``None`` when not written)."""
+
+    sessions: Path
+    study: Path | None = None
+    qrels: Path | None = None
+
+
+def _iso(value: Any) -> str | None:
+    if value is None or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
+        return None
+    ts = pd.Timestamp(value)
+    if ts is pd.NaT:
+        return None
+    return str(ts.tz_convert("UTC").isoformat().replace("+00:00", "Z"))
+
+
+def _num(value: Any) -> float | None:
+    if value is None or value is pd.NA:
+        return None
+    f = float(value)
+    return None if math.isnan(f) else f
+
+
+def _int(value: Any) -> int | None:
+    f = _num(value)
+    return None if f is None else int(f)
+
+
+def _text(value: Any) -> str | None:
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return str(value)
+
+
+def frame_to_flat_with_keys(frame: SessionFrame) -> pd.DataFrame:
+    """:func:`~sessionval.io.tables.frame_to_flat` plus the ``qrels_id`` of each row's query.
+
+    Parameters
+    ----------
+    frame
+        The frame to flatten (not modified).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per result (a null-rank row per empty query), ``qrels_id`` last.
+    """
+    flat = frame_to_flat(frame)
+    q = frame.queries
+    # frame_to_flat emits rows in query order; rebuild each row's query index from its keys
+    key = pd.MultiIndex.from_arrays([q["session_id"].astype(str), q["query_pos"].astype(np.int64)])
+    idx = key.get_indexer(
+        pd.MultiIndex.from_arrays([flat["session_id"].astype(str), flat["query_pos"].astype(np.int64)])
+    )
+    flat["qrels_id"] = q["qrels_id"].astype(str).to_numpy()[idx]
+    return flat
+
+
+def study_header(
+    frame: SessionFrame, *, judgments: JudgmentFrame | None = None, name: str = ""
+) -> Study:
+    """The :class:`Study` header (no sessions) describing the frame's entities.
+
+    Parameters
+    ----------
+    frame
+        Source of users, topics and systems.
+    judgments
+        Their grade scale becomes the study's ``grade_scale`` (default scale otherwise).
+    name
+        Study name.
+    """
+    def attrs(row: dict[str, Any], skip: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in row.items():
+            if k == skip:
+                continue
+            if isinstance(v, float | np.floating) and math.isnan(float(v)):
+                continue
+            out[str(k)] = v.item() if isinstance(v, np.generic) else v
+        return out
+
+    users = tuple(
+        User(user_id=str(r["user_id"]), attributes=attrs(r, "user_id"))
+        for r in frame.users.to_dict("records")
+    )
+    topics = tuple(
+        Topic(
+            topic_id=str(r["topic_id"]),
+            title=str(r.get("title", "") or ""),
+            description=str(r.get("description", "") or ""),
+            judged=bool(r.get("judged", True)),
+        )
+        for r in frame.topics.to_dict("records")
+    )
+    systems = tuple(
+        System(
+            system_id=str(r["system_id"]),
+            name=str(r.get("name", "") or ""),
+            description=str(r.get("description", "") or ""),
+        )
+        for r in frame.systems.to_dict("records")
+    )
+    scale = judgments.scale if judgments is not None else GradeScale.default()
+    return Study(
+        name=name,
+        grade_scale=scale,
+        user_grade_scale=frame.grade_scale,
+        users=users,
+        topics=topics,
+        systems=systems,
+    )
+
+
+def _session_dicts(frame: SessionFrame) -> list[dict[str, Any]]:
+    """Nested dicts shaped exactly as the :class:`Session` model (``None`` fields left out)."""
+    flat = frame_to_flat(frame)
+    ratings = [c for c in frame.sessions.columns if str(c).startswith("rating_")]
+    sess_rows = frame.sessions.to_dict("records")
+    sessions: dict[str, dict[str, Any]] = {}
+    for s in sess_rows:
+        d: dict[str, Any] = {
+            "session_id": str(s["session_id"]),
+            "user_id": str(s["user_id"]),
+            "topic_id": str(s["topic_id"]),
+            "system_id": str(s["system_id"]),
+        }
+        for key, col in (("start_time", "start_time"), ("end_time", "end_time")):
+            t = _iso(s[col])
+            if t is not None:
+                d[key] = t
+        rt = {str(c)[len("rating_"):]: _num(s[c]) for c in ratings}
+        rt = {k: v for k, v in rt.items() if v is not None}
+        if rt:
+            d["ratings"] = rt
+        d["queries"] = []
+        sessions[d["session_id"]] = d
+    cur_results: list[dict[str, Any]] = []
+    current_key: tuple[str, int] | None = None
+    for row in flat.to_dict("records"):
+        sid = str(row["session_id"])
+        key = (sid, int(row["query_pos"]))
+        if key != current_key:
+            current = {"position": key[1], "text": _text(row["query_text"]) or ""}
+            for name, val in (
+                ("query_id", _text(row["query_id"])),
+                ("time", _iso(row["query_time"])),
+                ("scan_depth", _int(row["scan_depth"])),
+            ):
+                if val is not None:
+                    current[name] = val
+            cur_results = []
+            current["results"] = cur_results
+            sessions[sid]["queries"].append(current)
+            current_key = key
+        rank = _int(row["rank"])
+        if rank is None:
+            continue
+        res: dict[str, Any] = {"rank": rank, "doc_id": str(row["doc_id"])}
+        for name in ("url", "title", "snippet"):
+            if name in row and _text(row[name]) is not None:
+                res[name] = _text(row[name])
+        clicks = _int(row.get("clicks"))
+        if clicks:
+            res["clicks"] = clicks
+        dwell = _num(row.get("dwell"))
+        if dwell is not None:
+            res["dwell"] = dwell
+        ug = _int(row.get("user_grade"))
+        if ug is not None:
+            res["user_grade"] = ug
+        cur_results.append(res)
+    return list(sessions.values())
+
+
+def write_jsonl(
+    frame: SessionFrame,
+    out_dir: str | os.PathLike[str],
+    *,
+    judgments: JudgmentFrame | None = None,
+    name: str = "",
+) -> WrittenFiles:
+    """Write ``sessions.jsonl`` + ``study.json`` (+ ``qrels.txt`` when judgments are given).
+
+    Parameters
+    ----------
+    frame
+        The sessions to write (not modified).
+    out_dir
+        Directory to write into (created if missing).
+    judgments
+        Reference judgments; written as TREC qrels keyed by the judgment key.
+    name
+        Study name for ``study.json``.
+
+    Returns
+    -------
+    WrittenFiles
+        The paths written.
+    """
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputFormatError(f"{out}: JSON-lines output must be a directory, got a file")
+    out.mkdir(parents=True, exist_ok=True)
+    sessions_path = out / "sessions.jsonl"
+    with sessions_path.open("w", encoding="utf-8") as fh:
+        for d in _session_dicts(frame):
+            fh.write(json.dumps(d, ensure_ascii=False))
+            fh.write("\n")
+    study_path = out / "study.json"
+    header = study_header(frame, judgments=judgments, name=name)
+    study_path.write_text(header.model_dump_json(indent=2, exclude={"sessions", "judgments"}) + "\n",
+                          encoding="utf-8")
+    qrels_path = None
+    if judgments is not None:
+        qrels_path = write_qrels(judgments, out / "qrels.txt")
+    return WrittenFiles(sessions=sessions_path, study=study_path, qrels=qrels_path)
+
+
+def write_flat(
+    frame: SessionFrame,
+    path: str | os.PathLike[str],
+    *,
+    to: FlatFormat | None = None,
+    judgments: JudgmentFrame | None = None,
+) -> WrittenFiles:
+    """Write the flat one-row-per-result table (with ``qrels_id``) as Parquet or CSV.
+
+    Parameters
+    ----------
+    frame
+        The sessions to write (not modified).
+    path
+        Output file; the format follows ``to`` or else the suffix (``.parquet``, ``.csv``).
+    to
+        ``"parquet"`` or ``"csv"``.
+    judgments
+        Also write them as TREC qrels next to the table (``<stem>.qrels``).
+    """
+    p = Path(path)
+    fmt = to or ("csv" if p.suffix.lower() in (".csv", ".tsv") else "parquet")
+    if fmt not in ("parquet", "csv"):
+        raise InputFormatError(f"unknown flat format {fmt!r} (allowed: parquet, csv)")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    flat = frame_to_flat_with_keys(frame)
+    if fmt == "parquet":
+        flat.to_parquet(p, index=False)
+    else:
+        out = flat.copy()
+        for c in ("query_time", "session_start", "session_end"):
+            out[c] = out[c].map(_iso)
+        out.to_csv(p, index=False)
+    qrels_path = None
+    if judgments is not None:
+        qrels_path = write_qrels(judgments, p.with_suffix(".qrels"))
+    return WrittenFiles(sessions=p, qrels=qrels_path)
+
+
+def write_qrels(judgments: JudgmentFrame, path: str | os.PathLike[str]) -> Path:
+    """Write judgments as TREC qrels: ``topic_id 0 doc_id grade`` per line.
+
+    Parameters
+    ----------
+    judgments
+        The judgments (keys as in ``topic_id``).
+    path
+        Output file.
+    """
+    p = Path(path)
+    t = judgments.table
+    lines = (
+        t["topic_id"].astype(str) + " 0 " + t["doc_id"].astype(str) + " " + t["grade"].astype(str)
+    )
+    p.write_text("".join(s + "\n" for s in lines.tolist()), encoding="utf-8")
+    return p
