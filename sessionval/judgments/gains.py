@@ -457,7 +457,7 @@ class JudgmentIndex:
         del jt, jd
         # hash join (pandas' int64 hash table, built once per index and cached with
         # it); on random probes it is ~4x faster than searchsorted.  -1 -> NaN slot.
-        pos = self.key_index.get_indexer(q)
+        pos = self.key_index.get_indexer(pd.Index(q, copy=False))
         return self._grades_nan[pos]
 
 
