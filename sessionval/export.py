@@ -63,9 +63,25 @@ FORMATS: Final[tuple[Format, ...]] = ("csv", "parquet", "dta", "sav")
 STRING_IDS: Final[frozenset[str]] = frozenset({"session_id", "query_id", "text", "query_text"})
 
 #: Parameters behind session measures (config keys; rendered in the codebook when present).
-_SESSION_PARAMS: Final = ("b", "bq", "X", "gains", "discount", "duplicates", "padding", "source")
-_QUERY_PARAMS: Final = ("b", "gains", "discount", "duplicates", "source")
-_IDEAL_PARAMS: Final = (*_SESSION_PARAMS, "ideal")
+#: Keys are :class:`sessionval.pipeline.SessionConfig` fields (``cutoff`` is the paper's X).
+_SESSION_PARAMS: Final = (
+    "b",
+    "bq",
+    "cutoff",
+    "gains",
+    "discount",
+    "query_discount",
+    "duplicates",
+    "short_lists",
+    "scan_depth",
+    "judgments",
+    "unjudged",
+    "negative",
+)
+_QUERY_PARAMS: Final = ("b", "cutoff", "gains", "discount", "judgments", "unjudged", "negative")
+_IDEAL_PARAMS: Final = (*_SESSION_PARAMS, "ideal", "empty_ideal")
+#: How a configuration key is printed in the codebook (the papers' symbols).
+_PARAM_SYMBOL: Final = {"cutoff": "X"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,13 +130,13 @@ _DOCS: Final[dict[str, ColumnDoc]] = {
     "pos": _ID(
         "Position in the concatenated session vector",
         "position",
-        ("X", "padding"),
+        ("cutoff", "short_lists"),
         "Position p in the concatenated top-X session vector; query ceil(p/X).",
     ),
     "position": _ID(
         "Position in the concatenated session vector",
         "position",
-        ("X", "padding"),
+        ("cutoff", "short_lists"),
         "Position p in the concatenated top-X session vector; query ceil(p/X).",
     ),
     "text": _ID("Query text", "", (), "Query as typed by the searcher."),
@@ -130,7 +146,7 @@ _DOCS: Final[dict[str, ColumnDoc]] = {
     "padded": _ID(
         "Query list padded to X",
         "0 = no, 1 = yes",
-        ("X", "padding"),
+        ("cutoff", "short_lists"),
         "The list was shorter than X and padded with zero gain.",
     ),
     "is_last": _ID("Last query of the session", "0 = no, 1 = yes", (), "Query is the last one."),
@@ -179,14 +195,14 @@ _DOCS: Final[dict[str, ColumnDoc]] = {
     "gain": _ID(
         "Gain of the result",
         "gain",
-        ("gains", "source"),
+        ("gains", "judgments"),
         "Gain of the result's grade under the gain scheme.",
     ),
-    "grade": _ID("Relevance grade", "grade", ("source",), "Grade of the result (reference)."),
+    "grade": _ID("Relevance grade", "grade", ("judgments",), "Grade of the result (reference)."),
     "n_relevant_found": _ID(
         "Distinct relevant documents found",
         "count",
-        ("duplicates", "X"),
+        ("duplicates", "cutoff"),
         "Distinct documents with grade > 0 in the session's top-X lists.",
     ),
     "n_relevant": _ID(
@@ -194,6 +210,65 @@ _DOCS: Final[dict[str, ColumnDoc]] = {
         "count",
         (),
         "Documents judged relevant for the topic.",
+    ),
+    "n_positions": _ID(
+        "Positions in the session vector (n queries x X when padded)",
+        "count",
+        ("cutoff", "short_lists", "scan_depth"),
+        "Length of the concatenated session vector.",
+    ),
+    "avg_pos_sdcg": _ID(
+        "Mean sDCG over the session's positions, avg-pos(S, nX)",
+        "discounted gain",
+        _SESSION_PARAMS,
+        "Average of the session vector over its positions.",
+    ),
+    "avg_pos_nsdcg": _ID(
+        "Mean nsDCG over the session's positions",
+        "ratio 0-1",
+        _IDEAL_PARAMS,
+        "Average of the normalised session vector over its positions.",
+    ),
+    "sdcg_per_query": _ID(
+        "Final sDCG divided by the number of queries",
+        "discounted gain per query",
+        _SESSION_PARAMS,
+        "sDCG/#queries, a length-normalised session score used in the literature.",
+    ),
+    "best_query_pos": _ID("Position of the session's best query", "position", ("cutoff",), ""),
+    "n_highly_relevant_found": _ID(
+        "Distinct highly relevant documents found",
+        "count",
+        ("duplicates", "cutoff", "high_grade"),
+        "Distinct documents of the top grade in the session's top-X lists.",
+    ),
+    "qrels_id": _ID("Judgment set of the query", "", (), "Topic (or session) judgments used."),
+    "n_available": _ID("Results available in the list", "count", (), ""),
+    "n_scored": _ID(
+        "Ranks of the query scored (top-X after policies)",
+        "count",
+        ("cutoff", "short_lists", "scan_depth", "duplicates"),
+        "",
+    ),
+    "n_repeats": _ID("Results already returned earlier in the session", "count", (), ""),
+    "qd": _ID(
+        "Query discount qd(q) = 1/(1 + log_bq q)",
+        "factor 0-1",
+        ("bq", "query_discount"),
+        "Järvelin et al. 2008, formula (1).",
+    ),
+    "ideal_dcg": _ID("Ideal DCG at X for the query's topic", "discounted gain", _QUERY_PARAMS, ""),
+    "ndcg": _ID("Normalised DCG of the query at X", "ratio 0-1", _QUERY_PARAMS, ""),
+    "doc_rank": _ID("Rank of the document in its own list", "rank", (), ""),
+}
+
+_QUERY_DOCS: Final[dict[str, ColumnDoc]] = {
+    "sdcg": _DOCS["sdcg_q"],
+    "ideal": _ID(
+        "Ideal query-discounted DCG at X for this query position",
+        "discounted gain",
+        _IDEAL_PARAMS,
+        "",
     ),
 }
 
@@ -239,26 +314,26 @@ _PATTERNS: Final[tuple[tuple[re.Pattern[str], ColumnDoc], ...]] = (
         _ID(
             "Query position of the first relevant result",
             "position",
-            ("X",),
+            ("cutoff",),
             "First query whose top-X list holds a document with grade > 0 (missing: none).",
         ),
     ),
     (
         re.compile(r"^first_(rel|relevant)_rank$"),
-        _ID("Rank of the first relevant result in that query", "rank", ("X",), ""),
+        _ID("Rank of the first relevant result in that query", "rank", ("cutoff",), ""),
     ),
     (
         re.compile(r"^first_(hrel|highly_relevant)_(query|pos|query_pos)$"),
         _ID(
             "Query position of the first highly relevant result",
             "position",
-            ("X",),
+            ("cutoff",),
             "First query whose top-X list holds a document of the top grade (missing: none).",
         ),
     ),
     (
         re.compile(r"^first_(hrel|highly_relevant)_rank$"),
-        _ID("Rank of the first highly relevant result in that query", "rank", ("X",), ""),
+        _ID("Rank of the first highly relevant result in that query", "rank", ("cutoff",), ""),
     ),
     (
         re.compile(r"^n?s?dcg(_q)?_?(at_?)?(\d+)$"),
@@ -267,7 +342,7 @@ _PATTERNS: Final[tuple[tuple[re.Pattern[str], ColumnDoc], ...]] = (
 )
 
 
-def describe_column(name: str) -> ColumnDoc:
+def describe_column(name: str, *, level: Literal["session", "query"] = "session") -> ColumnDoc:
     """Return the documentation of an exported column (exact name, then families).
 
     Unknown names get a generic entry naming the column, so a codebook is never
@@ -277,6 +352,9 @@ def describe_column(name: str) -> ColumnDoc:
     ----------
     name
         Column name as exported.
+    level
+        Table the column belongs to: in per-query tables ``sdcg`` is the query's
+        own query-discounted DCG (sDCG_q), not the session's final sDCG.
 
     Returns
     -------
@@ -301,6 +379,8 @@ def describe_column(name: str) -> ColumnDoc:
             f"{system}. {inner.description}".strip(),
         )
     key = name.lower()
+    if level == "query" and key in _QUERY_DOCS:
+        return _QUERY_DOCS[key]
     if key in _DOCS:
         return _DOCS[key]
     for pattern, doc in _PATTERNS:
@@ -480,7 +560,9 @@ def wide_by_system(
 
 
 def _render_params(keys: Sequence[str], parameters: Mapping[str, object]) -> str:
-    parts = [f"{k}={_fmt_value(parameters[k])}" for k in keys if k in parameters]
+    parts = [
+        f"{_PARAM_SYMBOL.get(k, k)}={_fmt_value(parameters[k])}" for k in keys if k in parameters
+    ]
     return ", ".join(parts)
 
 
@@ -545,7 +627,7 @@ def codebook(
     Examples
     --------
     >>> t = pd.DataFrame({"system_id": ["B", "A"], "nsdcg": [0.2, 0.4]})
-    >>> cb = codebook({"per_session": t}, parameters={"b": 2.0, "bq": 4.0, "X": 10})
+    >>> cb = codebook({"per_session": t}, parameters={"b": 2.0, "bq": 4.0, "cutoff": 10})
     >>> cb.loc[1, ["variable", "unit", "parameters"]].tolist()
     ['nsdcg', 'ratio 0-1', 'b=2, bq=4, X=10']
     >>> cb.loc[0, "value_labels"]
@@ -555,7 +637,7 @@ def codebook(
     rows: list[dict[str, str]] = []
     for stem, table in tables.items():
         for col in table.columns:
-            doc = describe_column(str(col))
+            doc = describe_column(str(col), level="query" if "query" in stem else "session")
             labels = maps.get(str(col))
             series = table[col]
             if labels is not None:

@@ -19,7 +19,7 @@ from sessionval.export import (
     write_exports,
 )
 
-PARAMS = {"b": 2.0, "bq": 4.0, "X": 10, "gains": "0-1-10-100", "duplicates": "every"}
+PARAMS = {"b": 2.0, "bq": 4.0, "cutoff": 10, "gains": "0-1-10-100", "duplicates": "every"}
 
 
 def _per_session() -> pd.DataFrame:
@@ -179,6 +179,8 @@ def test_analysis_codebook_covers_every_column(exported):
     assert "X=10" in row["parameters"] and "gains=0-1-10-100" in row["parameters"]
     sys_row = book[(book["file"] == "per_session_wide") & (book["variable"] == "system_id")]
     assert sys_row["value_labels"].iloc[0] == "1 = Sys 1; 2 = Sys 2"
+    q_row = book[(book["file"] == "per_query_wide") & (book["variable"] == "sdcg_q")].iloc[0]
+    assert "bq=4" in q_row["parameters"]
     md = (out / "codebook.md").read_text()
     assert "`nsdcg`" in md and "`b` = `2`" in md
 

@@ -1,0 +1,448 @@
+"""The run report: one self-contained HTML file a person opens in a browser.
+
+Everything is inside the file (figures as base64 ``data:`` URIs, styles inline,
+no script, no network), so the report can be mailed or archived as is.  It
+shows, in order: the parameters of the evaluation, a per-system table of session
+scores (mean, standard deviation and a Student-t confidence interval of the
+mean), the figures, the study summary and the validation outcome.
+
+The template is a jinja2 string in this module (:data:`TEMPLATE`), rendered with
+autoescaping; jinja2 and scipy (extras ``export`` and ``stats``) are imported
+only when a report is made.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+import pandas as pd
+
+from .errors import SessionvalError
+
+if TYPE_CHECKING:
+    from .summary import StudySummary
+
+__all__ = [
+    "TEMPLATE",
+    "ReportFigure",
+    "paired_comparison",
+    "render_report",
+    "score_table",
+    "write_report",
+]
+
+
+@dataclass(frozen=True)
+class ReportFigure:
+    """One figure of the report.
+
+    Parameters
+    ----------
+    title
+        Heading shown above the figure.
+    png
+        The figure as PNG bytes (what the browser shows).
+    caption
+        Text under the figure (what it shows, its parameters).
+    svg
+        The same figure as SVG bytes, offered as a download link (optional).
+    """
+
+    title: str
+    png: bytes
+    caption: str = ""
+    svg: bytes | None = None
+
+    def __post_init__(self) -> None:
+        if not self.png.startswith(b"\x89PNG\r\n\x1a\n"):
+            raise SessionvalError(f"figure {self.title!r}: png is not PNG data")
+
+    @property
+    def png_uri(self) -> str:
+        """``data:image/png;base64,...``."""
+        return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
+
+    @property
+    def svg_uri(self) -> str | None:
+        """``data:image/svg+xml;base64,...`` or None."""
+        if self.svg is None:
+            return None
+        return "data:image/svg+xml;base64," + base64.b64encode(self.svg).decode("ascii")
+
+
+def score_table(
+    per_session: pd.DataFrame,
+    *,
+    measures: Sequence[str],
+    by: str = "system_id",
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    r"""Per system: number of sessions, mean, SD and t confidence interval of each score.
+
+    Parameters
+    ----------
+    per_session
+        One row per session (not modified).
+    measures
+        Score columns to summarise.
+    by
+        Grouping column (the system).
+    confidence
+        Confidence level of the interval, in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (system, measure): ``system, measure, n, mean, sd, ci_low, ci_high``.
+
+    Notes
+    -----
+    The interval is :math:`\bar x \pm t_{(1+c)/2,\,n-1}\, s/\sqrt n` over the
+    sessions with a value (NaN scores are left out and not counted); with
+    fewer than two values it is NaN.
+
+    Examples
+    --------
+    >>> ps = pd.DataFrame({"system_id": ["A", "A", "A", "B"], "nsdcg": [0.2, 0.4, 0.6, 0.5]})
+    >>> t = score_table(ps, measures=["nsdcg"])
+    >>> t.round(3).to_numpy().tolist()
+    [['A', 'nsdcg', 3, 0.4, 0.2, -0.097, 0.897], ['B', 'nsdcg', 1, 0.5, nan, nan, nan]]
+    """
+    from scipy import stats
+
+    if not 0.0 < confidence < 1.0:
+        raise SessionvalError(f"confidence must be in (0, 1), got {confidence}")
+    missing = [c for c in (by, *measures) if c not in per_session.columns]
+    if missing:
+        raise SessionvalError(
+            f"score_table: column(s) {missing} not in the per-session table; "
+            f"columns are {list(per_session.columns)}"
+        )
+    keys = per_session[by].astype(str)
+    values = per_session.loc[:, list(measures)].astype("float64")
+    grouped = values.groupby(keys.to_numpy(), sort=True)
+    n = grouped.count()
+    mean = grouped.mean()
+    sd = grouped.std(ddof=1)
+    rows = pd.DataFrame(
+        {
+            "system": np.repeat(n.index.to_numpy(dtype=object), len(measures)),
+            "measure": np.tile(np.asarray(measures, dtype=object), len(n)),
+            "n": n.to_numpy().reshape(-1).astype(np.int64),
+            "mean": mean.to_numpy().reshape(-1),
+            "sd": sd.to_numpy().reshape(-1),
+        }
+    )
+    nn = rows["n"].to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tq = stats.t.ppf((1.0 + confidence) / 2.0, nn - 1.0)
+        half = tq * rows["sd"].to_numpy() / np.sqrt(nn)
+    half = np.where(nn >= 2, half, np.nan)
+    rows["ci_low"] = rows["mean"].to_numpy() - half
+    rows["ci_high"] = rows["mean"].to_numpy() + half
+    return rows
+
+
+def paired_comparison(
+    per_session: pd.DataFrame,
+    *,
+    measures: Sequence[str],
+    a: str,
+    b: str,
+    subject: str = "user_id",
+    system: str = "system_id",
+) -> pd.DataFrame:
+    """Paired t and Wilcoxon signed-rank tests of system ``a`` against ``b`` by searcher.
+
+    Each searcher's sessions are averaged per system (a Latin-square study gives
+    every searcher sessions with both systems on different topics); searchers
+    with a value for both systems form the pairs.
+
+    Parameters
+    ----------
+    per_session
+        One row per session (not modified).
+    measures
+        Score columns to compare.
+    a, b
+        The two systems (values of ``system``).
+    subject, system
+        Pairing unit and condition columns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per measure: ``measure, a, b, n_pairs, mean_a, mean_b, mean_diff,
+        t, p_t, W, p_wilcoxon`` (two-sided; NaN with fewer than two pairs).
+
+    Examples
+    --------
+    >>> ps = pd.DataFrame({"user_id": ["u1", "u1", "u2", "u2", "u3", "u3"],
+    ...                    "system_id": ["A", "B"] * 3, "x": [1.0, 2.0, 2.0, 3.5, 3.0, 3.5]})
+    >>> r = paired_comparison(ps, measures=["x"], a="A", b="B")
+    >>> r[["n_pairs", "mean_diff"]].to_numpy().tolist()
+    [[3.0, -1.0]]
+    """
+    from scipy import stats
+
+    for col in (subject, system, *measures):
+        if col not in per_session.columns:
+            raise SessionvalError(f"paired_comparison: column {col!r} not in the table")
+    systems = set(per_session[system].astype(str))
+    for s in (a, b):
+        if s not in systems:
+            raise SessionvalError(
+                f"paired_comparison: system {s!r} not found; systems are {sorted(systems)}"
+            )
+    keys = [per_session[subject].astype(str).to_numpy(), per_session[system].astype(str).to_numpy()]
+    means = per_session.loc[:, list(measures)].astype("float64").groupby(keys).mean()
+    rows = []
+    for m in measures:
+        table = means[m].unstack(level=1)  # noqa: PD010
+        pair = table.loc[:, [a, b]].dropna()
+        xa, xb = pair[a].to_numpy(), pair[b].to_numpy()
+        n = len(pair)
+        t = p_t = w = p_w = np.nan
+        if n >= 2:
+            d = xa - xb
+            if np.any(d != d[0]) or d[0] != 0:
+                res = stats.ttest_rel(xa, xb)
+                t, p_t = float(res.statistic), float(res.pvalue)
+            if np.any(d != 0):
+                wres = stats.wilcoxon(xa, xb)
+                w, p_w = float(wres.statistic), float(wres.pvalue)
+        rows.append(
+            {
+                "measure": m,
+                "a": a,
+                "b": b,
+                "n_pairs": float(n),
+                "mean_a": float(xa.mean()) if n else np.nan,
+                "mean_b": float(xb.mean()) if n else np.nan,
+                "mean_diff": float((xa - xb).mean()) if n else np.nan,
+                "t": t,
+                "p_t": p_t,
+                "W": w,
+                "p_wilcoxon": p_w,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+TEMPLATE: Final[str] = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="sessionval {{ version }}">
+<title>{{ title }}</title>
+<style>
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2rem auto;
+       max-width: 64rem; padding: 0 1rem; color: #1a1a1a; line-height: 1.45; }
+h1 { font-size: 1.6rem; margin-bottom: .2rem; } h2 { font-size: 1.25rem; margin-top: 2.2rem;
+  border-bottom: 1px solid #ccc; padding-bottom: .2rem; } h3 { font-size: 1.05rem; }
+.meta { color: #555; font-size: .9rem; }
+table { border-collapse: collapse; margin: .6rem 0; font-size: .88rem; }
+th, td { border: 1px solid #ccc; padding: .2rem .5rem; text-align: right; }
+th { background: #f2f2f2; } td:first-child, th:first-child { text-align: left; }
+figure { margin: 1.2rem 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { font-size: .88rem; color: #333; }
+pre { background: #f7f7f7; padding: .6rem; overflow-x: auto; font-size: .82rem; }
+.ok { color: #1b7837; } .bad { color: #b2182b; }
+nav a { margin-right: .8rem; }
+</style>
+</head>
+<body>
+<h1>{{ title }}</h1>
+<p class="meta">Generated {{ generated }} by sessionval {{ version }}{% if source %}
+ from <code>{{ source }}</code>{% endif %}.</p>
+<nav><a href="#parameters">Parameters</a><a href="#scores">Session scores</a>
+<a href="#figures">Figures</a><a href="#study">Study</a><a href="#validation">Validation</a></nav>
+
+<h2 id="parameters">Parameters</h2>
+<table class="parameters">
+<tr><th>parameter</th><th>value</th><th>meaning</th></tr>
+{% for p in parameters %}<tr><td><code>{{ p.name }}</code></td><td>{{ p.value }}</td>
+<td>{{ p.meaning }}</td></tr>
+{% endfor %}</table>
+
+<h2 id="scores">Session scores per system</h2>
+<p>Mean over sessions, standard deviation and {{ ci_percent }}% confidence interval of the mean
+(Student t with n&minus;1 degrees of freedom). Sessions without a value are not counted.</p>
+{{ score_html }}
+{% if paired_html %}<h3>Paired comparison by searcher</h3>
+{{ paired_note }}
+{{ paired_html }}{% endif %}
+
+<h2 id="figures">Figures</h2>
+{% for f in figures %}<figure id="figure-{{ loop.index }}">
+<h3>{{ loop.index }}. {{ f.title }}</h3>
+<img src="{{ f.png_uri }}" alt="{{ f.title }}">
+<figcaption>{{ f.caption }}{% if f.svg_uri %} <a download="figure-{{ loop.index }}.svg"
+ href="{{ f.svg_uri }}">SVG</a>{% endif %}</figcaption>
+</figure>
+{% endfor %}
+
+<h2 id="study">Study summary</h2>
+{% if summary %}<p>{{ summary.report_line }}</p>
+<h3>Counts</h3>{{ summary_html.counts }}
+<h3>Sessions per system &times; topic</h3>{{ summary_html.design }}
+<h3>Sessions issuing exactly n queries (J&auml;rvelin et al. 2008, Table 2)</h3>
+{{ summary_html.queries_per_session }}
+<h3>Judgment coverage of logged results</h3>{{ summary_html.coverage }}
+{% else %}<p>No study summary.</p>{% endif %}
+
+<h2 id="validation">Validation</h2>
+<p class="{{ 'ok' if validation_ok else 'bad' }}">{{ validation_line }}</p>
+{% if rejects_html %}<h3>Rejected sessions</h3>{{ rejects_html }}{% endif %}
+</body>
+</html>
+"""
+
+_PARAM_MEANING: Final[dict[str, str]] = {
+    "b": "log base of the rank discount (patience within a list)",
+    "bq": "log base of the query-position discount qd(q) = 1/(1 + log_bq q)",
+    "X": "results of each query concatenated into the session vector (top-X)",
+    "gains": "gain per relevance grade",
+    "discount": "rank discount variant",
+    "duplicates": "a document returned again later in the session",
+    "padding": "lists shorter than X",
+    "source": "judgments that drive the gains",
+    "length": "sessions of different lengths in averages",
+    "normalisation": "normalise each session then average, or the other way round",
+    "ideal": "how the ideal session is built",
+}
+
+
+def _table_html(df: pd.DataFrame, *, index: bool = False, digits: int = 3) -> str:
+    def fmt(x: float) -> str:
+        return "" if pd.isna(x) else f"{x:.{digits}f}"
+
+    return df.to_html(
+        index=index, border=0, float_format=fmt, na_rep="", escape=True, classes="data"
+    )
+
+
+def _fmt_param(v: object) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    if isinstance(v, Mapping):
+        return ", ".join(f"{k}: {_fmt_param(x)}" for k, x in v.items())
+    if isinstance(v, list | tuple):
+        return ", ".join(_fmt_param(x) for x in v)
+    return str(v)
+
+
+def render_report(
+    *,
+    per_session: pd.DataFrame,
+    measures: Sequence[str],
+    parameters: Mapping[str, object],
+    figures: Sequence[ReportFigure] = (),
+    summary: StudySummary | None = None,
+    validation_line: str = "",
+    validation_ok: bool = True,
+    rejects: pd.DataFrame | None = None,
+    paired: pd.DataFrame | None = None,
+    title: str = "sessionval report",
+    source: str = "",
+    confidence: float = 0.95,
+) -> str:
+    """Render the self-contained HTML report.
+
+    Parameters
+    ----------
+    per_session
+        One row per session with ``system_id`` and the ``measures``.
+    measures
+        Score columns shown in the per-system table.
+    parameters
+        The configuration actually used (name -> value), shown with its meaning.
+    figures
+        Figures to embed, in order.
+    summary
+        The study summary (:func:`sessionval.summary.summarize`).
+    validation_line, validation_ok
+        The loader's one-line outcome and whether it is clean.
+    rejects
+        Rejected sessions with reasons (lenient mode), shown as a table.
+    paired
+        An optional table of paired comparisons (one row per measure) shown under the scores.
+    title, source
+        Heading and where the study came from.
+    confidence
+        Level of the confidence intervals.
+
+    Returns
+    -------
+    str
+        The HTML document.
+    """
+    import jinja2
+    from markupsafe import Markup
+
+    from . import __version__
+
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    template = env.from_string(TEMPLATE)
+    scores = score_table(per_session, measures=measures, confidence=confidence)
+    params = [
+        {"name": k, "value": _fmt_param(v), "meaning": _PARAM_MEANING.get(k, "")}
+        for k, v in parameters.items()
+    ]
+    summary_html: dict[str, Markup] = {}
+    if summary is not None:
+        summary_html = {
+            "counts": Markup(_table_html(summary.counts)),
+            "design": Markup(_table_html(summary.design, index=True)),
+            "queries_per_session": Markup(
+                _table_html(summary.queries_per_session, index=True, digits=2)
+            ),
+            "coverage": Markup(_table_html(summary.coverage, index=True)),
+        }
+    rejects_html = (
+        Markup(_table_html(rejects.head(500))) if rejects is not None and len(rejects) else ""
+    )
+    paired_html = Markup(_table_html(paired, digits=4)) if paired is not None else ""
+    paired_note = Markup(
+        "<p>Each searcher's sessions are averaged per system; searchers who used both systems "
+        "are paired (within-subject design). Two-sided paired t test and Wilcoxon signed-rank "
+        "test.</p>"
+    )
+    return template.render(
+        title=title,
+        version=__version__,
+        generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        source=source,
+        parameters=params,
+        score_html=Markup(_table_html(scores, digits=4)),
+        ci_percent=f"{100 * confidence:g}",
+        paired_html=paired_html,
+        paired_note=paired_note,
+        figures=list(figures),
+        summary=summary,
+        summary_html=summary_html,
+        validation_line=validation_line or "no problems found",
+        validation_ok=validation_ok,
+        rejects_html=rejects_html,
+    )
+
+
+def write_report(path: str | Path, **kwargs: Any) -> Path:
+    """Render with :func:`render_report` (same keyword arguments) and write UTF-8 HTML to ``path``.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    p = Path(path)
+    text = render_report(**kwargs)
+    p.write_text(text, encoding="utf-8")
+    return p
