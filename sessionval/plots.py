@@ -1,0 +1,601 @@
+"""Figures of the papers, drawn from tidy aggregation tables (matplotlib; ax in, ax out).
+
+Every function takes a tidy DataFrame (one row per plotted point), draws it
+exactly (no smoothing, no re-aggregation: the plotted y values *are* the
+table's values), puts the parameters behind the numbers (b, bq, X, gains) in the
+axes title, and returns the :class:`~matplotlib.axes.Axes`.  With ``ax=None`` a
+new figure sized for one column of a two-column paper (3.5 × 2.6 in) is made.
+Nothing here calls ``plt.show()``.
+
+Figures (Järvelin et al. 2008 = seed 002; Järvelin & Kekäläinen 2002 = seed 000):
+
+* :func:`plot_query_curves`: 002 Figure 1, mean query-discounted gain by rank of
+  the last vs the non-last queries (or best vs other), per system;
+* :func:`plot_session_curves`: 002 Figures 2 and 3, mean (normalised or raw)
+  session curves over concatenated top-X results, query boundaries marked
+  Q1…Qn; a ``style`` column draws subsets (all vs at least k queries) dashed;
+* :func:`plot_individual_sessions`: 002 Figure 4, every session held after the
+  searcher stopped, with the stopping points marked;
+* :func:`plot_cg_curves`: 000 Figures 1–4, CG / DCG / nCG / nDCG by rank per
+  system against the ideal curve.
+
+Colours are the Okabe–Ito palette (safe for the common colour-vision
+deficiencies) and each series also gets its own line style, so figures survive
+grey-scale printing.  :func:`save_figure` writes PNG, SVG and PDF.
+
+matplotlib (extra ``plots``) is imported only when a figure is drawn.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import numpy as np
+import pandas as pd
+
+from .errors import SessionvalError
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "COLUMN_FIGSIZE",
+    "LINESTYLES",
+    "PALETTE",
+    "figure_bytes",
+    "params_text",
+    "plot_cg_curves",
+    "plot_individual_sessions",
+    "plot_query_curves",
+    "plot_session_curves",
+    "save_figure",
+]
+
+#: Okabe & Ito (2008) colour-blind-safe palette, black last (used for ideal curves).
+PALETTE: Final[tuple[str, ...]] = (
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#F0E442",
+    "#000000",
+)
+LINESTYLES: Final[tuple[str, ...]] = ("-", "--", "-.", ":")
+#: One column of a two-column paper, in inches.
+COLUMN_FIGSIZE: Final[tuple[float, float]] = (3.5, 2.6)
+_FONT: Final = {"label": 8.0, "tick": 7.0, "legend": 6.5, "title": 6.5}
+
+ImageFormat = Literal["png", "svg", "pdf"]
+
+
+def params_text(params: Mapping[str, object]) -> str:
+    """Render the parameters behind a figure, as the papers print them.
+
+    Parameters
+    ----------
+    params
+        Configuration values (``SessionConfig.model_dump()`` or a subset);
+        ``cutoff`` is printed as ``X``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> params_text({"b": 2.0, "bq": 4.0, "cutoff": 10, "gains": "0-1-10-100"})
+    'b=2; bq=4; X=10; gains 0-1-10-100'
+    """
+    parts: list[str] = []
+    for key, shown in (("b", "b"), ("bq", "bq"), ("cutoff", "X"), ("X", "X")):
+        if key in params and params[key] is not None:
+            parts.append(f"{shown}={_fmt(params[key])}")
+    if "gains" in params:
+        g = params["gains"]
+        if isinstance(g, Mapping):
+            g = "-".join(_fmt(g[k]) for k in sorted(g))
+        parts.append(f"gains {g}")
+    for key in ("discount", "duplicates"):
+        if key in params and params[key] not in (None, "jk2008", "every"):
+            parts.append(f"{key} {params[key]}")
+    return "; ".join(parts)
+
+
+def _fmt(v: object) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def _new_axes(ax: Axes | None, figsize: tuple[float, float] = COLUMN_FIGSIZE) -> Axes:
+    if ax is not None:
+        return ax
+    from matplotlib.figure import Figure
+
+    # a bare Figure (no pyplot state): nothing global, nothing to close
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig.add_subplot()
+
+
+def _require(table: pd.DataFrame, columns: Sequence[str | None], what: str) -> None:
+    missing = [c for c in columns if c is not None and c not in table.columns]
+    if missing:
+        raise SessionvalError(
+            f"{what}: column(s) {missing} not in the table; columns are {list(table.columns)}"
+        )
+    if len(table) == 0:
+        raise SessionvalError(f"{what}: the table is empty, nothing to plot")
+
+
+def _select(table: pd.DataFrame, measure: str | None, what: str) -> pd.DataFrame:
+    """Rows of one measure when the table is long (has a ``measure`` column)."""
+    if measure is None or "measure" not in table.columns:
+        return table
+    keep = table["measure"].astype(str) == measure
+    if not keep.any():
+        found = sorted(set(table["measure"].astype(str)))
+        raise SessionvalError(f"{what}: no rows with measure {measure!r}; measures are {found}")
+    return table.loc[keep]
+
+
+def _finish(
+    ax: Axes,
+    *,
+    xlabel: str,
+    ylabel: str,
+    params: Mapping[str, object] | None,
+    title: str | None,
+    legend_title: str | None = None,
+    legend: bool = True,
+) -> Axes:
+    ax.set_xlabel(xlabel, fontsize=_FONT["label"])
+    ax.set_ylabel(ylabel, fontsize=_FONT["label"])
+    ax.tick_params(labelsize=_FONT["tick"])
+    text = params_text(params) if params else ""
+    heading = "\n".join(t for t in (title, f"({text})" if text else "") if t)
+    ax.set_title(heading, fontsize=_FONT["title"])
+    ax.grid(True, linewidth=0.3, alpha=0.5)
+    if legend:
+        ax.legend(
+            fontsize=_FONT["legend"],
+            title=legend_title,
+            title_fontsize=_FONT["legend"],
+            frameon=False,
+        )
+    return ax
+
+
+def _series(table: pd.DataFrame, keys: Sequence[str]) -> list[tuple[tuple[str, ...], pd.DataFrame]]:
+    """Split into groups in sorted (categorical) order."""
+    if not keys:
+        return [((), table)]
+    grouped = table.groupby(list(keys), sort=True, observed=True, dropna=False)
+    out = []
+    for key, part in grouped:
+        tup = key if isinstance(key, tuple) else (key,)
+        out.append((tuple(str(k) for k in tup), part))
+    return out
+
+
+def _style_maps(
+    table: pd.DataFrame, hue: str | None, style: str | None
+) -> tuple[dict[str, str], dict[str, str]]:
+    colours: dict[str, str] = {}
+    styles: dict[str, str] = {}
+    if hue is not None:
+        for i, v in enumerate(_levels(table[hue])):
+            colours[v] = PALETTE[i % (len(PALETTE) - 1)]
+    if style is not None:
+        for i, v in enumerate(_levels(table[style])):
+            styles[v] = LINESTYLES[i % len(LINESTYLES)]
+    return colours, styles
+
+
+def _levels(s: pd.Series) -> list[str]:
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        present = set(s.astype(str))
+        return [str(c) for c in s.cat.categories if str(c) in present]
+    return sorted({str(v) for v in s.dropna()})
+
+
+def _draw_lines(
+    ax: Axes,
+    table: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    hue: str | None,
+    style: str | None,
+    label_fmt: str = "{hue} {style}",
+    linewidth: float = 1.2,
+) -> None:
+    colours, styles = _style_maps(table, hue, style)
+    keys = [k for k in (hue, style) if k is not None]
+    for i, (key, part) in enumerate(_series(table, keys)):
+        part = part.sort_values(x)
+        h = key[0] if hue is not None else ""
+        s = key[-1] if style is not None else ""
+        label = label_fmt.format(hue=h, style=s).strip() or y
+        ax.plot(
+            part[x].to_numpy(dtype=np.float64),
+            part[y].to_numpy(dtype=np.float64),
+            color=colours.get(h, PALETTE[i % (len(PALETTE) - 1)]),
+            linestyle=styles.get(s, LINESTYLES[0] if hue is not None else LINESTYLES[i % 4]),
+            linewidth=linewidth,
+            label=label,
+        )
+
+
+def plot_query_curves(
+    curves: pd.DataFrame,
+    *,
+    x: str = "rank",
+    y: str = "value",
+    hue: str = "system_id",
+    style: str = "group",
+    measure: str | None = "sdcg_q",
+    params: Mapping[str, object] | None = None,
+    ylabel: str = "mean query-discounted DCG (sDCG$_q$)",
+    title: str | None = "Last vs non-last queries",
+    ax: Axes | None = None,
+) -> Axes:
+    """002 Figure 1: mean sDCG_q by rank of last vs non-last (or best vs other) queries.
+
+    Parameters
+    ----------
+    curves
+        One row per (system, group, rank): ``hue`` (system), ``style`` (e.g.
+        ``"last"`` / ``"non-last"``), ``x`` (rank 1..100) and ``y`` (the mean);
+        the layout of :func:`sessionval.aggregate.query_curves`.
+    x, y, hue, style
+        Column names.
+    measure
+        With a ``measure`` column, the rows drawn (``"sdcg_q"``; ``"dcg_q"``
+        without the query discount); ignored without one.
+    params
+        Parameters shown under the title (b, bq, X, gains).
+    ylabel, title
+        Axis label and title (``None``: no title line).
+    ax
+        Axes to draw on (default: a new one-column figure).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per (system, group), labelled ``"<system> <group>"``.
+
+    References
+    ----------
+    Järvelin, Price, Delcambre & Nielsen (2008), ECIR, Figure 1 (jarvelin2008).
+    """
+    _require(curves, [x, y, hue, style], "plot_query_curves")
+    curves = _select(curves, measure, "plot_query_curves")
+    ax = _new_axes(ax)
+    _draw_lines(ax, curves, x=x, y=y, hue=hue, style=style)
+    return _finish(ax, xlabel="rank", ylabel=ylabel, params=params, title=title)
+
+
+def _mark_queries(ax: Axes, cutoff: int, n_queries: int) -> None:
+    """Dotted boundaries between queries and Q1..Qn labels on a top axis."""
+    for q in range(1, n_queries):
+        ax.axvline(
+            q * cutoff + 0.5,
+            color="0.6",
+            linewidth=0.5,
+            linestyle=":",
+            label="_query boundary",
+            zorder=0,
+        )
+    top = ax.secondary_xaxis("top")
+    centres = (np.arange(1, n_queries + 1) - 0.5) * cutoff + 0.5
+    top.set_xticks(centres, labels=[f"Q{q}" for q in range(1, n_queries + 1)])
+    top.tick_params(labelsize=_FONT["tick"] - 1 if n_queries > 8 else _FONT["tick"], length=0)
+    ax.set_xlim(0.5, n_queries * cutoff + 0.5)
+
+
+def plot_session_curves(
+    curves: pd.DataFrame,
+    *,
+    cutoff: int,
+    x: str = "position",
+    y: str = "value",
+    hue: str = "system_id",
+    style: str | None = None,
+    params: Mapping[str, object] | None = None,
+    normalised: bool = True,
+    measure: str | None = None,
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """002 Figures 2 and 3: mean session curves over concatenated top-X results.
+
+    Parameters
+    ----------
+    curves
+        One row per (system[, subset], position): position ``1..n·X`` of the
+        concatenated session vector and the mean (normalised or raw) sDCG there;
+        the layout of :func:`sessionval.aggregate.session_curves`.
+    cutoff
+        X, the results each query contributes (marks query boundaries every X).
+    x, y, hue
+        Column names (position, value, system).
+    style
+        Optional subset column (Figure 3: ``"all"`` vs ``"≥ 4 queries"``),
+        drawn with different line styles in the system's colour.
+    params
+        Parameters shown under the title.
+    normalised
+        Draw nsDCG (True, Figure 2) or sDCG (False, Figure 3).
+    measure
+        With a ``measure`` column, the rows drawn (default ``"nsdcg"`` when
+        ``normalised`` else ``"sdcg"``).
+    title
+        Title line (default: which figure this is).
+    ax
+        Axes to draw on.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per (system[, subset]); dotted query boundaries (labels
+        starting with ``_``, so not in the legend) and Q1…Qn on the top axis.
+
+    References
+    ----------
+    Järvelin et al. (2008), Figures 2 and 3 (jarvelin2008).
+    """
+    _require(curves, [x, y, hue, style], "plot_session_curves")
+    what = "nsDCG" if normalised else "sDCG"
+    curves = _select(curves, measure or what.lower(), "plot_session_curves")
+    if cutoff < 1:
+        raise SessionvalError(f"plot_session_curves: cutoff must be >= 1, got {cutoff}")
+    ax = _new_axes(ax)
+    _draw_lines(ax, curves, x=x, y=y, hue=hue, style=style)
+    n_q = int(np.ceil(float(curves[x].max()) / cutoff))
+    _mark_queries(ax, cutoff, n_q)
+    if title is None:
+        title = "Mean normalised session DCG" if normalised else "Mean session DCG"
+    return _finish(
+        ax,
+        xlabel=f"position in concatenated top-{cutoff} results",
+        ylabel=f"mean {what}",
+        params=params,
+        title=title,
+    )
+
+
+def plot_individual_sessions(
+    curves: pd.DataFrame,
+    *,
+    cutoff: int,
+    x: str = "position",
+    y: str = "value",
+    unit: str = "session_id",
+    held: str = "stopped",
+    params: Mapping[str, object] | None = None,
+    normalised: bool = False,
+    measure: str | None = None,
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """002 Figure 4: every session of one system × scenario, held after stopping.
+
+    Parameters
+    ----------
+    curves
+        One row per (session, position) up to the longest session: ``unit``,
+        ``x``, ``y`` (held constant after the session's last query) and ``held``
+        (bool, True on the positions after the searcher stopped); the layout of
+        :func:`sessionval.aggregate.individual_curves`.  The stopping point of a
+        session is its last position not held.
+    cutoff
+        X (query boundaries).
+    x, y, unit, held
+        Column names.
+    params
+        Parameters shown under the title.
+    normalised
+        Draw nsDCG (True) or sDCG (False, the paper's Figure 4).
+    measure
+        With a ``measure`` column, the rows drawn (default from ``normalised``).
+    title
+        Title line.
+    ax
+        Axes to draw on.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One grey-to-colour line per session (label ``_session <id>``, kept out
+        of the legend) and one marker series ``"searcher stopped"`` with a point
+        per session at its stopping position.
+
+    References
+    ----------
+    Järvelin et al. (2008), Figure 4 (jarvelin2008); the paper could not mark
+    the stopping points, the log gives them here.
+    """
+    _require(curves, [x, y, unit, held], "plot_individual_sessions")
+    what = "nsDCG" if normalised else "sDCG"
+    curves = _select(curves, measure or what.lower(), "plot_individual_sessions")
+    ax = _new_axes(ax)
+    groups = _series(curves, [unit])
+    for i, (key, part) in enumerate(groups):
+        part = part.sort_values(x)
+        ax.plot(
+            part[x].to_numpy(dtype=np.float64),
+            part[y].to_numpy(dtype=np.float64),
+            color=PALETTE[i % (len(PALETTE) - 1)],
+            linestyle=LINESTYLES[(i // (len(PALETTE) - 1)) % len(LINESTYLES)],
+            linewidth=0.9,
+            alpha=0.9,
+            label=f"_session {key[0]}",
+        )
+    live = curves[~curves[held].astype(bool)]
+    last = live.groupby(live[unit].astype(str), sort=False, observed=True)[x].idxmax()
+    stops = curves.loc[last.to_numpy()]
+    ax.scatter(
+        stops[x].to_numpy(dtype=np.float64),
+        stops[y].to_numpy(dtype=np.float64),
+        marker="o",
+        s=14,
+        facecolors="none",
+        edgecolors="black",
+        linewidths=0.8,
+        zorder=3,
+        label="searcher stopped",
+    )
+    n_q = int(np.ceil(float(curves[x].max()) / cutoff))
+    _mark_queries(ax, cutoff, n_q)
+    if title is None:
+        title = f"Individual sessions (n={len(groups)})"
+    return _finish(
+        ax,
+        xlabel=f"position in concatenated top-{cutoff} results",
+        ylabel=what,
+        params=params,
+        title=title,
+    )
+
+
+def plot_cg_curves(
+    curves: pd.DataFrame,
+    *,
+    measure: str,
+    x: str = "rank",
+    y: str = "value",
+    hue: str = "system_id",
+    ideal: str = "ideal",
+    params: Mapping[str, object] | None = None,
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """000 Figures 1–4: mean CG, DCG, nCG or nDCG by rank per system against the ideal.
+
+    Parameters
+    ----------
+    curves
+        One row per (system, rank) with the mean vector value; rows whose ``hue``
+        equals ``ideal`` are the ideal curve (drawn black, dashed).
+    measure
+        ``"CG"``, ``"DCG"``, ``"nCG"`` or ``"nDCG"`` (the y label).
+    x, y, hue
+        Column names.
+    ideal
+        The ``hue`` value of the ideal curve.
+    params
+        Parameters shown under the title (b, gains).
+    title
+        Title line (default: the measure's name).
+    ax
+        Axes to draw on.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per system plus the ideal (label ``ideal``).
+
+    References
+    ----------
+    Järvelin & Kekäläinen (2002), ACM TOIS 20(4), Figures 1–4 (jarvelin2002).
+    """
+    _require(curves, [x, y, hue], "plot_cg_curves")
+    ax = _new_axes(ax)
+    is_ideal = curves[hue].astype(str) == ideal
+    systems = curves[~is_ideal]
+    if len(systems):
+        _draw_lines(ax, systems, x=x, y=y, hue=hue, style=None, label_fmt="{hue}")
+    if is_ideal.any():
+        part = curves[is_ideal].sort_values(x)
+        ax.plot(
+            part[x].to_numpy(dtype=np.float64),
+            part[y].to_numpy(dtype=np.float64),
+            color=PALETTE[-1],
+            linestyle="--",
+            linewidth=1.0,
+            label=ideal,
+        )
+    if title is None:
+        names = {"CG": "Cumulated gain", "DCG": "Discounted cumulated gain"}
+        title = names.get(measure, f"{measure} by rank")
+    return _finish(ax, xlabel="rank", ylabel=f"mean {measure}", params=params, title=title)
+
+
+def _figure_of(obj: Axes | Figure) -> Figure:
+    fig = obj.get_figure() if hasattr(obj, "get_figure") and not hasattr(obj, "savefig") else obj
+    if fig is None or not hasattr(fig, "savefig"):
+        raise SessionvalError("save_figure: the Axes is not attached to a Figure")
+    return fig  # type: ignore[return-value]
+
+
+def figure_bytes(obj: Axes | Figure, fmt: ImageFormat = "png", *, dpi: int = 200) -> bytes:
+    """Render a figure (or the figure of an Axes) to PNG, SVG or PDF bytes.
+
+    Metadata dates are left out so the same figure gives the same bytes.
+
+    Parameters
+    ----------
+    obj
+        The Axes or Figure.
+    fmt
+        ``"png"``, ``"svg"`` or ``"pdf"``.
+    dpi
+        Resolution of PNGs.
+
+    Returns
+    -------
+    bytes
+    """
+    if fmt not in ("png", "svg", "pdf"):
+        raise SessionvalError(f"unknown image format {fmt!r}; allowed: png, svg, pdf")
+    fig = _figure_of(obj)
+    buf = io.BytesIO()
+    metadata: dict[str, Any] = {
+        "svg": {"Date": None},
+        "pdf": {"CreationDate": None},
+        "png": {"Software": None},
+    }[fmt]
+    fig.savefig(buf, format=fmt, dpi=dpi, metadata=metadata)
+    return buf.getvalue()
+
+
+def save_figure(
+    obj: Axes | Figure,
+    stem: str | Path,
+    *,
+    formats: Sequence[ImageFormat] = ("png", "svg", "pdf"),
+    dpi: int = 300,
+) -> list[Path]:
+    """Write a figure as ``<stem>.png``, ``.svg`` and ``.pdf``.
+
+    Parameters
+    ----------
+    obj
+        The Axes (its figure is saved) or Figure.
+    stem
+        Path without suffix; the directory must exist.
+    formats
+        Which formats.
+    dpi
+        Resolution of the PNG (300: print quality at column width).
+
+    Returns
+    -------
+    list of pathlib.Path
+        Files written, in ``formats`` order.
+    """
+    stem = Path(stem)
+    out = []
+    for fmt in formats:
+        path = stem.with_name(f"{stem.name}.{fmt}")
+        path.write_bytes(figure_bytes(obj, fmt, dpi=dpi))
+        out.append(path)
+    return out
