@@ -277,16 +277,20 @@ class SessionEvaluation:
         if "position" in self._cache:
             return self._cache["position"]
         v = self.vectors
-        q = self.frame.queries
         res = self.frame.results
         ps = self.position_session()
         within = np.arange(v.pos_query.size, dtype=np.int64) - v.session_offsets[ps]
         shown = v.pos_row >= 0
-        frame_row = np.where(shown, self.rows[np.maximum(v.pos_row, 0)], 0)
-        doc_codes = np.where(shown, res["doc_id"].cat.codes.to_numpy()[frame_row], -1)
-        doc_rank = pd.array(res["rank"].to_numpy()[frame_row], dtype="Int32")
+        kernel_row = v.pos_row[shown]
+        frame_row = self.rows[kernel_row]
+        doc_codes = np.full(shown.size, -1, dtype=np.int64)
+        doc_codes[shown] = res["doc_id"].cat.codes.to_numpy()[frame_row]
+        ranks = np.zeros(shown.size, dtype=np.int32)
+        ranks[shown] = res["rank"].to_numpy()[frame_row]
+        doc_rank = pd.array(ranks, dtype="Int32")
         doc_rank[~shown] = pd.NA
-        grade = np.where(shown, self.grade[np.maximum(v.pos_row, 0)], np.nan)
+        grade = np.full(shown.size, np.nan)
+        grade[shown] = self.grade[kernel_row]
         df = pd.DataFrame(
             {
                 "session_id": pd.Categorical.from_codes(
@@ -306,12 +310,11 @@ class SessionEvaluation:
                 "nsdcg": self.nsdcg(),
             }
         )
-        del q
         self._cache["position"] = self._attach(df)
         return df
 
-    def _best_last(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """Query index of the last and of the best query of each session (−1 if none)."""
+    def last_and_best(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Return the query index of the last and of the best query of each session (−1: none)."""
         v = self.vectors
         n_s = self.frame.n_sessions
         qs = self.query_session
@@ -347,7 +350,7 @@ class SessionEvaluation:
         s = self.frame.sessions
         qs = self.query_session
         nq = qs.size
-        last, best = self._best_last()
+        last, best = self.last_and_best()
         is_last = np.zeros(nq, dtype=bool)
         is_last[last[last >= 0]] = True
         is_best = np.zeros(nq, dtype=bool)
@@ -409,7 +412,7 @@ class SessionEvaluation:
             avg_pos = weighted_sum(ps, v.sdcg, n_s) / n_pos
             avg_pos_n = weighted_sum(ps, self.nsdcg(), n_s) / n_pos
             per_q = v.final / n_queries
-        last, best = self._best_last()
+        last, best = self.last_and_best()
         qsdcg = v.qd * v.dcg
 
         def pick(arr: npt.NDArray[Any], idx: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:

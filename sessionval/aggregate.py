@@ -1,0 +1,388 @@
+"""Aggregated session curves: the data behind Figures 1-4 of Järvelin et al. (2008).
+
+Every function takes a :class:`~sessionval.pipeline.SessionEvaluation` and returns a
+tidy long DataFrame (one row per group × position × measure) with stable columns:
+
+:func:`session_curves` (Figures 2 and 3)
+    ``<by columns>, position, query, measure, value, n_sessions``: the average
+    session vector per group (``measure`` = ``"sdcg"``, ``"ideal"``, ``"nsdcg"``)
+    up to the longest selected session.  ``query`` = ⌈position / X⌉, the query block
+    under padded short lists (the x axis labels Q1, Q2, … of Figure 2).
+:func:`individual_curves` (Figure 4)
+    ``session_id, user_id, topic_id, system_id, position, query, stopped, measure,
+    value``: each selected session's vector, held after it stopped (``stopped`` is
+    true on the held positions).
+:func:`query_curves` (Figure 1)
+    ``<by columns>, group, rank, measure, value, n_queries``: the mean sDCG_q vector
+    (``measure = "sdcg_q"``; ``"dcg_q"`` without query discount) to rank ``depth``
+    of the last query vs the earlier ones (``group`` = ``"last"`` / ``"non-last"``),
+    or of the best query vs the others (``"best"`` / ``"other"``).
+
+Sessions of different lengths (spec section 4): ``stopped="hold"`` (default; the
+paper's figures) lets a session keep its final value up to the longest session;
+``"active"`` averages at each position only the sessions still running.
+Normalisation: ``"per-session"`` (default) averages each session's ``S/I``;
+``"of-averages"`` divides the average ``S`` by the average ``I`` (the paper's
+``norm-vect`` of averages).  Both default to the evaluation's configuration.
+
+No Python loop per session: curves are weighted ``bincount`` over
+(group, position) cells plus a difference array for the held values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from .errors import MeasureSpecError
+from .metrics.session import rank_discount, weighted_sum
+from .pipeline import SessionEvaluation
+
+__all__ = ["individual_curves", "query_curves", "session_curves"]
+
+Stopped = Literal["hold", "active"]
+Normalise = Literal["per-session", "of-averages"]
+
+
+def _groups(
+    table: pd.DataFrame, by: Sequence[str], mask: npt.NDArray[np.bool_]
+) -> tuple[npt.NDArray[np.int64], pd.DataFrame]:
+    """Group code per row (−1 where masked out) and the group labels."""
+    missing = [c for c in by if c not in table.columns]
+    if missing:
+        raise MeasureSpecError(
+            f"cannot group by {missing}; available columns: {', '.join(map(str, table.columns))}"
+        )
+    if not by:
+        codes = np.zeros(len(table), dtype=np.int64)
+        labels = pd.DataFrame(index=range(1))
+    else:
+        sub = table.loc[mask, list(by)]
+        labels = sub.drop_duplicates().sort_values(list(by)).reset_index(drop=True)
+        key = pd.MultiIndex.from_frame(labels.astype(object))
+        codes = np.asarray(
+            key.get_indexer(pd.MultiIndex.from_frame(table[list(by)].astype(object))),
+            dtype=np.int64,
+        )
+    return np.where(mask, codes, -1), labels
+
+
+def _session_mask(
+    ev: SessionEvaluation, min_queries: int, where: npt.ArrayLike | None
+) -> npt.NDArray[np.bool_]:
+    n_s = ev.frame.n_sessions
+    nq = np.bincount(ev.query_session, minlength=n_s)
+    mask = nq >= min_queries
+    if where is not None:
+        w = np.asarray(where, dtype=bool)
+        if w.shape != (n_s,):
+            raise MeasureSpecError(
+                f"'where' must be a boolean array with one value per session ({n_s}), "
+                f"got shape {w.shape}"
+            )
+        mask &= w
+    return mask
+
+
+def session_curves(
+    ev: SessionEvaluation,
+    *,
+    by: Sequence[str] = ("system_id",),
+    min_queries: int = 1,
+    where: npt.ArrayLike | None = None,
+    stopped: Stopped | None = None,
+    normalise: Normalise | None = None,
+    max_position: int | None = None,
+) -> pd.DataFrame:
+    """Average session vectors per group (Järvelin et al. 2008, Figures 2 and 3).
+
+    Parameters
+    ----------
+    ev
+        An evaluation.
+    by
+        Session columns to group by (``("system_id", "topic_id")`` for system ×
+        scenario; ``()`` for all sessions together).
+    min_queries
+        Keep sessions with at least this many queries (Figure 3's "at least 4").
+    where
+        Optional boolean mask over sessions (in ``frame.sessions`` order).
+    stopped
+        ``"hold"`` or ``"active"`` (default: ``ev.config.stopped``).
+    normalise
+        ``"per-session"`` or ``"of-averages"`` (default: ``ev.config.normalise``).
+    max_position
+        Last position (default: the longest selected session).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``<by>, position, query, measure, value, n_sessions``; ``measure`` is
+        ``"sdcg"`` (mean ``S``), ``"ideal"`` (mean ``I``) and ``"nsdcg"``; for
+        ``nsdcg`` under ``per-session``, ``n_sessions`` counts the sessions with a
+        defined ratio.
+
+    Notes
+    -----
+    ``avg-vect`` and ``norm-vect`` of Järvelin & Kekäläinen (2002), applied to the
+    session vectors; with ``hold``, a session of ``P`` positions contributes
+    ``S[P]`` at every later position.
+    """
+    cfg = ev.config
+    stop = stopped or cfg.stopped
+    norm = normalise or cfg.normalise
+    if stop not in ("hold", "active"):
+        raise MeasureSpecError(f"stopped must be 'hold' or 'active', got {stop!r}")
+    if norm not in ("per-session", "of-averages"):
+        raise MeasureSpecError(f"normalise must be 'per-session' or 'of-averages', got {norm!r}")
+    sessions = ev.frame.sessions
+    mask = _session_mask(ev, min_queries, where)
+    gcode, labels = _groups(sessions, by, mask)
+    n_g = len(labels)
+    v = ev.vectors
+    plen = np.diff(v.session_offsets)
+    sel = gcode >= 0
+    longest = int(plen[sel].max()) if sel.any() else 0
+    n_p = longest if max_position is None else int(max_position)
+    ps = ev.position_session()
+    j = np.arange(ps.size, dtype=np.int64) - v.session_offsets[ps]
+    keep = (gcode[ps] >= 0) & (j < n_p)
+    cell = gcode[ps[keep]] * n_p + j[keep]
+    n_cells = n_g * n_p
+    ratio = ev.nsdcg()
+
+    def grid(values: npt.NDArray[np.float64], finals: npt.NDArray[np.float64]) -> tuple[
+        npt.NDArray[np.float64], npt.NDArray[np.float64]
+    ]:
+        """Sum and count per (group, position), holding finals when asked."""
+        ok = ~np.isnan(values[keep])
+        total = weighted_sum(cell[ok], values[keep][ok], n_cells).reshape(n_g, n_p)
+        count = weighted_sum(cell[ok], np.ones(int(ok.sum())), n_cells).reshape(n_g, n_p)
+        if stop == "hold" and n_p:
+            s_ok = sel & (plen < n_p) & ~np.isnan(finals)
+            start = gcode[s_ok] * (n_p + 1) + plen[s_ok]
+            d_tot = weighted_sum(start, finals[s_ok], n_g * (n_p + 1)).reshape(n_g, n_p + 1)
+            d_cnt = weighted_sum(start, np.ones(int(s_ok.sum())), n_g * (n_p + 1)).reshape(
+                n_g, n_p + 1
+            )
+            total += np.cumsum(d_tot, axis=1)[:, :n_p]
+            count += np.cumsum(d_cnt, axis=1)[:, :n_p]
+        return total, count
+
+    final_s = np.full(ev.frame.n_sessions, np.nan)
+    final_i = np.full(ev.frame.n_sessions, np.nan)
+    final_n = np.full(ev.frame.n_sessions, np.nan)
+    has = plen > 0
+    last = v.session_offsets[1:] - 1
+    final_s[has] = v.sdcg[last[has]]
+    final_i[has] = v.ideal[last[has]]
+    final_n[has] = ratio[last[has]]
+    # sessions with no position hold 0 (they gained nothing)
+    final_s[~has] = 0.0
+    final_i[~has] = 0.0
+    s_tot, s_cnt = grid(v.sdcg, final_s)
+    i_tot, _ = grid(v.ideal, final_i)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s_mean = s_tot / s_cnt
+        i_mean = i_tot / s_cnt
+        if norm == "per-session":
+            n_tot, n_cnt = grid(ratio, final_n)
+            n_mean = n_tot / n_cnt
+        else:
+            n_mean = s_tot / i_tot
+            n_cnt = s_cnt
+    if cfg.empty_ideal == "zero":
+        n_mean = np.where(np.isnan(n_mean) & (s_cnt > 0), 0.0, n_mean)
+    pos = np.arange(1, n_p + 1)
+    parts = []
+    for name, val, cnt in (("sdcg", s_mean, s_cnt), ("ideal", i_mean, s_cnt),
+                           ("nsdcg", n_mean, n_cnt)):
+        part = pd.DataFrame(
+            {
+                "position": np.tile(pos, n_g).astype(np.int32),
+                "query": ((np.tile(pos, n_g) - 1) // cfg.cutoff + 1).astype(np.int32),
+                "measure": name,
+                "value": val.ravel(),
+                "n_sessions": cnt.ravel().astype(np.int64),
+            }
+        )
+        for c in reversed(list(by)):
+            part.insert(0, c, np.repeat(labels[c].to_numpy(), n_p))
+        parts.append(part)
+    out = pd.concat(parts, ignore_index=True)
+    for c in by:
+        out[c] = out[c].astype(sessions[c].dtype)
+    out.attrs["config"] = cfg.model_dump(mode="json")
+    out.attrs["stopped"] = stop
+    out.attrs["normalise"] = norm
+    return out
+
+
+def individual_curves(
+    ev: SessionEvaluation,
+    *,
+    sessions: Sequence[str] | None = None,
+    where: npt.ArrayLike | None = None,
+    max_position: int | None = None,
+) -> pd.DataFrame:
+    """Each selected session's vector, held after it stopped (Figure 4).
+
+    Parameters
+    ----------
+    ev
+        An evaluation.
+    sessions
+        Session ids to include (default: all; meant for small subsets such as one
+        system × scenario, since the output has one row per session × position).
+    where
+        Optional boolean mask over sessions (combined with ``sessions``).
+    max_position
+        Last position (default: the longest selected session).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``session_id, user_id, topic_id, system_id, position, query, stopped,
+        measure, value`` with ``measure`` in ``"sdcg"``, ``"ideal"``, ``"nsdcg"``.
+    """
+    s = ev.frame.sessions
+    n_s = len(s)
+    mask = _session_mask(ev, 0, where)
+    if sessions is not None:
+        wanted = pd.Index([str(x) for x in sessions])
+        known = pd.Index(s["session_id"].astype(str))
+        unknown = wanted.difference(known)
+        if len(unknown):
+            raise MeasureSpecError(f"unknown session id(s): {', '.join(unknown[:5])}")
+        mask &= known.isin(wanted)
+    idx = np.flatnonzero(mask)
+    v = ev.vectors
+    plen = np.diff(v.session_offsets)
+    n_p = int(plen[idx].max()) if idx.size and max_position is None else int(max_position or 0)
+    ratio = ev.nsdcg()
+    j = np.arange(n_p, dtype=np.int64)
+    # gather index: the session's own position, or its last position when stopped
+    start = v.session_offsets[idx]
+    held = j[None, :] >= plen[idx][:, None]
+    at = start[:, None] + np.minimum(j[None, :], np.maximum(plen[idx] - 1, 0)[:, None])
+    empty = plen[idx] == 0
+    parts = []
+    for name, arr in (("sdcg", v.sdcg), ("ideal", v.ideal), ("nsdcg", ratio)):
+        vals = arr[np.minimum(at, max(arr.size - 1, 0))] if arr.size else np.zeros(at.shape)
+        vals = np.where(empty[:, None], 0.0 if name != "nsdcg" else np.nan, vals)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "session_id": np.repeat(s["session_id"].to_numpy()[idx], n_p),
+                    "user_id": np.repeat(s["user_id"].to_numpy()[idx], n_p),
+                    "topic_id": np.repeat(s["topic_id"].to_numpy()[idx], n_p),
+                    "system_id": np.repeat(s["system_id"].to_numpy()[idx], n_p),
+                    "position": np.tile(j + 1, idx.size).astype(np.int32),
+                    "query": (np.tile(j, idx.size) // ev.config.cutoff + 1).astype(np.int32),
+                    "stopped": held.ravel(),
+                    "measure": name,
+                    "value": vals.ravel(),
+                }
+            )
+        )
+    out = pd.concat(parts, ignore_index=True)
+    for c in ("session_id", "user_id", "topic_id", "system_id"):
+        out[c] = out[c].astype(s[c].dtype)
+    out.attrs["config"] = ev.config.model_dump(mode="json")
+    del n_s
+    return out
+
+
+def query_curves(
+    ev: SessionEvaluation,
+    *,
+    by: Sequence[str] = ("system_id",),
+    compare: Literal["last", "best"] = "last",
+    depth: int = 100,
+) -> pd.DataFrame:
+    """Mean sDCG_q vectors of the last (or best) query vs the others (Figure 1).
+
+    Parameters
+    ----------
+    ev
+        An evaluation.  The curves use each query's logged list to ``depth`` (gains
+        after the unjudged policy, every document counted, no padding needed: a
+        DCG vector holds its value after the list ends), so the frame must hold the
+        ranks up to ``depth``.
+    by
+        Session columns to group by.
+    compare
+        ``"last"``: last query vs earlier ones (one-query sessions count only as
+        last); ``"best"``: the best query (``config.best_by``) vs the others.
+    depth
+        Last rank (the paper: 100).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``<by>, group, rank, measure, value, n_queries`` with ``group`` in
+        ``("last", "non-last")`` or ``("best", "other")`` and ``measure`` in
+        ``"sdcg_q"`` (mean of ``qd(q) · DCG_q[rank]``) and ``"dcg_q"``.
+    """
+    if compare not in ("last", "best"):
+        raise MeasureSpecError(f"compare must be 'last' or 'best', got {compare!r}")
+    if depth < 1:
+        raise MeasureSpecError(f"depth must be >= 1, got {depth}")
+    cfg = ev.config
+    sessions = ev.frame.sessions
+    mask = np.ones(len(sessions), dtype=bool)
+    gcode, labels = _groups(sessions, by, mask)
+    n_g = len(labels)
+    nq = ev.query_session.size
+    last, best = ev.last_and_best()
+    chosen = last if compare == "last" else best
+    is_sel = np.zeros(nq, dtype=bool)
+    is_sel[chosen[chosen >= 0]] = True
+    qclass = np.where(is_sel, 0, 1)  # 0: last/best, 1: other
+    qgroup = gcode[ev.query_session] * 2 + qclass
+    n_cls = n_g * 2
+    res = ev.frame.results
+    qidx = res["query_idx"].to_numpy()[ev.rows].astype(np.int64)
+    rank = res["rank"].to_numpy()[ev.rows].astype(np.int64)
+    if cfg.unjudged == "condense":
+        counts = np.bincount(qidx, minlength=nq)
+        off = np.r_[0, np.cumsum(counts)]
+        rank = np.arange(qidx.size) - off[qidx] + 1
+    cut = rank <= depth
+    inc = ev.gain[cut] / rank_discount(rank[cut], b=cfg.b, kind=cfg.discount)
+    cell = qgroup[qidx[cut]] * depth + rank[cut] - 1
+    n_per = np.bincount(qgroup, minlength=n_cls).astype(np.int64)
+    dcg = np.cumsum(weighted_sum(cell, inc, n_cls * depth).reshape(n_cls, depth), axis=1)
+    sdcg = np.cumsum(
+        weighted_sum(cell, inc * ev.vectors.qd[qidx[cut]], n_cls * depth).reshape(n_cls, depth),
+        axis=1,
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dcg_m = dcg / n_per[:, None]
+        sdcg_m = sdcg / n_per[:, None]
+    names = ("last", "non-last") if compare == "last" else ("best", "other")
+    ranks = np.arange(1, depth + 1)
+    parts = []
+    for measure, arr in (("sdcg_q", sdcg_m), ("dcg_q", dcg_m)):
+        part = pd.DataFrame(
+            {
+                "group": np.tile(np.repeat(np.array(names, dtype=object), depth), n_g),
+                "rank": np.tile(ranks, n_cls).astype(np.int32),
+                "measure": measure,
+                "value": arr.ravel(),
+                "n_queries": np.repeat(n_per, depth),
+            }
+        )
+        for c in reversed(list(by)):
+            part.insert(0, c, np.repeat(labels[c].to_numpy(), 2 * depth))
+        parts.append(part)
+    out = pd.concat(parts, ignore_index=True)
+    for c in by:
+        out[c] = out[c].astype(sessions[c].dtype)
+    out = out[out["n_queries"] > 0].reset_index(drop=True)
+    out.attrs["config"] = cfg.model_dump(mode="json")
+    return out
