@@ -1,0 +1,1 @@
+"""Measures: single-query (``single``, registry in ``_registry``) and session (``session``)."""

@@ -272,8 +272,8 @@ _DISCOUNT = Param(
     "discount",
     "str",
     "log2p1",
-    "rank discount d(j): jk2008 1+log_b j; jk2002 1 below b, log_b j from b; "
-    "jk2002rn 1 at rank 1, log_b j from 2; log2p1 log2(j+1); none",
+    "rank discount d(j): jk2008 1+log_b j, jk2002 1 below b then log_b j, "
+    "jk2002rn 1 at rank 1 then log_b j, log2p1 log2(j+1), none 1",
     choices=K.DISCOUNTS,
 )
 _B = Param("b", "float", 2.0, "log base of the jk* discounts (> 1)", check=_b_check)
@@ -585,7 +585,7 @@ def describe_measures() -> list[dict[str, str]]:
     """
     rows = []
     for d in _DEFS:
-        params = "; ".join(f"{p.name}={_fmt(p.default)}: {p.description}" for p in d.params)
+        params = " | ".join(f"{p.name}={_fmt(p.default)}: {p.description}" for p in d.params)
         rows.append(
             {
                 "name": d.name + ("@k" if d.cutoff == "required" else "[@k]"),

@@ -1,0 +1,42 @@
+"""``sessionval measures``: list the registered measures with formulas and references."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+__all__ = ["command"]
+
+
+@click.command("measures")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "jsonl"]),
+    default="text",
+    show_default=True,
+    help="markdown is docs/measures.md.",
+)
+def command(fmt: str) -> None:
+    """List every measure: name, parameters with defaults, formula, reference."""
+    from ..metrics._registry import describe_measures, measures_markdown
+
+    if fmt == "markdown":
+        click.echo(measures_markdown())
+        return
+    rows = describe_measures()
+    if fmt == "jsonl":
+        click.echo("\n".join(json.dumps(r, ensure_ascii=False) for r in rows))
+        return
+    out: list[str] = []
+    for r in rows:
+        out.append(f"{r['name']}  —  {r['pretty']}: {r['description']}")
+        out.append(f"    formula:    {r['formula']}")
+        if r["params"]:
+            for p in r["params"].split(" | "):
+                out.append(f"    param:      {p}")
+        if r["aliases"]:
+            out.append(f"    aliases:    {r['aliases']}")
+        out.append(f"    reference:  {r['reference']}")
+    click.echo("\n".join(out))
