@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("sessionval.commands.validate", "Validate logs and judgments; print a study summary."),
     "schema": ("sessionval.commands.schema", "Write or check the JSON Schemas in schemas/."),
     "synth": ("sessionval.commands.synth", "Generate a synthetic study of any size."),
+    "run": ("sessionval.commands.run", "Validate, evaluate; write tables, figures, exports, report."),
     "evaluate": ("sessionval.commands.evaluate", "Evaluate a TREC run against qrels (trec_eval style)."),
     "measures": ("sessionval.commands.measures", "List the measures with formulas and references."),
 }
