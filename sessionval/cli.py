@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("sessionval.commands.run", "Validate, evaluate; write tables, figures, exports, report."),
     "evaluate": ("sessionval.commands.evaluate", "Evaluate a TREC run against qrels (trec_eval style)."),
     "measures": ("sessionval.commands.measures", "List the measures with formulas and references."),
+    "convert": ("sessionval.commands.convert", "Convert TREC Session XML, lab tables, runs, mapped tables to JSONL/Parquet."),
 }
 
 

@@ -158,8 +158,10 @@ def apply_mapping(
     mapped_sources = {s for s in canonical.values()}
     for col in table.columns:
         name = str(col)
-        if (name in _targets() or name.startswith("rating_")) and name not in canonical and (
-            name not in mapped_sources
+        if (
+            (name in _targets() or name.startswith("rating_"))
+            and name not in canonical
+            and (name not in mapped_sources)
         ):
             data[name] = table[col]
     for target, src in canonical.items():
@@ -173,7 +175,7 @@ def apply_mapping(
 
 
 def with_qrels_key(frame: SessionFrame, *, by: QrelsKey | pd.Series) -> SessionFrame:
-    """The frame with ``queries["qrels_id"]`` set to another judgment key.
+    """Return the frame with ``queries["qrels_id"]`` set to another judgment key.
 
     Parameters
     ----------
@@ -258,16 +260,22 @@ def load_mapped_table(
     MappedLoad
         When ``qrels_id`` is mapped, ``frame.queries["qrels_id"]`` takes its values.
     """
-    mp = parse_mapping(mapping) if isinstance(mapping, str) else {
-        _canonical_target(k): v for k, v in mapping.items()
-    }
+    mp = (
+        parse_mapping(mapping)
+        if isinstance(mapping, str)
+        else {_canonical_target(k): v for k, v in mapping.items()}
+    )
     if isinstance(path, pd.DataFrame):
         table, name = path, source or "<table>"
     else:
         table, name = read_flat_table(path), source or str(path)
     flat = apply_mapping(table, mp, source=name)
     frame, report = frame_from_flat(
-        flat, source=name, mode=mode, max_problems=max_problems, location_kind="line",
+        flat,
+        source=name,
+        mode=mode,
+        max_problems=max_problems,
+        location_kind="line",
         row_locations=np.arange(len(flat), dtype=np.int64) + 2,
     )
     if "qrels_id" in flat.columns:

@@ -1,5 +1,6 @@
-"""TREC runs as sessions: conversational collections (TREC CAsT) where a topic is a
-conversation and each turn a query.
+"""TREC runs as sessions: one session per run and conversational topic (TREC CAsT).
+
+In conversational collections a topic is a conversation and each turn a query.
 
 A run file ranks documents per turn id ``<topic>_<turn>``; :func:`load_runs_as_sessions`
 turns every (run, topic) pair into one session whose queries are the topic's turns
@@ -214,7 +215,9 @@ def read_cast_topics(path: str | os.PathLike[str], *, text: TurnText = "raw") ->
         for j, turn in enumerate(topic["turn"]):
             if not isinstance(turn, dict) or "number" not in turn:
                 raise InputFormatError(f"{p}: topics[{i}].turn[{j}] has no 'number'")
-            rows.append((str(topic["number"]), int(turn["number"]), str(turn.get(fld) or "").strip()))
+            rows.append(
+                (str(topic["number"]), int(turn["number"]), str(turn.get(fld) or "").strip())
+            )
     df = pd.DataFrame(rows, columns=["topic", "turn", "text"])
     df["turn_id"] = df["topic"] + "_" + df["turn"].astype(str)
     return df
@@ -303,9 +306,16 @@ def load_runs_as_sessions(
     badq = m["topic"].isna().to_numpy()
     if badq.any():
         for i in np.flatnonzero(badq)[:20].tolist():
-            problems.append(Problem(str(run["_file"].iloc[i]), f"line {int(run['_line'].iloc[i])}",
-                                    "qid", "turn id must be <topic>_<turn>", repr(run["qid"].iloc[i]),
-                                    record=str(run["qid"].iloc[i])))
+            problems.append(
+                Problem(
+                    str(run["_file"].iloc[i]),
+                    f"line {int(run['_line'].iloc[i])}",
+                    "qid",
+                    "turn id must be <topic>_<turn>",
+                    repr(run["qid"].iloc[i]),
+                    record=str(run["qid"].iloc[i]),
+                )
+            )
         if mode == "strict":
             raise ValidationFailed(problems)
         run = run[~badq].reset_index(drop=True)
@@ -314,9 +324,9 @@ def load_runs_as_sessions(
     run["turn"] = m["turn"].astype(np.int64)
 
     # order within (system, turn): score desc, doc desc (trec_eval) or the rank column
-    sys_codes, sys_names = pd.factorize(run["system"], sort=False)
+    sys_codes, _ = pd.factorize(run["system"], sort=False)
     turn_codes, _ = pd.factorize(run["qid"], sort=False)
-    doc_codes, doc_names = pd.factorize(run["doc"], sort=True)
+    doc_codes, _ = pd.factorize(run["doc"], sort=True)
     primary = -run["score"].to_numpy() if order == "score" else run["rank"].to_numpy(np.float64)
     # trec_eval breaks score ties by docno descending; docno codes are sorted ascending
     srt = np.lexsort((-doc_codes, primary, turn_codes, sys_codes))
@@ -332,9 +342,16 @@ def load_runs_as_sessions(
     dup = dupkey.duplicated().to_numpy()
     if dup.any():
         for i in np.flatnonzero(dup)[:20].tolist():
-            problems.append(Problem(str(run["_file"].iloc[i]), f"line {int(run['_line'].iloc[i])}",
-                                    "doc", "document occurs more than once in the same ranked list",
-                                    repr(run["doc"].iloc[i]), record=str(run["qid"].iloc[i])))
+            problems.append(
+                Problem(
+                    str(run["_file"].iloc[i]),
+                    f"line {int(run['_line'].iloc[i])}",
+                    "doc",
+                    "document occurs more than once in the same ranked list",
+                    repr(run["doc"].iloc[i]),
+                    record=str(run["qid"].iloc[i]),
+                )
+            )
         if mode == "strict":
             raise ValidationFailed(problems)
         run = run[~dup].reset_index(drop=True)
@@ -354,8 +371,14 @@ def load_runs_as_sessions(
         turns = read_cast_topics(topics, text=text)
     else:
         t = run[["topic", "turn", "qid"]].drop_duplicates("qid")
-        turns = pd.DataFrame({"topic": t["topic"].to_numpy(), "turn": t["turn"].to_numpy(),
-                              "text": "", "turn_id": t["qid"].to_numpy()})
+        turns = pd.DataFrame(
+            {
+                "topic": t["topic"].to_numpy(),
+                "turn": t["turn"].to_numpy(),
+                "text": "",
+                "turn_id": t["qid"].to_numpy(),
+            }
+        )
     # topics in order of first appearance, turns by number; query_pos = 1..n per topic
     tcode = pd.factorize(turns["topic"], sort=False)[0]
     turns = turns.iloc[np.lexsort((turns["turn"].to_numpy(), tcode))].reset_index(drop=True)
@@ -365,13 +388,21 @@ def load_runs_as_sessions(
     sys_df = pd.DataFrame({"system": list(systems)})
     grid = sys_df.merge(turns, how="cross")
     res = run[["system", "qid", "doc", "new_rank", "score"]].rename(
-        columns={"qid": "turn_id", "new_rank": "rank"})
+        columns={"qid": "turn_id", "new_rank": "rank"}
+    )
     unknown_turns = sorted(set(res["turn_id"]) - set(grid["turn_id"]))
     if unknown_turns:
         for tid in unknown_turns[:20]:
-            problems.append(Problem(str(topics), "", "qid",
-                                    "turn id in the run is not in the topics file", repr(tid),
-                                    record=tid))
+            problems.append(
+                Problem(
+                    str(topics),
+                    "",
+                    "qid",
+                    "turn id in the run is not in the topics file",
+                    repr(tid),
+                    record=tid,
+                )
+            )
         if mode == "strict":
             raise ValidationFailed(problems)
         res = res[~res["turn_id"].isin(unknown_turns)]
@@ -385,7 +416,7 @@ def load_runs_as_sessions(
             "query_pos": flat["query_pos"].astype(np.int64),
             "query_id": flat["turn_id"],
             "query_text": flat["text"],
-            "rank": pd.array(flat["rank"], dtype="Int64"),
+            "rank": flat["rank"].astype("Int64"),
             "doc_id": flat["doc"],
         }
     )
@@ -404,5 +435,12 @@ def load_runs_as_sessions(
         judgments = j
         judged = set(j.table["topic_id"].astype(str))
         unjudged = tuple(t for t in turns["turn_id"] if t not in judged)
-    return RunsLoad(frame=frame, judgments=judgments, report=report, depth=depth,
-                    systems=systems, unjudged_turns=unjudged, notes=tuple(problems))
+    return RunsLoad(
+        frame=frame,
+        judgments=judgments,
+        report=report,
+        depth=depth,
+        systems=systems,
+        unjudged_turns=unjudged,
+        notes=tuple(problems),
+    )

@@ -107,27 +107,37 @@ _IDENTITY_SCALE = GradeScale(name="TREC Session -2..4", levels=_RAW_WEB)
 #: 2013 uses the raw grades -2..4 as they are (negative grades are left to the gain
 #: scheme's negative-grade policy); 2011 and 2014 are taken as 2013 (identity).
 TREC_SESSION_YEARS: Final[dict[int, TrecSessionYear]] = {
-    2011: TrecSessionYear(2011, _IDENTITY_SCALE, {g: g for g in _RAW_WEB}, _IDENTITY_SCALE,
-                          "clueweb09id"),
+    2011: TrecSessionYear(
+        2011, _IDENTITY_SCALE, {g: g for g in _RAW_WEB}, _IDENTITY_SCALE, "clueweb09id"
+    ),
     2012: TrecSessionYear(
         2012,
         GradeScale(name="TREC Session 2012 raw", levels=_RAW_WEB),
         {-2: 0, 0: 0, 1: 1, 4: 2, 2: 3, 3: 4},
         GradeScale(
             name="TREC Session 2012 mapped",
-            levels={0: "not relevant or spam", 1: "relevant", 2: "navigational",
-                    3: "highly relevant", 4: "key"},
+            levels={
+                0: "not relevant or spam",
+                1: "relevant",
+                2: "navigational",
+                3: "highly relevant",
+                4: "key",
+            },
         ),
         "clueweb09id",
     ),
-    2013: TrecSessionYear(2013, _IDENTITY_SCALE, {g: g for g in _RAW_WEB}, _IDENTITY_SCALE,
-                          "clueweb12id"),
-    2014: TrecSessionYear(2014, _IDENTITY_SCALE, {g: g for g in _RAW_WEB}, _IDENTITY_SCALE,
-                          "clueweb12id"),
+    2013: TrecSessionYear(
+        2013, _IDENTITY_SCALE, {g: g for g in _RAW_WEB}, _IDENTITY_SCALE, "clueweb12id"
+    ),
+    2014: TrecSessionYear(
+        2014, _IDENTITY_SCALE, {g: g for g in _RAW_WEB}, _IDENTITY_SCALE, "clueweb12id"
+    ),
 }
 
 
-def map_grades(grades: np.ndarray, mapping: Mapping[int, int], *, source: str = "qrels") -> np.ndarray:
+def map_grades(
+    grades: np.ndarray, mapping: Mapping[int, int], *, source: str = "qrels"
+) -> np.ndarray:
     """Map raw grades through ``mapping`` (vectorised lookup table).
 
     Raises
@@ -216,8 +226,16 @@ def _parse_tree(text: str) -> _Node:
         lines = text.splitlines()
         src = lines[line - 1] if 0 < line <= len(lines) else ""
         ch = src[col - 1 : col] if src else ""
-        if ch == "&":
-            what = "bare '&' (write '&amp;' in XML text)"
+        amp = next(
+            (
+                c
+                for c in (col, col - 1)
+                if c >= 1 and src[c - 1 : c] == "&" and _BARE_AMP.match(src, c - 1)
+            ),
+            None,
+        )
+        if amp is not None:
+            col, what = amp, "bare '&' (write '&amp;' in XML text)"
         elif ch and ord(ch) < 32 and ch not in "\t\n\r":
             what = f"control character {ch!r} is not allowed in XML"
         elif "mismatched tag" in what or "no element found" in what or "unclosed" in what:
@@ -246,11 +264,14 @@ def _repair(text: str, source: str) -> tuple[str, list[Problem]]:
     notes: list[Problem] = []
     for m in _BARE_AMP.finditer(text):
         line, col = _line_col(text, m.start())
-        notes.append(Problem(source, f"line {line}:{col}", "", "bare '&' escaped as '&amp;'", "'&'"))
+        notes.append(
+            Problem(source, f"line {line}:{col}", "", "bare '&' escaped as '&amp;'", "'&'")
+        )
     for m in _CONTROL.finditer(text):
         line, col = _line_col(text, m.start())
-        notes.append(Problem(source, f"line {line}:{col}", "", "control character removed",
-                             repr(m.group())))
+        notes.append(
+            Problem(source, f"line {line}:{col}", "", "control character removed", repr(m.group()))
+        )
     if notes:
         text = _CONTROL.sub("", _BARE_AMP.sub("&amp;", text))
     return text, notes
@@ -282,8 +303,15 @@ def _parse_by_session(text: str, source: str) -> tuple[list[_Node], list[Problem
         except _XmlError as exc:
             line = exc.line + line0 - 1
             col = exc.col + (col0 - 1 if exc.line == 1 else 0)
-            problems.append(Problem(source, f"line {line}:{col}", "session",
-                                    f"malformed XML: {exc.what}", record=sid))
+            problems.append(
+                Problem(
+                    source,
+                    f"line {line}:{col}",
+                    "session",
+                    f"malformed XML: {exc.what}",
+                    record=sid,
+                )
+            )
     return nodes, problems, root_tag
 
 
@@ -326,7 +354,7 @@ def _seconds(value: str | None) -> float:
 
 
 def read_session_topic_map(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Read ``sessiontopicmap.txt``: ``session<whitespace>topic`` per line.
+    r"""Read ``sessiontopicmap.txt``: ``session<whitespace>topic`` per line.
 
     Raises
     ------
@@ -337,7 +365,7 @@ def read_session_topic_map(path: str | os.PathLike[str]) -> dict[str, str]:
     --------
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "map.txt"
-    >>> _ = p.write_text("1\\t1\\n2\\t6\\n")
+    >>> _ = p.write_text("1\t1\n2\t6\n")
     >>> read_session_topic_map(p)
     {'1': '1', '2': '6'}
     """
@@ -464,8 +492,10 @@ def load_trec_session(
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         if mode == "strict":
-            raise ParseError(f"{p}:{line}: not valid UTF-8 (byte {raw[exc.start:exc.start + 1]!r})"
-                             "; save the file as UTF-8 or use mode='lenient'") from exc
+            raise ParseError(
+                f"{p}:{line}: not valid UTF-8 (byte {raw[exc.start : exc.start + 1]!r})"
+                "; save the file as UTF-8 or use mode='lenient'"
+            ) from exc
         text = raw.decode("utf-8", errors="replace")
     repairs: list[Problem] = []
     rejected: list[Problem] = []
@@ -475,8 +505,10 @@ def load_trec_session(
         root_tag = root.tag
     except _XmlError as exc:
         if mode == "strict":
-            raise ParseError(f"{p}:{exc.line}:{exc.col}: malformed XML: {exc.what}"
-                             " (mode='lenient' repairs bare '&' and skips broken sessions)") from exc
+            raise ParseError(
+                f"{p}:{exc.line}:{exc.col}: malformed XML: {exc.what}"
+                " (mode='lenient' repairs bare '&' and skips broken sessions)"
+            ) from exc
         text, notes = _repair(text, src)
         repairs.extend(notes)
         try:
@@ -484,9 +516,14 @@ def load_trec_session(
             session_nodes = root.findall("session")
             root_tag = root.tag
         except _XmlError as exc2:
-            repairs.append(Problem(src, f"line {exc2.line}:{exc2.col}", "",
-                                   f"document not well-formed ({exc2.what}); "
-                                   "each <session> parsed on its own"))
+            repairs.append(
+                Problem(
+                    src,
+                    f"line {exc2.line}:{exc2.col}",
+                    "",
+                    f"document not well-formed ({exc2.what}); each <session> parsed on its own",
+                )
+            )
             session_nodes, rejected, root_tag = _parse_by_session(text, src)
     m = re.match(r"sessiontrack(\d{4})$", root_tag)
     yr = year if year is not None else (int(m.group(1)) if m else None)
@@ -494,19 +531,37 @@ def load_trec_session(
 
     tmap: dict[str, str] = {}
     if topic_map is not None:
-        tmap = dict(topic_map) if isinstance(topic_map, Mapping) else read_session_topic_map(topic_map)
+        tmap = (
+            dict(topic_map) if isinstance(topic_map, Mapping) else read_session_topic_map(topic_map)
+        )
 
     origin = pd.Timestamp(time_origin)
     if origin.tzinfo is None:
         origin = origin.tz_localize("UTC")
     sys_id = system_id or (f"trec-session-{yr}" if yr is not None else "trec-session")
-    cols: dict[str, list[object]] = {k: [] for k in (
-        "session_id", "user_id", "topic_id", "system_id", "session_start", "query_pos",
-        "query_text", "query_secs", "rank", "doc_id", "url", "title", "snippet", "clicks", "dwell")}
+    cols: dict[str, list[object]] = {
+        k: []
+        for k in (
+            "session_id",
+            "user_id",
+            "topic_id",
+            "system_id",
+            "session_start",
+            "query_pos",
+            "query_text",
+            "query_secs",
+            "rank",
+            "doc_id",
+            "url",
+            "title",
+            "snippet",
+            "clicks",
+            "dwell",
+        )
+    }
     row_lines: list[int] = []
     topics_seen: dict[str, tuple[str, str]] = {}
     n_empty = 0
-    n_sessions_read = len(rejected) + len(session_nodes)
     seen_ids: set[str] = set()
 
     for snode in session_nodes:
@@ -514,8 +569,14 @@ def load_trec_session(
         sprobs: list[Problem] = []
         srepairs: list[Problem] = []
 
-        def prob(node: _Node, fld: str, msg: str, val: str = "",
-                 _sp: list[Problem] = sprobs, _sid: str = sid) -> None:
+        def prob(
+            node: _Node,
+            fld: str,
+            msg: str,
+            val: str = "",
+            _sp: list[Problem] = sprobs,
+            _sid: str = sid,
+        ) -> None:
             _sp.append(Problem(src, f"line {node.line}", fld, msg, val, record=_sid))
 
         if not sid:
@@ -528,22 +589,33 @@ def load_trec_session(
         xml_topic = tnode.attrib.get("num", "").strip() if tnode is not None else ""
         map_topic = tmap.get(sid, "")
         if xml_topic and map_topic and xml_topic != map_topic:
-            prob(snode, "topic", f"topic {xml_topic} in the XML but {map_topic} in the "
-                 "session-topic map", repr(xml_topic))
+            prob(
+                snode,
+                "topic",
+                f"topic {xml_topic} in the XML but {map_topic} in the session-topic map",
+                repr(xml_topic),
+            )
         topic = xml_topic or map_topic
         if not topic:
             where = "no <topic num=...> in the XML" if not tmap else "not in the session-topic map"
             prob(snode, "topic", f"session {sid} has no topic ({where})")
         elif tnode is not None and topic not in topics_seen:
-            title = (tnode.find("title").text if tnode.find("title") is not None else "")  # type: ignore[union-attr]
-            desc = (tnode.find("desc").text if tnode.find("desc") is not None else "")  # type: ignore[union-attr]
+            title = tnode.find("title").text if tnode.find("title") is not None else ""  # type: ignore[union-attr]
+            desc = tnode.find("desc").text if tnode.find("desc") is not None else ""  # type: ignore[union-attr]
             topics_seen[topic] = (title, desc)
         user = snode.attrib.get("userid", "").strip() or UNKNOWN_USER
         s_start = _seconds(snode.attrib.get("starttime"))
 
         # queries: (node, text, seconds, [(rank, doc, url, title, snippet, line)], clicks)
-        queries: list[tuple[_Node, str, float, list[tuple[int, str, str, str, str, int]],
-                            dict[int, tuple[int, float]]]] = []
+        queries: list[
+            tuple[
+                _Node,
+                str,
+                float,
+                list[tuple[int, str, str, str, str, int]],
+                dict[int, tuple[int, float]],
+            ]
+        ] = []
         items = snode.findall("interaction")
         nums = [_seconds(it.attrib.get("num")) for it in items]
         if all(not np.isnan(n) for n in nums):
@@ -569,16 +641,33 @@ def load_trec_session(
                 url = unode.text if unode is not None else ""
                 doc = url if doc_id == "url" else (dnode.text if dnode is not None else "")
                 if not doc:
-                    prob(rnode, "result", f"result at rank {rank} has no document id "
-                         f"({'<url>' if doc_id == 'url' else '<clueweb..id>'})")
+                    prob(
+                        rnode,
+                        "result",
+                        f"result at rank {rank} has no document id "
+                        f"({'<url>' if doc_id == 'url' else '<clueweb..id>'})",
+                    )
                     continue
                 if doc in seen_docs:
-                    prob(rnode, "result", f"document {doc} occurs twice in one result list "
-                         f"(ranks {seen_docs[doc]} and {rank})", repr(doc))
+                    prob(
+                        rnode,
+                        "result",
+                        f"document {doc} occurs twice in one result list "
+                        f"(ranks {seen_docs[doc]} and {rank})",
+                        repr(doc),
+                    )
                 seen_docs[doc] = rank
                 tn, sn = rnode.find("title"), rnode.find("snippet")
-                res_list.append((rank, doc, url, tn.text if tn is not None else "",
-                                 sn.text if sn is not None else "", rnode.line))
+                res_list.append(
+                    (
+                        rank,
+                        doc,
+                        url,
+                        tn.text if tn is not None else "",
+                        sn.text if sn is not None else "",
+                        rnode.line,
+                    )
+                )
             res_list.sort(key=lambda r: r[0])
             ranks = {r[0] for r in res_list}
             clicks: dict[int, tuple[int, float]] = {}
@@ -590,35 +679,61 @@ def load_trec_session(
                 except ValueError:
                     crank = -1
                 if crank not in ranks:
-                    msg = (f"click on rank {rn.text if rn is not None else '?'} but the result "
-                           f"list has {'no results' if not ranks else f'ranks 1..{max(ranks)}'}")
+                    msg = (
+                        f"click on rank {rn.text if rn is not None else '?'} but the result "
+                        f"list has {'no results' if not ranks else f'ranks 1..{max(ranks)}'}"
+                    )
                     if mode == "strict":
                         prob(cnode, "click", msg)
                     else:
-                        srepairs.append(Problem(src, f"line {cnode.line}", "click",
-                                                msg + "; click skipped", record=sid))
+                        srepairs.append(
+                            Problem(
+                                src,
+                                f"line {cnode.line}",
+                                "click",
+                                msg + "; click skipped",
+                                record=sid,
+                            )
+                        )
                     continue
-                dur = _seconds(cnode.attrib.get("endtime")) - _seconds(cnode.attrib.get("starttime"))
+                dur = _seconds(cnode.attrib.get("endtime")) - _seconds(
+                    cnode.attrib.get("starttime")
+                )
                 n, d = clicks.get(crank, (0, float("nan")))
                 if not np.isnan(dur):
                     d = dur if np.isnan(d) else d + dur
                 clicks[crank] = (n + 1, d)
-            if is_cq and (current_query == "drop" or (current_query == "if-results" and not res_list)):
+            if is_cq and (
+                current_query == "drop" or (current_query == "if-results" and not res_list)
+            ):
                 continue
-            if (pages == "merge" and it.attrib.get("type", "") == "page" and queries
-                    and not is_cq):
+            if pages == "merge" and it.attrib.get("type", "") == "page" and queries and not is_cq:
                 prev = queries[-1]
                 shift = len(prev[3]) if res_list and res_list[0][0] == 1 else 0
                 prev[3].extend((r[0] + shift, *r[1:]) for r in res_list)
                 prev[4].update({k + shift: v for k, v in clicks.items()})
-                srepairs.append(Problem(src, f"line {it.line}", "interaction",
-                                        "result page merged into the previous query", record=sid))
+                srepairs.append(
+                    Problem(
+                        src,
+                        f"line {it.line}",
+                        "interaction",
+                        "result page merged into the previous query",
+                        record=sid,
+                    )
+                )
                 continue
             if not res_list and not is_cq:
                 n_empty += 1
                 if empty_serps == "drop":
-                    srepairs.append(Problem(src, f"line {it.line}", "results",
-                                            "empty result page: query dropped", record=sid))
+                    srepairs.append(
+                        Problem(
+                            src,
+                            f"line {it.line}",
+                            "results",
+                            "empty result page: query dropped",
+                            record=sid,
+                        )
+                    )
                     continue
             queries.append((it, qtext, _seconds(it.attrib.get("starttime")), res_list, clicks))
         if not queries and not sprobs:
@@ -661,8 +776,9 @@ def load_trec_session(
     pre.sessions_rejected = len(rejected_ids)
     pre.problems = list(rejected)
     if not cols["session_id"]:
-        raise ValidationFailed(rejected[:max_problems] or [
-            Problem(src, "", "", f"no session found in {p.name}")])
+        raise ValidationFailed(
+            rejected[:max_problems] or [Problem(src, "", "", f"no session found in {p.name}")]
+        )
 
     flat = pd.DataFrame({k: v for k, v in cols.items() if k not in ("session_start", "query_secs")})
     flat["rank"] = pd.array(flat["rank"].tolist(), dtype="Int64")
@@ -675,7 +791,11 @@ def load_trec_session(
     ssecs = np.asarray(cols["session_start"], dtype=np.float64)
     flat["session_start"] = origin + pd.to_timedelta(ssecs, unit="s")
     frame, report = frame_from_flat(
-        flat, source=src, mode=mode, max_problems=max_problems, location_kind="line",
+        flat,
+        source=src,
+        mode=mode,
+        max_problems=max_problems,
+        location_kind="line",
         row_locations=np.asarray(row_lines, dtype=np.int64),
     )
     pre.merge(report)
@@ -686,17 +806,26 @@ def load_trec_session(
     if qrels is not None:
         judgments = _read_session_qrels(qrels, spec=spec, grade_map=grade_map)
         judged = set(judgments.table["topic_id"].astype(str))
-        unjudged = tuple(t for t in frame.sessions["topic_id"].cat.categories.astype(str)
-                         if t not in judged)
+        unjudged = tuple(
+            t for t in frame.sessions["topic_id"].cat.categories.astype(str) if t not in judged
+        )
     topics = frame.topics.copy()
     tid = topics["topic_id"].astype(str)
     topics["title"] = pd.Series([topics_seen.get(t, ("", ""))[0] for t in tid], dtype="string")
-    topics["description"] = pd.Series([topics_seen.get(t, ("", ""))[1] for t in tid],
-                                      dtype="string")
+    topics["description"] = pd.Series(
+        [topics_seen.get(t, ("", ""))[1] for t in tid], dtype="string"
+    )
     topics["judged"] = ~tid.isin(unjudged).to_numpy() if qrels is not None else True
     frame = dataclasses.replace(frame, topics=topics)
-    return TrecSessionLoad(frame=frame, judgments=judgments, report=pre, year=spec,
-                           repairs=tuple(repairs), empty_serps=n_empty, unjudged_topics=unjudged)
+    return TrecSessionLoad(
+        frame=frame,
+        judgments=judgments,
+        report=pre,
+        year=spec,
+        repairs=tuple(repairs),
+        empty_serps=n_empty,
+        unjudged_topics=unjudged,
+    )
 
 
 def _read_session_qrels(

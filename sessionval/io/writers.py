@@ -54,11 +54,9 @@ class WrittenFiles:
 
 
 def _iso(value: Any) -> str | None:
-    if value is None or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
+    if value is None or pd.isna(value):
         return None
     ts = pd.Timestamp(value)
-    if ts is pd.NaT:
-        return None
     return str(ts.tz_convert("UTC").isoformat().replace("+00:00", "Z"))
 
 
@@ -98,7 +96,9 @@ def frame_to_flat_with_keys(frame: SessionFrame) -> pd.DataFrame:
     # frame_to_flat emits rows in query order; rebuild each row's query index from its keys
     key = pd.MultiIndex.from_arrays([q["session_id"].astype(str), q["query_pos"].astype(np.int64)])
     idx = key.get_indexer(
-        pd.MultiIndex.from_arrays([flat["session_id"].astype(str), flat["query_pos"].astype(np.int64)])
+        pd.MultiIndex.from_arrays(
+            [flat["session_id"].astype(str), flat["query_pos"].astype(np.int64)]
+        )
     )
     flat["qrels_id"] = q["qrels_id"].astype(str).to_numpy()[idx]
     return flat
@@ -107,7 +107,7 @@ def frame_to_flat_with_keys(frame: SessionFrame) -> pd.DataFrame:
 def study_header(
     frame: SessionFrame, *, judgments: JudgmentFrame | None = None, name: str = ""
 ) -> Study:
-    """The :class:`Study` header (no sessions) describing the frame's entities.
+    """Build the :class:`Study` header (no sessions) describing the frame's entities.
 
     Parameters
     ----------
@@ -118,7 +118,8 @@ def study_header(
     name
         Study name.
     """
-    def attrs(row: dict[str, Any], skip: str) -> dict[str, Any]:
+
+    def attrs(row: dict[Any, Any], skip: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for k, v in row.items():
             if k == skip:
@@ -173,11 +174,11 @@ def _session_dicts(frame: SessionFrame) -> list[dict[str, Any]]:
             "topic_id": str(s["topic_id"]),
             "system_id": str(s["system_id"]),
         }
-        for key, col in (("start_time", "start_time"), ("end_time", "end_time")):
+        for col in ("start_time", "end_time"):
             t = _iso(s[col])
             if t is not None:
-                d[key] = t
-        rt = {str(c)[len("rating_"):]: _num(s[c]) for c in ratings}
+                d[col] = t
+        rt = {str(c)[len("rating_") :]: _num(s[c]) for c in ratings}
         rt = {k: v for k, v in rt.items() if v is not None}
         if rt:
             d["ratings"] = rt
@@ -187,9 +188,9 @@ def _session_dicts(frame: SessionFrame) -> list[dict[str, Any]]:
     current_key: tuple[str, int] | None = None
     for row in flat.to_dict("records"):
         sid = str(row["session_id"])
-        key = (sid, int(row["query_pos"]))
+        key: tuple[str, int] = (sid, int(row["query_pos"]))
         if key != current_key:
-            current = {"position": key[1], "text": _text(row["query_text"]) or ""}
+            current: dict[str, Any] = {"position": key[1], "text": _text(row["query_text"]) or ""}
             for name, val in (
                 ("query_id", _text(row["query_id"])),
                 ("time", _iso(row["query_time"])),
@@ -257,8 +258,9 @@ def write_jsonl(
             fh.write("\n")
     study_path = out / "study.json"
     header = study_header(frame, judgments=judgments, name=name)
-    study_path.write_text(header.model_dump_json(indent=2, exclude={"sessions", "judgments"}) + "\n",
-                          encoding="utf-8")
+    study_path.write_text(
+        header.model_dump_json(indent=2, exclude={"sessions", "judgments"}) + "\n", encoding="utf-8"
+    )
     qrels_path = None
     if judgments is not None:
         qrels_path = write_qrels(judgments, out / "qrels.txt")

@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sessionval.errors import InputFormatError, JudgmentError, ValidationFailed
+from sessionval.io.lab_tables import JIANG_ALLAN_SCALE, LabColumns, load_lab_tables
+
+
+def load(fx, **kw):
+    d = fx / "lab"
+    return load_lab_tables(d / "session", d / "results", d / "qrels", **kw)
+
+
+def test_sessions_queries_results(fx):
+    r = load(fx)
+    f = r.frame
+    assert f.sessions["session_id"].astype(str).tolist() == ["1", "2", "3"]
+    assert f.sessions["user_id"].astype(str).tolist() == ["U1", "U1", "U2"]
+    # topic ids are kept as text (leading zero)
+    assert f.sessions["topic_id"].astype(str).tolist() == ["01", "02", "01"]
+    assert f.sessions["system_id"].astype(str).tolist() == ["lab"] * 3
+    assert f.sessions["n_queries"].tolist() == [3, 1, 1]
+    assert f.queries["n_results"].tolist() == [0, 2, 2, 1, 2]
+    assert r.empty_serps == 1
+    # quotes are data, not CSV quoting
+    assert f.results["title"].iloc[0] == 'A "quoted'
+    assert f.results["doc_id"].astype(str).tolist() == [
+        "http://w/a",
+        "http://w/b",
+        "http://w/b",
+        "http://w/c",
+        "http://w/x",
+        "http://w/a",
+        "http://w/c",
+    ]
+
+
+def test_ratings_carried_into_sessions(fx):
+    r = load(fx)
+    assert r.ratings == ("rating_performance", "rating_difficulty")
+    assert r.frame.sessions["rating_performance"].tolist() == [4.0, 2.0, 5.0]
+    assert r.frame.sessions["rating_difficulty"].tolist() == [2.0, 5.0, 1.0]
+
+
+def test_judgments_are_per_session(fx):
+    r = load(fx)
+    assert r.frame.queries["qrels_id"].astype(str).tolist() == ["1", "1", "1", "2", "3"]
+    j = r.judgments
+    assert j is not None
+    assert j.scale == JIANG_ALLAN_SCALE
+    t = j.table
+    # the same URL has different grades in different sessions
+    a = t[t["doc_id"].astype(str) == "http://w/a"].set_index("topic_id")["grade"]
+    assert a.to_dict() == {"1": 2, "3": 0}
+    assert t.loc[t["doc_id"].astype(str) == "http://w/b", "grade"].tolist() == [-1]
+
+
+def test_grades_join_per_session(fx):
+    from sessionval.judgments.gains import result_grades
+
+    r = load(fx)
+    g = result_grades(r.frame, r.judgments)
+    # session 1: a=2, b=-1, b=-1, c=1; session 2: x=0; session 3: a=0, c=2
+    np.testing.assert_array_equal(g, [2, -1, -1, 1, 0, 0, 2])
+
+
+def test_unknown_session_in_results(fx, tmp_path):
+    d = fx / "lab"
+    res = tmp_path / "results"
+    res.write_text((d / "results").read_text() + "9\t1\t1\thttp://w/z\tZ\tz\n")
+    with pytest.raises(ValidationFailed, match=r"results:10: SessionID: session id not in the"):
+        load_lab_tables(d / "session", res, d / "qrels")
+    r = load_lab_tables(d / "session", res, d / "qrels", mode="lenient")
+    assert r.report.sessions_rejected == 1 and r.report.sessions_accepted == 3
+    assert r.report.rejects["record"].tolist() == ["9"]
+
+
+def test_conflicting_judgments(fx, tmp_path):
+    d = fx / "lab"
+    q = tmp_path / "qrels"
+    q.write_text((d / "qrels").read_text() + "1\thttp://w/a\t0\n")
+    with pytest.raises(JudgmentError, match="judged with different grades for session 1"):
+        load_lab_tables(d / "session", d / "results", q)
+
+
+def test_missing_column_message(fx, tmp_path):
+    d = fx / "lab"
+    s = tmp_path / "session"
+    s.write_text("Sess\tUser\tTopic\n1\tU1\t01\n")
+    with pytest.raises(
+        InputFormatError, match=r"lacks column.*SessionID.*found: Sess, User, Topic"
+    ):
+        load_lab_tables(s, d / "results")
+    r = load_lab_tables(
+        s,
+        d / "results",
+        columns=LabColumns(session="Sess", results_session="SessionID"),
+        mode="lenient",
+    )
+    assert r.frame.sessions["session_id"].astype(str).tolist() == ["1"]
+    assert r.report.sessions_rejected == 2
+
+
+def test_duplicate_document_in_a_list_rejects_session(fx, tmp_path):
+    d = fx / "lab"
+    res = tmp_path / "results"
+    res.write_text((d / "results").read_text() + "2\t1\t2\thttp://w/x\tX\tx\n")
+    with pytest.raises(
+        ValidationFailed, match="results:10: doc_id: document occurs more than once"
+    ):
+        load_lab_tables(d / "session", res)
+    r = load_lab_tables(d / "session", res, mode="lenient")
+    assert r.frame.sessions["session_id"].astype(str).tolist() == ["1", "3"]

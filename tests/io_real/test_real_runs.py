@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+import pytest
+
+from sessionval.errors import JudgmentError, ParseError, ValidationFailed
+from sessionval.io.runs_as_sessions import (
+    CAST_GRADE_SCALE,
+    load_runs_as_sessions,
+    read_cast_topics,
+    read_qrels,
+    read_run,
+)
+
+
+def load(fx, **kw):
+    d = fx / "cast"
+    kw.setdefault("qrels", d / "qrels.txt")
+    kw.setdefault("topics", d / "topics.json")
+    return load_runs_as_sessions([d / "runA.run", d / "runB.run"], **kw)
+
+
+def docs_of(frame, session, pos):
+    q = frame.queries
+    idx = q.index[(q["session_id"].astype(str) == session) & (q["query_pos"] == pos)][0]
+    r = frame.results
+    return r.loc[r["query_idx"] == idx, "doc_id"].astype(str).tolist()
+
+
+def test_one_session_per_run_and_topic(fx):
+    r = load(fx)
+    f = r.frame
+    assert r.systems == ("runA", "runB")
+    assert f.sessions["session_id"].astype(str).tolist() == [
+        "runA:201",
+        "runA:202",
+        "runB:201",
+        "runB:202",
+    ]
+    assert f.sessions["system_id"].astype(str).tolist() == ["runA", "runA", "runB", "runB"]
+    assert f.sessions["topic_id"].astype(str).tolist() == ["201", "202", "201", "202"]
+    # turns in turn-number order even though the topics file lists turn 2 first
+    assert f.queries["query_id"].tolist()[:3] == ["201_1", "201_2", "201_3"]
+    assert f.queries["text"].tolist()[:2] == ["Tell me about otters.", "And how big do they get?"]
+    # qrels are per turn
+    assert f.queries["qrels_id"].astype(str).tolist() == f.queries["query_id"].tolist()
+
+
+def test_missing_turns_are_queries_without_results(fx):
+    f = load(fx).frame
+    assert f.queries["n_results"].tolist() == [3, 2, 0, 1, 2, 0, 1, 2]
+
+
+def test_trec_eval_tie_break_and_rank_order(fx):
+    f = load(fx).frame
+    # d1 and d2 tie at 10.0: trec_eval orders ties by docno descending
+    assert docs_of(f, "runA:201", 1) == ["d2", "d1", "d3"]
+    g = load(fx, order="rank").frame
+    assert docs_of(g, "runA:201", 1) == ["d1", "d2", "d3"]
+    assert f.results["rank"].tolist()[:3] == [1, 2, 3]
+
+
+def test_depth_and_text_choice(fx):
+    r = load(fx, depth=1, text="manual")
+    assert r.frame.queries["n_results"].max() == 1
+    assert r.frame.queries["text"].iloc[1] == "How big do otters get?"
+    assert r.depth == 1
+
+
+def test_judgments_per_turn(fx):
+    r = load(fx)
+    assert r.judgments is not None
+    assert r.judgments.scale == CAST_GRADE_SCALE
+    assert set(r.judgments.table["topic_id"].astype(str)) == {"201_1", "201_2", "202_1"}
+    assert r.unjudged_turns == ("201_3",)
+
+
+def test_without_topics_file_turns_come_from_runs(fx):
+    d = fx / "cast"
+    r = load_runs_as_sessions(d / "runB.run")
+    f = r.frame
+    assert f.sessions["session_id"].astype(str).tolist() == ["runB:201", "runB:202"]
+    assert f.queries["query_id"].tolist() == ["201_1", "201_3", "202_1"]
+    assert f.queries["query_pos"].tolist() == [1, 2, 1]
+    assert r.judgments is None
+
+
+def test_bad_turn_id(fx, tmp_path):
+    run = tmp_path / "bad.run"
+    run.write_text("201 Q0 d1 1 1.0 x\n201_1 Q0 d1 1 1.0 x\n")
+    with pytest.raises(ValidationFailed, match=r"bad\.run:1: qid: turn id must be <topic>_<turn>"):
+        load_runs_as_sessions(run)
+    r = load_runs_as_sessions(run, mode="lenient")
+    assert r.frame.n_queries == 1 and len(r.notes) == 1
+
+
+def test_duplicate_document_in_a_run(fx, tmp_path):
+    run = tmp_path / "dup.run"
+    run.write_text("1_1 Q0 d1 1 2.0 x\n1_1 Q0 d1 2 1.0 x\n1_1 Q0 d2 3 0.5 x\n")
+    with pytest.raises(ValidationFailed, match="occurs more than once"):
+        load_runs_as_sessions(run)
+    r = load_runs_as_sessions(run, mode="lenient")
+    assert r.frame.results["doc_id"].astype(str).tolist() == ["d1", "d2"]
+    assert r.frame.results["rank"].tolist() == [1, 2]
+
+
+def test_read_run_and_qrels_errors(tmp_path):
+    run = tmp_path / "r.run"
+    run.write_text("1_1 Q0 d1 1 2.0 x\n1_1 Q0 d2 one 1.0 x\n")
+    with pytest.raises(ParseError, match=r"r\.run:2: rank must be a number, got 'one'"):
+        read_run(run)
+    run.write_text("1_1 Q0 d1 1 2.0\n")
+    with pytest.raises(ParseError, match=r"r\.run:1: run line must have 6"):
+        read_run(run)
+    q = tmp_path / "q.txt"
+    q.write_text("1 0 d1 1\n1 0 d1 2\n")
+    with pytest.raises(JudgmentError, match="judged more than once for '1' with different grades"):
+        read_qrels(q)
+    q.write_text("1 0 d1 x\n")
+    with pytest.raises(ParseError, match=r"q\.txt:1: grade must be an integer"):
+        read_qrels(q)
+
+
+def test_read_cast_topics_errors(tmp_path):
+    p = tmp_path / "t.json"
+    p.write_text('[{"number": 1,')
+    with pytest.raises(ParseError, match=r"t\.json:1:\d+: malformed JSON"):
+        read_cast_topics(p)
