@@ -38,7 +38,7 @@ from typing import Any, ClassVar, Final, Literal, cast
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from .errors import InputFormatError, JudgmentError, MeasureSpecError
 from .frame import JudgmentFrame, SessionFrame
@@ -83,15 +83,15 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
     "jiang-allan-2016": {
         "description": "sDCG/nsDCG of the CHIIR 2016 session-metrics code: query discount "
         "1/log_bq(q+bq-1), rank discount 1/log_b(r+b-1), gain 2^g-1 (negative grades kept), "
-        "top-k of each query as returned (no padding), every duplicate counted, ideal = the "
-        "session's judged pool sorted, repeated per query (load judgments keyed per session)",
+        "top-k of each query (padding adds no gain, and the ideal copy of every query keeps k "
+        "positions as in that code), every duplicate counted, ideal = the session's judged pool "
+        "sorted, repeated per query (load judgments keyed per session)",
         "citation": "jiang2016",
         "params": {
             "gains": "exp",
             "negative": "keep",
             "discount": "shifted-log",
             "query_discount": "shifted-log",
-            "short_lists": "none",
         },
     },
     "trec-dd-no-repeat": {
@@ -162,6 +162,8 @@ class SessionConfig(Model):
         None, description="lowest 'highly relevant' grade (None: the top grade of the scale)"
     )
     preset_name: str | None = Field(None, description="preset the configuration started from")
+
+    model_config = ConfigDict(**Model.model_config, ser_json_inf_nan="constants")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = PRESETS
 
