@@ -563,7 +563,11 @@ def figure_bytes(obj: Axes | Figure, fmt: ImageFormat = "png", *, dpi: int = 200
         "pdf": {"CreationDate": None},
         "png": {"Software": None},
     }[fmt]
-    fig.savefig(buf, format=fmt, dpi=dpi, metadata=metadata)
+    import matplotlib as mpl
+
+    # a fixed salt makes SVG element ids (and so the bytes) reproducible
+    with mpl.rc_context({"svg.hashsalt": "sessionval"}):
+        fig.savefig(buf, format=fmt, dpi=dpi, metadata=metadata)
     return buf.getvalue()
 
 

@@ -1,0 +1,213 @@
+"""Figures drawn headless (Agg) and inspected: lines, labels, legends, plotted values."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np
+import pandas as pd
+import pytest
+
+from sessionval import aggregate as ag
+from sessionval import plots
+from sessionval.curves import cg_curves
+from sessionval.errors import SessionvalError
+from sessionval.io.study import load_study
+from sessionval.pipeline import SessionConfig, evaluate
+from sessionval.synth import write_study
+
+
+@pytest.fixture(scope="module")
+def ev(tmp_path_factory):
+    root = tmp_path_factory.mktemp("study")
+    write_study(root, n_sessions=24, seed=11, formats="jsonl")
+    loaded = load_study(root, qrels=root / "qrels.txt")
+    return evaluate(loaded.frame, loaded.judgments, SessionConfig())
+
+
+def _data_lines(ax):
+    return [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
+
+
+def _legend(ax):
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+PARAMS = SessionConfig().model_dump(mode="json")
+
+
+def test_analysis_fig1_query_curves(ev):
+    table = ag.query_curves(ev, compare="last", depth=100)
+    ax = plots.plot_query_curves(table, params=PARAMS)
+    lines = _data_lines(ax)
+    systems = sorted(table["system_id"].astype(str).unique())
+    assert len(lines) == 2 * len(systems)
+    assert _legend(ax) == [f"{s} {g}" for s in systems for g in ("last", "non-last")]
+    assert ax.get_xlabel() == "rank" and "sDCG" in ax.get_ylabel()
+    assert "b=2" in ax.get_title() and "bq=4" in ax.get_title() and "X=10" in ax.get_title()
+    assert "gains 0-1-10-100" in ax.get_title()
+    sel = table[table["measure"] == "sdcg_q"]
+    for line in lines:
+        s, g = line.get_label().split(" ", 1)
+        part = sel[(sel["system_id"].astype(str) == s) & (sel["group"] == g)].sort_values("rank")
+        np.testing.assert_array_equal(line.get_xdata(), part["rank"].to_numpy(float))
+        np.testing.assert_array_equal(line.get_ydata(), part["value"].to_numpy())
+    # the colour-blind-safe palette, one colour per system
+    assert {ln.get_color() for ln in lines} <= set(plots.PALETTE)
+    assert len({ln.get_color() for ln in lines}) == len(systems)
+
+
+def test_analysis_fig2_session_curves(ev):
+    table = ag.session_curves(ev)
+    ax = plots.plot_session_curves(table, cutoff=10, params=PARAMS)
+    lines = _data_lines(ax)
+    assert [ln.get_label() for ln in lines] == sorted(table["system_id"].astype(str).unique())
+    assert _legend(ax) == [ln.get_label() for ln in lines]
+    assert ax.get_ylabel() == "mean nsDCG"
+    assert ax.get_xlabel() == "position in concatenated top-10 results"
+    nsd = table[table["measure"] == "nsdcg"]
+    for line in lines:
+        part = nsd[nsd["system_id"].astype(str) == line.get_label()].sort_values("position")
+        np.testing.assert_array_equal(line.get_ydata(), part["value"].to_numpy())
+    n_q = int(np.ceil(table["position"].max() / 10))
+    boundaries = [ln for ln in ax.get_lines() if ln.get_label() == "_query boundary"]
+    assert len(boundaries) == n_q - 1
+    top = ax.child_axes[0]
+    assert [t.get_text() for t in top.get_xticklabels()] == [f"Q{q}" for q in range(1, n_q + 1)]
+
+
+def test_analysis_fig3_subsets(ev):
+    topic = ev.frame.sessions["topic_id"].astype(str).to_numpy()
+    where = topic == "A"
+    both = pd.concat(
+        [
+            ag.session_curves(ev, where=where).assign(subset="all"),
+            ag.session_curves(ev, where=where, min_queries=2).assign(subset=">= 2 queries"),
+        ],
+        ignore_index=True,
+    )
+    ax = plots.plot_session_curves(both, cutoff=10, params=PARAMS, normalised=False, style="subset")
+    lines = _data_lines(ax)
+    expected = both[["system_id", "subset"]].astype(str).drop_duplicates()
+    assert len(lines) == len(expected)
+    assert ax.get_ylabel() == "mean sDCG"
+    raw = both[both["measure"] == "sdcg"]
+    for line in lines:
+        s, sub = line.get_label().split(" ", 1)
+        part = raw[(raw["system_id"].astype(str) == s) & (raw["subset"] == sub)]
+        np.testing.assert_array_equal(line.get_ydata(), part.sort_values("position")["value"])
+    styles = {ln.get_label().split(" ", 1)[1]: ln.get_linestyle() for ln in lines}
+    assert styles["all"] != styles[">= 2 queries"]
+
+
+def test_analysis_fig4_individual_sessions(ev):
+    sessions = ev.frame.sessions
+    where = (sessions["system_id"].astype(str) == "S1").to_numpy()
+    table = ag.individual_curves(ev, where=where)
+    ax = plots.plot_individual_sessions(table, cutoff=10, params=PARAMS)
+    ids = sessions.loc[where, "session_id"].astype(str).tolist()
+    session_lines = [ln for ln in ax.get_lines() if ln.get_label().startswith("_session ")]
+    assert sorted(ln.get_label().removeprefix("_session ") for ln in session_lines) == sorted(ids)
+    assert _legend(ax) == ["searcher stopped"]
+    # stopping points: at the end of each session's last query, at its final sDCG
+    stops = ax.collections[0].get_offsets()
+    ps = ev.per_session().set_index(ev.per_session()["session_id"].astype(str))
+    expected = sorted((float(ps.loc[s, "n_positions"]), float(ps.loc[s, "sdcg"])) for s in ids)
+    got = sorted(map(tuple, np.asarray(stops, dtype=float).tolist()))
+    np.testing.assert_allclose(np.array(got), np.array(expected))
+    sdcg = table[table["measure"] == "sdcg"]
+    for line in session_lines:
+        sid = line.get_label().removeprefix("_session ")
+        part = sdcg[sdcg["session_id"].astype(str) == sid].sort_values("position")
+        np.testing.assert_array_equal(line.get_ydata(), part["value"].to_numpy())
+        # held after stopping: constant to the longest session
+        tail = part[part["stopped"]]["value"].to_numpy()
+        np.testing.assert_allclose(tail, ps.loc[sid, "sdcg"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("measure", ["CG", "DCG", "nCG", "nDCG"])
+def test_analysis_cg_figures(ev, measure):
+    table = cg_curves(ev, depth=30)
+    part = table[table["measure"] == measure]
+    ax = plots.plot_cg_curves(part, measure=measure, params={"b": 2.0, "gains": "0-1-10-100"})
+    lines = _data_lines(ax)
+    assert _legend(ax) == ["S1", "S2", "ideal"]
+    assert ax.get_ylabel() == f"mean {measure}" and ax.get_xlabel() == "rank"
+    assert "b=2" in ax.get_title() and "gains 0-1-10-100" in ax.get_title()
+    for line in lines:
+        rows = part[part["system_id"] == line.get_label()].sort_values("rank")
+        np.testing.assert_array_equal(line.get_ydata(), rows["value"].to_numpy())
+    ideal = lines[-1]
+    assert ideal.get_linestyle() == "--" and ideal.get_color() == "#000000"
+
+
+def test_analysis_cg_curves_against_loop(ev):
+    """An independent per-query loop gives the same mean vectors (000, section 2)."""
+    depth = 25
+    table = cg_curves(ev, depth=depth)
+    frame = ev.frame
+    res = frame.results
+    gain_of = dict(zip(ev.rows.tolist(), ev.gain.tolist(), strict=True))
+    qsys = frame.sessions["system_id"].astype(str).to_numpy()[ev.query_session]
+    ideal = ev.ideal_source
+    disc = 1 + np.log(np.arange(1, depth + 1)) / np.log(2.0)  # jk2008, b = 2
+    sums: dict[tuple[str, str], list[np.ndarray]] = {}
+    for q in range(frame.n_queries):
+        rows = np.flatnonzero(res["query_idx"].to_numpy() == q)
+        g = np.zeros(depth)
+        for r in rows:
+            rank = int(res["rank"].iloc[r])
+            if rank <= depth:
+                g[rank - 1] = gain_of.get(int(r), 0.0)
+        ig = ideal.dense([ev.query_ideal[q]], depth=depth)[0]
+        cg, dcg = np.cumsum(g), np.cumsum(g / disc)
+        icg, idcg = np.cumsum(ig), np.cumsum(ig / disc)
+        s = str(qsys[q])
+        sums.setdefault((s, "CG"), []).append(cg)
+        sums.setdefault((s, "DCG"), []).append(dcg)
+        if icg[0] > 0:
+            sums.setdefault((s, "nCG"), []).append(cg / icg)
+            sums.setdefault((s, "nDCG"), []).append(dcg / idcg)
+    for (s, m), vecs in sums.items():
+        rows = table[(table["system_id"] == s) & (table["measure"] == m)].sort_values("rank")
+        np.testing.assert_allclose(rows["value"].to_numpy(), np.mean(vecs, axis=0), rtol=1e-12)
+        assert int(rows["n_queries"].iloc[0]) == len(vecs)
+
+
+def test_analysis_save_figure_formats(ev, tmp_path):
+    ax = plots.plot_session_curves(ag.session_curves(ev), cutoff=10, params=PARAMS)
+    written = plots.save_figure(ax, tmp_path / "fig2")
+    assert [p.suffix for p in written] == [".png", ".svg", ".pdf"]
+    assert written[0].read_bytes().startswith(b"\x89PNG")
+    assert b"<svg" in written[1].read_bytes()[:500]
+    assert written[2].read_bytes().startswith(b"%PDF")
+    # no creation date in the metadata (files of a re-run differ only where the data do)
+    assert b"<dc:date>" not in written[1].read_bytes()
+    # paper-column size when the function makes the figure
+    w, h = ax.get_figure().get_size_inches()
+    assert (w, h) == plots.COLUMN_FIGSIZE
+
+
+def test_analysis_plot_errors():
+    with pytest.raises(SessionvalError, match="not in the table"):
+        plots.plot_query_curves(pd.DataFrame({"rank": [1], "value": [1.0]}))
+    empty = pd.DataFrame({"position": [], "value": [], "system_id": []})
+    with pytest.raises(SessionvalError, match="empty"):
+        plots.plot_session_curves(empty, cutoff=10)
+    t = pd.DataFrame({"position": [1], "value": [1.0], "system_id": ["S"], "measure": ["x"]})
+    with pytest.raises(SessionvalError, match="no rows with measure 'nsdcg'"):
+        plots.plot_session_curves(t, cutoff=10)
+    with pytest.raises(SessionvalError, match="unknown image format"):
+        plots.figure_bytes(plots.plot_session_curves(t, cutoff=10, measure="x"), "gif")
+
+
+def test_analysis_existing_axes_used():
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    target = fig.add_subplot()
+    t = pd.DataFrame(
+        {"rank": [1, 2], "value": [1.0, 3.0], "system_id": ["S", "S"], "group": ["last", "last"]}
+    )
+    assert plots.plot_query_curves(t, ax=target) is target
