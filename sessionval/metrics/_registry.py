@@ -546,7 +546,7 @@ def parse_measure(spec: str | Measure) -> Measure:
     params: dict[str, float | int | str] = {}
     raw = m.group("params")
     if raw is not None and raw.strip():
-        for item in raw.split(","):
+        for item in _split_params(raw):
             if "=" not in item:
                 raise MeasureSpecError(
                     f"{defn.name}: parameter {item.strip()!r} must be written name=value"
@@ -566,6 +566,25 @@ def parse_measure(spec: str | Measure) -> Measure:
             raise MeasureSpecError(f"{defn.name}: cut-off must be an integer >= 1, got {c!r}")
         cutoff = int(c)
     return _make(defn, params, cutoff)
+
+
+def _split_params(raw: str) -> list[str]:
+    """Split on commas outside braces (a gain mapping ``{0:0,1:5}`` holds commas)."""
+    items: list[str] = []
+    depth = 0
+    cur: list[str] = []
+    for ch in raw:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            items.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    items.append("".join(cur))
+    return items
 
 
 def parse_measures(specs: Sequence[str | Measure]) -> list[Measure]:

@@ -1,0 +1,132 @@
+"""TREC readers, `sessionval evaluate` and `sessionval measures` through main(argv)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sessionval.cli import main
+from sessionval.errors import JudgmentError, ParseError
+from sessionval.io.trec import read_judgments_csv, read_qrels, read_run
+from sessionval.metrics._registry import measures_markdown
+
+QRELS = """\
+1 0 a 2
+1 0 b 0
+1 0 c 1
+
+2 0 a 0
+2 0 x -1
+3 0 z 1
+"""
+RUN = """\
+1 Q0 b 1 3.0 t
+1 Q0 a 2 2.0 t
+1 Q0 d 3 2.0 t
+2 Q0 a 1 1 t
+4 Q0 a 1 1 t
+"""
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    q = tmp_path / "qrels.txt"
+    r = tmp_path / "run.txt"
+    q.write_text(QRELS)
+    r.write_text(RUN)
+    return q, r
+
+
+def test_read_qrels_and_run(files) -> None:
+    q, r = files
+    j = read_qrels(q)
+    assert len(j.table) == 6
+    assert str(j.table["grade"].dtype) == "int16"
+    assert j.scale.grades == (-1, 0, 1, 2)
+    run = read_run(r)
+    assert list(run.columns) == ["query_id", "doc_id", "rank", "score", "tag"]
+    assert run["score"].tolist() == [3.0, 2.0, 2.0, 1.0, 1.0]
+
+
+def test_reader_errors_give_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 0 a 2\n\n1 0 b x\n")
+    with pytest.raises(ParseError, match=r"bad.txt:3: grade must be an integer, got 'x'"):
+        read_qrels(bad)
+    bad.write_text("1 0 a 2\n1 0 b\n")
+    with pytest.raises(ParseError, match=r"bad\.txt:2: qrels line must have 4"):
+        read_qrels(bad)
+    bad.write_text("1 0 a 2\n1 0 a 1\n")
+    with pytest.raises(JudgmentError, match="judged more than once for topic '1'"):
+        read_qrels(bad)
+
+
+def test_read_judgments_csv(tmp_path: Path) -> None:
+    p = tmp_path / "j.csv"
+    p.write_text("topic_id,doc_id,grade,assessor\n1,a,2,x\n1,b,0,y\n")
+    j = read_judgments_csv(p)
+    assert j.table["assessor"].tolist() == ["x", "y"]
+    p.write_text("topic,doc_id,grade\n1,a,2\n")
+    with pytest.raises(ParseError, match="missing column"):
+        read_judgments_csv(p)
+
+
+def test_evaluate_tsv_per_query(files, capsys) -> None:
+    q, r = files
+    code = main(["evaluate", str(q), str(r), "-q", "-m", "nDCG@10", "-m", "RR", "-m", "bpref"])
+    assert code == 0
+    out, err = capsys.readouterr()
+    rows = [line.split("\t") for line in out.strip().splitlines()]
+    # per-query rows (query-major), then the means; topic 2 has no relevant document
+    assert rows[0] == ["nDCG@10", "1", f"{(2 / np.log2(3)) / (2 + 1 / np.log2(3)):.4f}"]
+    assert rows[1] == ["RR", "1", "0.5000"]
+    assert ["nDCG@10", "2", "NaN"] in rows
+    assert rows[-2:] == [["RR", "all", "0.2500"], ["Bpref", "all", "0.0000"]]
+    assert "1 run queries without judgments skipped" in err
+    assert "1 queries with an empty recall base" in err
+
+
+def test_evaluate_jsonl_complete_and_zero(files, capsys) -> None:
+    q, r = files
+    code = main(
+        ["evaluate", str(q), str(r), "-c", "--empty", "zero", "--format", "jsonl", "-m", "AP"]
+    )
+    assert code == 0
+    out, _ = capsys.readouterr()
+    recs = [json.loads(x) for x in out.strip().splitlines()]
+    # topics 1, 2 and (with -c) 3: AP 1/2*(1/2+... ) -> mean over three topics
+    assert recs[-1]["query_id"] == "all" and recs[-1]["measure"] == "AP"
+    ap1 = (1 / 2 + 0) / 2  # a (2) at rank 2; c (1) not retrieved
+    assert recs[-1]["value"] == pytest.approx(ap1 / 3)
+
+
+def test_evaluate_ties(files, capsys) -> None:
+    q, r = files
+    main(["evaluate", str(q), str(r), "-q", "-m", "RR", "--ties", "trec_eval"])
+    out_te, _ = capsys.readouterr()
+    main(["evaluate", str(q), str(r), "-q", "-m", "RR"])
+    out_id, _ = capsys.readouterr()
+    # a and d tie at 2.0 behind b: both orders put a at rank 2 (a < d) or 3 (trec_eval)
+    assert "RR\t1\t0.5000" in out_id
+    assert "RR\t1\t0.3333" in out_te
+
+
+def test_evaluate_bad_measure_exit_2(files, capsys) -> None:
+    q, r = files
+    assert main(["evaluate", str(q), str(r), "-m", "nDGC@10"]) == 2
+    assert "unknown measure 'nDGC'" in capsys.readouterr().err
+
+
+def test_measures_command_and_docs_in_sync(capsys) -> None:
+    assert main(["measures"]) == 0
+    out = capsys.readouterr().out
+    assert "nDCG[@k]" in out and "reference:" in out
+    assert main(["measures", "--format", "jsonl"]) == 0
+    assert len(capsys.readouterr().out.strip().splitlines()) >= 16
+    docs = Path(__file__).resolve().parents[2] / "docs" / "measures.md"
+    assert docs.read_text(encoding="utf-8").strip() == measures_markdown().strip(), (
+        "docs/measures.md is stale: regenerate with `sessionval measures --format markdown`"
+    )
