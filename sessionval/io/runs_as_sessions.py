@@ -10,7 +10,8 @@ topics.  Judgments are per turn: ``queries["qrels_id"]`` is the turn id and the
 qrels' ``topic_id`` is the same turn id, so each turn's ideal list is built from
 that turn's judged pool.
 
-Ranked lists are ordered by score descending with ties broken by document id
+Run and qrels files are read with :mod:`sessionval.io.trec`.  Ranked lists are
+ordered by score descending with ties broken by document id
 descending (trec_eval's order), unless ``order="rank"`` (the file's rank column).
 """
 
@@ -32,14 +33,13 @@ from ..frame import JudgmentFrame, SessionFrame
 from ..models.judgments import GradeScale
 from .mapping import with_qrels_key
 from .tables import LoadReport, Mode, frame_from_flat
+from .trec import read_qrels, read_run
 
 __all__ = [
     "CAST_GRADE_SCALE",
     "RunsLoad",
     "load_runs_as_sessions",
     "read_cast_topics",
-    "read_qrels",
-    "read_run",
 ]
 
 #: TREC CAsT 2021 document grades (0 = fails to meet ... 4 = fully meets)
@@ -62,124 +62,22 @@ _TEXT_FIELD: Final = {
 }
 
 
-def _read_whitespace(path: Path, n_cols: int, names: Sequence[str], what: str) -> pd.DataFrame:
-    """Read a whitespace-separated file with exactly ``n_cols`` columns per line (as strings)."""
-    if not path.exists():
-        raise ParseError(f"{path}: no such file")
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines()
-    keep = [i for i, ln in enumerate(lines) if ln.strip()]
-    parts = [lines[i].split() for i in keep]
-    bad = [(keep[k] + 1, p) for k, p in enumerate(parts) if len(p) != n_cols]
-    if bad:
-        line, p = bad[0]
-        raise ParseError(
-            f"{path}:{line}: {what} line must have {n_cols} whitespace-separated fields "
-            f"({' '.join(names)}), got {len(p)}: {' '.join(p)!r}"
-            + (f" (and {len(bad) - 1} more such lines)" if len(bad) > 1 else "")
-        )
-    if not parts:
-        raise ParseError(f"{path}: file is empty (expected {what} lines: {' '.join(names)})")
-    df = pd.DataFrame(parts, columns=list(names))
-    df["_line"] = np.asarray(keep, dtype=np.int64) + 1
-    return df
-
-
-def read_qrels(
-    path: str | os.PathLike[str], *, scale: GradeScale | None = None, source: str | None = None
-) -> JudgmentFrame:
-    """Read TREC qrels (``topic iteration doc grade``) into a :class:`JudgmentFrame`.
-
-    Parameters
-    ----------
-    path
-        The qrels file.
-    scale
-        Grade scale the grades must be on (default: the grades observed).
-    source
-        Name for messages (default: the path).
-
-    Raises
-    ------
-    ParseError
-        A line without four fields or a non-integer grade (with its line number).
-    JudgmentError
-        A document judged twice for the same key with different grades, or a
-        grade not on ``scale``.
-    """
-    from ..errors import JudgmentError
-
+def _run_with_lines(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """:func:`sessionval.io.trec.read_run` with plain string columns and each row's file line."""
     p = Path(path)
-    df = _read_whitespace(p, 4, ("topic", "iteration", "doc", "grade"), "qrels")
-    grade = pd.to_numeric(df["grade"], errors="coerce")
-    bad = grade.isna() | (grade != np.floor(grade))
-    if bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise ParseError(
-            f"{p}:{int(df['_line'].iloc[i])}: grade must be an integer, got {df['grade'].iloc[i]!r}"
-        )
-    g = grade.to_numpy(dtype=np.int64)
-    if scale is not None:
-        off = ~np.isin(g, np.asarray(scale.grades))
-        if off.any():
-            i = int(np.flatnonzero(off)[0])
-            raise JudgmentError(
-                f"{p}:{int(df['_line'].iloc[i])}: grade {g[i]} is not on the scale {scale.name} "
-                f"(allowed: {', '.join(map(str, scale.grades))})"
-            )
-    key = df["topic"] + "\x00" + df["doc"]
-    dup = key.duplicated(keep=False).to_numpy()
-    if dup.any():
-        grp = pd.DataFrame({"k": key[dup], "g": g[dup], "line": df["_line"][dup]})
-        conflict = grp.groupby("k")["g"].nunique()
-        conflict = conflict[conflict > 1]
-        if len(conflict):
-            k = conflict.index[0]
-            lines = grp.loc[grp["k"] == k, "line"].tolist()
-            t, d = str(k).split("\x00", 1)
-            raise JudgmentError(
-                f"{p}: document {d!r} is judged more than once for {t!r} with different grades "
-                f"(lines {', '.join(map(str, lines))})"
-            )
-    first = ~dup | ~key.duplicated(keep="first").to_numpy()
-    table = pd.DataFrame(
+    run = read_run(p)
+    with p.open("rb") as fh:
+        lines = np.asarray([i + 1 for i, ln in enumerate(fh) if ln.strip()], dtype=np.int64)
+    return pd.DataFrame(
         {
-            "topic_id": df["topic"][first].astype("category"),
-            "doc_id": df["doc"][first].astype("category"),
-            "grade": g[first].astype(np.int16),
-            "assessor": pd.Categorical([""] * int(first.sum())),
+            "qid": run["query_id"].astype(str).to_numpy(),
+            "doc": run["doc_id"].astype(str).to_numpy(),
+            "rank": run["rank"].to_numpy(),
+            "score": run["score"].to_numpy(),
+            "tag": run["tag"].astype(str).to_numpy(),
+            "_line": lines[: len(run)],
         }
-    ).reset_index(drop=True)
-    sc = scale or GradeScale.from_grades(sorted(set(g.tolist())), name=f"observed in {p.name}")
-    return JudgmentFrame(table=table, scale=sc, source=source or str(p))
-
-
-def read_run(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Read a TREC run (``qid Q0 doc rank score tag``) as a DataFrame.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``qid, doc, rank (int64), score (float64), tag, _line``.
-
-    Raises
-    ------
-    ParseError
-        A line without six fields, or a non-numeric rank or score (with its line number).
-    """
-    p = Path(path)
-    df = _read_whitespace(p, 6, ("qid", "q0", "doc", "rank", "score", "tag"), "run")
-    for col in ("rank", "score"):
-        vals = pd.to_numeric(df[col], errors="coerce")
-        if vals.isna().any():
-            i = int(np.flatnonzero(vals.isna().to_numpy())[0])
-            raise ParseError(
-                f"{p}:{int(df['_line'].iloc[i])}: {col} must be a number, got {df[col].iloc[i]!r}"
-            )
-        df[col] = vals
-    df["rank"] = df["rank"].astype(np.int64)
-    df["score"] = df["score"].astype(np.float64)
-    return df.drop(columns=["q0"])
+    )
 
 
 def read_cast_topics(path: str | os.PathLike[str], *, text: TurnText = "raw") -> pd.DataFrame:
@@ -295,7 +193,7 @@ def load_runs_as_sessions(
     frames: list[pd.DataFrame] = []
     problems: list[Problem] = []
     for path in paths:
-        df = read_run(path)
+        df = _run_with_lines(path)
         df["_file"] = str(path)
         frames.append(df)
     run = pd.concat(frames, ignore_index=True)

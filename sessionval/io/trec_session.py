@@ -58,8 +58,8 @@ import pandas as pd
 from ..errors import JudgmentError, ParseError, Problem, ValidationFailed
 from ..frame import JudgmentFrame, SessionFrame
 from ..models.judgments import GradeScale
-from .runs_as_sessions import read_qrels
 from .tables import LoadReport, Mode, frame_from_flat
+from .trec import read_qrels
 
 __all__ = [
     "TREC_SESSION_YEARS",

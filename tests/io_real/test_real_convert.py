@@ -11,9 +11,10 @@ from sessionval.cli import main
 from sessionval.io.jsonl import load_jsonl
 from sessionval.io.lab_tables import load_lab_tables
 from sessionval.io.mapping import load_mapped_table, with_qrels_key
-from sessionval.io.runs_as_sessions import load_runs_as_sessions, read_qrels
+from sessionval.io.runs_as_sessions import load_runs_as_sessions
 from sessionval.io.study import load_study
 from sessionval.io.tables import frame_from_flat
+from sessionval.io.trec import read_qrels
 from sessionval.io.trec_session import load_trec_session
 from sessionval.io.writers import frame_to_flat_with_keys, write_flat, write_jsonl
 from sessionval.models.session import Session

@@ -7,8 +7,6 @@ from sessionval.io.runs_as_sessions import (
     CAST_GRADE_SCALE,
     load_runs_as_sessions,
     read_cast_topics,
-    read_qrels,
-    read_run,
 )
 
 
@@ -103,21 +101,17 @@ def test_duplicate_document_in_a_run(fx, tmp_path):
     assert r.frame.results["rank"].tolist() == [1, 2]
 
 
-def test_read_run_and_qrels_errors(tmp_path):
+def test_malformed_run_and_qrels_surface_with_lines(fx, tmp_path):
     run = tmp_path / "r.run"
     run.write_text("1_1 Q0 d1 1 2.0 x\n1_1 Q0 d2 one 1.0 x\n")
-    with pytest.raises(ParseError, match=r"r\.run:2: rank must be a number, got 'one'"):
-        read_run(run)
-    run.write_text("1_1 Q0 d1 1 2.0\n")
-    with pytest.raises(ParseError, match=r"r\.run:1: run line must have 6"):
-        read_run(run)
+    with pytest.raises(ParseError, match=r"r\.run:2: rank must be an integer, got 'one'"):
+        load_runs_as_sessions(run)
+    good = tmp_path / "g.run"
+    good.write_text("1_1 Q0 d1 1 2.0 x\n")
     q = tmp_path / "q.txt"
-    q.write_text("1 0 d1 1\n1 0 d1 2\n")
-    with pytest.raises(JudgmentError, match="judged more than once for '1' with different grades"):
-        read_qrels(q)
-    q.write_text("1 0 d1 x\n")
-    with pytest.raises(ParseError, match=r"q\.txt:1: grade must be an integer"):
-        read_qrels(q)
+    q.write_text("1_1 0 d1 1\n1_1 0 d1 2\n")
+    with pytest.raises(JudgmentError, match="judged more than once for topic '1_1'"):
+        load_runs_as_sessions(good, qrels=q)
 
 
 def test_read_cast_topics_errors(tmp_path):
