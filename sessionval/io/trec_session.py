@@ -487,6 +487,7 @@ def load_trec_session(
         raw = p.read_bytes()
     except FileNotFoundError as exc:
         raise ParseError(f"{p}: no such file") from exc
+    repairs: list[Problem] = []
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -497,7 +498,15 @@ def load_trec_session(
                 "; save the file as UTF-8 or use mode='lenient'"
             ) from exc
         text = raw.decode("utf-8", errors="replace")
-    repairs: list[Problem] = []
+        repairs.append(
+            Problem(
+                src,
+                f"line {line}",
+                "",
+                "bytes not valid UTF-8 replaced by U+FFFD "
+                f"(first at this line; {text.count(chr(0xFFFD))} in all)",
+            )
+        )
     rejected: list[Problem] = []
     try:
         root = _parse_tree(text)

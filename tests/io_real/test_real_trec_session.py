@@ -212,3 +212,13 @@ def test_read_session_topic_map_conflict(tmp_path):
 def test_url_as_document_id(fx):
     f = load_trec_session(fx / "ts2013.xml", doc_id="url").frame
     assert f.results["doc_id"].astype(str).iloc[1] == "http://a.example/2"
+
+
+def test_invalid_utf8(fx, tmp_path):
+    p = tmp_path / "latin1.xml"
+    p.write_bytes((fx / "ts2013.xml").read_bytes().replace(b"hedgehog food", b"h\xe9dgehog food"))
+    with pytest.raises(ParseError, match=r"latin1\.xml:7: not valid UTF-8"):
+        load_trec_session(p)
+    r = load_trec_session(p, mode="lenient")
+    assert r.frame.queries["text"].iloc[0] == "h\ufffddgehog food"
+    assert "U+FFFD" in r.repairs[0].message
