@@ -44,11 +44,13 @@ Examples
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import os
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -221,12 +223,36 @@ _SYSTEMS: Final[tuple[tuple[str, str, str], ...]] = (
     ),
 )
 
-# The six ways to pick the 2 scenarios searched with S1 (S2 gets the other two) and a
-# balanced (Williams) Latin square fixing the order of the four scenarios.
-_PAIRS: Final = np.array([[0, 1], [2, 3], [0, 2], [1, 3], [0, 3], [1, 2]], dtype=np.int64)
-_WILLIAMS: Final = np.array(
-    [[0, 1, 3, 2], [1, 2, 0, 3], [2, 3, 1, 0], [3, 0, 2, 1]], dtype=np.int64
-)
+
+def _conditions() -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Scenario order and system of the 30 searcher conditions of the Latin-square design.
+
+    Conditions 0–23 run through all 24 orders of the four scenarios, in pairs whose
+    system blocks are swapped (so every scenario gets each system once per pair), with the
+    first system alternating between pairs; conditions 24–29 use each of the six ways to
+    split the scenarios over the systems once.  Over 30 searchers every scenario is
+    searched 15 times with each system, 15 searchers start with each system, and every
+    scenario comes first 7 or 8 times.
+    """
+    orders: list[tuple[int, ...]] = []
+    firsts: list[int] = []
+    seen: set[tuple[int, ...]] = set()
+    for p in itertools.permutations(range(4)):
+        if p in seen:
+            continue
+        swapped = (p[2], p[3], p[0], p[1])
+        seen |= {p, swapped}
+        orders += [p, swapped]
+        firsts += [len(firsts) // 2 % 2] * 2
+    extra = [(1, 0, 2, 3), (0, 1, 3, 2), (2, 0, 3, 1), (0, 2, 1, 3), (3, 0, 2, 1), (3, 0, 1, 2)]
+    orders += extra
+    firsts += [0, 1, 0, 1, 0, 1]
+    first = np.array(firsts, dtype=np.int64)[:, None]
+    system = np.where(np.arange(4) < 2, first, 1 - first)
+    return np.array(orders, dtype=np.int64), system
+
+
+_ORDER, _ORDER_SYSTEM = _conditions()
 
 
 # --------------------------------------------------------------------------- design
@@ -258,6 +284,7 @@ class _Pools:
     """Per scenario and category, the documents a system can return (codes into the collection)."""
 
     docs: _I64  # concatenated pools
+    docs32: npt.NDArray[np.int32]  # the same as int32
     base: _I64  # (n_topics, _N_CAT) start of each pool in ``docs``
     size: _I64  # (n_topics, _N_CAT)
     strides: _I64  # (n_topics, _N_CAT, 8) strides coprime with the pool size
@@ -324,34 +351,23 @@ def _pools(rng: np.random.Generator) -> _Pools:
     for idx, m in np.ndenumerate(sizes):
         cands = [s for s in range(1, 64) if math.gcd(s, int(m)) == 1]
         strides[idx] = cands[:8]
-    return _Pools(docs=docs, base=base.reshape(sizes.shape), size=sizes, strides=strides)
+    return _Pools(
+        docs=docs,
+        docs32=docs.astype(np.int32),
+        base=base.reshape(sizes.shape),
+        size=sizes,
+        strides=strides,
+    )
 
 
 def _latin_square(n_sessions: int) -> tuple[_I64, _I64, _I64]:
-    """Searcher, scenario and system of each session (4 per searcher, 2 per system).
-
-    Searcher ``u`` searches the scenario pair ``_PAIRS[u % 6]`` with S1 and the other two
-    with S2; which system comes first alternates, and within a system block the scenarios
-    follow row ``u % 4`` of a balanced Latin square.  With 30 searchers every scenario is
-    searched 15 times with each system.
-    """
+    """Searcher, scenario and system of each session: searcher ``u`` has condition ``u % 30``."""
     n_users = -(-n_sessions // 4)
-    u = np.arange(n_users, dtype=np.int64)
-    s1_pair = _PAIRS[u % 6]
-    in_s1 = np.zeros((n_users, 4), dtype=bool)
-    in_s1[u[:, None], s1_pair] = True
-    latin = _WILLIAMS[u % 4]  # scenario order per searcher
-    # rank of each scenario in the searcher's Latin-square row
-    pos = np.empty_like(latin)
-    pos[u[:, None], latin] = np.arange(4)
-    first_system = (u // 6 + u) % 2  # 0: S1 block first
-    # block of each scenario: 0 if searched with the first system
-    block = np.where(in_s1, first_system[:, None], 1 - first_system[:, None])
-    slot_order = np.argsort(block * 4 + pos, axis=1, kind="stable")  # scenarios by slot
-    topic = slot_order.ravel()[:n_sessions]
-    users = np.repeat(u, 4)[:n_sessions]
-    system = np.where(in_s1[users, topic], 0, 1).astype(np.int64)
-    return users, topic.astype(np.int64), system
+    cond = np.arange(n_users, dtype=np.int64) % len(_ORDER)
+    users = np.repeat(np.arange(n_users, dtype=np.int64), 4)[:n_sessions]
+    topic = _ORDER[cond].ravel()[:n_sessions]
+    system = _ORDER_SYSTEM[cond].ravel()[:n_sessions]
+    return users, topic, system
 
 
 def _design(n_sessions: int, seed: int) -> _Design:
@@ -515,9 +531,9 @@ def _chunk(d: _Design, k: int) -> _Chunk:
     last = q_pos == nq[q_session]
     good_last = last & ~fail[q_session]
     weak = rng.beta(1.3, 7.0, n_q) + 0.02 * np.minimum(q_pos - 1, 5)
-    strong = rng.beta(6.0, 2.2, n_q)
+    strong = rng.beta(10.0, 3.7, n_q)
     quality = np.where(good_last, strong, weak)
-    quality += np.where(good_last, 0.16, 0.06) * q_sys
+    quality += np.where(good_last, 0.16, 0.12) * q_sys
     quality += 0.03 * (skill[q_session] - 2.4) - 0.05 * tdiff[q_session]
     quality = np.clip(quality, 0.01, 0.97)
 
@@ -556,16 +572,15 @@ def _chunk(d: _Design, k: int) -> _Chunk:
     # a distinct document per row: the j-th document of a (query, category) is the j-th
     # step of the session's walk through the scenario's pool of that category
     q_topic = topic[q_session]
-    pool_size = d.pools.size[q_topic]  # (n_q, _N_CAT)
+    pool_size = d.pools.size[q_topic].astype(np.int32)  # (n_q, _N_CAT)
     judged = np.flatnonzero(cat)
     j_judged = _run_position(r_query[judged].astype(np.int64) * _N_CAT + cat[judged])
     over = j_judged >= pool_size[r_query[judged], cat[judged]]
     cat[judged[over]] = 0  # pool exhausted: the system returns some other document
+    judged, j_judged = judged[~over], j_judged[~over].astype(np.int32)
     is_judged = (cat > 0).astype(np.int32)
     excl = np.cumsum(is_judged, dtype=np.int32) - is_judged
-    j = r_rank - 1 - (excl - np.repeat(excl[q_first], q_rows))
-    keep = judged[~over]
-    j[keep] = j_judged[~over]
+    j = r_rank - 1 - (excl - np.repeat(excl[q_first], q_rows))  # rank among unjudged rows
     del excl, is_judged
 
     # each session walks its pools from its own offset with its own stride; later queries
@@ -579,12 +594,19 @@ def _chunk(d: _Design, k: int) -> _Chunk:
     )
     drift[q_pos == 1] = 0
     cols = np.arange(_N_CAT)
-    q_offset = (sess_off[q_session] + _segment_cumsum(drift, nq)) % pool_size
-    q_stride = d.pools.strides[q_topic[:, None], cols, sess_stride[q_session]]
-    q_pool = d.pools.base[q_topic]
-    qc = r_query.astype(np.int64) * _N_CAT + cat
-    slot = (q_offset.ravel()[qc] + q_stride.ravel()[qc] * j) % pool_size.ravel()[qc]
-    r_doc = d.pools.docs[q_pool.ravel()[qc] + slot].astype(np.int32)
+    q_offset = ((sess_off[q_session] + _segment_cumsum(drift, nq)) % pool_size).astype(np.int32)
+    q_stride = d.pools.strides[q_topic[:, None], cols, sess_stride[q_session]].astype(np.int32)
+    q_pool = d.pools.base[q_topic].astype(np.int32)
+    # every row as if unjudged (per-query values spread with np.repeat, which is cheap) ...
+    slot = np.repeat(q_offset[:, 0], q_rows) + np.repeat(q_stride[:, 0], q_rows) * j
+    slot %= np.repeat(pool_size[:, 0], q_rows)
+    slot += np.repeat(q_pool[:, 0], q_rows)
+    # ... then the judged rows from their own pools
+    qc = r_query[judged].astype(np.int64) * _N_CAT + cat[judged]
+    slot[judged] = q_pool.ravel()[qc] + (
+        (q_offset.ravel()[qc] + q_stride.ravel()[qc] * j_judged) % pool_size.ravel()[qc]
+    )
+    r_doc = d.pools.docs32[slot]
     del qc, slot, j
 
     # ---- the searcher scans the top, clicks, reads and judges
@@ -692,22 +714,16 @@ def _user_ids(first: int, n: int, total: int) -> list[str]:
     return [f"u{i:0{w}d}" for i in range(first + 1, first + n + 1)]
 
 
-_DICTIONARY_COLUMNS: Final = (
-    "session_id",
-    "user_id",
-    "topic_id",
-    "system_id",
-    "query_text",
-    "doc_id",
-)
+_PLAIN_COLUMNS: Final = ("rank", "clicks", "dwell", "user_grade")  # one value per row
 
 
 def flat_schema() -> pa.Schema:
-    """Return the Arrow schema of ``sessions.parquet`` (the flat layout of ``docs/formats.md``).
+    """Return the Arrow schema of ``sessions.parquet`` as read back (``docs/formats.md`` layout).
 
-    Identifier and text columns are dictionary-encoded; times are UTC timestamps.  A query
-    without results is one row whose ``rank`` and ``doc_id`` are null (its ``clicks`` is
-    0); ``dwell`` and ``user_grade`` are null where the searcher did not view or judge.
+    Identifier and text columns are dictionary-encoded strings; times are UTC timestamps.
+    A query without results is one row whose ``rank`` and ``doc_id`` are null (its
+    ``clicks`` is 0); ``dwell`` and ``user_grade`` are null where the searcher did not
+    view or judge.  On disk every per-session and per-query column is dictionary-encoded.
 
     Examples
     --------
@@ -718,82 +734,108 @@ def flat_schema() -> pa.Schema:
     ts = pa.timestamp("ms", tz="UTC")
     return pa.schema(
         [
-            pa.field("session_id", ids, nullable=False),
-            pa.field("user_id", ids, nullable=False),
-            pa.field("topic_id", ids, nullable=False),
-            pa.field("system_id", ids, nullable=False),
-            pa.field("session_start", ts, nullable=False),
-            pa.field("session_end", ts, nullable=False),
-            pa.field("rating_satisfaction", pa.float64(), nullable=False),
-            pa.field("rating_difficulty", pa.float64(), nullable=False),
-            pa.field("query_pos", pa.int16(), nullable=False),
-            pa.field("query_text", ids, nullable=False),
-            pa.field("query_time", ts, nullable=False),
-            pa.field("scan_depth", pa.int32(), nullable=False),
-            pa.field("rank", pa.int32()),
-            pa.field("doc_id", ids),
-            pa.field("clicks", pa.int16(), nullable=False),
-            pa.field("dwell", pa.float32()),
-            pa.field("user_grade", pa.int16()),
+            ("session_id", ids),
+            ("user_id", ids),
+            ("topic_id", ids),
+            ("system_id", ids),
+            ("session_start", ts),
+            ("session_end", ts),
+            ("rating_satisfaction", pa.float64()),
+            ("rating_difficulty", pa.float64()),
+            ("query_pos", pa.int16()),
+            ("query_text", ids),
+            ("query_time", ts),
+            ("scan_depth", pa.int32()),
+            ("rank", pa.int32()),
+            ("doc_id", ids),
+            ("clicks", pa.int16()),
+            ("dwell", pa.float32()),
+            ("user_grade", pa.int16()),
         ]
     )
 
 
-def _dict_array(
-    codes: npt.NDArray[Any], dictionary: pa.Array, mask: npt.NDArray[np.bool_] | None = None
-) -> pa.DictionaryArray:
-    idx = pa.array(codes.astype(np.int32, copy=False), mask=mask)
-    return pa.DictionaryArray.from_arrays(idx, dictionary)
+def _storage_schema() -> pa.Schema:
+    """Schema of the chunk tables: every column but the per-row ones is a dictionary."""
+    fields = []
+    for f in flat_schema():
+        if f.name in _PLAIN_COLUMNS or pa.types.is_dictionary(f.type):
+            fields.append(f)
+        else:
+            fields.append(pa.field(f.name, pa.dictionary(pa.int32(), f.type)))
+    return pa.schema(fields)
+
+
+_TS: Final = pa.timestamp("ms", tz="UTC")
+
+
+def _arrow(values: npt.NDArray[Any] | pa.Array, type_: pa.DataType | None) -> pa.Array:
+    arr = values if isinstance(values, pa.Array) else pa.array(values)
+    return arr.view(type_) if type_ is not None else arr
 
 
 def _chunk_table(d: _Design, c: _Chunk) -> pa.Table:
-    """Build the chunk's flat table: one row per result, one row per empty query."""
-    q_rows = np.maximum(c.q_n, 1)
+    """Build the chunk's flat table: one row per result, one row per empty query.
 
-    def rows(per_query: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        # np.repeat is much faster than a gather by ``r_query``
-        return np.repeat(per_query, q_rows)
-
-    qs = c.q_session
+    Columns repeated per session or per query are dictionary arrays over the session or
+    query index (no per-row copies); Parquet stores them dictionary-encoded and reads them
+    back as plain columns (:func:`flat_schema`).
+    """
     ns = len(c.user)
     u0 = int(c.user[0])
-    sid = pa.array(_session_ids(c.first_session, ns, d.n_sessions))
-    uid = pa.array(_user_ids(u0, int(c.user[-1]) - u0 + 1, d.n_users))
-    topics = pa.array([sc.topic_id for sc in _SCENARIOS])
-    systems = pa.array([s[0] for s in _SYSTEMS])
-    # dictionaries hold only what the chunk uses, in collection (= id) order
-    used = np.zeros(_COLLECTION_SIZE, dtype=bool)
-    used[c.r_doc[c.r_real]] = True
-    doc_code = (np.cumsum(used, dtype=np.int32) - 1)[c.r_doc]
-    docs = pa.array(_doc_names()[used])
+    r_session = pa.array(c.q_session[c.r_query])
+    r_query = pa.array(c.r_query)
+
+    def per_session(
+        values: npt.NDArray[Any] | pa.Array, type_: pa.DataType | None = None
+    ) -> pa.Array:
+        return pa.DictionaryArray.from_arrays(r_session, _arrow(values, type_))
+
+    def per_query(
+        values: npt.NDArray[Any] | pa.Array, type_: pa.DataType | None = None
+    ) -> pa.Array:
+        return pa.DictionaryArray.from_arrays(r_query, _arrow(values, type_))
+
+    # string columns get dictionaries without repeats (readers turn them into categoricals)
+    q_rows = np.maximum(c.q_n, 1)
+
+    def coded(per_query_codes: npt.NDArray[Any], values: Sequence[str]) -> pa.Array:
+        idx = np.repeat(per_query_codes.astype(np.int32), q_rows)
+        return pa.DictionaryArray.from_arrays(pa.array(idx), pa.array(values, type=pa.string()))
+
+    qs = c.q_session
+    users = _user_ids(u0, int(c.user[-1]) - u0 + 1, d.n_users)
     texts = _query_texts()
     used_txt = np.zeros(len(texts), dtype=bool)
     used_txt[c.q_text] = True
-    txt_code = (np.cumsum(used_txt, dtype=np.int32) - 1)[c.q_text]
-    txt = pa.array([t for t, u in zip(texts, used_txt.tolist(), strict=True) if u])
-    ts = pa.timestamp("ms", tz="UTC")
+    txt_code = np.cumsum(used_txt) - 1
+    # documents: a dictionary of what the chunk uses, in collection (= id) order
+    used = np.zeros(_COLLECTION_SIZE, dtype=bool)
+    used[c.r_doc[c.r_real]] = True
+    doc_code = (np.cumsum(used, dtype=np.int32) - 1)[c.r_doc]
     placeholder = ~c.r_real
-    i32 = np.int32
     cols = [
-        _dict_array(rows(qs), sid),
-        _dict_array(rows((c.user - u0).astype(i32)[qs]), uid),
-        _dict_array(rows(c.topic.astype(i32)[qs]), topics),
-        _dict_array(rows(c.system.astype(i32)[qs]), systems),
-        pa.array(rows((c.start * 1000)[qs]), type=ts),
-        pa.array(rows((c.end * 1000)[qs]), type=ts),
-        pa.array(rows(c.satisfaction[qs])),
-        pa.array(rows(c.difficulty[qs])),
-        pa.array(rows(c.q_pos.astype(np.int16))),
-        _dict_array(rows(txt_code), txt),
-        pa.array(rows(c.q_time * 1000), type=ts),
-        pa.array(rows(c.q_scan.astype(i32))),
+        per_session(pa.array(_session_ids(c.first_session, ns, d.n_sessions))),
+        coded((c.user - u0)[qs], users),
+        coded(c.topic[qs], [sc.topic_id for sc in _SCENARIOS]),
+        coded(c.system[qs], [s[0] for s in _SYSTEMS]),
+        per_session(c.start * 1000, _TS),
+        per_session(c.end * 1000, _TS),
+        per_session(c.satisfaction),
+        per_session(c.difficulty),
+        per_query(c.q_pos.astype(np.int16)),
+        coded(txt_code[c.q_text], [t for t, u in zip(texts, used_txt.tolist(), strict=True) if u]),
+        per_query(c.q_time * 1000, _TS),
+        per_query(c.q_scan.astype(np.int32)),
         pa.array(c.r_rank, mask=placeholder),
-        _dict_array(doc_code, docs, mask=placeholder),
+        pa.DictionaryArray.from_arrays(
+            pa.array(doc_code, mask=placeholder), pa.array(_doc_names()[used])
+        ),
         pa.array(c.r_clicks),
         pa.array(c.r_dwell, mask=np.isnan(c.r_dwell)),
         pa.array(c.r_user_grade, mask=c.r_user_grade < 0),
     ]
-    return pa.Table.from_arrays(cols, schema=flat_schema())
+    return pa.Table.from_arrays(cols, schema=_storage_schema())
 
 
 def _iso(seconds: _I64) -> list[str]:
@@ -918,11 +960,16 @@ def _judgments(d: _Design) -> pd.DataFrame:
     )
 
 
-def _check_size(n_sessions: int) -> None:
-    if isinstance(n_sessions, bool) or not isinstance(n_sessions, int | np.integer):
-        raise SessionvalError(f"n_sessions must be an integer, got {n_sessions!r}")
-    if n_sessions < 1:
-        raise SessionvalError(f"n_sessions must be >= 1, got {n_sessions}")
+def _write_table(writer: pq.ParquetWriter, table: pa.Table) -> None:
+    writer.write_table(table, row_group_size=max(table.num_rows, 1))
+
+
+def _check_options(n_sessions: int, seed: int) -> None:
+    for name, value, low in (("n_sessions", n_sessions, 1), ("seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise SessionvalError(f"{name} must be an integer >= {low}, got {value!r}")
+        if value < low:
+            raise SessionvalError(f"{name} must be an integer >= {low}, got {value}")
 
 
 def _n_chunks(n_sessions: int) -> int:
@@ -977,7 +1024,7 @@ def study_header(*, n_sessions: int = 120, seed: int = 2008) -> Study:
     >>> len(h.users), len(h.topics), len(h.systems)
     (30, 4, 2)
     """
-    _check_size(n_sessions)
+    _check_options(n_sessions, seed)
     return _header(_design(n_sessions, seed))
 
 
@@ -996,10 +1043,10 @@ def iter_flat_batches(*, n_sessions: int = 120, seed: int = 2008) -> Iterator[pa
     pyarrow.Table
         Consecutive row blocks with schema :func:`flat_schema`.
     """
-    _check_size(n_sessions)
+    _check_options(n_sessions, seed)
     d = _design(n_sessions, seed)
     for k in range(_n_chunks(n_sessions)):
-        yield _chunk_table(d, _chunk(d, k))
+        yield _chunk_table(d, _chunk(d, k)).cast(flat_schema())
 
 
 def generate_study(
@@ -1040,7 +1087,7 @@ def generate_study(
     >>> s.header.users[0].user_id, len(s.jsonl)
     ('u01', 120)
     """
-    _check_size(n_sessions)
+    _check_options(n_sessions, seed)
     d = _design(n_sessions, seed)
     tables: list[pa.Table] = []
     lines: list[str] = []
@@ -1050,6 +1097,7 @@ def generate_study(
         if jsonl:
             lines.extend(_chunk_jsonl(d, c))
     flat = pa.concat_tables(tables).unify_dictionaries() if len(tables) > 1 else tables[0]
+    flat = flat.cast(flat_schema())
     return SyntheticStudy(header=_header(d), flat=flat, judgments=_judgments(d), jsonl=tuple(lines))
 
 
@@ -1087,7 +1135,7 @@ def write_study(
     SynthSummary
         Counts, written files and elapsed seconds.
     """
-    _check_size(n_sessions)
+    _check_options(n_sessions, seed)
     if formats not in ("jsonl", "parquet", "both"):
         raise SessionvalError(f"formats must be 'jsonl', 'parquet' or 'both', got {formats!r}")
     t0 = time.perf_counter()
@@ -1122,11 +1170,12 @@ def write_study(
         if want_parquet:
             writer = pq.ParquetWriter(
                 out / "sessions.parquet",
-                flat_schema(),
+                _storage_schema(),
                 compression="zstd",
                 compression_level=3,
-                use_dictionary=list(_DICTIONARY_COLUMNS),
-                write_statistics=[n for n in flat_schema().names if n not in _DICTIONARY_COLUMNS],
+                use_dictionary=[n for n in flat_schema().names if n not in _PLAIN_COLUMNS],
+                write_statistics=list(_PLAIN_COLUMNS),
+                dictionary_pagesize_limit=1 << 24,
                 version="2.6",
                 data_page_version="1.0",
                 store_schema=True,
@@ -1140,17 +1189,26 @@ def write_study(
             from tqdm import tqdm
 
             chunks = tqdm(chunks, desc="synth", unit="chunk", leave=False)
-        for k in chunks:
-            c = _chunk(d, k)
-            n_rows += len(c.r_rank)
-            n_results += int(np.count_nonzero(c.r_real))
-            if writer is not None:
-                table = _chunk_table(d, c)
-                writer.write_table(table, row_group_size=max(table.num_rows, 1))
-            if jfh is not None:
-                for line in _chunk_jsonl(d, c):
-                    jfh.write(line)
-                    jfh.write("\n")
+        # one writer thread: Parquet encoding (which releases the GIL) of chunk k overlaps
+        # the generation of chunk k + 1; chunks are written in order, so output is unchanged
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pending: Future[None] | None = None
+            for k in chunks:
+                c = _chunk(d, k)
+                n_rows += len(c.r_rank)
+                n_results += int(np.count_nonzero(c.r_real))
+                if writer is not None:
+                    table = _chunk_table(d, c)
+                    if pending is not None:
+                        pending.result()
+                    pending = pool.submit(_write_table, writer, table)
+                if jfh is not None:
+                    for line in _chunk_jsonl(d, c):
+                        jfh.write(line)
+                        jfh.write("\n")
+                del c
+            if pending is not None:
+                pending.result()
     finally:
         if writer is not None:
             writer.close()

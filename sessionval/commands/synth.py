@@ -20,7 +20,9 @@ __all__ = ["command"]
     show_default=True,
     help="Number of sessions (120 = the design of Järvelin et al. 2008 exactly).",
 )
-@click.option("--seed", type=int, default=2008, show_default=True, help="Seed of the study.")
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=2008, show_default=True, help="Seed of the study."
+)
 @click.option(
     "--out",
     "out_dir",
