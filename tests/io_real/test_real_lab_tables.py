@@ -112,3 +112,21 @@ def test_duplicate_document_in_a_list_rejects_session(fx, tmp_path):
         load_lab_tables(d / "session", res)
     r = load_lab_tables(d / "session", res, mode="lenient")
     assert r.frame.sessions["session_id"].astype(str).tolist() == ["1", "3"]
+
+
+def test_per_session_pool_drives_the_ideal(fx):
+    """End to end: per-session keys make each session's ideal come from its own judged pool."""
+    from sessionval.pipeline import SessionConfig, evaluate
+
+    r = load(fx)
+    cfg = SessionConfig(gains="exp", negative="keep", discount="log2p1", cutoff=2, bq=float("inf"))
+    pq = evaluate(r.frame, r.judgments, cfg).per_query()
+    log3 = np.log2(3)
+    # session 1 pool {a:2, b:-1, c:1, d:2}: ideal top 2 = 3 + 3/log2(3) (d is never retrieved)
+    ideal1 = 3 + 3 / log3
+    np.testing.assert_allclose(pq["ideal_dcg"].iloc[:3], [ideal1] * 3)
+    # q2 = a(2), b(-1): 3 - 0.5/log2(3); q3 = b(-1), c(1): -0.5 + 1/log2(3); q1 is empty
+    np.testing.assert_allclose(pq["dcg"].iloc[:3], [0, 3 - 0.5 / log3, -0.5 + 1 / log3])
+    # session 3 pool {a:0, c:2}: the same URL a has grade 0 here, 2 in session 1
+    np.testing.assert_allclose(pq["dcg"].iloc[4], 3 / log3)
+    np.testing.assert_allclose(pq["ideal_dcg"].iloc[4], 3.0)

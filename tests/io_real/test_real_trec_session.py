@@ -222,3 +222,20 @@ def test_invalid_utf8(fx, tmp_path):
     r = load_trec_session(p, mode="lenient")
     assert r.frame.queries["text"].iloc[0] == "h\ufffddgehog food"
     assert "U+FFFD" in r.repairs[0].message
+
+
+def test_click_on_an_empty_result_page(fx, tmp_path):
+    p = tmp_path / "c.xml"
+    p.write_text(
+        '<sessiontrack2013><session num="1" starttime="0"><topic num="1"/>'
+        '<interaction num="1" starttime="1"><query>q</query><results></results>'
+        '<clicked><click num="1" starttime="2" endtime="3"><rank>1</rank></click></clicked>'
+        "</interaction></session></sessiontrack2013>"
+    )
+    with pytest.raises(
+        ValidationFailed, match="click on rank 1 but the result list has no results"
+    ):
+        load_trec_session(p)
+    r = load_trec_session(p, mode="lenient")
+    assert r.frame.queries["n_results"].tolist() == [0]
+    assert r.empty_serps == 1 and "click skipped" in r.repairs[0].message
