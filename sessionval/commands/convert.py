@@ -10,7 +10,7 @@ table (with a ``qrels_id`` column and a ``.qrels`` file beside it).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 import click
 
@@ -177,20 +177,22 @@ def command(
 
     frame, judgments, report, repairs, key = load_input(
         input_path,
-        fmt=fmt,  # type: ignore[arg-type]
+        fmt=cast("InputFormat", fmt),
         qrels=qrels,
         topic_map=topic_map,
         topics=topics,
         mapping=mapping,
         year=year,
         depth=depth,
-        text=text,  # type: ignore[arg-type]
+        text=cast('Literal["raw", "manual", "automatic"]', text),
         mode="lenient" if lenient else "strict",
     )
     if to == "jsonl":
         written = write_jsonl(frame, out, judgments=judgments, name=input_path.stem)
     else:
-        written = write_flat(frame, out, to=to, judgments=judgments)  # type: ignore[arg-type]
+        written = write_flat(
+            frame, out, to=cast('Literal["parquet", "csv"]', to), judgments=judgments
+        )
     click.echo(f"{report.summary_line()}; {frame.n_queries} queries, {frame.n_results} results")
     click.echo(
         f"wrote {written.sessions}"

@@ -192,6 +192,11 @@ class _Node:
         return [c for c in self.children if c.tag == tag]
 
 
+def _child_text(node: _Node, tag: str) -> str:
+    child = node.find(tag)
+    return child.text if child is not None else ""
+
+
 class _XmlError(Exception):
     def __init__(self, line: int, col: int, what: str) -> None:
         super().__init__(f"{line}:{col}: {what}")
@@ -609,8 +614,7 @@ def load_trec_session(
             where = "no <topic num=...> in the XML" if not tmap else "not in the session-topic map"
             prob(snode, "topic", f"session {sid} has no topic ({where})")
         elif tnode is not None and topic not in topics_seen:
-            title = tnode.find("title").text if tnode.find("title") is not None else ""  # type: ignore[union-attr]
-            desc = tnode.find("desc").text if tnode.find("desc") is not None else ""  # type: ignore[union-attr]
+            title, desc = (_child_text(tnode, tag) for tag in ("title", "desc"))
             topics_seen[topic] = (title, desc)
         user = snode.attrib.get("userid", "").strip() or UNKNOWN_USER
         s_start = _seconds(snode.attrib.get("starttime"))

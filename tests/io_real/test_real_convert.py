@@ -240,7 +240,7 @@ def flat_tables(draw):
     return t
 
 
-@settings(deadline=None, max_examples=30)
+@settings(deadline=None, max_examples=15)
 @given(flat_tables())
 def test_writers_round_trip_any_frame(tmp_path_factory, same_frame, flat):
     # frame_to_flat (tables.py) cannot flatten a frame without any result row
