@@ -143,21 +143,21 @@ def session_curves(
     mask = _session_mask(ev, min_queries, where)
     gcode, labels = _groups(sessions, by, mask)
     n_g = len(labels)
-    v = ev.vectors
-    plen = np.diff(v.session_offsets)
+    v = ev.positions()
+    plen = np.diff(v.offsets)
     sel = gcode >= 0
     longest = int(plen[sel].max()) if sel.any() else 0
     n_p = longest if max_position is None else int(max_position)
-    ps = ev.position_session()
-    j = np.arange(ps.size, dtype=np.int64) - v.session_offsets[ps]
+    ps = v.session
+    j = np.arange(ps.size, dtype=np.int64) - v.offsets[ps]
     keep = (gcode[ps] >= 0) & (j < n_p)
     cell = gcode[ps[keep]] * n_p + j[keep]
     n_cells = n_g * n_p
     ratio = ev.nsdcg()
 
-    def grid(values: npt.NDArray[np.float64], finals: npt.NDArray[np.float64]) -> tuple[
-        npt.NDArray[np.float64], npt.NDArray[np.float64]
-    ]:
+    def grid(
+        values: npt.NDArray[np.float64], finals: npt.NDArray[np.float64]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """Sum and count per (group, position), holding finals when asked."""
         ok = ~np.isnan(values[keep])
         total = weighted_sum(cell[ok], values[keep][ok], n_cells).reshape(n_g, n_p)
@@ -177,7 +177,7 @@ def session_curves(
     final_i = np.full(ev.frame.n_sessions, np.nan)
     final_n = np.full(ev.frame.n_sessions, np.nan)
     has = plen > 0
-    last = v.session_offsets[1:] - 1
+    last = v.offsets[1:] - 1
     final_s[has] = v.sdcg[last[has]]
     final_i[has] = v.ideal[last[has]]
     final_n[has] = ratio[last[has]]
@@ -199,8 +199,11 @@ def session_curves(
         n_mean = np.where(np.isnan(n_mean) & (s_cnt > 0), 0.0, n_mean)
     pos = np.arange(1, n_p + 1)
     parts = []
-    for name, val, cnt in (("sdcg", s_mean, s_cnt), ("ideal", i_mean, s_cnt),
-                           ("nsdcg", n_mean, n_cnt)):
+    for name, val, cnt in (
+        ("sdcg", s_mean, s_cnt),
+        ("ideal", i_mean, s_cnt),
+        ("nsdcg", n_mean, n_cnt),
+    ):
         part = pd.DataFrame(
             {
                 "position": np.tile(pos, n_g).astype(np.int32),
@@ -260,13 +263,13 @@ def individual_curves(
             raise MeasureSpecError(f"unknown session id(s): {', '.join(unknown[:5])}")
         mask &= known.isin(wanted)
     idx = np.flatnonzero(mask)
-    v = ev.vectors
-    plen = np.diff(v.session_offsets)
+    v = ev.positions()
+    plen = np.diff(v.offsets)
     n_p = int(plen[idx].max()) if idx.size and max_position is None else int(max_position or 0)
     ratio = ev.nsdcg()
     j = np.arange(n_p, dtype=np.int64)
     # gather index: the session's own position, or its last position when stopped
-    start = v.session_offsets[idx]
+    start = v.offsets[idx]
     held = j[None, :] >= plen[idx][:, None]
     at = start[:, None] + np.minimum(j[None, :], np.maximum(plen[idx] - 1, 0)[:, None])
     empty = plen[idx] == 0
@@ -346,19 +349,20 @@ def query_curves(
     qgroup = gcode[ev.query_session] * 2 + qclass
     n_cls = n_g * 2
     res = ev.frame.results
-    qidx = res["query_idx"].to_numpy()[ev.rows].astype(np.int64)
-    rank = res["rank"].to_numpy()[ev.rows].astype(np.int64)
+    rows, gain = ev.row_gains()
+    qidx = res["query_idx"].to_numpy()[rows].astype(np.int64)
+    rank = res["rank"].to_numpy()[rows].astype(np.int64)
     if cfg.unjudged == "condense":
         counts = np.bincount(qidx, minlength=nq)
         off = np.r_[0, np.cumsum(counts)]
         rank = np.arange(qidx.size) - off[qidx] + 1
     cut = rank <= depth
-    inc = ev.gain[cut] / rank_discount(rank[cut], b=cfg.b, kind=cfg.discount)
+    inc = gain[cut] / rank_discount(rank[cut], b=cfg.b, kind=cfg.discount)
     cell = qgroup[qidx[cut]] * depth + rank[cut] - 1
     n_per = np.bincount(qgroup, minlength=n_cls).astype(np.int64)
     dcg = np.cumsum(weighted_sum(cell, inc, n_cls * depth).reshape(n_cls, depth), axis=1)
     sdcg = np.cumsum(
-        weighted_sum(cell, inc * ev.vectors.qd[qidx[cut]], n_cls * depth).reshape(n_cls, depth),
+        weighted_sum(cell, inc * ev.queries["qd"][qidx[cut]], n_cls * depth).reshape(n_cls, depth),
         axis=1,
     )
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -29,7 +29,6 @@ Output tables (column names are stable; documented in ``docs/sessions.md``)
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,19 +44,18 @@ from .frame import JudgmentFrame, SessionFrame
 from .judgments.gains import (
     GainScheme,
     IdealGains,
+    JudgmentIndex,
     NegativePolicy,
     UnjudgedPolicy,
     apply_unjudged,
     gain_scheme,
     ideal_gains,
-    result_grades,
 )
 from .metrics.session import (
     DuplicatePolicy,
     IdealRule,
     QueryDiscount,
     RankDiscount,
-    SessionVectors,
     parse_short_lists,
     rank_discount,
     session_vectors,
@@ -66,7 +64,14 @@ from .metrics.session import (
 from .models._base import Model
 from .models.judgments import GradeScale
 
-__all__ = ["PRESETS", "SessionConfig", "SessionEvaluation", "evaluate"]
+__all__ = [
+    "PRESETS",
+    "Positions",
+    "SessionConfig",
+    "SessionEvaluation",
+    "config_from_mapping",
+    "evaluate",
+]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,9 +194,7 @@ class SessionConfig(Model):
             Unknown preset name (the message lists the known ones).
         """
         if name not in PRESETS:
-            raise MeasureSpecError(
-                f"unknown session preset {name!r}; known: {', '.join(PRESETS)}"
-            )
+            raise MeasureSpecError(f"unknown session preset {name!r}; known: {', '.join(PRESETS)}")
         params = {**PRESETS[name]["params"], "preset_name": name, **overrides}
         return cls(**params)
 
@@ -201,12 +204,247 @@ class SessionConfig(Model):
 
 
 # ---------------------------------------------------------------------------------------------
+# chunked runner
+
+_CHUNK_ROWS: Final = 1 << 20
+"""Result rows per chunk: bounds the kernels' temporary memory (about 40 arrays of it)."""
+
+_DCG_SPEC = re.compile(r"^(n?DCG)(?:@(\d+))?$")
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class _Context:
+    """Arrays prepared once per evaluation, sliced per chunk of sessions."""
+
+    cfg: SessionConfig
+    scheme: GainScheme
+    frame: SessionFrame
+    qs: IntArray
+    qp: IntArray
+    depth: IntArray
+    query_ideal: IntArray
+    ideal: IdealGains
+    q_row_off: IntArray
+    s_q_off: IntArray
+    row_qidx: npt.NDArray[np.integer[Any]]
+    row_rank: npt.NDArray[np.integer[Any]]
+    doc_codes: npt.NDArray[np.integer[Any]]
+    index: JudgmentIndex | None
+    q_key: IntArray | None
+    doc_map: IntArray | None
+    user_grade: FloatArray | None
+    measures: tuple[tuple[str, bool, int], ...]
+    high: float
+
+    def grades(self, r0: int, r1: int) -> FloatArray:
+        """Grades of result rows ``r0:r1`` (NaN = unjudged)."""
+        if self.user_grade is not None:
+            return self.user_grade[r0:r1].astype(np.float64)
+        if self.index is None or self.q_key is None or self.doc_map is None:
+            raise JudgmentError("reference judgments are required to look up grades")
+        kc = self.q_key[self.row_qidx[r0:r1]]
+        dc = self.doc_map[self.doc_codes[r0:r1]]
+        return self.index.lookup_codes(kc, self.index.topics, dc, self.index.docs)
+
+    def chunks(self, target: int | None = None) -> list[tuple[int, int]]:
+        """Session ranges ``(s0, s1)`` of about ``target`` rows each (never splitting one)."""
+        target = target or _CHUNK_ROWS
+        n_s = self.s_q_off.size - 1
+        s_row_off = self.q_row_off[self.s_q_off]
+        total = int(s_row_off[-1])
+        cuts = np.searchsorted(s_row_off, np.arange(target, max(total, 1), target), side="left")
+        bounds = np.unique(np.concatenate(([0], cuts, [n_s])))
+        return list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
+
+
+@dataclass
+class _Chunk:
+    """Outputs of one chunk: per query, per session and (on request) per position."""
+
+    q: dict[str, npt.NDArray[Any]]
+    s: dict[str, npt.NDArray[Any]]
+    p: dict[str, npt.NDArray[Any]] | None
+    n_unjudged: int
+    n_negative: int
+
+
+def _ratio(num: FloatArray, den: FloatArray, empty: str) -> FloatArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: FloatArray = num / den
+    out[den == 0] = 0.0 if empty == "zero" else np.nan
+    return out
+
+
+def _run_chunk(ctx: _Context, s0: int, s1: int, *, positions: bool) -> _Chunk:
+    """Run the pipeline on sessions ``s0:s1`` (contiguous queries and rows)."""
+    cfg = ctx.cfg
+    q0, q1 = int(ctx.s_q_off[s0]), int(ctx.s_q_off[s1])
+    r0, r1 = int(ctx.q_row_off[q0]), int(ctx.q_row_off[q1])
+    n_s, n_q = s1 - s0, q1 - q0
+    grades = ctx.grades(r0, r1)
+    n_unj = int(np.count_nonzero(np.isnan(grades)))
+    n_neg = int(np.count_nonzero(grades < 0))
+    gain = ctx.scheme.gains(grades, negative=cfg.negative)
+    local_off = ctx.q_row_off[q0 : q1 + 1] - r0
+    rows: IntArray | None = None
+    if cfg.unjudged == "zero":
+        np.nan_to_num(gain, copy=False, nan=0.0)
+    else:
+        gain, _, rows = apply_unjudged(gain, local_off, policy=cfg.unjudged)
+    if cfg.negative == "clip":
+        grades = np.where(grades < 0, 0.0, grades)
+    row_q = ctx.row_qidx[r0:r1].astype(np.int64) - q0
+    row_rank: npt.ArrayLike | None = ctx.row_rank[r0:r1]
+    row_doc: IntArray | None = (
+        ctx.doc_codes[r0:r1].astype(np.int64) if cfg.duplicates != "every" else None
+    )
+    if rows is not None:
+        row_q = row_q[rows]
+        grades = grades[rows]
+        row_rank = None  # condensed lists: ranks move up
+        row_doc = row_doc[rows] if row_doc is not None else None
+    v = session_vectors(
+        row_query=row_q,
+        row_gain=gain,
+        row_doc=row_doc,
+        query_session=ctx.qs[q0:q1] - s0,
+        query_pos=ctx.qp[q0:q1],
+        query_depth=ctx.depth[q0:q1],
+        query_ideal=ctx.query_ideal[q0:q1],
+        ideal_offsets=ctx.ideal.offsets,
+        ideal_values=ctx.ideal.values,
+        n_sessions=n_s,
+        b=cfg.b,
+        bq=cfg.bq,
+        discount=cfg.discount,
+        qdiscount=cfg.query_discount,
+        duplicates=cfg.duplicates,
+        short_lists=cfg.short_lists,
+        ideal=cfg.ideal,
+        row_rank=row_rank,
+    )
+    n_pos = np.diff(v.session_offsets)
+    pos_s = np.repeat(np.arange(n_s, dtype=np.int64), n_pos)
+    ratio = _ratio(v.sdcg, v.ideal, cfg.empty_ideal)
+    shown = np.flatnonzero(v.pos_row >= 0)
+    krow = v.pos_row[shown]
+    frame_row = (rows[krow] if rows is not None else krow) + r0
+    g_shown = grades[krow]
+    s_out: dict[str, npt.NDArray[Any]] = {
+        "n_positions": n_pos,
+        "final": v.final,
+        "ideal_final": v.ideal_final,
+        "sum_sdcg": weighted_sum(pos_s, v.sdcg, n_s),
+        "sum_nsdcg": weighted_sum(pos_s, ratio, n_s),
+    }
+    doc_all = ctx.doc_codes[frame_row].astype(np.int64)
+    ndoc = int(doc_all.max(initial=0)) + 1
+    for tag, hit in (("rel", g_shown > 0), ("hrel", g_shown >= ctx.high)):
+        idx = np.flatnonzero(hit)
+        hs = pos_s[shown[idx]]
+        fq = np.zeros(n_s, dtype=np.int16)
+        fr = np.zeros(n_s, dtype=np.int32)
+        found = np.zeros(n_s, dtype=bool)
+        if idx.size:
+            first = idx[np.r_[True, hs[1:] != hs[:-1]]]
+            fs = pos_s[shown[first]]
+            found[fs] = True
+            fq[fs] = ctx.qp[q0 + v.pos_query[shown[first]]]
+            fr[fs] = ctx.row_rank[frame_row[first]]
+        s_out[f"first_{tag}_query"] = fq
+        s_out[f"first_{tag}_rank"] = fr
+        s_out[f"found_{tag}"] = found
+        uniq = np.unique(hs * ndoc + doc_all[idx])
+        s_out[f"n_{tag}"] = np.bincount(uniq // ndoc, minlength=n_s).astype(np.int32)
+    q_out: dict[str, npt.NDArray[Any]] = {
+        "n_available": v.n_available,
+        "n_repeats": v.n_repeats,
+        "n_scored": np.diff(v.slot_offsets),
+        "qd": v.qd,
+        "dcg": v.dcg,
+        "ideal_dcg": v.ideal_dcg,
+    }
+    for name, normalised, k in ctx.measures:
+        q_out[name] = _dcg_at(ctx, gain, row_q, q0, n_q, normalised, k)
+    p_out = None
+    if positions:
+        full_row = np.full(v.pos_row.size, -1, dtype=np.int64)
+        full_row[shown] = frame_row
+        grade_pos = np.full(v.pos_row.size, np.nan)
+        grade_pos[shown] = g_shown
+        p_out = {
+            "session": pos_s + s0,
+            "query": v.pos_query + q0,
+            "slot": v.pos_slot,
+            "frame_row": full_row,
+            "grade": grade_pos,
+            "gain": v.gain,
+            "sdcg": v.sdcg,
+            "ideal": v.ideal,
+        }
+    return _Chunk(q_out, s_out, p_out, n_unj, n_neg)
+
+
+def _dcg_at(
+    ctx: _Context, gain: FloatArray, row_q: IntArray, q0: int, n_q: int, normalised: bool, k: int
+) -> FloatArray:
+    """DCG@k / nDCG@k of each query's own list (no session policy), one chunk."""
+    counts = np.bincount(row_q, minlength=n_q)
+    off = np.r_[0, np.cumsum(counts)]
+    rank = np.arange(row_q.size) - off[row_q] + 1
+    cut = rank <= k
+    inv_d = 1.0 / rank_discount(np.arange(1, k + 1), b=ctx.cfg.b, kind=ctx.cfg.discount)
+    dcg = weighted_sum(row_q[cut], gain[cut] * inv_d[rank[cut] - 1], n_q)
+    if not normalised:
+        return dcg
+    ioff, vals = ctx.ideal.segments(ctx.query_ideal[q0 : q0 + n_q], depth=k)
+    seg = np.repeat(np.arange(n_q), np.diff(ioff))
+    within = np.arange(vals.size) - ioff[seg]
+    idcg = weighted_sum(seg, vals * inv_d[within], n_q)
+    return _ratio(dcg, idcg, ctx.cfg.empty_ideal)
+
+
+def _concat(parts: list[dict[str, npt.NDArray[Any]]]) -> dict[str, npt.NDArray[Any]]:
+    if not parts:
+        return {}
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+# ---------------------------------------------------------------------------------------------
 # result object
 
 
 @dataclass(frozen=True)
+class Positions:
+    """Per-position arrays of every session, concatenated in session order.
+
+    ``session`` / ``query`` index ``frame.sessions`` / ``frame.queries``; ``slot`` is
+    the rank in the query's slot; ``frame_row`` the row of ``frame.results`` shown
+    there (−1 on padding); ``grade``, ``gain`` (credited), ``sdcg`` (``S``),
+    ``ideal`` (``I``); ``offsets`` are the sessions' position offsets.
+    """
+
+    session: IntArray
+    query: IntArray
+    slot: IntArray
+    frame_row: IntArray
+    grade: FloatArray
+    gain: FloatArray
+    sdcg: FloatArray
+    ideal: FloatArray
+    offsets: IntArray
+
+
+@dataclass(frozen=True)
 class SessionEvaluation:
-    """Result of :func:`evaluate`: session vectors plus the tables built from them.
+    """Result of :func:`evaluate`: per-query and per-session scores and the tables.
+
+    Per-position vectors are not kept (a million sessions have tens of millions of
+    positions): :meth:`positions` and :meth:`per_position` recompute them, chunk by
+    chunk, when asked.
 
     Attributes
     ----------
@@ -214,13 +452,12 @@ class SessionEvaluation:
         The configuration used (also in every table's ``attrs["config"]``).
     frame
         The evaluated study.
-    vectors
-        The raw session vectors (:class:`~sessionval.metrics.session.SessionVectors`);
-        its row arrays index the kernel rows, ``rows`` maps them to ``frame.results``.
-    rows
-        Row number in ``frame.results`` of each kernel row (after ``condense``).
-    grade, gain
-        Grade (NaN = unjudged) and gain (unjudged policy applied) per kernel row.
+    queries
+        Per-query arrays (``n_available``, ``n_repeats``, ``n_scored``, ``qd``,
+        ``dcg``, ``ideal_dcg`` and requested measures), in ``frame.queries`` order.
+    sessions
+        Per-session arrays (``n_positions``, ``final``, ``ideal_final``,
+        ``sum_sdcg``, ``sum_nsdcg``, first-found and found counts).
     n_unjudged, n_negative
         Result rows without a judgment / with a negative grade.
     n_empty_ideal
@@ -233,39 +470,66 @@ class SessionEvaluation:
 
     config: SessionConfig
     frame: SessionFrame
-    vectors: SessionVectors
-    rows: npt.NDArray[np.int64]
-    grade: npt.NDArray[np.float64]
-    gain: npt.NDArray[np.float64]
-    query_session: npt.NDArray[np.int64]
-    query_pos: npt.NDArray[np.int64]
+    query_session: IntArray
+    query_pos: IntArray
+    queries: dict[str, npt.NDArray[Any]]
+    sessions: dict[str, npt.NDArray[Any]]
     n_unjudged: int
     n_negative: int
     n_empty_ideal: int
     high_grade: float
-    ideal_source: IdealGains
-    query_ideal: npt.NDArray[np.int64]
-    measures: tuple[str, ...] = ()
-    _cache: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
+    measures: tuple[str, ...]
+    _ctx: _Context = field(repr=False, compare=False)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     # ---- helpers
     def _attach(self, df: pd.DataFrame) -> pd.DataFrame:
         df.attrs["config"] = self.config.model_dump(mode="json")
         return df
 
-    def _ratio(self, num: npt.NDArray[np.float64], den: npt.NDArray[np.float64]) -> Any:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = num / den
-        out[den == 0] = 0.0 if self.config.empty_ideal == "zero" else np.nan
-        return out
+    def _ratio(self, num: FloatArray, den: FloatArray) -> FloatArray:
+        return _ratio(num, den, self.config.empty_ideal)
 
-    def position_session(self) -> npt.NDArray[np.int64]:
-        """Session index of every session position."""
-        return self.query_session[self.vectors.pos_query]
+    def positions(self) -> Positions:
+        """Per-position arrays of every session (recomputed chunk by chunk, then cached)."""
+        if "positions" not in self._cache:
+            parts = [
+                _run_chunk(self._ctx, s0, s1, positions=True).p for s0, s1 in self._ctx.chunks()
+            ]
+            p = _concat([x for x in parts if x is not None])
+            n_s = self.frame.n_sessions
+            offsets = np.zeros(n_s + 1, dtype=np.int64)
+            np.cumsum(self.sessions["n_positions"], out=offsets[1:])
+            if not p:
+                e = np.zeros(0)
+                ei = np.zeros(0, dtype=np.int64)
+                p = {
+                    "session": ei,
+                    "query": ei,
+                    "slot": ei,
+                    "frame_row": ei,
+                    "grade": e,
+                    "gain": e,
+                    "sdcg": e,
+                    "ideal": e,
+                }
+            self._cache["positions"] = Positions(offsets=offsets, **p)
+        pos: Positions = self._cache["positions"]
+        return pos
 
-    def nsdcg(self) -> npt.NDArray[np.float64]:
+    def nsdcg(self) -> FloatArray:
         """``S[p] / I[p]`` for every position (NaN or 0 where the ideal is 0)."""
-        return self._ratio(self.vectors.sdcg, self.vectors.ideal)  # type: ignore[no-any-return]
+        p = self.positions()
+        return self._ratio(p.sdcg, p.ideal)
+
+    def row_gains(self) -> tuple[IntArray, FloatArray]:
+        """Gain of each result row after the unjudged policy: (frame rows kept, gains)."""
+        ctx = self._ctx
+        n = self.frame.n_results
+        grades = ctx.grades(0, n)
+        gain = ctx.scheme.gains(grades, negative=self.config.negative)
+        gain, _, rows = apply_unjudged(gain, ctx.q_row_off, policy=self.config.unjudged)
+        return rows, gain
 
     # ---- tables
     def per_position(self) -> pd.DataFrame:
@@ -277,47 +541,44 @@ class SessionEvaluation:
         runs 1..P within the session.
         """
         if "position" in self._cache:
-            return self._cache["position"]
-        v = self.vectors
+            df_cached: pd.DataFrame = self._cache["position"]
+            return df_cached
+        p = self.positions()
         res = self.frame.results
-        ps = self.position_session()
-        within = np.arange(v.pos_query.size, dtype=np.int64) - v.session_offsets[ps]
-        shown = v.pos_row >= 0
-        kernel_row = v.pos_row[shown]
-        frame_row = self.rows[kernel_row]
+        shown = p.frame_row >= 0
+        fr = p.frame_row[shown]
         doc_codes = np.full(shown.size, -1, dtype=np.int64)
-        doc_codes[shown] = res["doc_id"].cat.codes.to_numpy()[frame_row]
+        doc_codes[shown] = res["doc_id"].cat.codes.to_numpy()[fr]
         ranks = np.zeros(shown.size, dtype=np.int32)
-        ranks[shown] = res["rank"].to_numpy()[frame_row]
+        ranks[shown] = res["rank"].to_numpy()[fr]
         doc_rank = pd.array(ranks, dtype="Int32")
         doc_rank[~shown] = pd.NA
-        grade = np.full(shown.size, np.nan)
-        grade[shown] = self.grade[kernel_row]
+        within = np.arange(p.session.size, dtype=np.int64) - p.offsets[p.session]
         df = pd.DataFrame(
             {
                 "session_id": pd.Categorical.from_codes(
-                    ps, dtype=cast(pd.CategoricalDtype, self.frame.sessions["session_id"].dtype)
+                    p.session,
+                    dtype=cast(pd.CategoricalDtype, self.frame.sessions["session_id"].dtype),
                 ),
-                "query_pos": self.query_pos[v.pos_query].astype(np.int16),
-                "rank": v.pos_slot.astype(np.int32),
+                "query_pos": self.query_pos[p.query].astype(np.int16),
+                "rank": p.slot.astype(np.int32),
                 "position": (within + 1).astype(np.int32),
                 "doc_id": pd.Categorical.from_codes(
                     doc_codes, dtype=cast(pd.CategoricalDtype, res["doc_id"].dtype)
                 ),
                 "doc_rank": doc_rank,
-                "grade": grade,
-                "gain": v.gain,
-                "sdcg": v.sdcg,
-                "ideal": v.ideal,
+                "grade": p.grade,
+                "gain": p.gain,
+                "sdcg": p.sdcg,
+                "ideal": p.ideal,
                 "nsdcg": self.nsdcg(),
             }
         )
         self._cache["position"] = self._attach(df)
         return df
 
-    def last_and_best(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    def last_and_best(self) -> tuple[IntArray, IntArray]:
         """Return the query index of the last and of the best query of each session (−1: none)."""
-        v = self.vectors
         n_s = self.frame.n_sessions
         qs = self.query_session
         nq = qs.size
@@ -328,7 +589,8 @@ class SessionEvaluation:
         ends = np.flatnonzero(np.r_[qs[1:] != qs[:-1], True])
         starts = np.r_[0, ends[:-1] + 1]
         last[qs[ends]] = ends
-        val = v.dcg if self.config.best_by == "dcg" else v.dcg * v.qd
+        dcg = self.queries["dcg"]
+        val = dcg if self.config.best_by == "dcg" else dcg * self.queries["qd"]
         top = np.maximum.reduceat(val, starts)
         is_top = val == np.repeat(top, ends - starts + 1)
         idx = np.flatnonzero(is_top)
@@ -346,8 +608,9 @@ class SessionEvaluation:
         ``dcg`` (or ``sdcg``, per ``best_by``), the earliest on ties.
         """
         if "query" in self._cache:
-            return self._cache["query"]
-        v = self.vectors
+            df_cached: pd.DataFrame = self._cache["query"]
+            return df_cached
+        qa = self.queries
         q = self.frame.queries
         s = self.frame.sessions
         qs = self.query_session
@@ -357,7 +620,6 @@ class SessionEvaluation:
         is_last[last[last >= 0]] = True
         is_best = np.zeros(nq, dtype=bool)
         is_best[best[best >= 0]] = True
-        n_scored = np.diff(v.slot_offsets)
         df = pd.DataFrame(
             {
                 "session_id": q["session_id"].to_numpy(),
@@ -368,15 +630,15 @@ class SessionEvaluation:
                 "query_id": q["query_id"].to_numpy(),
                 "qrels_id": q["qrels_id"].to_numpy(),
                 "n_results": q["n_results"].to_numpy(),
-                "n_available": v.n_available.astype(np.int32),
-                "n_scored": n_scored.astype(np.int32),
-                "padded": n_scored > v.n_available,
-                "n_repeats": v.n_repeats.astype(np.int32),
-                "qd": v.qd,
-                "dcg": v.dcg,
-                "sdcg": v.qd * v.dcg,
-                "ideal_dcg": v.ideal_dcg,
-                "ndcg": self._ratio(v.dcg, v.ideal_dcg),
+                "n_available": qa["n_available"].astype(np.int32),
+                "n_scored": qa["n_scored"].astype(np.int32),
+                "padded": qa["n_scored"] > qa["n_available"],
+                "n_repeats": qa["n_repeats"].astype(np.int32),
+                "qd": qa["qd"],
+                "dcg": qa["dcg"],
+                "sdcg": qa["qd"] * qa["dcg"],
+                "ideal_dcg": qa["ideal_dcg"],
+                "ndcg": self._ratio(qa["dcg"], qa["ideal_dcg"]),
                 "is_last": is_last,
                 "is_best": is_best,
             }
@@ -384,7 +646,7 @@ class SessionEvaluation:
         for col in ("session_id", "user_id", "topic_id", "system_id", "qrels_id"):
             df[col] = df[col].astype(q[col].dtype if col in q else s[col].dtype)
         for name in self.measures:
-            df[name] = _single_query_measure(self, name)
+            df[name] = qa[name]
         self._cache["query"] = self._attach(df)
         return df
 
@@ -402,26 +664,32 @@ class SessionEvaluation:
         vector.  Then the study's ``rating_*`` columns.
         """
         if "session" in self._cache:
-            return self._cache["session"]
-        v = self.vectors
-        fr = self.frame
-        s = fr.sessions
-        n_s = fr.n_sessions
-        n_pos = np.diff(v.session_offsets)
+            df_cached: pd.DataFrame = self._cache["session"]
+            return df_cached
+        sa = self.sessions
+        qa = self.queries
+        s = self.frame.sessions
+        n_s = self.frame.n_sessions
+        n_pos = sa["n_positions"]
         n_queries = np.bincount(self.query_session, minlength=n_s)
-        ps = self.position_session()
         with np.errstate(divide="ignore", invalid="ignore"):
-            avg_pos = weighted_sum(ps, v.sdcg, n_s) / n_pos
-            avg_pos_n = weighted_sum(ps, self.nsdcg(), n_s) / n_pos
-            per_q = v.final / n_queries
+            avg_pos = sa["sum_sdcg"] / n_pos
+            avg_pos_n = sa["sum_nsdcg"] / n_pos
+            per_q = sa["final"] / n_queries
         last, best = self.last_and_best()
-        qsdcg = v.qd * v.dcg
+        qsdcg = qa["qd"] * qa["dcg"]
 
-        def pick(arr: npt.NDArray[Any], idx: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
-            return np.where(idx >= 0, arr[np.maximum(idx, 0)], np.nan)
+        def pick(arr: npt.NDArray[Any], idx: IntArray) -> FloatArray:
+            out: FloatArray = np.full(idx.size, np.nan)
+            ok = idx >= 0
+            out[ok] = arr[idx[ok]]
+            return out
 
-        first_rel_q, first_rel_r, n_rel = self._first_found(ps, 0.0, strict=True)
-        first_h_q, first_h_r, n_h = self._first_found(ps, self.high_grade, strict=False)
+        def nullable(values: npt.NDArray[Any], found: npt.NDArray[np.bool_]) -> Any:
+            return pd.arrays.IntegerArray(np.asarray(values), ~np.asarray(found, dtype=bool))
+
+        best_pos = np.zeros(n_s, dtype=np.int16)
+        best_pos[best >= 0] = self.query_pos[best[best >= 0]]
         df = pd.DataFrame(
             {
                 "session_id": s["session_id"],
@@ -430,73 +698,37 @@ class SessionEvaluation:
                 "system_id": s["system_id"],
                 "n_queries": n_queries.astype(np.int16),
                 "n_positions": n_pos.astype(np.int32),
-                "sdcg": v.final,
-                "ideal": v.ideal_final,
-                "nsdcg": self._ratio(v.final, v.ideal_final),
+                "sdcg": sa["final"],
+                "ideal": sa["ideal_final"],
+                "nsdcg": self._ratio(sa["final"], sa["ideal_final"]),
                 "avg_pos_sdcg": avg_pos,
                 "avg_pos_nsdcg": avg_pos_n,
                 "sdcg_per_query": per_q,
                 "last_sdcg": pick(qsdcg, last),
-                "last_dcg": pick(v.dcg, last),
-                "best_query_pos": pd.array(
-                    np.where(best >= 0, self.query_pos[np.maximum(best, 0)], 0), dtype="Int16"
-                ),
+                "last_dcg": pick(qa["dcg"], last),
+                "best_query_pos": nullable(best_pos, best >= 0),
                 "best_sdcg": pick(qsdcg, best),
-                "best_dcg": pick(v.dcg, best),
-                "first_rel_query": first_rel_q,
-                "first_rel_rank": first_rel_r,
-                "first_hrel_query": first_h_q,
-                "first_hrel_rank": first_h_r,
-                "n_relevant_found": n_rel,
-                "n_highly_relevant_found": n_h,
+                "best_dcg": pick(qa["dcg"], best),
+                "first_rel_query": nullable(sa["first_rel_query"], sa["found_rel"]),
+                "first_rel_rank": nullable(sa["first_rel_rank"], sa["found_rel"]),
+                "first_hrel_query": nullable(sa["first_hrel_query"], sa["found_hrel"]),
+                "first_hrel_rank": nullable(sa["first_hrel_rank"], sa["found_hrel"]),
+                "n_relevant_found": sa["n_rel"],
+                "n_highly_relevant_found": sa["n_hrel"],
             }
         )
-        df.loc[best < 0, "best_query_pos"] = pd.NA
         for c in s.columns:
             if str(c).startswith("rating_"):
                 df[c] = s[c].to_numpy()
         self._cache["session"] = self._attach(df)
         return df
 
-    def _first_found(
-        self, ps: npt.NDArray[np.int64], grade: float, *, strict: bool
-    ) -> tuple[pd.arrays.IntegerArray, pd.arrays.IntegerArray, npt.NDArray[np.int32]]:
-        """First (query, logged rank) and distinct count of shown documents above a grade."""
-        v = self.vectors
-        n_s = self.frame.n_sessions
-        shown = np.flatnonzero(v.pos_row >= 0)
-        g = self.grade[v.pos_row[shown]]
-        hit = shown[g > grade] if strict else shown[g >= grade]
-        q_out = pd.array(np.zeros(n_s, dtype=np.int16), dtype="Int16")
-        r_out = pd.array(np.zeros(n_s, dtype=np.int32), dtype="Int32")
-        found = np.zeros(n_s, dtype=bool)
-        hs = ps[hit]
-        if hit.size:
-            first = hit[np.r_[True, hs[1:] != hs[:-1]]]
-            sess = ps[first]
-            found[sess] = True
-            q_vals = np.zeros(n_s, dtype=np.int16)
-            r_vals = np.zeros(n_s, dtype=np.int32)
-            q_vals[sess] = self.query_pos[v.pos_query[first]]
-            frame_rows = self.rows[v.pos_row[first]]
-            r_vals[sess] = self.frame.results["rank"].to_numpy()[frame_rows]
-            q_out = pd.array(q_vals, dtype="Int16")
-            r_out = pd.array(r_vals, dtype="Int32")
-        q_out[~found] = pd.NA
-        r_out[~found] = pd.NA
-        docs = self.frame.results["doc_id"].cat.codes.to_numpy().astype(np.int64)
-        d = docs[self.rows[v.pos_row[hit]]]
-        ndoc = int(docs.max()) + 1 if docs.size else 1
-        uniq = np.unique(hs * ndoc + d)
-        n_found = np.bincount(uniq // ndoc, minlength=n_s).astype(np.int32)
-        return q_out, r_out, n_found
-
     def summary(self) -> dict[str, Any]:
         """Return the counts a report needs (sessions, queries, unjudged, empty ideals)."""
         return {
             "n_sessions": self.frame.n_sessions,
             "n_queries": int(self.query_session.size),
-            "n_positions": int(self.vectors.pos_query.size),
+            "n_positions": int(self.sessions["n_positions"].sum()),
             "n_unjudged": self.n_unjudged,
             "n_negative": self.n_negative,
             "n_empty_ideal": self.n_empty_ideal,
@@ -505,44 +737,7 @@ class SessionEvaluation:
 
 
 # ---------------------------------------------------------------------------------------------
-# single-query measures (fallback until the measure registry is wired)
-
-_DCG_SPEC = re.compile(r"^(n?DCG)(?:@(\d+))?$")
-
-
-def _single_query_measure(ev: SessionEvaluation, name: str) -> npt.NDArray[np.float64]:
-    """DCG@k / nDCG@k of each query's own logged list (no session policy).
-
-    Uses the configuration's gains, ``b`` and rank discount; ``k`` defaults to
-    ``cutoff``.  Other measures need the single-query registry.
-    """
-    m = _DCG_SPEC.match(name.strip())
-    if not m:
-        raise MeasureSpecError(
-            f"per-query measure {name!r} not supported here; use 'DCG@k' or 'nDCG@k'"
-        )
-    k = int(m.group(2)) if m.group(2) else ev.config.cutoff
-    res_rank = ev.frame.results["rank"].to_numpy()[ev.rows].astype(np.int64)
-    qidx = ev.frame.results["query_idx"].to_numpy()[ev.rows].astype(np.int64)
-    # condensed lists: rank = position in the kept list
-    if ev.config.unjudged == "condense":
-        counts = np.bincount(qidx, minlength=ev.query_session.size)
-        off = np.r_[0, np.cumsum(counts)]
-        res_rank = np.arange(qidx.size) - off[qidx] + 1
-    cut = res_rank <= k
-    d = rank_discount(res_rank[cut], b=ev.config.b, kind=ev.config.discount)
-    nq = ev.query_session.size
-    dcg = weighted_sum(qidx[cut], ev.gain[cut] / d, nq)
-    if m.group(1) == "DCG":
-        return dcg
-    ideal = ev.ideal_source
-    off, vals = ideal.segments(ev.query_ideal, depth=k)
-    seg = np.repeat(np.arange(nq), np.diff(off))
-    within = np.arange(vals.size) - off[seg] + 1
-    idcg = weighted_sum(
-        seg, vals / rank_discount(within, b=ev.config.b, kind=ev.config.discount), nq
-    )
-    return ev._ratio(dcg, idcg)  # type: ignore[no-any-return]
+# evaluate
 
 
 # ---------------------------------------------------------------------------------------------
@@ -562,20 +757,23 @@ def _searcher_ideal(
     t = t.groupby(["topic_id", "doc_id"], observed=True, sort=False)["grade"].max().reset_index()
     table = pd.DataFrame(
         {
-            "topic_id": pd.Categorical(t["topic_id"].astype(str),
-                                       categories=qcat.cat.categories.astype(str)),
+            "topic_id": pd.Categorical(
+                t["topic_id"].astype(str), categories=qcat.cat.categories.astype(str)
+            ),
             "doc_id": t["doc_id"].astype(str).astype("category"),
             "grade": t["grade"].astype(np.int16),
             "assessor": pd.Categorical(["searcher"] * len(t)),
         }
     )
     scale = frame.grade_scale or GradeScale.from_grades(sorted({int(x) for x in t["grade"]}) or [0])
-    return ideal_gains(JudgmentFrame(table, scale, source="searchers' grades"), scheme,
-                       negative=negative)
+    return ideal_gains(
+        JudgmentFrame(table, scale, source="searchers' grades"), scheme, negative=negative
+    )
 
 
-def _check_order(query_session: npt.NDArray[np.int64], query_pos: npt.NDArray[np.int64],
-                 source: str) -> None:
+def _check_order(
+    query_session: npt.NDArray[np.int64], query_pos: npt.NDArray[np.int64], source: str
+) -> None:
     if query_session.size < 2:
         return
     ds = np.diff(query_session)
@@ -609,7 +807,8 @@ def evaluate(
         Parameters (default: the paper's, :class:`SessionConfig`).
     measures
         Single-query measures to add to :meth:`SessionEvaluation.per_query`
-        (``"DCG@10"``, ``"nDCG@10"``).
+        (``"DCG@10"``, ``"nDCG@10"``; ``k`` defaults to ``cutoff``), computed on each
+        query's own list with the configuration's gains and rank discount.
 
     Returns
     -------
@@ -629,6 +828,9 @@ def evaluate(
     Järvelin et al. (2008), sections 2.2 and 3.3: ``sDCG_q = DCG_q / (1 + log_bq q)``,
     top-X of each query concatenated, the ideal session = the topic's ideal top-X
     repeated and discounted the same way, ``nsDCG = S / I`` component-wise.
+    Sessions are processed in chunks of about a million result rows (a loop over
+    chunks, each fully vectorised), so memory stays bounded; per-position vectors
+    are recomputed only when asked for.
 
     Examples
     --------
@@ -651,40 +853,51 @@ def evaluate(
     qs = q["session_id"].cat.codes.to_numpy().astype(np.int64)
     qp = q["query_pos"].to_numpy().astype(np.int64)
     _check_order(qs, qp, frame.source)
-    offsets = frame.query_offsets()
-    if int(offsets[-1]) != frame.n_results:
+    q_row_off = frame.query_offsets()
+    if int(q_row_off[-1]) != frame.n_results:
         raise InputFormatError(
-            f"{frame.source}: queries.n_results sums to {int(offsets[-1])} but results has "
+            f"{frame.source}: queries.n_results sums to {int(q_row_off[-1])} but results has "
             f"{frame.n_results} rows"
         )
-    grades = result_grades(frame, judgments, source=cfg.judgments)
-    raw_gain = scheme.gains(grades, negative=cfg.negative)
-    n_unj = int(np.count_nonzero(np.isnan(grades)))
-    n_neg = int(np.count_nonzero(grades < 0))
-    gain, _, rows = apply_unjudged(raw_gain, offsets, policy=cfg.unjudged)
-    if cfg.unjudged == "condense":
-        grade_rows = grades[rows]
-    else:
-        grade_rows = grades
-    if cfg.negative == "clip":
-        grade_rows = np.where(grade_rows < 0, 0.0, grade_rows)
-
+    parsed = []
+    for name in measures:
+        m = _DCG_SPEC.match(name.strip())
+        if not m:
+            raise MeasureSpecError(
+                f"per-query measure {name!r} not supported here; use 'DCG@k' or 'nDCG@k'"
+            )
+        parsed.append((name, m.group(1) == "nDCG", int(m.group(2) or cfg.cutoff)))
+    if cfg.unjudged not in ("zero", "condense", "error"):  # pragma: no cover - pydantic
+        raise MeasureSpecError(f"unjudged policy {cfg.unjudged!r} unknown")
+    res = frame.results
+    index: JudgmentIndex | None = None
+    q_key = doc_map = None
+    user_grade = None
+    qcat = q["qrels_id"].cat
     if cfg.judgments == "reference":
-        if judgments is None:  # pragma: no cover - result_grades raised already
-            raise JudgmentError("reference judgments required")
+        if judgments is None:
+            raise JudgmentError(
+                "judgment source 'reference' needs judgments (qrels); none were given"
+            )
+        index = JudgmentIndex.build(judgments)
         ideal = ideal_gains(judgments, scheme, negative=cfg.negative)
         scale: GradeScale | None = judgments.scale
+        kmap = np.append(index.topics.get_indexer(pd.Index(qcat.categories)), -1).astype(np.int64)
+        q_key = kmap[qcat.codes.to_numpy().astype(np.int64)]
+        doc_map = np.append(
+            index.docs.get_indexer(pd.Index(res["doc_id"].cat.categories)), -1
+        ).astype(np.int64)
     else:
         ideal = _searcher_ideal(frame, scheme, cfg.negative)
         scale = frame.grade_scale
+        user_grade = res["user_grade"].to_numpy(dtype=np.float64, na_value=np.nan)
     query_ideal = ideal.positions(q["qrels_id"])
     if cfg.high_grade is not None:
         high = float(cfg.high_grade)
     elif scale is not None:
         high = float(max(scale.grades))
     else:
-        finite = grades[~np.isnan(grades)]
-        high = float(finite.max()) if finite.size else math.inf
+        high = 3.0
 
     x = cfg.cutoff
     depth = np.full(len(q), x, dtype=np.int64)
@@ -696,28 +909,59 @@ def evaluate(
         else:
             depth[known] = np.minimum(sd[known].astype(np.int64), x)
 
-    row_query = frame.results["query_idx"].to_numpy().astype(np.int64)[rows]
-    need_docs = cfg.duplicates != "every"
-    row_doc = (
-        frame.results["doc_id"].cat.codes.to_numpy().astype(np.int64)[rows] if need_docs else None
+    n_s = frame.n_sessions
+    s_q_off = np.zeros(n_s + 1, dtype=np.int64)
+    np.cumsum(np.bincount(qs, minlength=n_s), out=s_q_off[1:])
+    ctx = _Context(
+        cfg=cfg,
+        scheme=scheme,
+        frame=frame,
+        qs=qs,
+        qp=qp,
+        depth=depth,
+        query_ideal=query_ideal,
+        ideal=ideal,
+        q_row_off=q_row_off,
+        s_q_off=s_q_off,
+        row_qidx=res["query_idx"].to_numpy(),
+        row_rank=res["rank"].to_numpy(),
+        doc_codes=res["doc_id"].cat.codes.to_numpy(),
+        index=index,
+        q_key=q_key,
+        doc_map=doc_map,
+        user_grade=user_grade,
+        measures=tuple(parsed),
+        high=high,
     )
-    vec = session_vectors(
-        row_query=row_query, row_gain=gain, row_doc=row_doc, query_session=qs, query_pos=qp,
-        query_depth=depth, query_ideal=query_ideal, ideal_offsets=ideal.offsets,
-        ideal_values=ideal.values, n_sessions=frame.n_sessions, b=cfg.b, bq=cfg.bq,
-        discount=cfg.discount, qdiscount=cfg.query_discount, duplicates=cfg.duplicates,
-        short_lists=cfg.short_lists, ideal=cfg.ideal,
-    )
-    for name in measures:
-        if not _DCG_SPEC.match(name.strip()):
-            raise MeasureSpecError(
-                f"per-query measure {name!r} not supported here; use 'DCG@k' or 'nDCG@k'"
+    chunks = [_run_chunk(ctx, s0, s1, positions=False) for s0, s1 in ctx.chunks()]
+    qa = _concat([c.q for c in chunks])
+    sa = _concat([c.s for c in chunks])
+    if not chunks:  # a study without sessions
+        qa = {
+            k: np.zeros(0)
+            for k in (
+                "n_available",
+                "n_repeats",
+                "n_scored",
+                "qd",
+                "dcg",
+                "ideal_dcg",
+                *(m[0] for m in parsed),
             )
+        }
     return SessionEvaluation(
-        config=cfg, frame=frame, vectors=vec, rows=rows, grade=grade_rows, gain=gain,
-        query_session=qs, query_pos=qp, n_unjudged=n_unj, n_negative=n_neg,
-        n_empty_ideal=int(np.count_nonzero(vec.ideal_final == 0)), high_grade=high,
-        ideal_source=ideal, query_ideal=query_ideal, measures=tuple(measures),
+        config=cfg,
+        frame=frame,
+        query_session=qs,
+        query_pos=qp,
+        queries=qa,
+        sessions=sa,
+        n_unjudged=sum(c.n_unjudged for c in chunks),
+        n_negative=sum(c.n_negative for c in chunks),
+        n_empty_ideal=int(np.count_nonzero(sa["ideal_final"] == 0)) if chunks else 0,
+        high_grade=high,
+        measures=tuple(m[0] for m in parsed),
+        _ctx=ctx,
     )
 
 

@@ -221,8 +221,9 @@ def _within(offsets: IntArray) -> IntArray:
 
 def weighted_sum(index: IntArray, weights: npt.ArrayLike, n: int) -> FloatArray:
     """Sum ``weights`` per index value (``np.bincount`` with float64 result)."""
-    out: FloatArray = np.bincount(index, weights=np.asarray(weights, dtype=np.float64),
-                                  minlength=n).astype(np.float64, copy=False)
+    out: FloatArray = np.bincount(
+        index, weights=np.asarray(weights, dtype=np.float64), minlength=n
+    ).astype(np.float64, copy=False)
     return out
 
 
@@ -336,9 +337,7 @@ class SessionVectors:
     row_slot: IntArray
 
 
-def _repeats_first(
-    row_session: IntArray, row_doc: IntArray, candidate: BoolArray
-) -> BoolArray:
+def _repeats_first(row_session: IntArray, row_doc: IntArray, candidate: BoolArray) -> BoolArray:
     """Mark candidate rows whose (session, doc) was a candidate at an earlier row."""
     out = np.zeros(row_session.size, dtype=bool)
     idx = np.flatnonzero(candidate)
@@ -426,6 +425,7 @@ def session_vectors(
     duplicates: DuplicatePolicy = "every",
     short_lists: str = "pad",
     ideal: IdealRule = "repeat",
+    row_rank: npt.ArrayLike | None = None,
 ) -> SessionVectors:
     r"""Concatenated top-X session vectors ``S`` and ideal ``I`` of many sessions.
 
@@ -457,6 +457,9 @@ def session_vectors(
         keeps its rank; ``"drop"``: it is removed and the list moves up.
     short_lists
         ``"pad"``, ``"none"`` or ``"min:m"`` (:func:`slot_lengths`).
+    row_rank
+        Optional rank of each row inside its query's list when it is known to be
+        ``1..k`` without gaps (saves recomputing it; ignored for ``drop``).
     ideal
         ``"repeat"``: the top-``L_q`` ideal gains of each query's judgment key in its
         slot, discounted like the query (Järvelin et al. 2008, section 3.3);
@@ -517,13 +520,18 @@ def session_vectors(
     if duplicates == "drop":
         rd = np.asarray(row_doc, dtype=np.int64)
         slot, repeat, avail, scored = _drop_passes(
-            row_query=rq, row_session=row_session, row_doc=rd, query_pos=qp,
-            depth=qdepth, short_lists=short_lists, n_queries=nq,
+            row_query=rq,
+            row_session=row_session,
+            row_doc=rd,
+            query_pos=qp,
+            depth=qdepth,
+            short_lists=short_lists,
+            n_queries=nq,
         )
         lengths = slot_lengths(avail, qdepth, short_lists=short_lists)
         credited = rg
     else:
-        slot = _within(row_off) + 1
+        slot = _within(row_off) + 1 if row_rank is None else np.asarray(row_rank, dtype=np.int64)
         avail = counts
         lengths = slot_lengths(avail, qdepth, short_lists=short_lists)
         scored = slot <= lengths[rq]
@@ -553,15 +561,20 @@ def session_vectors(
     pos_row[at] = rows_scored
 
     qd = query_discount(qp, bq=bq, kind=qdiscount)
-    weight = qd[pos_query] / rank_discount(pos_slot, b=b, kind=discount)
+    # discount table for slot ranks 1..max, gathered (one log per distinct rank)
+    inv_d = 1.0 / rank_discount(np.arange(1, int(lengths.max(initial=0)) + 1), b=b, kind=discount)
+    inv_pos = inv_d[pos_slot - 1]
+    weight = qd[pos_query] * inv_pos
 
     # ---- ideal gains per position
     if ideal == "repeat":
         key = qkey[pos_query]
         ok = key >= 0
         safe = np.where(ok, key, 0)
-        r_len = np.where(ok, ioff[safe + 1] - ioff[safe], 0) if ioff.size > 1 else np.zeros(
-            n_pos, dtype=np.int64
+        r_len = (
+            np.where(ok, ioff[safe + 1] - ioff[safe], 0)
+            if ioff.size > 1
+            else np.zeros(n_pos, dtype=np.int64)
         )
         has = ok & (pos_slot <= r_len)
         ideal_gain = np.zeros(n_pos)
@@ -574,18 +587,31 @@ def session_vectors(
     icontrib = weight * ideal_gain
     sdcg = segment_cumsum(contrib, sess_off)
     ideal_vec = segment_cumsum(icontrib, sess_off)
-    dsc = rank_discount(pos_slot, b=b, kind=discount)
-    dcg = weighted_sum(pos_query, gain / dsc, nq)
-    ideal_dcg = weighted_sum(pos_query, ideal_gain / dsc, nq)
+    dcg = weighted_sum(pos_query, gain * inv_pos, nq)
+    ideal_dcg = weighted_sum(pos_query, ideal_gain * inv_pos, nq)
     final = weighted_sum(pos_session, contrib, n_sessions)
     ideal_final = weighted_sum(pos_session, icontrib, n_sessions)
     n_repeats = np.bincount(rq[repeat], minlength=nq).astype(np.int64)
     return SessionVectors(
-        pos_query=pos_query, pos_slot=pos_slot, pos_row=pos_row, gain=gain,
-        ideal_gain=ideal_gain, weight=weight, sdcg=sdcg, ideal=ideal_vec,
-        slot_offsets=slot_off, n_available=avail, n_repeats=n_repeats, qd=qd, dcg=dcg,
-        ideal_dcg=ideal_dcg, session_offsets=sess_off, final=final, ideal_final=ideal_final,
-        row_scored=scored, row_slot=slot,
+        pos_query=pos_query,
+        pos_slot=pos_slot,
+        pos_row=pos_row,
+        gain=gain,
+        ideal_gain=ideal_gain,
+        weight=weight,
+        sdcg=sdcg,
+        ideal=ideal_vec,
+        slot_offsets=slot_off,
+        n_available=avail,
+        n_repeats=n_repeats,
+        qd=qd,
+        dcg=dcg,
+        ideal_dcg=ideal_dcg,
+        session_offsets=sess_off,
+        final=final,
+        ideal_final=ideal_final,
+        row_scored=scored,
+        row_slot=slot,
     )
 
 
@@ -606,8 +632,12 @@ def _ideal_no_repeat(
     if query_session.size:
         starts = np.flatnonzero(np.r_[True, query_session[1:] != query_session[:-1]])
         first_q[query_session[starts]] = starts
-        diff = query_key != query_key[starts][np.searchsorted(starts, np.arange(
-            query_session.size), side="right") - 1]
+        diff = (
+            query_key
+            != query_key[starts][
+                np.searchsorted(starts, np.arange(query_session.size), side="right") - 1
+            ]
+        )
         if diff.any():
             q = int(np.flatnonzero(diff)[0])
             raise MeasureSpecError(
@@ -623,8 +653,10 @@ def _ideal_no_repeat(
     key = skey[pos_session]
     ok = key >= 0
     safe = np.where(ok, key, 0)
-    r_len = np.where(ok, ioff[safe + 1] - ioff[safe], 0) if ioff.size > 1 else np.zeros(
-        n_pos, dtype=np.int64
+    r_len = (
+        np.where(ok, ioff[safe + 1] - ioff[safe], 0)
+        if ioff.size > 1
+        else np.zeros(n_pos, dtype=np.int64)
     )
     has = ok & (j < r_len)
     out = np.zeros(n_pos)

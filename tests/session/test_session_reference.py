@@ -171,6 +171,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from sessionval.io.tables import frame_from_flat  # noqa: E402
+from sessionval import pipeline  # noqa: E402
 from sessionval.pipeline import SessionConfig, evaluate  # noqa: E402
 
 DOCS = [f"d{i}" for i in range(9)]
@@ -208,7 +209,7 @@ def studies(draw: st.DrawFn) -> tuple[list, dict, dict]:
         unjudged=draw(st.sampled_from(["zero", "condense"])),
         scan_depth=draw(st.sampled_from(["ignore", "replace", "cap"])),
     )
-    return sessions, qrels, {"cfg": cfg, "scan": scan}
+    return sessions, qrels, {"cfg": cfg, "scan": scan, "chunk": draw(st.integers(1, 40))}
 
 
 @settings(deadline=None, max_examples=150)
@@ -222,10 +223,16 @@ def test_vectorised_equals_loop(study: tuple[list, dict, dict]) -> None:
     judg = judgments_frame(rows)
     frame, _ = frame_from_flat(flat_table(sessions, scan))
     cfg = SessionConfig(**cfg_kw)
-    ev = evaluate(frame, judg, cfg)
-    per_pos = ev.per_position()
-    per_q = ev.per_query()
-    per_s = ev.per_session()
+    # small chunks: sessions are processed in several vectorised chunks
+    saved = pipeline._CHUNK_ROWS
+    pipeline._CHUNK_ROWS = extra["chunk"]
+    try:
+        ev = evaluate(frame, judg, cfg)
+        per_pos = ev.per_position()
+        per_q = ev.per_query()
+        per_s = ev.per_session()
+    finally:
+        pipeline._CHUNK_ROWS = saved
     for k, (sid, topic, _system, lists) in enumerate(sessions):
         depths = [scan.get((sid, q)) for q in range(1, len(lists) + 1)]
         ref = ref_session(
