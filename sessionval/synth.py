@@ -232,7 +232,7 @@ def _conditions() -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     first system alternating between pairs; conditions 24–29 use each of the six ways to
     split the scenarios over the systems once.  Over 30 searchers every scenario is
     searched 15 times with each system, 15 searchers start with each system, and every
-    scenario comes first 7 or 8 times.
+    scenario is searched 7 or 8 times in each position (first, second, third, fourth).
     """
     orders: list[tuple[int, ...]] = []
     firsts: list[int] = []
@@ -244,9 +244,10 @@ def _conditions() -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         seen |= {p, swapped}
         orders += [p, swapped]
         firsts += [len(firsts) // 2 % 2] * 2
-    extra = [(1, 0, 2, 3), (0, 1, 3, 2), (2, 0, 3, 1), (0, 2, 1, 3), (3, 0, 2, 1), (3, 0, 1, 2)]
-    orders += extra
-    firsts += [0, 1, 0, 1, 0, 1]
+    # the six splits of the scenarios over the systems, ordered so that every scenario
+    # takes every position once or twice (found by exhaustive search)
+    orders += [(2, 3, 0, 1), (0, 1, 2, 3), (1, 3, 0, 2), (3, 1, 2, 0), (3, 0, 1, 2), (1, 2, 3, 0)]
+    firsts += [1, 1, 1, 0, 0, 0]
     first = np.array(firsts, dtype=np.int64)[:, None]
     system = np.where(np.arange(4) < 2, first, 1 - first)
     return np.array(orders, dtype=np.int64), system
@@ -611,10 +612,22 @@ def _chunk(d: _Design, k: int) -> _Chunk:
 
     # ---- the searcher scans the top, clicks, reads and judges
     q_scan = np.minimum(q_n, 1 + rng.geometric(np.where(last, 0.12, 0.2)))
+    # a satisfied searcher stops because the last query showed a fairly or highly relevant
+    # document near the top: they scan down to it and open it
+    good_rows = np.flatnonzero((cat >= 3) & (r_rank <= 20) & np.repeat(good_last, q_rows))
+    if len(good_rows):
+        first = np.ones(len(good_rows), dtype=bool)
+        first[1:] = r_query[good_rows][1:] != r_query[good_rows][:-1]
+        found = good_rows[first]
+        q_scan[r_query[found]] = np.maximum(q_scan[r_query[found]], r_rank[found])
+    else:
+        found = good_rows
+    forced = np.zeros(nr, dtype=bool)
+    forced[found] = True
     seen = np.flatnonzero(r_rank <= np.repeat(q_scan.astype(np.int32), q_rows))
     c_seen = cat[seen].astype(np.int64)
     p_click = np.array([0.06, 0.22, 0.40, 0.55, 0.70])[c_seen] / (1.0 + 0.08 * (r_rank[seen] - 1))
-    hit = rng.random(len(seen)) < p_click
+    hit = (rng.random(len(seen)) < p_click) | forced[seen]
     ci = seen[hit]
     c_cat = c_seen[hit]
     n_c = len(ci)
@@ -656,9 +669,9 @@ def _chunk(d: _Design, k: int) -> _Chunk:
     txt = np.where(same, np.where(txt < 7, txt + 1, txt - 1), txt)
 
     # ---- post-task questionnaire
-    best = np.full(n_q, -1, dtype=np.int64)
-    np.maximum.at(best, r_query[ci], own)
-    sat = 1 + np.maximum(best[q_last], 0) + (rng.random(ns) < 0.35) - (rng.random(ns) < 0.1)
+    best = np.full(ns, -1, dtype=np.int64)  # best own grade of the session
+    np.maximum.at(best, q_session[r_query[ci]], own)
+    sat = 1 + np.maximum(best, 0) + (rng.random(ns) < 0.35) - (rng.random(ns) < 0.1) - fail
     diff = 1.2 + 0.4 * (nq - 1) + 0.5 * tdiff + rng.normal(0.0, 0.7, ns)
 
     return _Chunk(
@@ -756,7 +769,7 @@ def flat_schema() -> pa.Schema:
 
 
 def _storage_schema() -> pa.Schema:
-    """Schema of the chunk tables: every column but the per-row ones is a dictionary."""
+    """Return the schema of the chunk tables: all but the per-row columns are dictionaries."""
     fields = []
     for f in flat_schema():
         if f.name in _PLAIN_COLUMNS or pa.types.is_dictionary(f.type):

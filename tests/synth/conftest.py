@@ -6,8 +6,6 @@ import pytest
 
 from sessionval.synth import SyntheticStudy, generate_study, write_study
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="session")
 def sample_study() -> SyntheticStudy:
