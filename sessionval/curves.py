@@ -19,15 +19,29 @@ from __future__ import annotations
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from .errors import MeasureSpecError
+from .judgments.gains import IdealGains
 from .metrics.session import rank_discount
 from .pipeline import SessionEvaluation
 
 __all__ = ["CG_MEASURES", "cg_curves"]
 
 CG_MEASURES: Final[tuple[str, ...]] = ("CG", "DCG", "nCG", "nDCG")
+
+
+def _ideal_of(ev: SessionEvaluation) -> tuple[IdealGains, npt.NDArray[np.int64]]:
+    """Return the evaluation's ideal gain vectors and each query's position in them."""
+    # public attributes when the evaluation exposes them, else its prepared context
+    # TODO(issue 4): expose ``SessionEvaluation.ideal`` / ``.query_ideal`` publicly
+    src = getattr(ev, "ideal_source", None)
+    qi = getattr(ev, "query_ideal", None)
+    if src is None or qi is None:
+        ctx = ev._ctx
+        src, qi = ctx.ideal, ctx.query_ideal
+    return src, np.asarray(qi, dtype=np.int64)
 
 
 def cg_curves(
@@ -85,25 +99,27 @@ def cg_curves(
     n_g = names.size
     qsys = gcode_s[ev.query_session].astype(np.int64)
     nq = qsys.size
+    ideal_source, query_ideal = _ideal_of(ev)
     # topics (ideal positions) actually used, compressed to 0..n_t-1 (-1: no judgments)
-    qpos = np.asarray(ev.query_ideal, dtype=np.int64)
+    qpos = np.asarray(query_ideal, dtype=np.int64)
     used, qtop = np.unique(qpos, return_inverse=True)
     n_t = used.size
-    ideal_dense = ev.ideal_source.dense(used, depth=depth)  # -1 gives a zero row
+    ideal_dense = ideal_source.dense(used, depth=depth)  # -1 gives a zero row
     ranks = np.arange(1, depth + 1, dtype=np.int64)
     disc = rank_discount(ranks, b=cfg.b, kind=cfg.discount)
     icg = np.cumsum(ideal_dense, axis=1)  # (n_t, depth)
     idcg = np.cumsum(ideal_dense / disc, axis=1)
 
     res = ev.frame.results
-    qidx = res["query_idx"].to_numpy()[ev.rows].astype(np.int64)
-    rank = res["rank"].to_numpy()[ev.rows].astype(np.int64)
+    rows, gain = ev.row_gains()
+    qidx = res["query_idx"].to_numpy()[rows].astype(np.int64)
+    rank = res["rank"].to_numpy()[rows].astype(np.int64)
     if cfg.unjudged == "condense":
         counts = np.bincount(qidx, minlength=nq)
         off = np.r_[0, np.cumsum(counts)]
         rank = np.arange(qidx.size) - off[qidx] + 1
     cut = rank <= depth
-    g = ev.gain[cut]
+    g = gain[cut]
     r0 = rank[cut] - 1
     q = qidx[cut]
     cell = (qsys[q] * n_t + qtop[q]) * depth + r0

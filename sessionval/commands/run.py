@@ -478,6 +478,10 @@ def run(
             )
         figures: list[ReportFigure] = []
         for name, title, caption, ax in drawn:
+            fig = ax.get_figure()
+            if fig is not None:  # lay out once, then freeze: every format gets the same layout
+                fig.canvas.draw()
+                fig.set_layout_engine("none")
             written = plots.save_figure(ax, out / "figures" / name)
             outputs.add(*written)
             figures.append(

@@ -11,7 +11,7 @@ import pytest
 
 from sessionval import aggregate as ag
 from sessionval import plots
-from sessionval.curves import cg_curves
+from sessionval.curves import _ideal_of, cg_curves
 from sessionval.errors import SessionvalError
 from sessionval.io.study import load_study
 from sessionval.pipeline import SessionConfig, evaluate
@@ -148,9 +148,10 @@ def test_analysis_cg_curves_against_loop(ev):
     table = cg_curves(ev, depth=depth)
     frame = ev.frame
     res = frame.results
-    gain_of = dict(zip(ev.rows.tolist(), ev.gain.tolist(), strict=True))
+    rows_kept, gains = ev.row_gains()
+    gain_of = dict(zip(rows_kept.tolist(), gains.tolist(), strict=True))
     qsys = frame.sessions["system_id"].astype(str).to_numpy()[ev.query_session]
-    ideal = ev.ideal_source
+    ideal, query_ideal = _ideal_of(ev)
     disc = 1 + np.log(np.arange(1, depth + 1)) / np.log(2.0)  # jk2008, b = 2
     sums: dict[tuple[str, str], list[np.ndarray]] = {}
     for q in range(frame.n_queries):
@@ -160,7 +161,7 @@ def test_analysis_cg_curves_against_loop(ev):
             rank = int(res["rank"].iloc[r])
             if rank <= depth:
                 g[rank - 1] = gain_of.get(int(r), 0.0)
-        ig = ideal.dense([ev.query_ideal[q]], depth=depth)[0]
+        ig = ideal.dense([query_ideal[q]], depth=depth)[0]
         cg, dcg = np.cumsum(g), np.cumsum(g / disc)
         icg, idcg = np.cumsum(ig), np.cumsum(ig / disc)
         s = str(qsys[q])
