@@ -251,6 +251,7 @@ h1 { font-size: 1.6rem; margin-bottom: .2rem; } h2 { font-size: 1.25rem; margin-
 table { border-collapse: collapse; margin: .6rem 0; font-size: .88rem; }
 th, td { border: 1px solid #ccc; padding: .2rem .5rem; text-align: right; }
 th { background: #f2f2f2; } td:first-child, th:first-child { text-align: left; }
+table.parameters td, table.parameters th { text-align: left; }
 figure { margin: 1.2rem 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: .88rem; color: #333; }
 pre { background: #f7f7f7; padding: .6rem; overflow-x: auto; font-size: .82rem; }
@@ -306,17 +307,25 @@ nav a { margin-right: .8rem; }
 """
 
 _PARAM_MEANING: Final[dict[str, str]] = {
-    "b": "log base of the rank discount (patience within a list)",
-    "bq": "log base of the query-position discount qd(q) = 1/(1 + log_bq q)",
-    "X": "results of each query concatenated into the session vector (top-X)",
-    "gains": "gain per relevance grade",
-    "discount": "rank discount variant",
-    "duplicates": "a document returned again later in the session",
-    "padding": "lists shorter than X",
-    "source": "judgments that drive the gains",
-    "length": "sessions of different lengths in averages",
-    "normalisation": "normalise each session then average, or the other way round",
+    "b": "log base of the rank discount (2: impatient ... 10: patient searcher)",
+    "bq": "log base of the query discount qd(q) = 1/(1 + log_bq q)",
+    "cutoff": "X: top results of each query concatenated into the session vector",
+    "scan_depth": "use the logged scan depth instead of / to cap X",
+    "gains": "gain per relevance grade (0, 1, 2, 3, ...)",
+    "negative": "negative grades: clip to 0, keep, or error",
+    "unjudged": "unjudged documents: gain 0, condensed out, or error",
+    "judgments": "whose grades drive the gains: reference assessor or searcher",
+    "discount": "rank discount variant (jk2008: 1 + log_b rank)",
+    "query_discount": "query discount variant (jk2008: 1 + log_bq q)",
+    "duplicates": "a document returned again later: every time, first time only, dropped",
+    "short_lists": "lists shorter than X: padded with zero gain, kept short, or min:m",
     "ideal": "how the ideal session is built",
+    "normalise": "normalise each session then average, or divide averages",
+    "stopped": "sessions of different lengths: hold the last value, or only active ones",
+    "empty_ideal": "nsDCG where the ideal is 0 (no relevant document)",
+    "best_by": "the best query of a session: highest DCG or sDCG",
+    "high_grade": "lowest grade counted as highly relevant (None: top grade)",
+    "preset_name": "named published variant the configuration started from",
 }
 
 
@@ -409,7 +418,7 @@ def render_report(
     rejects_html = (
         Markup(_table_html(rejects.head(500))) if rejects is not None and len(rejects) else ""
     )
-    paired_html = Markup(_table_html(paired, digits=4)) if paired is not None else ""
+    paired_html = Markup(_table_html(_format_paired(paired))) if paired is not None else ""
     paired_note = Markup(
         "<p>Each searcher's sessions are averaged per system; searchers who used both systems "
         "are paired (within-subject design). Two-sided paired t test and Wilcoxon signed-rank "
@@ -432,6 +441,24 @@ def render_report(
         validation_ok=validation_ok,
         rejects_html=rejects_html,
     )
+
+
+def _format_p(p: float) -> str:
+    if pd.isna(p):
+        return ""
+    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def _format_paired(paired: pd.DataFrame) -> pd.DataFrame:
+    out = paired.copy()
+    for col in out.columns:
+        if col.startswith("p_"):
+            out[col] = [_format_p(float(v)) for v in out[col]]
+        elif col == "n_pairs":
+            out[col] = out[col].astype("Int64")
+        elif pd.api.types.is_float_dtype(out[col]):
+            out[col] = [("" if pd.isna(v) else f"{v:.4g}") for v in out[col]]
+    return out
 
 
 def write_report(path: str | Path, **kwargs: Any) -> Path:
