@@ -1085,10 +1085,33 @@ def generate_study(
 
     Notes
     -----
-    Query quality is low for every query but a satisfied searcher's last one (which is
-    much better); System 2 adds a small quality bonus and fewer empty lists.  Documents
-    are drawn per (query, category) from per-scenario pools without repeats within a
-    list; a session's queries walk the pools from nearby offsets, so documents recur.
+    The generative model, all of it vectorised over sessions, queries and result rows:
+
+    - *Design.*  Searcher ``u`` gets Latin-square condition ``u % 30`` (scenario order
+      and system blocks).  Query counts are Table 2's per system, given to sessions in
+      order of a latent effort (scenario difficulty, low skill, noise).  Some sessions
+      fail (more often when long or hard, less with System 2).
+    - *Query quality* ``q``: ``Beta(1.3, 7)`` for every query but the last of a
+      successful session, which draws ``Beta(10, 3.7)``.  System 2 adds 0.12 to weak
+      queries and 0.16 to last ones, skill adds a little and scenario difficulty takes a
+      little away.
+    - *Lists*: empty (10 % of weak queries, 7 % with System 2, never a successful last
+      one), short (1–9), medium (10–99) or a full 100.  At rank ``i`` a relevant document
+      comes with probability ``0.85 q exp(-(i-1)/(6+14q)) + 0.004``: grade 3 with share
+      ``0.15 + 0.35 q``, grade 2 with share 0.35, the rest grade 1.  A judged non-relevant
+      document comes with probability ``0.22 exp(-(i-1)/25) + 0.03``, otherwise an
+      unjudged one.  The draw down a list is low-discrepancy, so the story shows at 120
+      sessions already.
+    - *Documents*: the ``j``-th document of a category in a list is step ``j`` of the
+      session's walk through the scenario's pool (its own offset and a stride coprime
+      with the pool size).  No document repeats within a list.  Later queries drift a
+      little, so documents recur within a session.
+    - *Behaviour*: geometric scan depth (longer on the last query).  A satisfied searcher
+      scans to the first fairly or highly relevant document in the top 20 and opens it.
+      Clicks depend on grade and rank, dwell is log-normal (longer for relevant
+      documents), and own grades are the assessor's grade ± 1 (judged-0 documents get 0–2,
+      unjudged ones 0).  Times add reading, typing, scanning and dwell.  Satisfaction
+      follows the best own grade of the session; difficulty follows the query count.
 
     References
     ----------
@@ -1128,7 +1151,10 @@ def write_study(
     ``sessions.jsonl`` and/or ``sessions.parquet`` (zstd level 3, one row group per
     chunk of 32,768 sessions, identifiers dictionary-encoded).  All text files are
     byte-identical for the same ``(n_sessions, seed)``; the Parquet file has identical
-    content (its bytes also carry the pyarrow version).
+    content (its bytes also carry the pyarrow version).  Parquet encoding runs in one
+    background thread while the next chunk is generated.  JSON lines are written by
+    Python and are large (about 8 kB per session): for a million sessions use
+    ``formats="parquet"``.
 
     Parameters
     ----------
