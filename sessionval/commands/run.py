@@ -415,6 +415,7 @@ def run(
         # 5. figures
         cg_params = {**params, "gains": fs.cg_gains or config.gains}
         cg_params.pop("bq", None)
+        cg_params.pop("cutoff", None)  # CG curves run to the figure depth, not X
         cutoff = config.cutoff
         drawn: list[tuple[str, str, str, Any]] = [
             (
