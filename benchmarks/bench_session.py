@@ -34,7 +34,6 @@ import argparse
 import json
 import math
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -61,14 +60,24 @@ def _rss_mb() -> float:
 
 
 def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # VmHWM, not ru_maxrss: ru_maxrss survives exec and would report the parent's peak
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 # ---------------------------------------------------------------------------------------------
 # generation (not timed)
 
 
-def generate(n_sessions: int, path: Path, *, seed: int = 2008) -> None:
+def generate(n_sessions: int, path: Path, *, seed: int = 2008, layout: str = "session") -> None:
+    """Write the study; ``layout="topx"`` puts each chunk's ranks <= X in their own row group.
+
+    Both layouts keep rows in session order inside a row group; ``topx`` lets the
+    ``rank <= X`` filter skip the deeper row groups by their statistics.
+    """
     schema = pa.schema([
         ("session_id", pa.int64()), ("user_id", pa.int32()), ("topic_id", pa.int8()),
         ("system_id", pa.int8()), ("query_pos", pa.int16()), ("rank", pa.int32()),
@@ -113,7 +122,14 @@ def generate(n_sessions: int, path: Path, *, seed: int = 2008) -> None:
                 v = cols[name][order]
                 m = mask_rank[order] if name in ("rank", "doc_id") else None
                 arrays.append(pa.array(v, type=typ, mask=m))
-            w.write_table(pa.Table.from_arrays(arrays, schema=schema), row_group_size=2_000_000)
+            table = pa.Table.from_arrays(arrays, schema=schema)
+            if layout == "topx":
+                r = cols["rank"][order]
+                top = (r <= X) | mask_rank[order]
+                w.write_table(table.filter(pa.array(top)), row_group_size=4_000_000)
+                w.write_table(table.filter(pa.array(~top)), row_group_size=4_000_000)
+            else:
+                w.write_table(table, row_group_size=2_000_000)
 
 
 def judgments_frame():  # type: ignore[no-untyped-def]
@@ -144,22 +160,28 @@ def judgments_frame():  # type: ignore[no-untyped-def]
 def load_frame(path: Path, x: int):  # type: ignore[no-untyped-def]
     """Read only the needed columns and rows (rank <= X or empty query) into a SessionFrame."""
     import pyarrow.compute as pc
+    import pyarrow.dataset as ds
 
     from sessionval.frame import SessionFrame
 
     cols = ["session_id", "user_id", "topic_id", "system_id", "query_pos", "rank", "doc_id"]
     filt = (pc.field("rank") <= x) | pc.field("rank").is_null()
-    tab = pq.read_table(path, columns=cols, filters=filt)
-    sess = tab.column("session_id").to_numpy()
-    qpos = tab.column("query_pos").to_numpy()
-    rank_a = tab.column("rank")
-    has = rank_a.is_valid().to_numpy(zero_copy_only=False)
-    rank = rank_a.fill_null(0).to_numpy()
-    doc = tab.column("doc_id").fill_null(0).to_numpy()
-    topic = tab.column("topic_id").to_numpy()
-    system = tab.column("system_id").to_numpy()
-    user = tab.column("user_id").to_numpy()
-    del tab
+    # scan batch by batch (row groups pruned by their rank statistics), keeping NumPy chunks
+    parts: dict[str, list[np.ndarray]] = {c: [] for c in [*cols, "has"]}
+    for batch in ds.dataset(path, format="parquet").to_batches(columns=cols, filter=filt):
+        r = batch.column("rank")
+        parts["has"].append(r.is_valid().to_numpy(zero_copy_only=False))
+        for c in cols:
+            col = batch.column(c)
+            if c in ("rank", "doc_id"):
+                col = col.fill_null(0)
+            parts[c].append(col.to_numpy())
+    pa.default_memory_pool().release_unused()
+    got = {c: np.concatenate(v) if v else np.zeros(0) for c, v in parts.items()}
+    del parts
+    sess, qpos, rank, doc = got["session_id"], got["query_pos"], got["rank"], got["doc_id"]
+    topic, system, user, has = got["topic_id"], got["system_id"], got["user_id"], got["has"]
+    del got
     n = sess.size
     qstart = np.ones(n, dtype=bool)
     qstart[1:] = (sess[1:] != sess[:-1]) | (qpos[1:] != qpos[:-1])
@@ -212,7 +234,19 @@ def load_frame(path: Path, x: int):  # type: ignore[no-untyped-def]
         "dwell": np.full(r.size, np.nan, dtype=np.float32),
         "user_grade": np.full(r.size, np.nan, dtype=np.float32),
     })
-    return SessionFrame(sessions=sessions, queries=queries, results=results, source=str(path))
+    frame = SessionFrame(sessions=sessions, queries=queries, results=results, source=str(path))
+    _trim()
+    return frame
+
+
+def _trim() -> None:
+    """Return freed heap pages to the OS (glibc keeps large freed blocks otherwise)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except OSError:  # not glibc
+        pass
 
 
 def frame_bytes(frame) -> int:  # type: ignore[no-untyped-def]
@@ -304,6 +338,7 @@ def run_one(path: Path, n_sessions: int, baseline_sessions: int) -> dict[str, fl
         "peak_rss_mb": peak,
         "frame_mb": fb,
         "peak_over_frame": (peak - rss0) / fb,
+        "peak_over_loaded_rss": (peak - rss0) / (rss_loaded - rss0),
         "baseline_sessions": done,
         "baseline_s": tb,
         "baseline_sessions_per_s": done / tb,
@@ -320,25 +355,29 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--workdir", default="/tmp/sessionval_bench")
     ap.add_argument("--baseline-sessions", type=int, default=10_000)
+    ap.add_argument("--layout", choices=["session", "topx"], default="topx",
+                    help="session: rows in session order only; topx: ranks <= X in their own "
+                         "row groups (prunable by the rank filter)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         n = int(args.one)
-        path = Path(args.workdir) / f"sessions_{n}.parquet"
-        print(json.dumps(run_one(path, n, args.baseline_sessions)))
+        path = Path(args.workdir) / f"sessions_{n}_{args.layout}.parquet"
+        print(json.dumps({"layout": args.layout, **run_one(path, n, args.baseline_sessions)}))
         return
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
     rows = []
     for n in args.sizes:
-        path = work / f"sessions_{n}.parquet"
+        path = work / f"sessions_{n}_{args.layout}.parquet"
         if not path.exists():
             t = time.perf_counter()
-            generate(n, path)
+            generate(n, path, layout=args.layout)
             print(f"generated {path} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
         env = {**os.environ, "PYTHONHASHSEED": "0"}
         out = subprocess.run(
             [sys.executable, __file__, "--one", str(n), "--workdir", str(work),
+             "--layout", args.layout,
              "--baseline-sessions", str(args.baseline_sessions)],
             check=True, capture_output=True, text=True, env=env,
         )
@@ -346,8 +385,8 @@ def main() -> None:
         rows.append(r)
         print(json.dumps(r), file=sys.stderr)
     df = pd.DataFrame(rows)
-    cols = ["n_sessions", "n_rows_loaded", "load_s", "evaluate_s", "summaries_s", "total_s",
-            "sessions_per_s", "peak_rss_mb", "frame_mb", "peak_over_frame",
+    cols = ["layout", "n_sessions", "n_rows_loaded", "load_s", "evaluate_s", "summaries_s",
+            "total_s", "sessions_per_s", "peak_rss_mb", "frame_mb", "peak_over_frame",
             "baseline_sessions_per_s", "baseline_extrapolated_s", "speedup",
             "speedup_end_to_end", "baseline_matches"]
     print(df[cols].to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
