@@ -827,6 +827,7 @@ def _chunk_table(d: _Design, c: _Chunk) -> pa.Table:
     used[c.r_doc[c.r_real]] = True
     doc_code = (np.cumsum(used, dtype=np.int32) - 1)[c.r_doc]
     placeholder = ~c.r_real
+    doc_code[placeholder] = 0  # null rows: keep the hidden index in range
     cols = [
         per_session(pa.array(_session_ids(c.first_session, ns, d.n_sessions))),
         coded((c.user - u0)[qs], users),
