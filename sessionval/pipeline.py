@@ -29,7 +29,6 @@ Output tables (column names are stable; documented in ``docs/sessions.md``)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Literal, cast
@@ -51,16 +50,17 @@ from .judgments.gains import (
     gain_scheme,
     ideal_gains,
 )
+from .metrics._registry import parse_measures
 from .metrics.session import (
     DuplicatePolicy,
     IdealRule,
     QueryDiscount,
     RankDiscount,
     parse_short_lists,
-    rank_discount,
     session_vectors,
     weighted_sum,
 )
+from .metrics.single import RankedLists
 from .models._base import Model
 from .models.judgments import GradeScale
 
@@ -209,8 +209,6 @@ class SessionConfig(Model):
 _CHUNK_ROWS: Final = 1 << 20
 """Result rows per chunk: bounds the kernels' temporary memory (about 40 arrays of it)."""
 
-_DCG_SPEC = re.compile(r"^(n?DCG)(?:@(\d+))?$")
-
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
@@ -236,7 +234,6 @@ class _Context:
     q_key: IntArray | None
     doc_map: IntArray | None
     user_grade: FloatArray | None
-    measures: tuple[tuple[str, bool, int], ...]
     high: float
 
     def grades(self, r0: int, r1: int) -> FloatArray:
@@ -283,7 +280,7 @@ def _run_chunk(ctx: _Context, s0: int, s1: int, *, positions: bool) -> _Chunk:
     cfg = ctx.cfg
     q0, q1 = int(ctx.s_q_off[s0]), int(ctx.s_q_off[s1])
     r0, r1 = int(ctx.q_row_off[q0]), int(ctx.q_row_off[q1])
-    n_s, n_q = s1 - s0, q1 - q0
+    n_s = s1 - s0
     grades = ctx.grades(r0, r1)
     n_unj = int(np.count_nonzero(np.isnan(grades)))
     n_neg = int(np.count_nonzero(grades < 0))
@@ -367,8 +364,6 @@ def _run_chunk(ctx: _Context, s0: int, s1: int, *, positions: bool) -> _Chunk:
         "dcg": v.dcg,
         "ideal_dcg": v.ideal_dcg,
     }
-    for name, normalised, k in ctx.measures:
-        q_out[name] = _dcg_at(ctx, gain, row_q, q0, n_q, normalised, k)
     p_out = None
     if positions:
         full_row = np.full(v.pos_row.size, -1, dtype=np.int64)
@@ -386,25 +381,6 @@ def _run_chunk(ctx: _Context, s0: int, s1: int, *, positions: bool) -> _Chunk:
             "ideal": v.ideal,
         }
     return _Chunk(q_out, s_out, p_out, n_unj, n_neg)
-
-
-def _dcg_at(
-    ctx: _Context, gain: FloatArray, row_q: IntArray, q0: int, n_q: int, normalised: bool, k: int
-) -> FloatArray:
-    """DCG@k / nDCG@k of each query's own list (no session policy), one chunk."""
-    counts = np.bincount(row_q, minlength=n_q)
-    off = np.r_[0, np.cumsum(counts)]
-    rank = np.arange(row_q.size) - off[row_q] + 1
-    cut = rank <= k
-    inv_d = 1.0 / rank_discount(np.arange(1, k + 1), b=ctx.cfg.b, kind=ctx.cfg.discount)
-    dcg = weighted_sum(row_q[cut], gain[cut] * inv_d[rank[cut] - 1], n_q)
-    if not normalised:
-        return dcg
-    ioff, vals = ctx.ideal.segments(ctx.query_ideal[q0 : q0 + n_q], depth=k)
-    seg = np.repeat(np.arange(n_q), np.diff(ioff))
-    within = np.arange(vals.size) - ioff[seg]
-    idcg = weighted_sum(seg, vals * inv_d[within], n_q)
-    return _ratio(dcg, idcg, ctx.cfg.empty_ideal)
 
 
 def _concat(parts: list[dict[str, npt.NDArray[Any]]]) -> dict[str, npt.NDArray[Any]]:
@@ -465,7 +441,7 @@ class SessionEvaluation:
     high_grade
         The lowest grade counted as highly relevant.
     measures
-        Requested single-query measures (names as given).
+        Requested single-query measures (canonical names, the ``per_query`` columns).
     """
 
     config: SessionConfig
@@ -806,9 +782,12 @@ def evaluate(
     config
         Parameters (default: the paper's, :class:`SessionConfig`).
     measures
-        Single-query measures to add to :meth:`SessionEvaluation.per_query`
-        (``"DCG@10"``, ``"nDCG@10"``; ``k`` defaults to ``cutoff``), computed on each
-        query's own list with the configuration's gains and rank discount.
+        Single-query measures to add to :meth:`SessionEvaluation.per_query`, in the
+        measure grammar of :mod:`sessionval.metrics` (``"nDCG(gain=0-1-10-100)@10"``,
+        ``"AP"``, ``"RR"``); each is computed on every query's own logged list with
+        its own parameters (the registry's defaults, not the session's), using the
+        configuration's judgment source, negative and unjudged policies.  The column
+        is the measure's canonical name.
 
     Returns
     -------
@@ -859,14 +838,7 @@ def evaluate(
             f"{frame.source}: queries.n_results sums to {int(q_row_off[-1])} but results has "
             f"{frame.n_results} rows"
         )
-    parsed = []
-    for name in measures:
-        m = _DCG_SPEC.match(name.strip())
-        if not m:
-            raise MeasureSpecError(
-                f"per-query measure {name!r} not supported here; use 'DCG@k' or 'nDCG@k'"
-            )
-        parsed.append((name, m.group(1) == "nDCG", int(m.group(2) or cfg.cutoff)))
+    parsed = parse_measures(measures) if measures else []
     if cfg.unjudged not in ("zero", "condense", "error"):  # pragma: no cover - pydantic
         raise MeasureSpecError(f"unjudged policy {cfg.unjudged!r} unknown")
     res = frame.results
@@ -930,7 +902,6 @@ def evaluate(
         q_key=q_key,
         doc_map=doc_map,
         user_grade=user_grade,
-        measures=tuple(parsed),
         high=high,
     )
     chunks = [_run_chunk(ctx, s0, s1, positions=False) for s0, s1 in ctx.chunks()]
@@ -946,9 +917,15 @@ def evaluate(
                 "qd",
                 "dcg",
                 "ideal_dcg",
-                *(m[0] for m in parsed),
             )
         }
+    if parsed:
+        # single-query measures from the registry, on each query's own logged list
+        lists = RankedLists.from_frame(
+            frame, judgments, source=cfg.judgments, negative=cfg.negative, unjudged=cfg.unjudged
+        )
+        for m in parsed:
+            qa[repr(m)] = m.compute(lists, empty=cfg.empty_ideal)
     return SessionEvaluation(
         config=cfg,
         frame=frame,
@@ -960,7 +937,7 @@ def evaluate(
         n_negative=sum(c.n_negative for c in chunks),
         n_empty_ideal=int(np.count_nonzero(sa["ideal_final"] == 0)) if chunks else 0,
         high_grade=high,
-        measures=tuple(m[0] for m in parsed),
+        measures=tuple(repr(m) for m in parsed),
         _ctx=ctx,
     )
 

@@ -296,14 +296,18 @@ def test_searcher_judgments() -> None:
     assert s["ideal"] == pytest.approx(100.5)
 
 
-def test_per_query_measures() -> None:
-    ev = evaluate(S1, T, SessionConfig(cutoff=3), measures=["DCG@2", "nDCG@2"])
+def test_per_query_measures_from_registry() -> None:
+    ev = evaluate(S1, T, SessionConfig(cutoff=3),
+                  measures=["DCG(gain=0-1-10-100,discount=jk2008)@2", "RR"])
     q = ev.per_query()
-    # Q1 (z, a): DCG@2 = 50, ideal 100 + 5 -> 50/105; Q2 (a, b): 100 + 5 = 105 -> 1
-    assert q["DCG@2"].tolist() == pytest.approx([50, 105])
-    assert q["nDCG@2"].tolist() == pytest.approx([50 / 105, 1])
-    with pytest.raises(MeasureSpecError, match="not supported"):
-        evaluate(S1, T, measures=["ERR@3"])
+    cols = list(ev.measures)
+    assert len(cols) == 2 and all(c in q.columns for c in cols)
+    # Q1 (z, a): DCG@2 = 0 + 100/(1 + log2 2) = 50; Q2 (a, b): 100 + 10/2 = 105
+    assert q[cols[0]].tolist() == pytest.approx([50, 105])
+    # RR: first relevant at rank 2 in Q1, rank 1 in Q2
+    assert q[cols[1]].tolist() == pytest.approx([0.5, 1.0])
+    with pytest.raises(MeasureSpecError):
+        evaluate(S1, T, measures=["NoSuchMeasure@3"])
 
 
 # ---------------------------------------------------------------------------------------------

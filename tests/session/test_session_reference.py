@@ -170,8 +170,8 @@ import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from sessionval.io.tables import frame_from_flat  # noqa: E402
 from sessionval import pipeline  # noqa: E402
+from sessionval.io.tables import frame_from_flat  # noqa: E402
 from sessionval.pipeline import SessionConfig, evaluate  # noqa: E402
 
 DOCS = [f"d{i}" for i in range(9)]
