@@ -24,8 +24,9 @@ Configuration file (TOML): top-level keys are :class:`~sessionval.pipeline.Sessi
 fields (``preset``, ``b``, ``bq``, ``cutoff``, ``gains``, ``duplicates``, …); an
 optional ``[figures]`` table sets ``depth`` (ranks of Figure 1 and of the CG
 curves, default 100), ``scenario`` (topic of Figures 3 and 4), ``system``
-(Figure 4), ``min_queries`` (Figure 3's subset, default 4) and ``cg_gains`` (gain
-scheme of the CG/DCG curves, default the session gains); ``[run]`` sets
+(Figure 4), ``max_sessions`` (sessions drawn in Figure 4, default 30),
+``min_queries`` (Figure 3's subset, default 4) and ``cg_gains`` (gain scheme of the
+CG/DCG curves, default the session gains); ``[run]`` sets
 ``lenient`` (bool) and ``formats`` (export formats).
 """
 
@@ -50,7 +51,9 @@ from ..errors import InputFormatError, MeasureSpecError, SessionvalError, Valida
 __all__ = ["FigureSettings", "RunConfig", "command", "load_run_config", "run", "to_toml"]
 
 MANIFEST: Final = ".sessionval-run.json"
-_FIGURE_KEYS: Final = frozenset({"depth", "scenario", "system", "min_queries", "cg_gains"})
+_FIGURE_KEYS: Final = frozenset(
+    {"depth", "scenario", "system", "min_queries", "cg_gains", "max_sessions"}
+)
 _RUN_KEYS: Final = frozenset({"lenient", "formats"})
 
 
@@ -62,6 +65,7 @@ class FigureSettings:
     scenario: str | None = None
     system: str | None = None
     min_queries: int = 4
+    max_sessions: int = 30
     cg_gains: str | dict[int, float] | None = None
 
 
@@ -103,8 +107,10 @@ def load_run_config(path: Path | None) -> RunConfig:
             )
     try:
         fs = FigureSettings(**figures)
-        if fs.depth < 1 or fs.min_queries < 1:
-            raise InputFormatError(f"{path}: [figures] depth and min_queries must be >= 1")
+        if fs.depth < 1 or fs.min_queries < 1 or fs.max_sessions < 1:
+            raise InputFormatError(
+                f"{path}: [figures] depth, min_queries and max_sessions must be >= 1"
+            )
     except TypeError as exc:
         raise InputFormatError(f"{path}: [figures]: {exc}") from exc
     formats = tuple(run_opts.get("formats", RunConfig().formats))
@@ -395,9 +401,12 @@ def run(
             data["fig3_scenario_sdcg"] = pd.concat([all_s, sub], ignore_index=True)
         else:
             data["fig3_scenario_sdcg"] = all_s
-        data["fig4_individual_sessions"] = ag.individual_curves(
-            ev, where=in_scen & (system == fig_system)
-        )
+        # Figure 4 draws one line per session: the first max_sessions of the cell, in study order
+        cell = np.flatnonzero(in_scen & (system == fig_system))
+        shown = np.zeros(len(system), dtype=bool)
+        shown[cell[: fs.max_sessions]] = True
+        n_cell, n_shown = cell.size, int(shown.sum())
+        data["fig4_individual_sessions"] = ag.individual_curves(ev, where=shown)
         cg_ev = ev
         if fs.cg_gains is not None and fs.cg_gains != config.gains:
             cg_ev = evaluate(
@@ -459,7 +468,12 @@ def run(
                 "fig4_individual_sessions",
                 f"Individual sessions, {fig_system} × scenario {scenario} (002, Figure 4)",
                 "Every session held constant after the searcher stopped; circles mark where "
-                "each searcher stopped.",
+                "each searcher stopped"
+                + (
+                    f" (the first {n_shown} of {n_cell} sessions; [figures] max_sessions)."
+                    if n_shown < n_cell
+                    else "."
+                ),
                 plots.plot_individual_sessions(
                     data["fig4_individual_sessions"],
                     cutoff=cutoff,
@@ -552,6 +566,7 @@ def _figure_dict(fs: FigureSettings) -> dict[str, Any]:
         "scenario": fs.scenario,
         "system": fs.system,
         "min_queries": fs.min_queries,
+        "max_sessions": fs.max_sessions,
         "cg_gains": fs.cg_gains,
     }
 

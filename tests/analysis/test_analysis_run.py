@@ -120,7 +120,11 @@ def test_analysis_run_config_roundtrip_and_clean_rerun(first_run, study, tmp_pat
     # later queries are discounted less, so no session scores lower and multi-query ones higher
     conf = tmp_path / "conf.toml"
     text = (first / "config.toml").read_text()
-    text = text.replace("bq = 4.0", "bq = 8.0").replace("depth = 100", "depth = 20")
+    text = (
+        text.replace("bq = 4.0", "bq = 8.0")
+        .replace("depth = 100", "depth = 20")
+        .replace("max_sessions = 30", "max_sessions = 5")
+    )
     conf.write_text(text + '\n[run]\nformats = ["csv"]\n', encoding="utf-8")
     code = main(
         [
@@ -150,6 +154,9 @@ def test_analysis_run_config_roundtrip_and_clean_rerun(first_run, study, tmp_pat
     assert "report.html" in manifest and all((out / f).is_file() for f in manifest)
     fig1 = pd.read_csv(out / "figures" / "fig1_last_vs_nonlast.csv")
     assert fig1["rank"].max() == 20
+    fig4 = pd.read_csv(out / "figures" / "fig4_individual_sessions.csv")
+    assert fig4["session_id"].nunique() == 5
+    assert "the first 5 of" in (out / "report.html").read_text()
 
 
 def _bad_study(study: Path, root: Path) -> Path:
