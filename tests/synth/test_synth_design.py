@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionval.errors import SessionvalError
+from sessionval.models import Session
 from sessionval.synth import TABLE2_COUNTS, generate_study, study_header, write_study
 
 
@@ -93,7 +94,11 @@ def test_larger_study_scales_design():
 @settings(deadline=None, max_examples=12)
 @given(n=st.integers(1, 80), seed=st.integers(0, 2**32))
 def test_any_size_keeps_per_searcher_rules(n, seed):
-    s = _sessions(generate_study(n_sessions=n, seed=seed, jsonl=False))
+    study = generate_study(n_sessions=n, seed=seed)
+    assert [Session.model_validate_json(line).session_id for line in study.jsonl] == [
+        f"s{i:03d}" for i in range(1, n + 1)
+    ]
+    s = _sessions(study)
     assert len(s) == n
     assert s.user.nunique() == -(-n // 4)
     for _, g in s.groupby("user"):

@@ -124,3 +124,12 @@ def test_story_holds_in_a_larger_study():
     non_last = q[~q["last"]].groupby("system")["dcg"].mean()
     assert (last > 3 * non_last).all()
     assert last["S2"] > 1.1 * last["S1"]
+
+
+def test_every_document_a_searcher_found_relevant_was_judged(sample):
+    # the paper's procedure: all documents judged relevant by at least one searcher were
+    # judged by the independent assessor
+    df, _ = sample
+    found = df[df["user_grade"] > 0]
+    assert len(found) > 100
+    assert found["grade"].notna().all()
