@@ -17,13 +17,25 @@ __all__ = ["COMMANDS", "entry_point", "main"]
 
 #: subcommand name -> (module, one-line help). Each module defines ``command: click.Command``.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "validate": ("sessionval.commands.validate", "Validate logs and judgments; print a study summary."),
+    "validate": (
+        "sessionval.commands.validate",
+        "Validate logs and judgments; print a study summary.",
+    ),
     "schema": ("sessionval.commands.schema", "Write or check the JSON Schemas in schemas/."),
     "synth": ("sessionval.commands.synth", "Generate a synthetic study of any size."),
-    "run": ("sessionval.commands.run", "Validate, evaluate; write tables, figures, exports, report."),
-    "evaluate": ("sessionval.commands.evaluate", "Evaluate a TREC run against qrels (trec_eval style)."),
+    "run": (
+        "sessionval.commands.run",
+        "Validate, evaluate; write tables, figures, exports, report.",
+    ),
+    "evaluate": (
+        "sessionval.commands.evaluate",
+        "Evaluate a TREC run against qrels (trec_eval style).",
+    ),
     "measures": ("sessionval.commands.measures", "List the measures with formulas and references."),
-    "convert": ("sessionval.commands.convert", "Convert TREC Session XML, lab tables, runs, mapped tables to JSONL/Parquet."),
+    "convert": (
+        "sessionval.commands.convert",
+        "Convert TREC Session XML, lab tables, runs, mapped tables to JSONL/Parquet.",
+    ),
 }
 
 

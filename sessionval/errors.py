@@ -122,4 +122,6 @@ def raise_if_any(problems: Iterable[Problem], *, limit: int | None = None) -> No
     if not collected:
         return
     truncated = limit is not None and len(collected) > limit
-    raise ValidationFailed(collected[:limit] if limit is not None else collected, truncated=truncated)
+    raise ValidationFailed(
+        collected[:limit] if limit is not None else collected, truncated=truncated
+    )

@@ -157,7 +157,8 @@ class JudgmentFrame:
     def topics(self) -> pd.Index:
         """Topics (judgment keys) that have at least one judgment."""
         codes = np.unique(self.table["topic_id"].cat.codes.to_numpy())
-        return pd.Index(self.table["topic_id"].cat.categories[codes], name="topic_id")
+        index: pd.Index = pd.Index(self.table["topic_id"].cat.categories[codes], name="topic_id")
+        return index
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,13 @@ def stages(names: Sequence[str], *, disable: bool | None = None) -> Iterator[Any
     """
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(names), desc=names[0] if names else "", disable=disable, leave=False,
-               unit="step")
+    bar = tqdm(
+        total=len(names), desc=names[0] if names else "", disable=disable, leave=False, unit="step"
+    )
     original = bar.update
 
     def update(n: int = 1) -> bool | None:
-        result = original(n)
+        result: bool | None = original(n)
         if bar.n < len(names):
             bar.set_description(names[bar.n])
         return result

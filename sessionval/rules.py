@@ -50,7 +50,8 @@ def check_one_to_n(
 
     Used for query positions within a session and ranks within a result list.
     ``presorted=True`` promises rows already ordered by (group, value), which
-    skips the sort on the bulk path.  Reports the first offending row of each bad group (after a gap every later
+    skips the sort on the bulk path.  Reports the first offending row of each
+    bad group (after a gap every later
     value is off by one, so one message per group is the useful one).
 
     Examples
@@ -129,7 +130,9 @@ def check_unique_within(
     return Violations(rows, (msg,) * len(rows))
 
 
-def check_in_levels(values: npt.ArrayLike, levels: npt.ArrayLike, *, what: str = "grade") -> Violations:
+def check_in_levels(
+    values: npt.ArrayLike, levels: npt.ArrayLike, *, what: str = "grade"
+) -> Violations:
     """Every value must be one of ``levels`` (NaN counts as 'no value' and passes).
 
     Examples

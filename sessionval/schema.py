@@ -27,13 +27,15 @@ SCHEMAS: Final[dict[str, type[BaseModel]]] = {
 
 
 def render_schemas() -> dict[str, str]:
-    """Each schema as the exact text written to disk (sorted keys, 2-space indent, final newline)."""
+    """Each schema as the exact text written to disk (sorted keys, indent 2, final newline)."""
     out: dict[str, str] = {}
     for stem, model in SCHEMAS.items():
         schema = model.model_json_schema()
         schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
         schema["$id"] = f"https://sessionval.org/schemas/{stem}.schema.json"
-        out[f"{stem}.schema.json"] = json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        out[f"{stem}.schema.json"] = (
+            json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        )
     return out
 
 

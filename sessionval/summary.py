@@ -84,16 +84,29 @@ def summarize(loaded: LoadedStudy) -> StudySummary:
     s, q, r = f.sessions, f.queries, f.results
     counts = pd.DataFrame(
         {
-            "what": ["searchers", "topics", "systems", "sessions", "queries", "results",
-                     "queries without results"],
+            "what": [
+                "searchers",
+                "topics",
+                "systems",
+                "sessions",
+                "queries",
+                "results",
+                "queries without results",
+            ],
             "count": [
-                s["user_id"].nunique(), s["topic_id"].nunique(), s["system_id"].nunique(),
-                len(s), len(q), len(r), int((q["n_results"] == 0).sum()),
+                s["user_id"].nunique(),
+                s["topic_id"].nunique(),
+                s["system_id"].nunique(),
+                len(s),
+                len(q),
+                len(r),
+                int((q["n_results"] == 0).sum()),
             ],
         }
     )
-    design = pd.crosstab(s["system_id"].astype(str), s["topic_id"].astype(str),
-                         margins=True, margins_name="total")
+    design = pd.crosstab(
+        s["system_id"].astype(str), s["topic_id"].astype(str), margins=True, margins_name="total"
+    )
     design.index.name, design.columns.name = "system", "topic"
 
     nq = s["n_queries"].to_numpy()
@@ -115,7 +128,9 @@ def summarize(loaded: LoadedStudy) -> StudySummary:
         t = loaded.judgments.table
         used = set(q["qrels_id"].astype(str))
         t = t[t["topic_id"].astype(str).isin(used)]
-        judg = pd.crosstab(t["topic_id"].astype(str), t["grade"], margins=True, margins_name="total")
+        judg = pd.crosstab(
+            t["topic_id"].astype(str), t["grade"], margins=True, margins_name="total"
+        )
         judg.index.name, judg.columns.name = "topic", "grade"
     return StudySummary(counts, design, qps, coverage, judg, loaded.report.summary_line())
 
@@ -123,7 +138,9 @@ def summarize(loaded: LoadedStudy) -> StudySummary:
 def _coverage(loaded: LoadedStudy) -> pd.DataFrame:
     f = loaded.frame
     r = f.results
-    sys_of_row = f.sessions["system_id"].astype(str).to_numpy()[r["session_id"].cat.codes.to_numpy()]
+    sys_of_row = (
+        f.sessions["system_id"].astype(str).to_numpy()[r["session_id"].cat.codes.to_numpy()]
+    )
     cols: dict[str, np.ndarray] = {}
     if loaded.judgments is not None:
         from .judgments.gains import result_grades
@@ -138,6 +155,9 @@ def _coverage(loaded: LoadedStudy) -> pd.DataFrame:
     table["system"] = sys_of_row
     by_sys = table.groupby("system").mean()
     by_sys.loc["all"] = table.drop(columns="system").mean()
-    by_sys.insert(0, "results", pd.Series(sys_of_row).value_counts().reindex(by_sys.index[:-1]).tolist()
-                  + [len(r)])
+    by_sys.insert(
+        0,
+        "results",
+        [*pd.Series(sys_of_row).value_counts().reindex(by_sys.index[:-1]).tolist(), len(r)],
+    )
     return by_sys

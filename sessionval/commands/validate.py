@@ -15,18 +15,41 @@ __all__ = ["command"]
 
 @click.command("validate")
 @click.argument("logs", type=click.Path(exists=True, path_type=Path))
-@click.option("--qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Reference judgments: TREC qrels or CSV (topic_id,doc_id,grade[,assessor]).")
-@click.option("--header", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="study.json when it is not beside the sessions.")
-@click.option("--lenient", is_flag=True,
-              help="Reject bad sessions and go on (default: strict, fail on any problem).")
-@click.option("--max-problems", default=50, show_default=True, type=click.IntRange(min=1),
-              help="Problems listed before a strict run stops.")
-@click.option("--rejects", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write every rejected session with its reasons to this CSV (lenient mode).")
-def command(logs: Path, qrels: Path | None, header: Path | None, lenient: bool,
-            max_problems: int, rejects: Path | None) -> None:
+@click.option(
+    "--qrels",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Reference judgments: TREC qrels or CSV (topic_id,doc_id,grade[,assessor]).",
+)
+@click.option(
+    "--header",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="study.json when it is not beside the sessions.",
+)
+@click.option(
+    "--lenient",
+    is_flag=True,
+    help="Reject bad sessions and go on (default: strict, fail on any problem).",
+)
+@click.option(
+    "--max-problems",
+    default=50,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Problems listed before a strict run stops.",
+)
+@click.option(
+    "--rejects",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write every rejected session with its reasons to this CSV (lenient mode).",
+)
+def command(
+    logs: Path,
+    qrels: Path | None,
+    header: Path | None,
+    lenient: bool,
+    max_problems: int,
+    rejects: Path | None,
+) -> None:
     """Validate LOGS (a folder with sessions.jsonl/.parquet/.csv and study.json, or one file).
 
     Prints the study summary: searchers, sessions per system x topic, queries per
@@ -34,16 +57,24 @@ def command(logs: Path, qrels: Path | None, header: Path | None, lenient: bool,
     when the input has problems (strict), 0 otherwise.
     """
     with stages(["load and validate", "summarise"]) as bar:
-        loaded = load_study(logs, qrels=qrels, header=header,
-                            mode="lenient" if lenient else "strict", max_problems=max_problems)
+        loaded = load_study(
+            logs,
+            qrels=qrels,
+            header=header,
+            mode="lenient" if lenient else "strict",
+            max_problems=max_problems,
+        )
         bar.update()
         summary = summarize(loaded)
         bar.update()
     click.echo(summary.to_text())
     report = loaded.report
     if report.problems:
-        click.echo(f"\n{len(report.problems)} problem(s) in {report.sessions_rejected} rejected "
-                   "session(s):", err=True)
+        click.echo(
+            f"\n{len(report.problems)} problem(s) in {report.sessions_rejected} rejected "
+            "session(s):",
+            err=True,
+        )
         for p in report.problems[:max_problems]:
             click.echo(f"  {p}", err=True)
         if rejects is not None:

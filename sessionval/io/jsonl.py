@@ -34,13 +34,17 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
     return out
 
 
-def _problems_from_validation(exc: ValidationError, source: str, line: int, record: str) -> list[Problem]:
+def _problems_from_validation(
+    exc: ValidationError, source: str, line: int, record: str
+) -> list[Problem]:
     probs = []
     for err in exc.errors(include_url=False):
         value = err.get("input")
         shown = "" if isinstance(value, dict | list) else repr(value)
         probs.append(
-            Problem(source, f"line {line}", _field_path(tuple(err["loc"])), err["msg"], shown, record)
+            Problem(
+                source, f"line {line}", _field_path(tuple(err["loc"])), err["msg"], shown, record
+            )
         )
     return probs
 
@@ -58,12 +62,13 @@ def _read_lines(path: Path) -> Iterator[tuple[int, str]]:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ParseError(
-            f"{path}:{line}: not valid UTF-8 (byte {exc.start}: {data[exc.start:exc.start + 1]!r});"
+            f"{path}:{line}: not valid UTF-8 "
+            f"(byte {exc.start}: {data[exc.start : exc.start + 1]!r});"
             " JSON-lines logs must be UTF-8"
         ) from exc
-    for i, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            yield i, line
+    for i, row in enumerate(text.splitlines(), start=1):
+        if row.strip():
+            yield i, row
 
 
 def iter_sessions(
@@ -92,16 +97,25 @@ def iter_sessions(
             truncated = exc.pos >= len(line.rstrip()) - 1 or exc.msg.startswith("Unterminated")
             hint = "; the line looks truncated" if truncated else ""
             rep.problems.append(
-                Problem(str(p), f"line {lineno}", "",
-                        f"invalid JSON: {exc.msg} (column {exc.colno}){hint}")
+                Problem(
+                    str(p),
+                    f"line {lineno}",
+                    "",
+                    f"invalid JSON: {exc.msg} (column {exc.colno}){hint}",
+                )
             )
             rep.sessions_rejected += 1
             continue
         record = str(obj.get("session_id", "")) if isinstance(obj, dict) else ""
         if not isinstance(obj, dict):
             rep.problems.append(
-                Problem(str(p), f"line {lineno}", "", "must be a JSON object (one session per line)",
-                        type(obj).__name__)
+                Problem(
+                    str(p),
+                    f"line {lineno}",
+                    "",
+                    "must be a JSON object (one session per line)",
+                    type(obj).__name__,
+                )
             )
             rep.sessions_rejected += 1
             continue
@@ -113,9 +127,15 @@ def iter_sessions(
             continue
         if session.session_id in seen:
             rep.problems.append(
-                Problem(str(p), f"line {lineno}", "session_id",
-                        f"duplicate session id (first on line {seen[session.session_id]}); "
-                        "session ids must be unique", repr(session.session_id), session.session_id)
+                Problem(
+                    str(p),
+                    f"line {lineno}",
+                    "session_id",
+                    f"duplicate session id (first on line {seen[session.session_id]}); "
+                    "session ids must be unique",
+                    repr(session.session_id),
+                    session.session_id,
+                )
             )
             rep.sessions_rejected += 1
             continue
@@ -123,12 +143,35 @@ def iter_sessions(
         yield lineno, session
 
 
-def sessions_to_flat(sessions: list[Session], lines: list[int] | None = None) -> tuple[pd.DataFrame, np.ndarray]:
+def sessions_to_flat(
+    sessions: list[Session], lines: list[int] | None = None
+) -> tuple[pd.DataFrame, np.ndarray]:
     """Flatten sessions to the flat table layout; returns the table and each row's source line."""
-    cols: dict[str, list[Any]] = {k: [] for k in (
-        "session_id", "user_id", "topic_id", "system_id", "session_start", "session_end",
-        "query_pos", "query_id", "query_text", "query_time", "scan_depth", "rank", "doc_id",
-        "url", "title", "snippet", "clicks", "dwell", "user_grade")}
+    cols: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "session_id",
+            "user_id",
+            "topic_id",
+            "system_id",
+            "session_start",
+            "session_end",
+            "query_pos",
+            "query_id",
+            "query_text",
+            "query_time",
+            "scan_depth",
+            "qrels_id",
+            "rank",
+            "doc_id",
+            "url",
+            "title",
+            "snippet",
+            "clicks",
+            "dwell",
+            "user_grade",
+        )
+    }
     rating_names = sorted({k for s in sessions for k in s.ratings})
     ratings: dict[str, list[float | None]] = {k: [] for k in rating_names}
     row_lines: list[int] = []
@@ -148,6 +191,7 @@ def sessions_to_flat(sessions: list[Session], lines: list[int] | None = None) ->
                 cols["query_text"].append(q.text)
                 cols["query_time"].append(q.time)
                 cols["scan_depth"].append(q.scan_depth)
+                cols["qrels_id"].append(q.qrels_id)
                 cols["rank"].append(None if r is None else r.rank)
                 cols["doc_id"].append(None if r is None else r.doc_id)
                 cols["url"].append(None if r is None else r.url)
@@ -204,14 +248,23 @@ def load_jsonl(
         accepted.append(session)
         lines.append(lineno)
     if report.problems and mode == "strict":
-        raise ValidationFailed(report.problems[:max_problems], truncated=len(report.problems) > max_problems)
+        raise ValidationFailed(
+            report.problems[:max_problems], truncated=len(report.problems) > max_problems
+        )
     if not accepted:
-        raise ValidationFailed(report.problems[:max_problems] or [
-            Problem(str(p), "", "", "no valid session in the file")])
+        raise ValidationFailed(
+            report.problems[:max_problems]
+            or [Problem(str(p), "", "", "no valid session in the file")]
+        )
     flat, row_lines = sessions_to_flat(accepted, lines)
     frame, inner = frame_from_flat(
-        flat, source=str(p), mode=mode, max_problems=max_problems,
-        user_grade_scale=user_grade_scale, location_kind="line", row_locations=row_lines,
+        flat,
+        source=str(p),
+        mode=mode,
+        max_problems=max_problems,
+        user_grade_scale=user_grade_scale,
+        location_kind="line",
+        row_locations=row_lines,
     )
     report.rows_read = inner.rows_read
     report.sessions_accepted = inner.sessions_accepted

@@ -14,7 +14,7 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 import numpy as np
 import pandas as pd
@@ -80,7 +80,10 @@ def read_study_header(path: str | os.PathLike[str]) -> Study:
 
 
 def load_sessions(
-    path: str | os.PathLike[str], *, mode: Mode = "strict", max_problems: int = 50,
+    path: str | os.PathLike[str],
+    *,
+    mode: Mode = "strict",
+    max_problems: int = 50,
     study: Study | None = None,
 ) -> tuple[SessionFrame, LoadReport]:
     """Load a session log file by its extension: ``.jsonl``, ``.csv``/``.tsv`` or ``.parquet``."""
@@ -90,14 +93,18 @@ def load_sessions(
     if ".jsonl" in suffixes or ".ndjson" in suffixes:
         return load_jsonl(p, mode=mode, max_problems=max_problems, user_grade_scale=scale)
     flat = read_flat_table(p)
-    kind = "line" if any(s in suffixes for s in (".csv", ".tsv")) else "row"
-    return frame_from_flat(flat, source=str(p), mode=mode, max_problems=max_problems,
-                           user_grade_scale=scale, location_kind=kind)
+    kind: Literal["row", "line"] = "line" if any(s in suffixes for s in (".csv", ".tsv")) else "row"
+    return frame_from_flat(
+        flat,
+        source=str(p),
+        mode=mode,
+        max_problems=max_problems,
+        user_grade_scale=scale,
+        location_kind=kind,
+    )
 
 
-def load_judgments(
-    path: str | os.PathLike[str], *, study: Study | None = None
-) -> JudgmentFrame:
+def load_judgments(path: str | os.PathLike[str], *, study: Study | None = None) -> JudgmentFrame:
     """Read reference judgments: TREC qrels (``topic iter doc grade``) or CSV/TSV.
 
     The CSV form has columns ``topic_id, doc_id, grade[, assessor]``.  Grades must
@@ -117,9 +124,7 @@ def _locate_sessions(root: Path) -> Path:
     for name in SESSION_FILES:
         if (root / name).exists():
             return root / name
-    raise InputFormatError(
-        f"{root}: no session log found (looked for {', '.join(SESSION_FILES)})"
-    )
+    raise InputFormatError(f"{root}: no session log found (looked for {', '.join(SESSION_FILES)})")
 
 
 def load_study(
@@ -164,15 +169,21 @@ def load_study(
     if study is None:
         scale = judgments.scale if judgments is not None else None
         study = Study(name=root.name, **({"grade_scale": scale} if scale is not None else {}))
-    frame, report = _check_references(frame, report, study, judgments, str(sessions_path), mode,
-                                      max_problems)
+    frame, report = _check_references(
+        frame, report, study, judgments, str(sessions_path), mode, max_problems
+    )
     frame = _attach_entities(frame, study)
     return LoadedStudy(study=study, frame=frame, judgments=judgments, report=report)
 
 
 def _check_references(
-    frame: SessionFrame, report: LoadReport, study: Study, judgments: JudgmentFrame | None,
-    source: str, mode: Mode, max_problems: int,
+    frame: SessionFrame,
+    report: LoadReport,
+    study: Study,
+    judgments: JudgmentFrame | None,
+    source: str,
+    mode: Mode,
+    max_problems: int,
 ) -> tuple[SessionFrame, LoadReport]:
     """Unknown users/topics/systems and unjudged topics, per session (vectorised by category)."""
     s = frame.sessions
@@ -188,9 +199,16 @@ def _check_references(
         unknown_mask = ~s[col].isin(known).to_numpy()
         listed = ", ".join(sorted(known)[:12]) + (" …" if len(known) > 12 else "")
         for i in np.flatnonzero(unknown_mask).tolist():
-            problems.append(Problem(source, f"session {s['session_id'].iloc[i]}", col,
-                                    f"unknown {col[:-3]} (known in the study header: {listed})",
-                                    repr(str(s[col].iloc[i])), str(s["session_id"].iloc[i])))
+            problems.append(
+                Problem(
+                    source,
+                    f"session {s['session_id'].iloc[i]}",
+                    col,
+                    f"unknown {col[:-3]} (known in the study header: {listed})",
+                    repr(str(s[col].iloc[i])),
+                    str(s["session_id"].iloc[i]),
+                )
+            )
         bad |= unknown_mask
     if judgments is not None:
         judged = set(judgments.topics.astype(str))
@@ -202,11 +220,18 @@ def _check_references(
         sess_bad[q_sess[q_bad]] = True
         for i in np.flatnonzero(sess_bad & ~bad).tolist():
             key = keys[(q_sess == i) & q_bad].iloc[0]
-            problems.append(Problem(
-                source, f"session {s['session_id'].iloc[i]}", "topic_id",
-                f"topic {key!r} has no reference judgments in {judgments.source} and is not declared "
-                "unjudged (add judgments, or set \"judged\": false on the topic in study.json)",
-                repr(key), str(s["session_id"].iloc[i])))
+            problems.append(
+                Problem(
+                    source,
+                    f"session {s['session_id'].iloc[i]}",
+                    "topic_id",
+                    f"topic {key!r} has no reference judgments in {judgments.source} "
+                    "and is not declared "
+                    'unjudged (add judgments, or set "judged": false on the topic in study.json)',
+                    repr(key),
+                    str(s["session_id"].iloc[i]),
+                )
+            )
         bad |= sess_bad
     if not problems:
         return frame, report
@@ -252,5 +277,10 @@ def _attach_entities(frame: SessionFrame, study: Study) -> SessionFrame:
     if study.systems:
         x = pd.DataFrame([x.model_dump() for x in study.systems]).astype({"system_id": "string"})
         systems = systems[["system_id"]].merge(x, on="system_id", how="left").fillna("")
-    return dataclasses.replace(frame, users=users, topics=topics, systems=systems,
-                               grade_scale=study.user_grade_scale or study.grade_scale)
+    return dataclasses.replace(
+        frame,
+        users=users,
+        topics=topics,
+        systems=systems,
+        grade_scale=study.user_grade_scale or study.grade_scale,
+    )

@@ -9,8 +9,9 @@ models call) with vectorised checks and reports every problem with its row.
 Flat layout: one row per result with ``session_id, user_id, topic_id,
 system_id, query_pos, rank, doc_id`` and optional ``query_text, query_time,
 query_id, scan_depth, url, title, snippet, clicks, dwell, user_grade,
-session_start, session_end, rating_<name>``.  A query without results is one row
-whose ``rank`` and ``doc_id`` are null.
+session_start, session_end, qrels_id, rating_<name>``.  A query without results
+is one row whose ``rank`` and ``doc_id`` are null.  ``qrels_id`` is the judgment
+key of the query when judgments are per session or per turn (default: the topic).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ FLAT_OPTIONAL: Final[tuple[str, ...]] = (
     "user_grade",
     "session_start",
     "session_end",
+    "qrels_id",
 )
 _ID_COLUMNS: Final = ("session_id", "user_id", "topic_id", "system_id")
 _TEXT_COLUMNS: Final = ("url", "title", "snippet")
@@ -145,7 +147,9 @@ def read_flat_table(
         return _read_parquet(p, columns)
     if any(s in suffixes for s in (".csv", ".tsv", ".txt")):
         return _read_csv(p, columns, sep="\t" if ".tsv" in suffixes else ",")
-    raise InputFormatError(f"{p}: unknown table format {suffixes!r} (allowed: .csv, .tsv, .parquet)")
+    raise InputFormatError(
+        f"{p}: unknown table format {suffixes!r} (allowed: .csv, .tsv, .parquet)"
+    )
 
 
 def _read_parquet(p: Path, columns: Sequence[str] | None) -> pd.DataFrame:
@@ -157,15 +161,65 @@ def _read_parquet(p: Path, columns: Sequence[str] | None) -> pd.DataFrame:
     except (pa.ArrowInvalid, OSError) as exc:
         raise ParseError(f"{p}: not a readable Parquet file ({exc})") from exc
     names = schema.names if columns is None else [c for c in columns if c in schema.names]
-    strings = [
+
+    def is_text(t: pa.DataType) -> bool:
+        if pa.types.is_dictionary(t):
+            t = t.value_type
+        return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
+
+    ids = [
         n
         for n in names
-        if pa.types.is_string(schema.field(n).type) or pa.types.is_large_string(schema.field(n).type)
+        if is_text(schema.field(n).type) and n not in (*_TEXT_COLUMNS, "query_text")
     ]
-    dict_cols = [n for n in strings if n not in _TEXT_COLUMNS and n not in ("query_text",)]
-    table = pq.read_table(p, columns=names, read_dictionary=dict_cols)
-    table = table.unify_dictionaries()
-    return table.to_pandas(self_destruct=True, split_blocks=True)
+    try:
+        table = pq.read_table(p, columns=names, read_dictionary=ids)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ParseError(f"{p}: not a readable Parquet file ({exc})") from exc
+    out: dict[str, object] = {}
+    for name in names:
+        col = table.column(name)
+        out[name] = _dictionary_to_categorical(col) if name in ids else col.to_pandas()
+        table = table.drop_columns([name])  # free each column as soon as it is converted
+    return pd.DataFrame(out)
+
+
+def _dictionary_to_categorical(col: object) -> pd.Categorical:
+    """A chunked dictionary column as one pandas Categorical, hashing only used entries.
+
+    Parquet stores a dictionary per row group; writers often repeat the whole
+    dictionary in every group.  ``unify_dictionaries`` hashes all of them, which at
+    hundreds of row groups × millions of ids dominates the load.  Here each chunk's
+    codes are first reduced to the entries they use (a bincount), so the hashing
+    work is bounded by the number of rows, not rows groups × dictionary size.
+    """
+    import pyarrow as pa
+
+    chunks = col.chunks  # type: ignore[attr-defined]
+    n = sum(len(c) for c in chunks)
+    if not chunks:
+        return pd.Categorical([], categories=pd.Index([], dtype="string"))
+    subs, locals_ = [], []
+    for chunk in chunks:
+        idx = chunk.indices.to_numpy(zero_copy_only=False)
+        valid = ~np.asarray(chunk.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        idx = np.where(valid, idx, 0).astype(np.int64, copy=False)
+        used_mask = np.bincount(idx[valid], minlength=len(chunk.dictionary)) > 0
+        used = np.flatnonzero(used_mask)
+        remap = np.full(len(chunk.dictionary), -1, dtype=np.int64)
+        remap[used] = np.arange(len(used))
+        subs.append(chunk.dictionary.take(pa.array(used)))
+        locals_.append(np.where(valid, remap[idx], -1))
+    values = pa.concat_arrays(subs).to_pandas()
+    global_codes, categories = pd.factorize(values, sort=False)
+    codes = np.empty(n, dtype=np.int32)
+    pos, base = 0, 0
+    for sub, local in zip(subs, locals_, strict=True):
+        g = global_codes[base : base + len(sub)]
+        codes[pos : pos + len(local)] = np.where(local >= 0, g[np.maximum(local, 0)], -1)
+        pos += len(local)
+        base += len(sub)
+    return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype="string"))
 
 
 def _read_csv(p: Path, columns: Sequence[str] | None, *, sep: str) -> pd.DataFrame:
@@ -176,7 +230,7 @@ def _read_csv(p: Path, columns: Sequence[str] | None, *, sep: str) -> pd.DataFra
     except UnicodeDecodeError as exc:
         line = head[: exc.start].count(b"\n") + 1
         raise ParseError(
-            f"{p}:{line}: not valid UTF-8 (byte {exc.start}: {head[exc.start:exc.start + 1]!r}); "
+            f"{p}:{line}: not valid UTF-8 (byte {exc.start}: {head[exc.start : exc.start + 1]!r}); "
             "save the file as UTF-8"
         ) from exc
     try:
@@ -205,8 +259,13 @@ def _read_csv(p: Path, columns: Sequence[str] | None, *, sep: str) -> pd.DataFra
 class _Collector:
     """Collect problems per row; map rows to the session they reject."""
 
-    def __init__(self, source: str, session_codes: npt.NDArray[np.int64], names: pd.Index,
-                 locate: Callable[[int], str]) -> None:
+    def __init__(
+        self,
+        source: str,
+        session_codes: npt.NDArray[np.int64],
+        names: pd.Index,
+        locate: Callable[[int], str],
+    ) -> None:
         self.source = source
         self.session_codes = session_codes
         self.names = names
@@ -214,8 +273,13 @@ class _Collector:
         self.problems: list[Problem] = []
         self.bad_sessions: set[int] = set()
 
-    def add(self, rows: npt.ArrayLike, field_name: str, messages: Sequence[str],
-            values: Sequence[object] | None = None) -> None:
+    def add(
+        self,
+        rows: npt.ArrayLike,
+        field_name: str,
+        messages: Sequence[str],
+        values: Sequence[object] | None = None,
+    ) -> None:
         rows_arr = np.asarray(rows, dtype=np.int64)
         for k, row in enumerate(rows_arr.tolist()):
             code = int(self.session_codes[row])
@@ -233,7 +297,9 @@ class _Collector:
             )
 
 
-def _locator(kind: str, row_offset: Sequence[int] | npt.NDArray[np.int64] | None) -> Callable[[int], str]:
+def _locator(
+    kind: str, row_offset: Sequence[int] | npt.NDArray[np.int64] | None
+) -> Callable[[int], str]:
     """``row -> "row 17"`` / ``"line 17"``; ``row_offset`` maps frame rows to file lines."""
     if row_offset is None:
         return lambda row: f"{kind} {row + (2 if kind == 'line' else 1)}"
@@ -242,16 +308,42 @@ def _locator(kind: str, row_offset: Sequence[int] | npt.NDArray[np.int64] | None
 
 
 def _as_category(col: pd.Series) -> pd.Series:
+    """The column as a categorical with string categories (ids are encoded once)."""
     if isinstance(col.dtype, pd.CategoricalDtype):
         cats = col.cat.categories
-        if cats.dtype != object and not pd.api.types.is_string_dtype(cats.dtype):
-            col = col.cat.rename_categories(cats.astype(str))
-        return col.cat.remove_unused_categories()
-    return col.astype("string").astype("category")
+        if not pd.api.types.is_string_dtype(cats.dtype) or cats.dtype != "string":
+            col = col.cat.rename_categories(list(cats.astype(str)))
+            col = col.cat.set_categories(pd.Index(col.cat.categories, dtype="string"))
+        return col
+    codes, uniques = pd.factorize(col, sort=False)
+    cat = pd.Categorical.from_codes(codes, categories=pd.Index(uniques.astype(str), dtype="string"))
+    out: pd.Series = pd.Series(cat)
+    return out
 
 
-def _numeric(df: pd.DataFrame, name: str, coll: _Collector, *, integer: bool,
-             nullable_rows: npt.NDArray[np.bool_] | None = None) -> npt.NDArray[np.float64]:
+def _take_compact(col: pd.Series, rows: npt.NDArray[np.int64]) -> pd.Series:
+    """``col.iloc[rows]`` as a categorical that keeps only the categories used there.
+
+    A bincount over the codes replaces ``remove_unused_categories`` (which sorts).
+    """
+    codes = col.cat.codes.to_numpy()[rows]
+    cats = col.cat.categories
+    valid = codes >= 0
+    used = np.bincount(codes[valid], minlength=len(cats)) > 0
+    remap = np.cumsum(used) - 1
+    new = np.where(valid, remap[np.maximum(codes, 0)], -1).astype(np.int32)
+    out: pd.Series = pd.Series(pd.Categorical.from_codes(new, categories=cats[used]))
+    return out
+
+
+def _numeric(
+    df: pd.DataFrame,
+    name: str,
+    coll: _Collector,
+    *,
+    integer: bool,
+    nullable_rows: npt.NDArray[np.bool_] | None = None,
+) -> npt.NDArray[np.float64]:
     """Column as float64 (NaN = missing); non-numeric values are problems."""
     raw = df[name]
     if pd.api.types.is_numeric_dtype(raw.dtype) and not isinstance(raw.dtype, pd.CategoricalDtype):
@@ -285,15 +377,21 @@ def _times(df: pd.DataFrame, name: str, coll: _Collector) -> pd.Series:
         return pd.Series(pd.NaT, index=df.index, dtype="datetime64[ns, UTC]")
     raw = df[name]
     if isinstance(raw.dtype, pd.DatetimeTZDtype):
-        return raw.dt.tz_convert("UTC").astype("datetime64[ns, UTC]")
+        aware: pd.Series = raw.dt.tz_convert("UTC").astype("datetime64[ns, UTC]")
+        return aware
     if pd.api.types.is_datetime64_dtype(raw.dtype):
-        return raw.dt.tz_localize("UTC").astype("datetime64[ns, UTC]")
+        naive: pd.Series = raw.dt.tz_localize("UTC").astype("datetime64[ns, UTC]")
+        return naive
     conv = pd.to_datetime(raw.astype("string"), errors="coerce", utc=True, format="ISO8601")
     bad = conv.isna().to_numpy() & raw.notna().to_numpy()
     if bad.any():
         rows = np.flatnonzero(bad)
-        coll.add(rows, name, ["must be an ISO-8601 time (e.g. 2008-03-01T09:00:05Z)"] * len(rows),
-                 raw.iloc[rows].tolist())
+        coll.add(
+            rows,
+            name,
+            ["must be an ISO-8601 time (e.g. 2008-03-01T09:00:05Z)"] * len(rows),
+            raw.iloc[rows].tolist(),
+        )
     return conv.astype("datetime64[ns, UTC]")
 
 
@@ -352,7 +450,8 @@ def frame_from_flat(
     missing = [c for c in FLAT_REQUIRED if c not in flat.columns]
     if missing:
         raise InputFormatError(
-            f"{source}: missing column(s) {', '.join(missing)}; found {', '.join(map(str, flat.columns))}"
+            f"{source}: missing column(s) {', '.join(missing)}; "
+            f"found {', '.join(map(str, flat.columns))}"
             f" (required: {', '.join(FLAT_REQUIRED)})"
         )
     n_rows = len(flat)
@@ -388,8 +487,12 @@ def frame_from_flat(
     half = rank_present & empty_row
     if half.any():
         rows = np.flatnonzero(half)
-        coll.add(rows, "doc_id", ["is required when rank is given (leave both empty for a query "
-                                  "without results)"] * len(rows))
+        coll.add(
+            rows,
+            "doc_id",
+            ["is required when rank is given (leave both empty for a query without results)"]
+            * len(rows),
+        )
 
     # order rows: session (first appearance), query_pos, rank; skip the sort when already sorted
     pos_i = np.nan_to_num(pos, nan=-1).astype(np.int64)
@@ -405,8 +508,13 @@ def frame_from_flat(
         change[1:] = (sc[1:] == sc[:-1]) & (vcodes[1:] != vcodes[:-1])
         if change.any():
             rows = order[np.flatnonzero(change)]
-            coll.add(rows, name, [f"differs from an earlier row of the same session (one {name[:-3]} "
-                                  "per session)"] * len(rows), df[name].iloc[rows].tolist())
+            coll.add(
+                rows,
+                name,
+                [f"differs from an earlier row of the same session (one {name[:-3]} per session)"]
+                * len(rows),
+                df[name].iloc[rows].tolist(),
+            )
 
     # ---- queries: one per (session, query_pos)
     qstart = np.ones(n_rows, dtype=bool)
@@ -437,7 +545,9 @@ def frame_from_flat(
     doc_codes = doc.cat.codes.to_numpy()
     v = check_unique_within(doc_codes[r_rows], r_q, what="document", presorted_groups=True)
     if v:
-        coll.add(r_rows[v.rows], "doc_id", v.messages, doc.iloc[r_rows[v.rows]].astype(str).tolist())
+        coll.add(
+            r_rows[v.rows], "doc_id", v.messages, doc.iloc[r_rows[v.rows]].astype(str).tolist()
+        )
 
     # ---- optional numeric result columns
     clicks = _numeric(df, "clicks", coll, integer=True) if "clicks" in df else None
@@ -460,9 +570,12 @@ def frame_from_flat(
         bad = ~np.isnan(sq) & ((sq < 0) | (sq > n_res_q))
         if bad.any():
             qi = np.flatnonzero(bad)
-            coll.add(q_first[qi], "scan_depth",
-                     [f"must be between 0 and the number of results ({int(n_res_q[i])})" for i in qi],
-                     sq[qi].tolist())
+            coll.add(
+                q_first[qi],
+                "scan_depth",
+                [f"must be between 0 and the number of results ({int(n_res_q[i])})" for i in qi],
+                sq[qi].tolist(),
+            )
     q_time = _times(df, "query_time", coll)
     s_start = _times(df, "session_start", coll)
     s_end = _times(df, "session_end", coll)
@@ -484,15 +597,33 @@ def frame_from_flat(
     report.sessions_accepted = len(names) - report.sessions_rejected
 
     frame = _assemble(
-        df, order=order, keep_sorted=keep_sorted, qstart=qstart, res_mask_sorted=res_mask_sorted,
-        s_codes=s_codes, names=names, pos_i=pos_i, rank_i=rank_i, doc=doc, clicks=clicks,
-        dwell=dwell, ugrade=ugrade, scan=scan, q_time=q_time, s_start=s_start, s_end=s_end,
-        rating_vals=rating_vals, source=source, user_grade_scale=user_grade_scale,
+        df,
+        order=order,
+        keep_sorted=keep_sorted,
+        qstart=qstart,
+        res_mask_sorted=res_mask_sorted,
+        s_codes=s_codes,
+        names=names,
+        pos_i=pos_i,
+        rank_i=rank_i,
+        doc=doc,
+        clicks=clicks,
+        dwell=dwell,
+        ugrade=ugrade,
+        scan=scan,
+        q_time=q_time,
+        s_start=s_start,
+        s_end=s_end,
+        rating_vals=rating_vals,
+        source=source,
+        user_grade_scale=user_grade_scale,
     )
     return frame, report
 
 
-def _is_sorted(s: npt.NDArray[np.int64], p: npt.NDArray[np.int64], r: npt.NDArray[np.int64]) -> bool:
+def _is_sorted(
+    s: npt.NDArray[np.int64], p: npt.NDArray[np.int64], r: npt.NDArray[np.int64]
+) -> bool:
     if len(s) < 2:
         return True
     ds, dp, dr = np.diff(s), np.diff(p), np.diff(r)
@@ -501,13 +632,26 @@ def _is_sorted(s: npt.NDArray[np.int64], p: npt.NDArray[np.int64], r: npt.NDArra
 
 
 def _assemble(
-    df: pd.DataFrame, *, order: npt.NDArray[np.int64], keep_sorted: npt.NDArray[np.bool_],
-    qstart: npt.NDArray[np.bool_], res_mask_sorted: npt.NDArray[np.bool_],
-    s_codes: npt.NDArray[np.int64], names: pd.Index, pos_i: npt.NDArray[np.int64],
-    rank_i: npt.NDArray[np.int64], doc: pd.Series, clicks: npt.NDArray[np.float64] | None,
-    dwell: npt.NDArray[np.float64] | None, ugrade: npt.NDArray[np.float64] | None,
-    scan: npt.NDArray[np.float64] | None, q_time: pd.Series, s_start: pd.Series,
-    s_end: pd.Series, rating_vals: dict[str, npt.NDArray[np.float64]], source: str,
+    df: pd.DataFrame,
+    *,
+    order: npt.NDArray[np.int64],
+    keep_sorted: npt.NDArray[np.bool_],
+    qstart: npt.NDArray[np.bool_],
+    res_mask_sorted: npt.NDArray[np.bool_],
+    s_codes: npt.NDArray[np.int64],
+    names: pd.Index,
+    pos_i: npt.NDArray[np.int64],
+    rank_i: npt.NDArray[np.int64],
+    doc: pd.Series,
+    clicks: npt.NDArray[np.float64] | None,
+    dwell: npt.NDArray[np.float64] | None,
+    ugrade: npt.NDArray[np.float64] | None,
+    scan: npt.NDArray[np.float64] | None,
+    q_time: pd.Series,
+    s_start: pd.Series,
+    s_end: pd.Series,
+    rating_vals: dict[str, npt.NDArray[np.float64]],
+    source: str,
     user_grade_scale: GradeScale | None,
 ) -> SessionFrame:
     """Build the three linked tables from the sorted, filtered rows."""
@@ -537,8 +681,7 @@ def _assemble(
     n_queries = np.bincount(q_sess, minlength=len(kept_codes)).astype(np.int16)
 
     def cat_of(col: str, at: npt.NDArray[np.int64]) -> pd.Series:
-        c = _as_category(df[col])
-        return c.iloc[at].reset_index(drop=True).cat.remove_unused_categories()
+        return _take_compact(_as_category(df[col]), at)
 
     sessions = pd.DataFrame(
         {
@@ -558,15 +701,29 @@ def _assemble(
     q_pos = pos_i[q_rows].astype(np.int16)
     if "query_id" in df.columns:
         qid = df["query_id"].iloc[q_rows].astype("string").reset_index(drop=True)
-        fallback = pd.Series(sess_names[q_sess], dtype="string") + ":" + pd.Series(q_pos).astype("string")
+        fallback = (
+            pd.Series(sess_names[q_sess], dtype="string") + ":" + pd.Series(q_pos).astype("string")
+        )
         qid = qid.fillna(fallback)
     else:
-        qid = pd.Series(sess_names[q_sess], dtype="string") + ":" + pd.Series(q_pos).astype("string")
-    text = (df["query_text"].iloc[q_rows].astype("string").fillna("").reset_index(drop=True)
-            if "query_text" in df.columns else pd.Series([""] * n_q, dtype="string"))
-    topic_of_q = sessions["topic_id"].iloc[q_sess].reset_index(drop=True)
-    scan_col = (pd.array(np.where(np.isnan(scan[q_rows]), 0, scan[q_rows]).astype(np.int32),
-                         dtype="Int32") if scan is not None else pd.array([pd.NA] * n_q, dtype="Int32"))
+        qid = (
+            pd.Series(sess_names[q_sess], dtype="string") + ":" + pd.Series(q_pos).astype("string")
+        )
+    text = (
+        df["query_text"].iloc[q_rows].astype("string").fillna("").reset_index(drop=True)
+        if "query_text" in df.columns
+        else pd.Series([""] * n_q, dtype="string")
+    )
+    topic_of_q = sessions["topic_id"].iloc[q_sess].reset_index(drop=True).astype("string")
+    if "qrels_id" in df.columns:
+        # per-session or per-turn judgment keys; an empty key falls back to the topic
+        keys = df["qrels_id"].iloc[q_rows].astype("string").reset_index(drop=True)
+        topic_of_q = keys.fillna(topic_of_q)
+    scan_col = (
+        pd.array(np.where(np.isnan(scan[q_rows]), 0, scan[q_rows]).astype(np.int32), dtype="Int32")
+        if scan is not None
+        else pd.array([pd.NA] * n_q, dtype="Int32")
+    )
     if scan is not None:
         scan_col[np.isnan(scan[q_rows])] = pd.NA
     queries = pd.DataFrame(
@@ -591,27 +748,47 @@ def _assemble(
             "session_id": pd.Categorical.from_codes(new_sc[rm], dtype=sess_cat),
             "query_pos": pos_i[r_rows].astype(np.int16),
             "rank": rank_i[r_rows].astype(np.int32),
-            "doc_id": doc.iloc[r_rows].reset_index(drop=True).cat.remove_unused_categories(),
+            "doc_id": _take_compact(doc, r_rows),
         }
     )
     for c in _TEXT_COLUMNS:
         if c in df.columns:
             results[c] = df[c].iloc[r_rows].astype("string").reset_index(drop=True)
-    results["clicks"] = (np.nan_to_num(clicks[r_rows]).astype(np.int16) if clicks is not None
-                         else np.zeros(n_r, dtype=np.int16))
-    results["dwell"] = (dwell[r_rows].astype(np.float32) if dwell is not None
-                        else np.full(n_r, np.nan, dtype=np.float32))
-    results["user_grade"] = (ugrade[r_rows].astype(np.float32) if ugrade is not None
-                             else np.full(n_r, np.nan, dtype=np.float32))
+    results["clicks"] = (
+        np.nan_to_num(clicks[r_rows]).astype(np.int16)
+        if clicks is not None
+        else np.zeros(n_r, dtype=np.int16)
+    )
+    results["dwell"] = (
+        dwell[r_rows].astype(np.float32)
+        if dwell is not None
+        else np.full(n_r, np.nan, dtype=np.float32)
+    )
+    results["user_grade"] = (
+        ugrade[r_rows].astype(np.float32)
+        if ugrade is not None
+        else np.full(n_r, np.nan, dtype=np.float32)
+    )
     return SessionFrame(
         sessions=sessions,
         queries=queries,
         results=results,
         users=pd.DataFrame({"user_id": sessions["user_id"].cat.categories.astype("string")}),
-        topics=pd.DataFrame({"topic_id": sessions["topic_id"].cat.categories.astype("string"),
-                             "title": "", "description": "", "judged": True}),
-        systems=pd.DataFrame({"system_id": sessions["system_id"].cat.categories.astype("string"),
-                              "name": "", "description": ""}),
+        topics=pd.DataFrame(
+            {
+                "topic_id": sessions["topic_id"].cat.categories.astype("string"),
+                "title": "",
+                "description": "",
+                "judged": True,
+            }
+        ),
+        systems=pd.DataFrame(
+            {
+                "system_id": sessions["system_id"].cat.categories.astype("string"),
+                "name": "",
+                "description": "",
+            }
+        ),
         grade_scale=user_grade_scale,
         source=source,
     )
@@ -637,6 +814,8 @@ def frame_to_flat(frame: SessionFrame) -> pd.DataFrame:
     order = np.lexsort((rank, q_idx))
     q_idx, row_of = q_idx[order], row_of[order]
     has = row_of >= 0
+    if not len(r):  # no result rows at all: every row is an empty-query placeholder
+        r = pd.DataFrame({c: pd.Series([pd.NA], dtype=r[c].dtype) for c in r.columns})
     safe = np.where(has, row_of, 0)
     sess_of = s_idx[q_idx]
     out = pd.DataFrame(
@@ -650,6 +829,7 @@ def frame_to_flat(frame: SessionFrame) -> pd.DataFrame:
             "query_text": q["text"].iloc[q_idx].reset_index(drop=True),
             "query_time": q["time"].iloc[q_idx].reset_index(drop=True),
             "scan_depth": q["scan_depth"].iloc[q_idx].reset_index(drop=True),
+            "qrels_id": q["qrels_id"].iloc[q_idx].reset_index(drop=True),
             "rank": pd.arrays.IntegerArray(
                 np.where(has, r["rank"].to_numpy()[safe], 0).astype(np.int32), ~has
             ),

@@ -49,7 +49,9 @@ class GradeScale(Model):
         )
 
     @classmethod
-    def from_grades(cls, grades: list[int] | tuple[int, ...], *, name: str = "observed") -> GradeScale:
+    def from_grades(
+        cls, grades: list[int] | tuple[int, ...], *, name: str = "observed"
+    ) -> GradeScale:
         """A scale with the given grades labelled by their number."""
         return cls(name=name, levels={int(g): f"grade {int(g)}" for g in sorted(set(grades))})
 

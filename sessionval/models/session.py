@@ -34,7 +34,9 @@ class Query(Model):
     """One query of a session with its ranked results (possibly none).
 
     ``scan_depth`` is the last rank the searcher examined, when logged; it may
-    replace the fixed top-X of session measures.
+    replace the fixed top-X of session measures.  ``qrels_id`` names the set of
+    reference judgments that applies when judgments are per session or per turn
+    (TREC CAsT ``topic_turn``, lab studies); by default the session's topic.
     """
 
     position: Position
@@ -42,6 +44,7 @@ class Query(Model):
     query_id: str | None = None
     time: AwareDatetime | None = None
     scan_depth: int | None = Field(default=None, ge=0)
+    qrels_id: str | None = None
     results: tuple[Result, ...] = ()
 
     @model_validator(mode="after")
@@ -82,8 +85,12 @@ class Session(Model):
         bad = check_one_to_n([q.position for q in self.queries], what="query position")
         if bad:
             raise ValueError(f"queries[{int(bad.rows[0])}].position: {bad.messages[0]}")
-        if any(a.position > b.position for a, b in zip(self.queries, self.queries[1:], strict=False)):
-            object.__setattr__(self, "queries", tuple(sorted(self.queries, key=lambda q: q.position)))
+        if any(
+            a.position > b.position for a, b in zip(self.queries, self.queries[1:], strict=False)
+        ):
+            object.__setattr__(
+                self, "queries", tuple(sorted(self.queries, key=lambda q: q.position))
+            )
         if self.start_time and self.end_time and self.end_time < self.start_time:
             raise ValueError(f"end_time {self.end_time} is before start_time {self.start_time}")
         return self
@@ -99,5 +106,3 @@ class Session(Model):
         if self.start_time is None or self.end_time is None:
             return None
         return (self.end_time - self.start_time).total_seconds()
-
-

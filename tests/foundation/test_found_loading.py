@@ -14,7 +14,9 @@ from sessionval.models import GradeScale
 
 
 def test_jsonl_builds_the_frame(tmp_path: Path, make_session, write_jsonl):
-    p = write_jsonl(tmp_path / "s.jsonl", [make_session("s1"), make_session("s2", queries=[[], ["x"]])])
+    p = write_jsonl(
+        tmp_path / "s.jsonl", [make_session("s1"), make_session("s2", queries=[[], ["x"]])]
+    )
     frame, report = load_jsonl(p)
     assert report.records_read == 2 == report.sessions_accepted
     assert frame.queries["n_results"].tolist() == [2, 1, 0, 1]
@@ -29,13 +31,17 @@ def test_jsonl_builds_the_frame(tmp_path: Path, make_session, write_jsonl):
 def test_empty_file(tmp_path: Path):
     p = tmp_path / "s.jsonl"
     p.write_text("\n \n")
-    with pytest.raises(ParseError, match=r"s\.jsonl: file is empty \(expected one JSON session per line\)"):
+    with pytest.raises(
+        ParseError, match=r"s\.jsonl: file is empty \(expected one JSON session per line\)"
+    ):
         load_jsonl(p)
 
 
 def test_wrong_encoding(tmp_path: Path, make_session):
     p = tmp_path / "s.jsonl"
-    p.write_bytes(json.dumps(make_session()).encode() + b"\n" + "{\"x\": \"caf\xe9\"}".encode("latin-1") + b"\n")
+    p.write_bytes(
+        json.dumps(make_session()).encode() + b"\n" + '{"x": "caf\xe9"}'.encode("latin-1") + b"\n"
+    )
     with pytest.raises(ParseError, match=r"s\.jsonl:2: not valid UTF-8 \(byte \d+: b'\\xe9'\)"):
         load_jsonl(p)
 
@@ -46,12 +52,18 @@ def test_truncated_json_names_line_and_column(tmp_path: Path, make_session, writ
     with pytest.raises(ValidationFailed) as err:
         load_jsonl(p)
     msg = str(err.value)
-    assert "s.jsonl:2: invalid JSON: Unterminated string" in msg and "the line looks truncated" in msg
+    assert (
+        "s.jsonl:2: invalid JSON: Unterminated string" in msg and "the line looks truncated" in msg
+    )
 
 
 def test_duplicate_session_ids(tmp_path: Path, make_session, write_jsonl):
-    p = write_jsonl(tmp_path / "s.jsonl", [make_session("s1"), make_session("s2"), make_session("s1")])
-    with pytest.raises(ValidationFailed, match=r"s.jsonl:3: session_id: duplicate session id \(first on line 1\)"):
+    p = write_jsonl(
+        tmp_path / "s.jsonl", [make_session("s1"), make_session("s2"), make_session("s1")]
+    )
+    with pytest.raises(
+        ValidationFailed, match=r"s.jsonl:3: session_id: duplicate session id \(first on line 1\)"
+    ):
         load_jsonl(p)
 
 
@@ -61,13 +73,18 @@ def test_model_errors_carry_field_path_and_value(tmp_path: Path, make_session, w
     p = write_jsonl(tmp_path / "s.jsonl", [bad])
     with pytest.raises(ValidationFailed) as err:
         load_jsonl(p)
-    assert "s.jsonl:1: queries[0].results[1].rank: Input should be greater than or equal to 1 (got 0)" in str(err.value)
+    assert (
+        "s.jsonl:1: queries[0].results[1].rank: Input should be greater than or equal to 1 (got 0)"
+        in str(err.value)
+    )
 
 
 def test_lenient_counts_in_equal_counts_out(tmp_path: Path, make_session, write_jsonl):
     bad = make_session("s3")
     bad["queries"][0]["results"][1]["doc_id"] = "d1"  # twice in one list
-    p = write_jsonl(tmp_path / "s.jsonl", [make_session("s1"), "{not json", bad, make_session("s4")])
+    p = write_jsonl(
+        tmp_path / "s.jsonl", [make_session("s1"), "{not json", bad, make_session("s4")]
+    )
     frame, report = load_jsonl(p, mode="lenient")
     assert report.records_read == 4
     assert report.sessions_accepted == 2 and report.sessions_rejected == 2
@@ -91,8 +108,13 @@ def test_strict_collects_several_problems(tmp_path: Path, make_session, write_js
 
 def _flat(**overrides):
     base = {
-        "session_id": ["s1", "s1", "s1", "s2"], "user_id": "u", "topic_id": "T", "system_id": "S",
-        "query_pos": [1, 1, 2, 1], "rank": [1, 2, None, 1], "doc_id": ["a", "b", None, "a"],
+        "session_id": ["s1", "s1", "s1", "s2"],
+        "user_id": "u",
+        "topic_id": "T",
+        "system_id": "S",
+        "query_pos": [1, 1, 2, 1],
+        "rank": [1, 2, None, 1],
+        "doc_id": ["a", "b", None, "a"],
     }
     base.update(overrides)
     return pd.DataFrame(base)
@@ -101,9 +123,13 @@ def _flat(**overrides):
 def test_flat_rules_match_model_messages():
     with pytest.raises(ValidationFailed, match=r"\(row 2\): rank: rank 3 leaves a gap: expected 2"):
         frame_from_flat(_flat(rank=[1, 3, None, 1]))
-    with pytest.raises(ValidationFailed, match=r"\(row 2\): doc_id: document occurs more than once"):
+    with pytest.raises(
+        ValidationFailed, match=r"\(row 2\): doc_id: document occurs more than once"
+    ):
         frame_from_flat(_flat(doc_id=["a", "a", None, "a"]))
-    with pytest.raises(ValidationFailed, match=r"query_pos: query position 3 leaves a gap: expected 2"):
+    with pytest.raises(
+        ValidationFailed, match=r"query_pos: query position 3 leaves a gap: expected 2"
+    ):
         frame_from_flat(_flat(query_pos=[1, 1, 3, 1]))
 
 
@@ -117,7 +143,9 @@ def test_flat_non_numeric_and_scale(tmp_path: Path):
 
 
 def test_flat_session_constants():
-    with pytest.raises(ValidationFailed, match="topic_id: differs from an earlier row of the same session"):
+    with pytest.raises(
+        ValidationFailed, match="topic_id: differs from an earlier row of the same session"
+    ):
         frame_from_flat(_flat(topic_id=["T", "T", "U", "T"]))
 
 
@@ -130,8 +158,17 @@ def test_flat_unsorted_rows_are_ordered():
 
 def test_flat_missing_columns():
     with pytest.raises(InputFormatError, match="missing column\\(s\\) rank, doc_id"):
-        frame_from_flat(pd.DataFrame({"session_id": ["s"], "user_id": "u", "topic_id": "t",
-                                      "system_id": "S", "query_pos": [1]}))
+        frame_from_flat(
+            pd.DataFrame(
+                {
+                    "session_id": ["s"],
+                    "user_id": "u",
+                    "topic_id": "t",
+                    "system_id": "S",
+                    "query_pos": [1],
+                }
+            )
+        )
 
 
 def test_csv_and_parquet_give_the_same_frame(tmp_path: Path):
@@ -147,7 +184,7 @@ def test_csv_and_parquet_give_the_same_frame(tmp_path: Path):
 def test_csv_errors(tmp_path: Path):
     p = tmp_path / "e.csv"
     p.write_text("")
-    with pytest.raises(ParseError, match="e.csv: file is empty"):
+    with pytest.raises(ParseError, match=r"e\.csv: file is empty"):
         read_flat_table(p)
     p.write_bytes(b"session_id,doc_id\ns1,caf\xe9\n")
     with pytest.raises(ParseError, match=r"e.csv:2: not valid UTF-8"):
@@ -158,10 +195,15 @@ def test_csv_errors(tmp_path: Path):
 
 
 def test_frame_flat_round_trip(tmp_path: Path, make_session, write_jsonl):
-    p = write_jsonl(tmp_path / "s.jsonl", [make_session("s1", ratings={"sat": 4}), make_session("s2", queries=[[]])])
+    p = write_jsonl(
+        tmp_path / "s.jsonl",
+        [make_session("s1", ratings={"sat": 4}), make_session("s2", queries=[[]])],
+    )
     frame, _ = load_jsonl(p)
     again, _ = frame_from_flat(frame_to_flat(frame))
     for name in ("sessions", "queries", "results"):
-        pd.testing.assert_frame_equal(getattr(frame, name), getattr(again, name), check_categorical=False)
+        pd.testing.assert_frame_equal(
+            getattr(frame, name), getattr(again, name), check_categorical=False
+        )
     assert frame.sessions["rating_sat"].tolist()[0] == 4.0
     assert np.isnan(frame.sessions["rating_sat"].tolist()[1])

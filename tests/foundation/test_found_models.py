@@ -8,7 +8,9 @@ from sessionval.models import Judgment
 
 
 def _q(pos: int, docs: list[str]) -> Query:
-    return Query(position=pos, results=tuple(Result(rank=i + 1, doc_id=d) for i, d in enumerate(docs)))
+    return Query(
+        position=pos, results=tuple(Result(rank=i + 1, doc_id=d) for i, d in enumerate(docs))
+    )
 
 
 def test_frozen_and_extra_forbid():
@@ -38,14 +40,22 @@ def test_rank_must_be_positive():
 
 
 def test_document_once_per_list():
-    with pytest.raises(ValidationError, match="document occurs more than once.*'d1'"):
+    with pytest.raises(ValidationError, match=r"document occurs more than once.*'d1'"):
         Query(position=1, results=[Result(rank=1, doc_id="d1"), Result(rank=2, doc_id="d1")])
 
 
 def test_positions_without_gaps_and_sorted():
     with pytest.raises(ValidationError, match="query position 3 leaves a gap: expected 2"):
-        Session(session_id="s", user_id="u", topic_id="t", system_id="S", queries=[_q(1, []), _q(3, [])])
-    s = Session(session_id="s", user_id="u", topic_id="t", system_id="S", queries=[_q(2, ["b"]), _q(1, ["a"])])
+        Session(
+            session_id="s", user_id="u", topic_id="t", system_id="S", queries=[_q(1, []), _q(3, [])]
+        )
+    s = Session(
+        session_id="s",
+        user_id="u",
+        topic_id="t",
+        system_id="S",
+        queries=[_q(2, ["b"]), _q(1, ["a"])],
+    )
     assert [q.position for q in s.queries] == [1, 2]
 
 
@@ -53,19 +63,32 @@ def test_session_needs_a_query_and_ordered_times():
     with pytest.raises(ValidationError, match="at least 1 item"):
         Session(session_id="s", user_id="u", topic_id="t", system_id="S", queries=[])
     with pytest.raises(ValidationError, match="before start_time"):
-        Session(session_id="s", user_id="u", topic_id="t", system_id="S", queries=[_q(1, [])],
-                start_time="2020-01-01T10:00:00Z", end_time="2020-01-01T09:00:00Z")
+        Session(
+            session_id="s",
+            user_id="u",
+            topic_id="t",
+            system_id="S",
+            queries=[_q(1, [])],
+            start_time="2020-01-01T10:00:00Z",
+            end_time="2020-01-01T09:00:00Z",
+        )
 
 
 def test_scan_depth_bounded_by_results():
     with pytest.raises(ValidationError, match="scan_depth 3 exceeds the number of results \\(2\\)"):
-        Query(position=1, scan_depth=3, results=[Result(rank=1, doc_id="a"), Result(rank=2, doc_id="b")])
+        Query(
+            position=1,
+            scan_depth=3,
+            results=[Result(rank=1, doc_id="a"), Result(rank=2, doc_id="b")],
+        )
 
 
 def test_grade_scale():
     scale = GradeScale.default()
     assert scale.grades == (0, 1, 2, 3)
-    with pytest.raises(ValueError, match=r"grade 4 is not on the grade scale \(allowed: 0, 1, 2, 3\)"):
+    with pytest.raises(
+        ValueError, match=r"grade 4 is not on the grade scale \(allowed: 0, 1, 2, 3\)"
+    ):
         scale.check(4)
 
 
@@ -73,12 +96,18 @@ def test_study_grades_inside_scale_and_topics_judged():
     s = Session(session_id="s", user_id="u", topic_id="T", system_id="S", queries=[_q(1, ["a"])])
     with pytest.raises(ValidationError, match="grade 7 is not on the scale"):
         Study(sessions=(s,), judgments=(Judgment(topic_id="T", doc_id="a", grade=7),))
-    with pytest.raises(ValidationError, match="topic 'X' has no judgments and is not declared unjudged"):
-        Study(sessions=(s.model_copy(update={"topic_id": "X"}),),
-              judgments=(Judgment(topic_id="T", doc_id="a", grade=1),))
-    ok = Study(topics=(Topic(topic_id="X", judged=False), Topic(topic_id="T")),
-               sessions=(s.model_copy(update={"topic_id": "X"}),),
-               judgments=(Judgment(topic_id="T", doc_id="a", grade=1),))
+    with pytest.raises(
+        ValidationError, match="topic 'X' has no judgments and is not declared unjudged"
+    ):
+        Study(
+            sessions=(s.model_copy(update={"topic_id": "X"}),),
+            judgments=(Judgment(topic_id="T", doc_id="a", grade=1),),
+        )
+    ok = Study(
+        topics=(Topic(topic_id="X", judged=False), Topic(topic_id="T")),
+        sessions=(s.model_copy(update={"topic_id": "X"}),),
+        judgments=(Judgment(topic_id="T", doc_id="a", grade=1),),
+    )
     assert ok.sessions[0].topic_id == "X"
 
 
@@ -98,6 +127,12 @@ def test_user_grade_on_scale():
 
 
 def test_round_trip_json():
-    s = Session(session_id="s", user_id="u", topic_id="T", system_id="S", ratings={"satisfaction": 4},
-                queries=[_q(1, ["a", "b"]), _q(2, [])])
+    s = Session(
+        session_id="s",
+        user_id="u",
+        topic_id="T",
+        system_id="S",
+        ratings={"satisfaction": 4},
+        queries=[_q(1, ["a", "b"]), _q(2, [])],
+    )
     assert Session.model_validate_json(s.model_dump_json()) == s
