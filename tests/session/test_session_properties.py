@@ -52,7 +52,7 @@ options = st.fixed_dictionaries(
 )
 
 
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None, max_examples=40)
 @given(qrels_st, st.lists(st.integers(1, 5), min_size=1, max_size=8), options)
 def test_ideal_sessions_score_one_everywhere(qrels: dict[str, int], n_queries: list[int],
                                              opts: dict) -> None:
@@ -68,7 +68,7 @@ def test_ideal_sessions_score_one_everywhere(qrels: dict[str, int], n_queries: l
     assert pos.loc[~defined, "nsdcg"].isna().all()
 
 
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None, max_examples=40)
 @given(study, qrels_st, options)
 def test_padding_never_adds_gain(sessions: list, qrels: dict[str, int], opts: dict) -> None:
     frame = frame_from_flat(flat(sessions))[0]
@@ -84,7 +84,7 @@ def test_padding_never_adds_gain(sessions: list, qrels: dict[str, int], opts: di
     np.testing.assert_allclose(finals[0], finals[2], rtol=1e-12, atol=1e-12)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None, max_examples=40)
 @given(study, qrels_st, options)
 def test_first_never_exceeds_every(sessions: list, qrels: dict[str, int], opts: dict) -> None:
     frame = frame_from_flat(flat(sessions))[0]
@@ -95,7 +95,7 @@ def test_first_never_exceeds_every(sessions: list, qrels: dict[str, int], opts: 
     assert (first.per_session()["sdcg"] <= every.per_session()["sdcg"] + 1e-9).all()
 
 
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None, max_examples=40)
 @given(study, qrels_st, options, st.randoms(use_true_random=False))
 def test_session_order_changes_nothing(sessions: list, qrels: dict[str, int], opts: dict,
                                        rnd) -> None:
