@@ -96,8 +96,10 @@ __all__ = [
     "apply_unjudged",
     "gain_scheme",
     "ideal_gains",
+    "index_in",
     "lookup_grades",
     "result_grades",
+    "string_ranks",
 ]
 
 FloatArray: TypeAlias = npt.NDArray[np.float64]
@@ -368,6 +370,57 @@ def gain_scheme(spec: str | Mapping[int, float] | GainScheme) -> GainScheme:
     raise MeasureSpecError(f"gain scheme must be a name, a mapping or a GainScheme, got {spec!r}")
 
 
+def _is_string_index(idx: pd.Index) -> bool:
+    return idx.dtype == object or pd.api.types.is_string_dtype(idx.dtype)
+
+
+def index_in(values: pd.Index, lookup: pd.Index) -> IntArray:
+    """Position of each of ``values`` in ``lookup`` (−1 when absent), as int64.
+
+    String indexes go through Arrow's hash table (``pyarrow.compute.index_in``),
+    several times faster than ``Index.get_indexer`` on millions of ids; other dtypes
+    use pandas.  ``lookup`` must not contain duplicates.
+    """
+    if len(values) == 0:
+        return np.zeros(0, dtype=np.int64)
+    if _is_string_index(values) and _is_string_index(lookup):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        res = pc.index_in(
+            pa.array(
+                np.asarray(values.astype(str), dtype=object)
+                if values.dtype == object
+                else values.array
+            ),
+            value_set=pa.array(
+                np.asarray(lookup.astype(str), dtype=object)
+                if lookup.dtype == object
+                else lookup.array
+            ),
+        )
+        return np.asarray(res.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    return np.asarray(lookup.get_indexer(values), dtype=np.int64)
+
+
+def string_ranks(values: pd.Index) -> IntArray:
+    """Rank (0-based) of each id in byte order (C ``strcmp``, as trec_eval sorts)."""
+    if len(values) == 0:
+        return np.zeros(0, dtype=np.int64)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = pa.array(
+        np.asarray(values.astype(str), dtype=object)
+        if values.dtype == object
+        else values.astype(str).array
+    )
+    order = np.asarray(pc.sort_indices(arr).to_numpy(), dtype=np.int64)
+    ranks = np.empty(len(values), dtype=np.int64)
+    ranks[order] = np.arange(len(values), dtype=np.int64)
+    return ranks
+
+
 def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
@@ -446,8 +499,8 @@ class JudgmentIndex:
         """
         kc = np.asarray(key_codes, dtype=np.int64)
         dc = np.asarray(doc_codes, dtype=np.int64)
-        kmap = np.append(self.topics.get_indexer(key_categories).astype(np.int64), -1)
-        dmap = np.append(self.docs.get_indexer(doc_categories).astype(np.int64), -1)
+        kmap = np.append(index_in(pd.Index(key_categories), self.topics), -1)
+        dmap = np.append(index_in(pd.Index(doc_categories), self.docs), -1)
         # code -1 (missing) indexes the appended -1
         jt = kmap[kc]
         jd = dmap[dc]
@@ -652,7 +705,7 @@ class IdealGains:
         Categorical input is translated per category, not per row.
         """
         codes, cats = _as_categorical(labels)
-        m = np.append(self.keys.get_indexer(cats).astype(np.int64), -1)
+        m = np.append(index_in(cats, self.keys), -1)
         return m[codes]
 
     def segments(

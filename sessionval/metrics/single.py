@@ -29,7 +29,7 @@ Buckley & Voorhees (2004), SIGIR (bpref); Yilmaz & Aslam (2006), CIKM (infAP).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
 import numpy as np
@@ -47,6 +47,8 @@ from ..judgments.gains import (
     apply_unjudged,
     gain_scheme,
     ideal_gains,
+    index_in,
+    string_ranks,
 )
 from . import _kernels as K
 
@@ -221,7 +223,6 @@ class RankedLists:
     n_negative: int = 0
     n_unjudged: int = 0
     n_skipped: int = 0
-    _seg: IntArray | None = field(default=None, repr=False, compare=False)
 
     @property
     def n(self) -> int:
@@ -231,7 +232,7 @@ class RankedLists:
     @property
     def seg(self) -> IntArray:
         """List number of every row."""
-        return K.segment_ids(self.offsets) if self._seg is None else self._seg
+        return K.segment_ids(self.offsets)
 
     def n_relevant(self, rel: float = 1) -> IntArray:
         """Recall-base size per list at relevance level ``rel``."""
@@ -398,46 +399,53 @@ class RankedLists:
         qc, qcat = _codes(run["query_id"])
         dc, dcat = _codes(run["doc_id"])
         # keep only queries with judgments
-        qpos_cat = stats.ideal.positions(pd.Categorical.from_codes(np.arange(len(qcat)), qcat))
+        qpos_cat = index_in(qcat, stats.ideal.keys)
         judged_q = qpos_cat >= 0
-        n_skipped = int(np.count_nonzero(~judged_q & (np.bincount(qc, minlength=len(qcat)) > 0)))
+        qcount = np.bincount(qc, minlength=len(qcat))
+        n_skipped = int(np.count_nonzero(~judged_q & (qcount > 0)))
         # query order: sorted ids (as trec_eval prints them)
-        qsort = np.argsort(np.asarray(qcat, dtype=object), kind="stable")
-        qrank = np.empty(len(qcat), dtype=np.int64)
-        qrank[qsort] = np.arange(len(qcat))
+        qrank = string_ranks(qcat)
         score = run["score"].to_numpy(dtype=np.float64)
         if np.isnan(score).any():
             row = int(np.flatnonzero(np.isnan(score))[0])
             raise InputFormatError(f"run table: row {row}: score is missing or not a number")
-        keep = judged_q[qc]
-        rows_in = np.flatnonzero(keep)
-        if ties == "input":
-            order = np.lexsort((rows_in, -score[rows_in], qrank[qc[rows_in]]))
-        else:
-            dsort = np.argsort(np.asarray(dcat, dtype=object), kind="stable")
-            drank = np.empty(len(dcat), dtype=np.int64)
-            drank[dsort] = np.arange(len(dcat))
-            dkey = drank[dc[rows_in]]
-            if ties == "trec_eval":
-                dkey = -dkey
-            order = np.lexsort((dkey, -score[rows_in], qrank[qc[rows_in]]))
-        rows = rows_in[order]
+        rows_in = np.flatnonzero(judged_q[qc])
+        q_in = qrank[qc[rows_in]]
+        s_in = score[rows_in]
+        rows = rows_in[_score_order(q_in, s_in)]
+        if ties != "input" and rows.size > 1:
+            # break score ties by doc id; only tied rows need their ids compared
+            qs, ss = qrank[qc[rows]], score[rows]
+            same = (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
+            if same.any():
+                tied = np.zeros(rows.size, dtype=bool)
+                tied[1:] |= same
+                tied[:-1] |= same
+                at = np.flatnonzero(tied)
+                group = np.cumsum(~np.concatenate([[False], same]))[at]
+                dcodes = dc[rows[at]]
+                uniq, inv = np.unique(dcodes, return_inverse=True)
+                dkey = string_ranks(pd.Index(dcat[uniq]))[inv]
+                if ties == "trec_eval":
+                    dkey = -dkey
+                rows[at] = rows[at][np.lexsort((dkey, group))]
         q_rows = qc[rows]
         d_rows = dc[rows]
-        pair = pd.Index(q_rows * max(len(dcat), 1) + d_rows)
-        if pair.has_duplicates:
-            i = int(np.flatnonzero(pair.duplicated())[0])
+        pair = np.sort(q_rows * max(len(dcat), 1) + d_rows)
+        dup = np.flatnonzero(pair[1:] == pair[:-1])
+        if dup.size:
+            k = int(pair[dup[0]])
             raise InputFormatError(
-                f"run table: document {dcat[d_rows[i]]!r} appears twice for query "
-                f"{qcat[q_rows[i]]!r}; a document may appear once per ranked list"
+                f"run table: document {dcat[k % max(len(dcat), 1)]!r} appears twice for query "
+                f"{qcat[k // max(len(dcat), 1)]!r}; a document may appear once per ranked list"
             )
         present = np.flatnonzero(np.bincount(q_rows, minlength=len(qcat)) > 0)
         present = present[np.argsort(qrank[present])]
         counts = np.bincount(q_rows, minlength=len(qcat))[present]
-        labels = pd.Index(np.asarray(qcat, dtype=object)[present].astype(str))
+        labels = pd.Index(qcat[present]).astype(str)
         pos = qpos_cat[present]
         grades = stats.index.lookup_codes(
-            stats.index.topics.get_indexer(labels)[np.repeat(np.arange(present.size), counts)],
+            index_in(labels, stats.index.topics)[np.repeat(np.arange(present.size), counts)],
             stats.index.topics,
             d_rows,
             pd.Index(dcat),
@@ -450,7 +458,7 @@ class RankedLists:
                 labels = labels.append(pd.Index(stats.ideal.keys[judged_keys].astype(str)))
                 pos = np.concatenate([pos, judged_keys])
                 counts = np.concatenate([counts, np.zeros(judged_keys.size, dtype=np.int64)])
-                o = np.argsort(np.asarray(labels, dtype=object), kind="stable")
+                o = np.argsort(string_ranks(labels), kind="stable")
                 # re-sort lists; rows move with their list (vectorised gather)
                 starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
                 c_new = counts[o]
@@ -464,6 +472,30 @@ class RankedLists:
         offsets = np.zeros(counts.size + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         return _assemble(labels, offsets, grades, pos, stats, negative, unjudged, n_skipped)
+
+
+def _score_order(q: IntArray, score: FloatArray) -> IntArray:
+    """Order rows by query rank, then score descending; stable (ties keep input order).
+
+    TREC runs usually list each query's documents together, best first: then only the
+    blocks move (no sort of the rows); otherwise one lexsort.
+    """
+    n = q.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    brk = np.flatnonzero(q[1:] != q[:-1]) + 1
+    starts = np.concatenate([[0], brk]).astype(np.int64)
+    block_q = q[starts]
+    within = q[1:] == q[:-1]
+    if np.unique(block_q).size == block_q.size and np.all(score[1:][within] <= score[:-1][within]):
+        lengths = np.diff(np.concatenate([starts, [n]]))
+        border = np.argsort(block_q, kind="stable")
+        new_len = lengths[border]
+        new_start = np.concatenate([[0], np.cumsum(new_len)[:-1]])
+        shift = np.repeat(starts[border] - new_start, new_len).astype(np.int64)
+        out: IntArray = np.arange(n, dtype=np.int64) + shift
+        return out
+    return np.asarray(np.lexsort((-score, q)), dtype=np.int64)
 
 
 def _codes(col: pd.Series) -> tuple[IntArray, pd.Index]:

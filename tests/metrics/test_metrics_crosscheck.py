@@ -61,9 +61,12 @@ TREC = {
 }
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_against_pytrec_eval(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "presorted"), [(0, False), (1, False), (2, True)])
+def test_against_pytrec_eval(seed: int, presorted: bool) -> None:
     qrels, run, jf, rt = _random(seed)
+    if presorted:
+        # as TREC files are: each query's block best first, queries in a non-string order
+        rt = rt.sort_values(["query_id", "score"], ascending=[False, False], kind="stable")
     lists = RankedLists.from_run(rt, jf, ties="trec_eval")
     assert lists.n_skipped == 1  # the run topic without judgments, as trec_eval
     ours = evaluate_lists(lists, list(TREC), empty="zero").wide()

@@ -1,0 +1,223 @@
+"""Benchmark: nDCG@10, AP and RR for many queries x 100 results, sessionval vs pytrec_eval vs ranx.
+
+Not a test.  Every tool starts from the same pandas DataFrames (run: query_id, doc_id,
+score; qrels: query_id, doc_id, grade) and the timing includes building the tool's own
+input from them (sessionval: categorical JudgmentFrame + RankedLists; pytrec_eval: dicts
+of dicts; ranx: Qrels/Run.from_df).  Each tool runs in its own subprocess so peak memory
+(resident set size sampled every 2 ms, peak minus the size once the DataFrames exist)
+is not shared.  ranx's numba functions
+are compiled on a tiny warm-up first (compile time excluded and reported apart).
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_single.py --queries 30000 --depth 100
+    .venv/bin/python benchmarks/bench_single.py --queries 300000 --tools sessionval
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+
+
+def make_data(n_queries: int, depth: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Synthetic run (n_queries x depth) and qrels (~30 judged docs per query, half retrieved)."""
+    rng = np.random.default_rng(seed)
+    n_docs = 1_000_000
+    q = np.repeat(np.arange(n_queries), depth)
+    docs = rng.integers(0, n_docs, size=q.size)
+    # make doc ids unique within a query: offset by position
+    docs = (docs + np.tile(np.arange(depth), n_queries) * 7919) % n_docs
+    docs = np.where(np.r_[True, (q[1:] != q[:-1]) | (docs[1:] != docs[:-1])], docs, docs + 1)
+    score = rng.random(q.size).round(3)
+    qid = np.char.add("q", q.astype(str))
+    run = pd.DataFrame(
+        {"query_id": qid, "doc_id": np.char.add("d", docs.astype(str)), "score": score}
+    )
+    run = run.drop_duplicates(["query_id", "doc_id"])
+    n_j = 30
+    jq = np.repeat(np.arange(n_queries), n_j)
+    pick = rng.integers(0, depth, size=jq.size)  # retrieved docs
+    jd = docs.reshape(n_queries, depth)[jq, pick]
+    other = rng.random(jq.size) < 0.5  # half of the judgments: docs not retrieved
+    jd = np.where(other, rng.integers(0, n_docs, size=jq.size), jd)
+    grade = rng.choice([0, 0, 1, 2, 3], size=jq.size)
+    qrels = pd.DataFrame(
+        {
+            "query_id": np.char.add("q", jq.astype(str)),
+            "doc_id": np.char.add("d", jd.astype(str)),
+            "grade": grade,
+        }
+    )
+    qrels = qrels.drop_duplicates(["query_id", "doc_id"]).reset_index(drop=True)
+    return run.reset_index(drop=True), qrels
+
+
+def run_sessionval(run: pd.DataFrame, qrels: pd.DataFrame) -> dict[str, float]:
+    from sessionval.frame import JudgmentFrame
+    from sessionval.metrics.evaluate import evaluate_lists
+    from sessionval.metrics.single import RankedLists
+    from sessionval.models.judgments import GradeScale
+
+    table = pd.DataFrame(
+        {
+            "topic_id": qrels["query_id"].astype("category"),
+            "doc_id": qrels["doc_id"].astype("category"),
+            "grade": qrels["grade"].astype("int16"),
+            "assessor": pd.Categorical(np.zeros(len(qrels), dtype=np.int8)).rename_categories([""]),
+        }
+    )
+    jf = JudgmentFrame(table, GradeScale.default())
+    lists = RankedLists.from_run(run, jf, ties="trec_eval")
+    ev = evaluate_lists(lists, ["nDCG@10", "AP", "RR"], empty="zero")
+    s = ev.summary()
+    return dict(zip(s["measure"], s["value"].astype(float), strict=True))
+
+
+def run_pytrec_eval(run: pd.DataFrame, qrels: pd.DataFrame) -> dict[str, float]:
+    import pytrec_eval
+
+    qd: dict[str, dict[str, int]] = {}
+    for q, d, g in zip(qrels["query_id"], qrels["doc_id"], qrels["grade"], strict=True):
+        qd.setdefault(q, {})[d] = int(g)
+    rd: dict[str, dict[str, float]] = {}
+    for q, d, s in zip(run["query_id"], run["doc_id"], run["score"], strict=True):
+        rd.setdefault(q, {})[d] = float(s)
+    res = pytrec_eval.RelevanceEvaluator(qd, {"ndcg_cut.10", "map", "recip_rank"}).evaluate(rd)
+    n = len(res)
+    return {
+        "nDCG@10": sum(v["ndcg_cut_10"] for v in res.values()) / n,
+        "AP": sum(v["map"] for v in res.values()) / n,
+        "RR": sum(v["recip_rank"] for v in res.values()) / n,
+    }
+
+
+def run_ranx(run: pd.DataFrame, qrels: pd.DataFrame) -> dict[str, float]:
+    from ranx import Qrels, Run, evaluate
+
+    # ranx asserts object dtype for ids (pandas 3 defaults to str): convert, timed
+    qdf = qrels.rename(columns={"query_id": "q_id", "grade": "score"})
+    qdf = qdf.astype({"q_id": object, "doc_id": object})
+    rdf = run.rename(columns={"query_id": "q_id"}).astype({"q_id": object, "doc_id": object})
+    qr = Qrels.from_df(qdf, q_id_col="q_id", doc_id_col="doc_id", score_col="score")
+    rn = Run.from_df(rdf, q_id_col="q_id", doc_id_col="doc_id", score_col="score")
+    res = evaluate(qr, rn, ["ndcg@10", "map", "mrr"])
+    return {"nDCG@10": float(res["ndcg@10"]), "AP": float(res["map"]), "RR": float(res["mrr"])}
+
+
+TOOLS = {"sessionval": run_sessionval, "pytrec_eval": run_pytrec_eval, "ranx": run_ranx}
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class PeakRSS:
+    """Sample the resident set size in a thread; ``peak`` is the maximum seen."""
+
+    def __init__(self) -> None:
+        self.peak = _rss_mb()
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, _rss_mb())
+            time.sleep(0.002)
+
+    def __enter__(self) -> PeakRSS:
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._t.join()
+        self.peak = max(self.peak, _rss_mb())
+
+
+def child(tool: str, n_queries: int, depth: int) -> None:
+    run, qrels = make_data(n_queries, depth)
+    warm = 0.0
+    if tool == "ranx":
+        t = time.perf_counter()
+        r2, q2 = make_data(20, 10, seed=1)
+        run_ranx(r2, q2)
+        warm = time.perf_counter() - t
+    gc.collect()
+    base = _rss_mb()
+    with PeakRSS() as mem:
+        t = time.perf_counter()
+        means = TOOLS[tool](run, qrels)
+        secs = time.perf_counter() - t
+    peak = mem.peak
+    print(
+        json.dumps(
+            {
+                "tool": tool,
+                "seconds": secs,
+                "peak_mb": peak - base,
+                "warmup_s": warm,
+                "rows": len(run),
+                "means": means,
+            }
+        )
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--queries", type=int, default=30_000)
+    ap.add_argument("--depth", type=int, default=100)
+    ap.add_argument("--tools", default="sessionval,pytrec_eval,ranx")
+    ap.add_argument("--child", default=None)
+    a = ap.parse_args()
+    if a.child:
+        child(a.child, a.queries, a.depth)
+        return
+    results = []
+    for tool in a.tools.split(","):
+        out = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                tool,
+                "--queries",
+                str(a.queries),
+                "--depth",
+                str(a.depth),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    ours = next(r for r in results if r["tool"] == "sessionval")
+    print(f"{a.queries} queries x {a.depth} results ({ours['rows']} rows)")
+    print(
+        f"{'tool':12s} {'seconds':>8s} {'rows/s':>12s} {'peak MB':>8s} {'time x':>7s} "
+        f"{'mem x':>6s}  means (nDCG@10, AP, RR)"
+    )
+    for r in results:
+        m = r["means"]
+        print(
+            f"{r['tool']:12s} {r['seconds']:8.2f} {r['rows'] / r['seconds']:12,.0f} "
+            f"{r['peak_mb']:8.0f} {r['seconds'] / ours['seconds']:7.1f} "
+            f"{r['peak_mb'] / max(ours['peak_mb'], 1):6.1f}  "
+            f"{m['nDCG@10']:.6f} {m['AP']:.6f} {m['RR']:.6f}"
+            + (f"  (numba warm-up {r['warmup_s']:.1f}s excluded)" if r["warmup_s"] else "")
+        )
+
+
+if __name__ == "__main__":
+    main()
