@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ from .tables import LoadReport, Mode, frame_from_flat
 
 __all__ = ["iter_sessions", "load_jsonl", "sessions_to_flat"]
 
+_INNER_PATH = re.compile(r"^((?:results|queries)\[\d+\]\.\w+): (.*)$", re.DOTALL)
+
 
 def _field_path(loc: tuple[int | str, ...]) -> str:
     out = ""
@@ -41,11 +44,14 @@ def _problems_from_validation(
     for err in exc.errors(include_url=False):
         value = err.get("input")
         shown = "" if isinstance(value, dict | list) else repr(value)
-        probs.append(
-            Problem(
-                source, f"line {line}", _field_path(tuple(err["loc"])), err["msg"], shown, record
-            )
-        )
+        field = _field_path(tuple(err["loc"]))
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        # model validators prefix their message with the sub-path they checked
+        inner = _INNER_PATH.match(msg)
+        if inner:
+            field = f"{field}.{inner.group(1)}" if field else inner.group(1)
+            msg, shown = inner.group(2), ""
+        probs.append(Problem(source, f"line {line}", field, msg, shown, record))
     return probs
 
 

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from sessionval.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_validate_prints_summary(study_dir: Path, capsys):
+    assert main(["validate", str(study_dir), "--qrels", str(study_dir / "qrels.txt")]) == 0
+    out = capsys.readouterr().out
+    assert "2 records read = 2 sessions accepted + 0 rejected" in out
+    assert "Sessions issuing exactly n queries" in out
+    assert "reference judged (all ranks)" in out
+    # s1 has d1 (judged), d2 (judged), d3 (judged); s2 has d9, d1, d9 -> all judged
+    assert "1.000" in out
+
+
+def test_validate_unknown_topic(study_dir: Path, capsys, make_session, write_jsonl):
+    write_jsonl(study_dir / "sessions.jsonl", [make_session("s1", topic="Z")])
+    assert main(["validate", str(study_dir)]) == 1
+    err = capsys.readouterr().err
+    assert (
+        "session s1" in err and "topic_id: unknown topic (known in the study header: A, B)" in err
+    )
+    assert "(got 'Z')" in err
+
+
+def test_validate_topic_without_judgments(study_dir: Path, capsys):
+    (study_dir / "qrels.txt").write_text("A 0 d1 3\n")
+    assert main(["validate", str(study_dir), "--qrels", str(study_dir / "qrels.txt")]) == 1
+    err = capsys.readouterr().err
+    assert "topic 'B' has no reference judgments" in err and 'judged": false' in err
+
+
+def test_topic_declared_unjudged_is_accepted(study_dir: Path):
+    header = json.loads((study_dir / "study.json").read_text())
+    header["topics"][1]["judged"] = False
+    (study_dir / "study.json").write_text(json.dumps(header))
+    (study_dir / "qrels.txt").write_text("A 0 d1 3\n")
+    assert main(["validate", str(study_dir), "--qrels", str(study_dir / "qrels.txt")]) == 0
+
+
+def test_validate_non_numeric_grade(study_dir: Path, capsys):
+    (study_dir / "qrels.txt").write_text("A 0 d1 3\nB 0 d9 high\n")
+    assert main(["validate", str(study_dir), "--qrels", str(study_dir / "qrels.txt")]) == 2
+    assert "qrels.txt:2: grade must be an integer, got 'high'" in capsys.readouterr().err
+
+
+def test_validate_lenient_writes_rejects(
+    study_dir: Path, tmp_path: Path, capsys, make_session, write_jsonl
+):
+    bad = make_session("s3")
+    bad["queries"][0]["results"][0]["rank"] = 2
+    write_jsonl(study_dir / "sessions.jsonl", [make_session("s1"), bad, "{"])
+    rejects = tmp_path / "rejects.csv"
+    code = main(["validate", str(study_dir), "--lenient", "--rejects", str(rejects)])
+    assert code == 0
+    captured = capsys.readouterr()
+    assert "3 records read = 1 sessions accepted + 2 rejected" in captured.out
+    table = pd.read_csv(rejects)
+    assert set(table["location"]) == {"line 2", "line 3"}
+    row = table[table["location"] == "line 2"].iloc[0]
+    assert row["field"] == "queries[0].results[0].rank"
+    assert row["message"] == "rank 2 leaves a gap: expected 1 (ranks must be 1..n without gaps)"
+
+
+def test_validate_strict_exit_code_and_all_problems(
+    study_dir: Path, capsys, make_session, write_jsonl
+):
+    a, b = make_session("s1"), make_session("s2")
+    a["queries"][0]["results"][1]["doc_id"] = "d1"
+    b["queries"][0]["position"] = 2
+    write_jsonl(study_dir / "sessions.jsonl", [a, b])
+    assert main(["validate", str(study_dir)]) == 1
+    err = capsys.readouterr().err
+    assert "2 problems found" in err
+
+
+def test_missing_session_file(tmp_path: Path, capsys):
+    assert main(["validate", str(tmp_path)]) == 2
+    assert "no session log found (looked for sessions.jsonl" in capsys.readouterr().err
+
+
+def test_schema_check_on_repository():
+    assert main(["schema", "--check", "--dir", str(REPO / "schemas")]) == 0
+
+
+def test_schema_check_detects_staleness(tmp_path: Path, capsys):
+    assert main(["schema", "--dir", str(tmp_path)]) == 0
+    assert main(["schema", "--check", "--dir", str(tmp_path)]) == 0
+    p = tmp_path / "session.schema.json"
+    p.write_text(p.read_text().replace('"rank"', '"rnk"'))
+    assert main(["schema", "--check", "--dir", str(tmp_path)]) == 1
+    assert "stale schema file(s)" in capsys.readouterr().err
+
+
+def test_help_lists_commands(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name in ("validate", "schema", "synth"):
+        assert name in out
