@@ -594,12 +594,20 @@ def save_figure(
     Returns
     -------
     list of pathlib.Path
-        Files written, in ``formats`` order.
+        Files written, in ``formats`` order (all with the same layout).
     """
     stem = Path(stem)
+    fig = _figure_of(obj)
+    # lay out once, then keep that layout for every format (and save the work of redoing it)
+    engine = fig.get_layout_engine()
+    fig.draw_without_rendering()
+    fig.set_layout_engine("none")
     out = []
-    for fmt in formats:
-        path = stem.with_name(f"{stem.name}.{fmt}")
-        path.write_bytes(figure_bytes(obj, fmt, dpi=dpi))
-        out.append(path)
+    try:
+        for fmt in formats:
+            path = stem.with_name(f"{stem.name}.{fmt}")
+            path.write_bytes(figure_bytes(fig, fmt, dpi=dpi))
+            out.append(path)
+    finally:
+        fig.set_layout_engine(engine)
     return out

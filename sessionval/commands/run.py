@@ -389,7 +389,9 @@ def run(
                 f"systems: {sorted(set(system))}"
             )
         in_scen = topic == scenario
-        all_s = ag.session_curves(ev, where=in_scen).assign(subset="all sessions")
+        subsets = ["all sessions", f">= {fs.min_queries} queries"]
+        all_s = ag.session_curves(ev, where=in_scen)
+        all_s["subset"] = pd.Categorical(["all sessions"] * len(all_s), categories=subsets)
         data: dict[str, pd.DataFrame] = {
             "fig1_last_vs_nonlast": ag.query_curves(ev, compare="last", depth=fs.depth),
             "fig1b_best_vs_other": ag.query_curves(ev, compare="best", depth=fs.depth),
@@ -397,7 +399,7 @@ def run(
         }
         if (nq[in_scen] >= fs.min_queries).any():
             sub = ag.session_curves(ev, where=in_scen, min_queries=fs.min_queries)
-            sub = sub.assign(subset=f">= {fs.min_queries} queries")
+            sub["subset"] = pd.Categorical([subsets[1]] * len(sub), categories=subsets)
             data["fig3_scenario_sdcg"] = pd.concat([all_s, sub], ignore_index=True)
         else:
             data["fig3_scenario_sdcg"] = all_s
@@ -493,10 +495,6 @@ def run(
             )
         figures: list[ReportFigure] = []
         for name, title, caption, ax in drawn:
-            fig = ax.get_figure()
-            if fig is not None:  # lay out once, then freeze: every format gets the same layout
-                fig.canvas.draw()
-                fig.set_layout_engine("none")
             written = plots.save_figure(ax, out / "figures" / name)
             outputs.add(*written)
             figures.append(

@@ -212,3 +212,18 @@ def test_analysis_existing_axes_used():
         {"rank": [1, 2], "value": [1.0, 3.0], "system_id": ["S", "S"], "group": ["last", "last"]}
     )
     assert plots.plot_query_curves(t, ax=target) is target
+
+
+def test_analysis_saved_layout_keeps_text_inside(ev, tmp_path):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    ax = plots.plot_session_curves(ag.session_curves(ev), cutoff=10, params=PARAMS)
+    plots.save_figure(ax, tmp_path / "f", formats=("png",))
+    fig = ax.get_figure()
+    fig.set_layout_engine("none")  # inspect the layout the file was saved with
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    box = fig.bbox
+    for text in (ax.title, ax.xaxis.label, ax.yaxis.label, *ax.child_axes[0].get_xticklabels()):
+        ext = text.get_window_extent(renderer)
+        assert ext.x0 >= box.x0 - 1 and ext.x1 <= box.x1 + 1, text.get_text()
+        assert ext.y0 >= box.y0 - 1 and ext.y1 <= box.y1 + 1, text.get_text()
