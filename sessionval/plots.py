@@ -524,7 +524,12 @@ def plot_cg_curves(
             label=ideal,
         )
     if title is None:
-        names = {"CG": "Cumulated gain", "DCG": "Discounted cumulated gain"}
+        names = {
+            "CG": "Cumulated gain (CG)",
+            "DCG": "Discounted cumulated gain (DCG)",
+            "nCG": "Normalised cumulated gain (nCG)",
+            "nDCG": "Normalised discounted cumulated gain (nDCG)",
+        }
         title = names.get(measure, f"{measure} by rank")
     return _finish(ax, xlabel="rank", ylabel=f"mean {measure}", params=params, title=title)
 
