@@ -167,11 +167,9 @@ def _read_parquet(p: Path, columns: Sequence[str] | None) -> pd.DataFrame:
             t = t.value_type
         return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
 
-    ids = [
-        n
-        for n in names
-        if is_text(schema.field(n).type) and n not in (*_TEXT_COLUMNS, "query_text")
-    ]
+    # every text column is read dictionary-encoded: values repeated on each row of a query or
+    # session (ids, query text) never become one Python string per row
+    ids = [n for n in names if is_text(schema.field(n).type)]
     try:
         table = pq.read_table(p, columns=names, read_dictionary=ids)
     except (pa.ArrowInvalid, OSError) as exc:
@@ -203,20 +201,21 @@ def _dictionary_to_categorical(col: object) -> pd.Categorical:
     for chunk in chunks:
         idx = chunk.indices.to_numpy(zero_copy_only=False)
         valid = ~np.asarray(chunk.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-        idx = np.where(valid, idx, 0).astype(np.int64, copy=False)
-        used_mask = np.bincount(idx[valid], minlength=len(chunk.dictionary)) > 0
-        used = np.flatnonzero(used_mask)
-        remap = np.full(len(chunk.dictionary), -1, dtype=np.int64)
+        size = len(chunk.dictionary)
+        idx = np.where(valid, idx, size).astype(np.int64, copy=False)  # nulls -> sentinel slot
+        used = np.flatnonzero(np.bincount(idx[valid], minlength=size) > 0)
+        remap = np.full(size + 1, -1, dtype=np.int64)
         remap[used] = np.arange(len(used))
-        subs.append(chunk.dictionary.take(pa.array(used)))
-        locals_.append(np.where(valid, remap[idx], -1))
+        subs.append(chunk.dictionary.take(pa.array(used, type=pa.int64())))
+        locals_.append(remap[idx])
     values = pa.concat_arrays(subs).to_pandas()
     global_codes, categories = pd.factorize(values, sort=False)
     codes = np.empty(n, dtype=np.int32)
     pos, base = 0, 0
     for sub, local in zip(subs, locals_, strict=True):
-        g = global_codes[base : base + len(sub)]
-        codes[pos : pos + len(local)] = np.where(local >= 0, g[np.maximum(local, 0)], -1)
+        # local code -1 (null) picks the appended -1
+        g = np.append(global_codes[base : base + len(sub)], -1)
+        codes[pos : pos + len(local)] = g[local]
         pos += len(local)
         base += len(sub)
     return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype="string"))
@@ -343,9 +342,15 @@ def _numeric(
     *,
     integer: bool,
     nullable_rows: npt.NDArray[np.bool_] | None = None,
+    at: npt.NDArray[np.int64] | None = None,
 ) -> npt.NDArray[np.float64]:
-    """Column as float64 (NaN = missing); non-numeric values are problems."""
-    raw = df[name]
+    """Column as float64 (NaN = missing); non-numeric values are problems.
+
+    With ``at`` only those rows are read (query- or session-level columns are
+    read at the first row of each query or session), and problems name them.
+    """
+    raw = df[name] if at is None else df[name].iloc[at]
+    where = (lambda idx: idx) if at is None else (lambda idx: at[idx])
     if pd.api.types.is_numeric_dtype(raw.dtype) and not isinstance(raw.dtype, pd.CategoricalDtype):
         vals = raw.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
         bad_text = np.zeros(len(vals), dtype=bool)
@@ -356,26 +361,27 @@ def _numeric(
     if bad_text.any():
         rows = np.flatnonzero(bad_text)
         kind = "an integer" if integer else "a number"
-        coll.add(rows, name, [f"must be {kind}"] * len(rows), raw.iloc[rows].tolist())
+        coll.add(where(rows), name, [f"must be {kind}"] * len(rows), raw.iloc[rows].tolist())
     if integer:
         frac = ~np.isnan(vals) & (vals != np.floor(vals))
         if frac.any():
             rows = np.flatnonzero(frac)
-            coll.add(rows, name, ["must be a whole number"] * len(rows), vals[rows].tolist())
+            coll.add(where(rows), name, ["must be a whole number"] * len(rows), vals[rows].tolist())
             vals[rows] = np.nan
     vals[bad_text] = np.nan
     if nullable_rows is not None:
         missing = np.isnan(vals) & ~nullable_rows & ~bad_text
         if missing.any():
             rows = np.flatnonzero(missing)
-            coll.add(rows, name, ["is required"] * len(rows))
+            coll.add(where(rows), name, ["is required"] * len(rows))
     return vals
 
 
-def _times(df: pd.DataFrame, name: str, coll: _Collector) -> pd.Series:
+def _times(df: pd.DataFrame, name: str, coll: _Collector, at: npt.NDArray[np.int64]) -> pd.Series:
+    """Times of column ``name`` at rows ``at`` as UTC (NaT when missing or absent)."""
     if name not in df.columns:
-        return pd.Series(pd.NaT, index=df.index, dtype="datetime64[ns, UTC]")
-    raw = df[name]
+        return pd.Series(pd.NaT, index=range(len(at)), dtype="datetime64[ns, UTC]")
+    raw = df[name].iloc[at].reset_index(drop=True)
     if isinstance(raw.dtype, pd.DatetimeTZDtype):
         aware: pd.Series = raw.dt.tz_convert("UTC").astype("datetime64[ns, UTC]")
         return aware
@@ -387,16 +393,12 @@ def _times(df: pd.DataFrame, name: str, coll: _Collector) -> pd.Series:
     if bad.any():
         rows = np.flatnonzero(bad)
         coll.add(
-            rows,
+            at[rows],
             name,
             ["must be an ISO-8601 time (e.g. 2008-03-01T09:00:05Z)"] * len(rows),
             raw.iloc[rows].tolist(),
         )
     return conv.astype("datetime64[ns, UTC]")
-
-
-def _first_per_group(values: pd.Series, starts: npt.NDArray[np.int64]) -> pd.Series:
-    return values.iloc[starts].reset_index(drop=True)
 
 
 def frame_from_flat(
@@ -563,10 +565,16 @@ def frame_from_flat(
         v = check_in_levels(ugrade, user_grade_scale.grades, what="user_grade")
         if v:
             coll.add(v.rows, "user_grade", v.messages)
-    scan = _numeric(df, "scan_depth", coll, integer=True) if "scan_depth" in df else None
+    # query- and session-level columns are read once per query / session
+    sstart = np.ones(n_rows, dtype=bool)
+    sstart[1:] = sc[1:] != sc[:-1]
+    s_first = order[sstart]
+    scan = (
+        _numeric(df, "scan_depth", coll, integer=True, at=q_first) if "scan_depth" in df else None
+    )
     if scan is not None:
         n_res_q = np.bincount(r_q, minlength=len(q_first))
-        sq = scan[q_first]
+        sq = scan
         bad = ~np.isnan(sq) & ((sq < 0) | (sq > n_res_q))
         if bad.any():
             qi = np.flatnonzero(bad)
@@ -576,11 +584,11 @@ def frame_from_flat(
                 [f"must be between 0 and the number of results ({int(n_res_q[i])})" for i in qi],
                 sq[qi].tolist(),
             )
-    q_time = _times(df, "query_time", coll)
-    s_start = _times(df, "session_start", coll)
-    s_end = _times(df, "session_end", coll)
+    q_time = _times(df, "query_time", coll, q_first)
+    s_start = _times(df, "session_start", coll, s_first)
+    s_end = _times(df, "session_end", coll, s_first)
     ratings = [c for c in df.columns if str(c).startswith("rating_")]
-    rating_vals = {c: _numeric(df, c, coll, integer=False) for c in ratings}
+    rating_vals = {c: _numeric(df, c, coll, integer=False, at=s_first) for c in ratings}
 
     report = LoadReport(source=source, records_read=len(names), rows_read=n_rows)
     if coll.problems and mode == "strict":
@@ -598,6 +606,8 @@ def frame_from_flat(
 
     frame = _assemble(
         df,
+        q_keep=keep_sorted[qstart],
+        s_keep=keep_sorted[sstart],
         order=order,
         keep_sorted=keep_sorted,
         qstart=qstart,
@@ -638,6 +648,8 @@ def _assemble(
     keep_sorted: npt.NDArray[np.bool_],
     qstart: npt.NDArray[np.bool_],
     res_mask_sorted: npt.NDArray[np.bool_],
+    q_keep: npt.NDArray[np.bool_],
+    s_keep: npt.NDArray[np.bool_],
     s_codes: npt.NDArray[np.int64],
     names: pd.Index,
     pos_i: npt.NDArray[np.int64],
@@ -654,7 +666,12 @@ def _assemble(
     source: str,
     user_grade_scale: GradeScale | None,
 ) -> SessionFrame:
-    """Build the three linked tables from the sorted, filtered rows."""
+    """Build the three linked tables from the sorted, filtered rows.
+
+    Query-level inputs (``scan``, ``q_time``) have one value per query and
+    session-level ones (``s_start``, ``s_end``, ``rating_vals``) one per session, in
+    sorted order; ``q_keep``/``s_keep`` select the accepted ones.
+    """
     all_kept = bool(keep_sorted.all())
     rows = order if all_kept else order[keep_sorted]
     qs = qstart if all_kept else qstart[keep_sorted]
@@ -689,13 +706,13 @@ def _assemble(
             "user_id": cat_of("user_id", s_rows),
             "topic_id": cat_of("topic_id", s_rows),
             "system_id": cat_of("system_id", s_rows),
-            "start_time": s_start.iloc[s_rows].reset_index(drop=True),
-            "end_time": s_end.iloc[s_rows].reset_index(drop=True),
+            "start_time": s_start[s_keep].reset_index(drop=True),
+            "end_time": s_end[s_keep].reset_index(drop=True),
             "n_queries": n_queries,
         }
     )
     for c, vals in rating_vals.items():
-        sessions[c] = vals[s_rows]
+        sessions[c] = vals[s_keep]
 
     q_session_cat = pd.Categorical.from_codes(q_sess, dtype=sess_cat)
     q_pos = pos_i[q_rows].astype(np.int16)
@@ -719,20 +736,20 @@ def _assemble(
         # per-session or per-turn judgment keys; an empty key falls back to the topic
         keys = df["qrels_id"].iloc[q_rows].astype("string").reset_index(drop=True)
         topic_of_q = keys.fillna(topic_of_q)
-    scan_col = (
-        pd.array(np.where(np.isnan(scan[q_rows]), 0, scan[q_rows]).astype(np.int32), dtype="Int32")
-        if scan is not None
-        else pd.array([pd.NA] * n_q, dtype="Int32")
-    )
     if scan is not None:
-        scan_col[np.isnan(scan[q_rows])] = pd.NA
+        kept_scan = scan[q_keep]
+        scan_col = pd.arrays.IntegerArray(
+            np.nan_to_num(kept_scan).astype(np.int32), np.isnan(kept_scan)
+        )
+    else:
+        scan_col = pd.arrays.IntegerArray(np.zeros(n_q, dtype=np.int32), np.ones(n_q, dtype=bool))
     queries = pd.DataFrame(
         {
             "session_id": q_session_cat,
             "query_pos": q_pos,
             "query_id": qid.astype("string"),
             "text": text,
-            "time": q_time.iloc[q_rows].reset_index(drop=True),
+            "time": q_time[q_keep].reset_index(drop=True),
             "n_results": n_res,
             "scan_depth": scan_col,
             "qrels_id": topic_of_q.astype("category"),

@@ -1,0 +1,5 @@
+"""``python -m sessionval`` runs the command-line interface."""
+
+from .cli import entry_point
+
+entry_point()
