@@ -110,13 +110,15 @@ def main() -> None:
         f"{sv['sessions']:,} sessions, {sv['queries']:,} queries"
     )
     print(
-        f"pyarrow decode only      : {pa_['seconds']:7.2f} s  {rows / pa_['seconds'] / 1e6:6.2f} M rows/s  "
+        f"pyarrow decode only      : {pa_['seconds']:7.2f} s  "
+        f"{rows / pa_['seconds'] / 1e6:6.2f} M rows/s  "
         f"peak {pa_['peak_rss_mb']:,.0f} MB"
     )
     print(f"sessionval read          : {sv['read_seconds']:7.2f} s")
     print(f"sessionval validate+build: {sv['validate_seconds']:7.2f} s")
     print(
-        f"sessionval load total    : {sv['seconds']:7.2f} s  {rows / sv['seconds'] / 1e6:6.2f} M rows/s  "
+        f"sessionval load total    : {sv['seconds']:7.2f} s  "
+        f"{rows / sv['seconds'] / 1e6:6.2f} M rows/s  "
         f"peak {sv['peak_rss_mb']:,.0f} MB (frame {sv['frame_mb']:,.0f} MB)"
     )
     print(f"ratio to the pyarrow floor: {sv['seconds'] / pa_['seconds']:.1f}x time")
