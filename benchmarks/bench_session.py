@@ -158,7 +158,12 @@ def judgments_frame():  # type: ignore[no-untyped-def]
 
 
 def load_frame(path: Path, x: int):  # type: ignore[no-untyped-def]
-    """Read only the needed columns and rows (rank <= X or empty query) into a SessionFrame."""
+    """Read only the needed columns and rows (rank <= X or empty query) into a SessionFrame.
+
+    Batches are scanned with a pyarrow filter (row groups pruned by their rank
+    statistics) and converted to NumPy at once; every temporary is released as soon
+    as the frame column it feeds exists, and no DataFrame copies its input.
+    """
     import pyarrow.compute as pc
     import pyarrow.dataset as ds
 
@@ -166,7 +171,6 @@ def load_frame(path: Path, x: int):  # type: ignore[no-untyped-def]
 
     cols = ["session_id", "user_id", "topic_id", "system_id", "query_pos", "rank", "doc_id"]
     filt = (pc.field("rank") <= x) | pc.field("rank").is_null()
-    # scan batch by batch (row groups pruned by their rank statistics), keeping NumPy chunks
     parts: dict[str, list[np.ndarray]] = {c: [] for c in [*cols, "has"]}
     for batch in ds.dataset(path, format="parquet").to_batches(columns=cols, filter=filt):
         r = batch.column("rank")
@@ -176,64 +180,93 @@ def load_frame(path: Path, x: int):  # type: ignore[no-untyped-def]
             if c in ("rank", "doc_id"):
                 col = col.fill_null(0)
             parts[c].append(col.to_numpy())
+        del batch
     pa.default_memory_pool().release_unused()
-    got = {c: np.concatenate(v) if v else np.zeros(0) for c, v in parts.items()}
-    del parts
-    sess, qpos, rank, doc = got["session_id"], got["query_pos"], got["rank"], got["doc_id"]
-    topic, system, user, has = got["topic_id"], got["system_id"], got["user_id"], got["has"]
-    del got
+
+    def take(name: str) -> np.ndarray:
+        out = np.concatenate(parts.pop(name))
+        return out
+
+    sess = take("session_id")
+    qpos = take("query_pos")
     n = sess.size
-    qstart = np.ones(n, dtype=bool)
-    qstart[1:] = (sess[1:] != sess[:-1]) | (qpos[1:] != qpos[:-1])
-    q_of_row = np.cumsum(qstart, dtype=np.int64) - 1
     sstart = np.ones(n, dtype=bool)
     sstart[1:] = sess[1:] != sess[:-1]
+    del sess
+    qstart = sstart.copy()
+    qstart[1:] |= qpos[1:] != qpos[:-1]
     s_rows = np.flatnonzero(sstart)
     q_rows = np.flatnonzero(qstart)
     n_s, n_q = s_rows.size, q_rows.size
-    s_code_q = (np.cumsum(sstart, dtype=np.int64) - 1)[q_rows]
-    n_res = np.bincount(q_of_row[has], minlength=n_q).astype(np.int32)
+    s_of_row = np.cumsum(sstart, dtype=np.int32) - 1
+    del sstart
+    q_of_row = np.cumsum(qstart, dtype=np.int32) - 1
+    del qstart
+    has = take("has")
+    all_rows = bool(has.all())
+    r = None if all_rows else np.flatnonzero(has)
 
-    def cat(codes, labels):  # type: ignore[no-untyped-def]
-        return pd.Categorical.from_codes(codes, categories=pd.Index(labels, dtype="string"))
+    def rows_of(a: np.ndarray) -> np.ndarray:
+        return a if r is None else a[r]
 
-    sess_labels = pd.Index(sess[s_rows]).astype(str)
-    s_cat = pd.CategoricalDtype(pd.Index(sess_labels, dtype="string"))
+    topic = take("topic_id")
+    system = take("system_id")
+    user = take("user_id")
     t_cat = pd.CategoricalDtype(pd.Index([str(i) for i in range(N_TOPICS)], dtype="string"))
+    sess_labels = pd.Index(np.char.add("s", np.arange(n_s).astype(str)), dtype="string")
+    s_cat = pd.CategoricalDtype(sess_labels)
     u_codes, u_labels = pd.factorize(user[s_rows])
-    sessions = pd.DataFrame({
-        "session_id": pd.Categorical.from_codes(np.arange(n_s), dtype=s_cat),
-        "user_id": cat(u_codes, u_labels.astype(str)),
-        "topic_id": pd.Categorical.from_codes(topic[s_rows].astype(np.int64), dtype=t_cat),
-        "system_id": cat(system[s_rows].astype(np.int64), ["S0", "S1"]),
-        "start_time": pd.Series(pd.NaT, index=range(n_s), dtype="datetime64[ns, UTC]"),
-        "end_time": pd.Series(pd.NaT, index=range(n_s), dtype="datetime64[ns, UTC]"),
-        "n_queries": np.bincount(s_code_q, minlength=n_s).astype(np.int16),
-    })
-    queries = pd.DataFrame({
-        "session_id": pd.Categorical.from_codes(s_code_q, dtype=s_cat),
-        "query_pos": qpos[q_rows].astype(np.int16),
-        "query_id": pd.Series(pd.NA, index=range(n_q), dtype="string"),
-        "text": pd.Series(pd.NA, index=range(n_q), dtype="string"),
-        "time": pd.Series(pd.NaT, index=range(n_q), dtype="datetime64[ns, UTC]"),
-        "n_results": n_res,
-        "scan_depth": pd.arrays.IntegerArray(np.zeros(n_q, dtype=np.int32),
-                                             np.ones(n_q, dtype=bool)),
-        "qrels_id": pd.Categorical.from_codes(topic[q_rows].astype(np.int64), dtype=t_cat),
-    })
-    r = np.flatnonzero(has)
+    q_s = s_of_row[q_rows].astype(np.int64)
+    sessions = pd.DataFrame(
+        {
+            "session_id": pd.Categorical.from_codes(np.arange(n_s), dtype=s_cat),
+            "user_id": pd.Categorical.from_codes(
+                u_codes, categories=pd.Index(u_labels.astype(str), dtype="string")
+            ),
+            "topic_id": pd.Categorical.from_codes(topic[s_rows].astype(np.int64), dtype=t_cat),
+            "system_id": pd.Categorical.from_codes(
+                system[s_rows].astype(np.int64), categories=pd.Index(["S0", "S1"], dtype="string")
+            ),
+            "start_time": pd.Series(pd.NaT, index=range(n_s), dtype="datetime64[ns, UTC]"),
+            "end_time": pd.Series(pd.NaT, index=range(n_s), dtype="datetime64[ns, UTC]"),
+            "n_queries": np.bincount(q_s, minlength=n_s).astype(np.int16),
+        },
+        copy=False,
+    )
+    del user, system
+    n_res = np.bincount(rows_of(q_of_row), minlength=n_q).astype(np.int32)
+    queries = pd.DataFrame(
+        {
+            "session_id": pd.Categorical.from_codes(q_s, dtype=s_cat),
+            "query_pos": qpos[q_rows].astype(np.int16),
+            "query_id": pd.Series(pd.NA, index=range(n_q), dtype="string"),
+            "text": pd.Series(pd.NA, index=range(n_q), dtype="string"),
+            "time": pd.Series(pd.NaT, index=range(n_q), dtype="datetime64[ns, UTC]"),
+            "n_results": n_res,
+            "scan_depth": pd.arrays.IntegerArray(
+                np.zeros(n_q, dtype=np.int32), np.ones(n_q, dtype=bool)
+            ),
+            "qrels_id": pd.Categorical.from_codes(topic[q_rows].astype(np.int64), dtype=t_cat),
+        },
+        copy=False,
+    )
+    del topic, q_s
     doc_cat = pd.CategoricalDtype(pd.Index(np.arange(POOL).astype(str), dtype="string"))
-    results = pd.DataFrame({
-        "query_idx": q_of_row[r].astype(np.int32),
-        "session_id": pd.Categorical.from_codes(
-            (np.cumsum(sstart, dtype=np.int64) - 1)[r], dtype=s_cat),
-        "query_pos": qpos[r].astype(np.int16),
-        "rank": rank[r].astype(np.int32),
-        "doc_id": pd.Categorical.from_codes(doc[r].astype(np.int64), dtype=doc_cat),
-        "clicks": np.zeros(r.size, dtype=np.int16),
-        "dwell": np.full(r.size, np.nan, dtype=np.float32),
-        "user_grade": np.full(r.size, np.nan, dtype=np.float32),
-    })
+    n_r = n if r is None else r.size
+    results = pd.DataFrame(
+        {
+            "query_idx": rows_of(q_of_row),
+            "session_id": pd.Categorical.from_codes(rows_of(s_of_row), dtype=s_cat),
+            "query_pos": rows_of(qpos),
+            "rank": rows_of(take("rank")),
+            "doc_id": pd.Categorical.from_codes(rows_of(take("doc_id")), dtype=doc_cat),
+            "clicks": np.zeros(n_r, dtype=np.int16),
+            "dwell": np.full(n_r, np.nan, dtype=np.float32),
+            "user_grade": np.full(n_r, np.nan, dtype=np.float32),
+        },
+        copy=False,
+    )
+    del q_of_row, s_of_row, qpos
     frame = SessionFrame(sessions=sessions, queries=queries, results=results, source=str(path))
     _trim()
     return frame
@@ -309,14 +342,18 @@ def run_one(path: Path, n_sessions: int, baseline_sessions: int) -> dict[str, fl
 
     judg = judgments_frame()
     rss0 = _rss_mb()
+    c0 = time.process_time()
     t0 = time.perf_counter()
     frame = load_frame(path, X)
     t1 = time.perf_counter()
+    c1 = time.process_time()
     rss_loaded = _rss_mb()
     ev = evaluate(frame, judg, SessionConfig(cutoff=X))
     t2 = time.perf_counter()
     summary = ev.per_session()
     t3 = time.perf_counter()
+    c3 = time.process_time()
+    load_avg = os.getloadavg()[0]
     peak = _peak_mb()
     fb = frame_bytes(frame) / 2**20
     nb = min(baseline_sessions, frame.n_sessions)
@@ -332,6 +369,9 @@ def run_one(path: Path, n_sessions: int, baseline_sessions: int) -> dict[str, fl
         "evaluate_s": t2 - t1,
         "summaries_s": t3 - t2,
         "total_s": t3 - t0,
+        "cpu_load_s": c1 - c0,
+        "cpu_eval_s": c3 - c1,
+        "load_avg_1min": load_avg,
         "sessions_per_s": frame.n_sessions / (t3 - t0),
         "rss_before_mb": rss0,
         "rss_loaded_mb": rss_loaded,
@@ -386,10 +426,12 @@ def main() -> None:
         print(json.dumps(r), file=sys.stderr)
     df = pd.DataFrame(rows)
     cols = ["layout", "n_sessions", "n_rows_loaded", "load_s", "evaluate_s", "summaries_s",
-            "total_s", "sessions_per_s", "peak_rss_mb", "frame_mb", "peak_over_frame",
+            "total_s", "cpu_load_s", "cpu_eval_s", "load_avg_1min", "sessions_per_s", "peak_rss_mb", "frame_mb", "peak_over_frame",
             "baseline_sessions_per_s", "baseline_extrapolated_s", "speedup",
             "speedup_end_to_end", "baseline_matches"]
     print(df[cols].to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
+    print("cpu_*: process CPU time (all threads) of load and of evaluate+summaries; "
+          "load_avg_1min: machine load when the size finished (2 cores, shared)")
     print(f"baseline: pure-Python loop per session on the first {args.baseline_sessions:,} "
           "sessions, extrapolated linearly to each size; speedup = extrapolated baseline / "
           "(evaluate + summaries); end-to-end includes the vectorised load")

@@ -301,16 +301,16 @@ class SessionVectors:
     Per position (length ``P``, sessions one after another, queries in order):
     ``pos_query`` (query index), ``pos_slot`` (1-based rank in the query's slot, the
     rank the discount uses), ``pos_row`` (input row shown there, −1 when padded),
-    ``gain`` (gain credited after the duplicate policy), ``ideal_gain``, ``weight``
-    (``qd(q) / d(i)``), ``sdcg`` (``S[p]``) and ``ideal`` (``I[p]``).
+    ``gain`` (gain credited after the duplicate policy), ``sdcg`` (``S[p]``) and
+    ``ideal`` (``I[p]``).
 
     Per query: ``slot_offsets`` (positions owned by each query, ``n_q + 1``),
     ``n_available`` (rows after ``drop``), ``n_repeats`` (rows that were repeats of an
     earlier scored document of the session, counted for ``first``/``drop``), ``qd``,
     ``dcg`` (``DCG_q[L_q]``, no query discount), ``ideal_dcg``.
 
-    Per session: ``session_offsets`` (positions, ``n_s + 1``), ``final`` (``S[P]``
-    summed without cancellation), ``ideal_final``.
+    Per session: ``session_offsets`` (positions, ``n_s + 1``), ``final`` (``S[P]``,
+    summed per query without cancellation), ``ideal_final``.
 
     Per input row: ``row_scored`` (shown at a session position) and ``row_slot``
     (its slot rank when scored, else 0).
@@ -320,8 +320,6 @@ class SessionVectors:
     pos_slot: IntArray
     pos_row: IntArray
     gain: FloatArray
-    ideal_gain: FloatArray
-    weight: FloatArray
     sdcg: FloatArray
     ideal: FloatArray
     slot_offsets: IntArray
@@ -551,7 +549,6 @@ def session_vectors(
     pos_slot = _within(slot_off) + 1
     s_counts = np.bincount(qs, weights=lengths, minlength=n_sessions).astype(np.int64)
     sess_off = _offsets(s_counts)
-    pos_session = np.repeat(np.arange(n_sessions, dtype=np.int64), s_counts)
 
     rows_scored = np.flatnonzero(scored)
     at = slot_off[rq[rows_scored]] + slot[rows_scored] - 1
@@ -562,43 +559,55 @@ def session_vectors(
 
     qd = query_discount(qp, bq=bq, kind=qdiscount)
     # discount table for slot ranks 1..max, gathered (one log per distinct rank)
-    inv_d = 1.0 / rank_discount(np.arange(1, int(lengths.max(initial=0)) + 1), b=b, kind=discount)
+    width = int(lengths.max(initial=0))
+    inv_d = 1.0 / rank_discount(np.arange(1, width + 1), b=b, kind=discount)
     inv_pos = inv_d[pos_slot - 1]
-    weight = qd[pos_query] * inv_pos
+    qd_pos = qd[pos_query]
+    q_counts = np.bincount(qs, minlength=n_sessions)
+    sq_off = _offsets(q_counts)
 
-    # ---- ideal gains per position
+    g_inv = gain * inv_pos
+    dcg = weighted_sum(pos_query, g_inv, nq)
+    sdcg = segment_cumsum(qd_pos * g_inv, sess_off)
+    final = weighted_sum(qs, qd * dcg, n_sessions)
+
+    # ---- ideal
     if ideal == "repeat":
-        key = qkey[pos_query]
-        ok = key >= 0
-        safe = np.where(ok, key, 0)
-        r_len = (
-            np.where(ok, ioff[safe + 1] - ioff[safe], 0)
-            if ioff.size > 1
-            else np.zeros(n_pos, dtype=np.int64)
-        )
-        has = ok & (pos_slot <= r_len)
-        ideal_gain = np.zeros(n_pos)
-        if ival.size:
-            ideal_gain[has] = ival[ioff[safe[has]] + pos_slot[has] - 1]
+        # per judgment key used here: cumulative discounted ideal over slot ranks 1..width
+        uk, kinv = np.unique(qkey, return_inverse=True)
+        kinv = kinv.astype(np.int64)
+        valid = uk >= 0
+        safe = np.where(valid, uk, 0)
+        r_len = np.zeros(uk.size, dtype=np.int64)
+        if ioff.size > 1:
+            r_len = np.where(valid, np.minimum(ioff[safe + 1] - ioff[safe], width), 0)
+        table = np.zeros((uk.size, width))
+        t_off = _offsets(r_len)
+        t_key = np.repeat(np.arange(uk.size, dtype=np.int64), r_len)
+        t_col = _within(t_off)
+        if t_key.size:
+            table[t_key, t_col] = ival[ioff[safe[t_key]] + t_col]
+        icum = np.cumsum(table * inv_d[None, :], axis=1)
+        ideal_dcg = np.zeros(nq)
+        has_pos = lengths > 0
+        ideal_dcg[has_pos] = icum[kinv[has_pos], lengths[has_pos] - 1]
+        isq = qd * ideal_dcg
+        ibase = segment_cumsum(isq, sq_off) - isq
+        ideal_vec = ibase[pos_query] + qd_pos * icum[kinv[pos_query], pos_slot - 1]
+        ideal_final = weighted_sum(qs, isq, n_sessions)
     else:
+        weight = qd_pos * inv_pos
+        pos_session = np.repeat(np.arange(n_sessions, dtype=np.int64), s_counts)
         ideal_gain = _ideal_no_repeat(qs, qkey, ioff, ival, weight, pos_session, sess_off)
-
-    contrib = weight * gain
-    icontrib = weight * ideal_gain
-    sdcg = segment_cumsum(contrib, sess_off)
-    ideal_vec = segment_cumsum(icontrib, sess_off)
-    dcg = weighted_sum(pos_query, gain * inv_pos, nq)
-    ideal_dcg = weighted_sum(pos_query, ideal_gain * inv_pos, nq)
-    final = weighted_sum(pos_session, contrib, n_sessions)
-    ideal_final = weighted_sum(pos_session, icontrib, n_sessions)
+        ideal_vec = segment_cumsum(weight * ideal_gain, sess_off)
+        ideal_dcg = weighted_sum(pos_query, ideal_gain * inv_pos, nq)
+        ideal_final = weighted_sum(qs, qd * ideal_dcg, n_sessions)
     n_repeats = np.bincount(rq[repeat], minlength=nq).astype(np.int64)
     return SessionVectors(
         pos_query=pos_query,
         pos_slot=pos_slot,
         pos_row=pos_row,
         gain=gain,
-        ideal_gain=ideal_gain,
-        weight=weight,
         sdcg=sdcg,
         ideal=ideal_vec,
         slot_offsets=slot_off,
