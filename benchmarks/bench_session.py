@@ -426,7 +426,8 @@ def main() -> None:
         print(json.dumps(r), file=sys.stderr)
     df = pd.DataFrame(rows)
     cols = ["layout", "n_sessions", "n_rows_loaded", "load_s", "evaluate_s", "summaries_s",
-            "total_s", "cpu_load_s", "cpu_eval_s", "load_avg_1min", "sessions_per_s", "peak_rss_mb", "frame_mb", "peak_over_frame",
+            "total_s", "cpu_load_s", "cpu_eval_s", "load_avg_1min", "sessions_per_s",
+            "peak_rss_mb", "frame_mb", "peak_over_frame",
             "baseline_sessions_per_s", "baseline_extrapolated_s", "speedup",
             "speedup_end_to_end", "baseline_matches"]
     print(df[cols].to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
