@@ -869,7 +869,8 @@ def evaluate(
     elif scale is not None:
         high = float(max(scale.grades))
     else:
-        high = 3.0
+        observed = user_grade[~np.isnan(user_grade)] if user_grade is not None else np.zeros(0)
+        high = float(observed.max()) if observed.size else float("inf")
 
     x = cfg.cutoff
     depth = np.full(len(q), x, dtype=np.int64)

@@ -414,3 +414,35 @@ def test_bad_config(kwargs: dict) -> None:
 def test_unknown_preset_lists_known() -> None:
     with pytest.raises(MeasureSpecError, match="jarvelin-2008"):
         SessionConfig.preset("nope")
+
+
+# ---------------------------------------------------------------------------------------------
+# errors
+
+
+def test_errors_name_the_problem() -> None:
+    from sessionval.errors import InputFormatError, JudgmentError
+
+    with pytest.raises(JudgmentError, match="needs judgments"):
+        evaluate(S1, None, SessionConfig())
+    fr = study({"s": [["a", "unjudged-doc"]]})
+    with pytest.raises(JudgmentError, match="unjudged"):
+        evaluate(fr, T, SessionConfig(unjudged="error"))
+    # queries not grouped by session
+    two = study({"s": [["a"], ["b"]], "t": [["c"]]})
+    q = two.queries.iloc[[0, 2, 1]].reset_index(drop=True)
+    bad = type(two)(sessions=two.sessions, queries=q, results=two.results)
+    with pytest.raises(InputFormatError, match="grouped by session"):
+        evaluate(bad, T, SessionConfig())
+
+
+def test_condense_moves_judged_documents_up() -> None:
+    fr = study({"s": [["x", "a"]]})  # x is unjudged
+    zero = evaluate(fr, T, SessionConfig(cutoff=2))
+    cond = evaluate(fr, T, SessionConfig(cutoff=2, unjudged="condense"))
+    assert zero.per_session()["sdcg"][0] == pytest.approx(50)  # a at rank 2: 100/2
+    assert cond.per_session()["sdcg"][0] == pytest.approx(100)  # a moves to rank 1
+    assert cond.per_position()["doc_rank"].tolist()[0] == 2
+    assert zero.n_unjudged == 1
+    curves = query_curves(cond, depth=2)
+    assert curves[curves["measure"] == "dcg_q"]["value"].tolist() == [100, 100]

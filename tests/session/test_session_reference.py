@@ -45,6 +45,7 @@ class RefSession:
     ideal: list[float]
     query_dcg: list[float]
     query_len: list[int]
+    shown: list[tuple[int, int, str]]  # (query position, logged rank, doc) of scored docs
 
 
 def ref_session(
@@ -79,7 +80,9 @@ def ref_session(
     rep_ideal: list[float] = []
     q_dcg: list[float] = []
     q_len: list[int] = []
+    shown_docs: list[tuple[int, int, str]] = []
     for q, docs in enumerate(lists, start=1):
+        logged = {d: r for r, d in enumerate(docs, start=1)}
         if unjudged == "condense":
             docs = [d for d in docs if d in qrels]
         depth = x
@@ -111,6 +114,7 @@ def ref_session(
             rep_ideal.append(ideal_gains[i - 1] if i <= len(ideal_gains) else 0.0)
         for i in range(1, min(length, n) + 1):
             seen.add(shown[i - 1])
+            shown_docs.append((q, logged[shown[i - 1]], shown[i - 1]))
         q_dcg.append(dcg)
         q_len.append(length)
     if ideal == "no-repeat":
@@ -127,7 +131,7 @@ def ref_session(
     for w, g in zip(weights, ideal_pos, strict=True):
         itotal += w * g
         i_vec.append(itotal)
-    return RefSession(s_vec, i_vec, q_dcg, q_len)
+    return RefSession(s_vec, i_vec, q_dcg, q_len, shown_docs)
 
 
 def judgments_frame(rows: list[tuple[str, str, int]]) -> JudgmentFrame:
@@ -262,6 +266,16 @@ def test_vectorised_equals_loop(study: tuple[list, dict, dict]) -> None:
         else:
             assert math.isnan(srow["nsdcg"])
         assert srow["n_queries"] == len(lists)
+        grades = qrels.get(topic, {})
+        rel = [(q, r, d) for q, r, d in ref.shown if grades.get(d, 0) > 0]
+        high = [(q, r, d) for q, r, d in ref.shown if grades.get(d, 0) >= 3]
+        for tag, hits in (("rel", rel), ("hrel", high)):
+            if hits:
+                assert (srow[f"first_{tag}_query"], srow[f"first_{tag}_rank"]) == hits[0][:2]
+            else:
+                assert pd.isna(srow[f"first_{tag}_query"])
+        assert srow["n_relevant_found"] == len({d for _, _, d in rel})
+        assert srow["n_highly_relevant_found"] == len({d for _, _, d in high})
         if ref.sdcg:
             assert srow["avg_pos_sdcg"] == pytest.approx(sum(ref.sdcg) / len(ref.sdcg), rel=1e-9,
                                                          abs=1e-9)
