@@ -458,6 +458,16 @@ class SessionEvaluation:
     _ctx: _Context = field(repr=False, compare=False)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
+    @property
+    def ideal_source(self) -> IdealGains:
+        """Ideal gain vectors per judgment key (segment layout) the evaluation used."""
+        return self._ctx.ideal
+
+    @property
+    def query_ideal(self) -> IntArray:
+        """Position of each query's judgment key in :attr:`ideal_source` (−1: none)."""
+        return self._ctx.query_ideal
+
     # ---- helpers
     def _attach(self, df: pd.DataFrame) -> pd.DataFrame:
         df.attrs["config"] = self.config.model_dump(mode="json")
