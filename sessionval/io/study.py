@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from ..errors import InputFormatError, ParseError, Problem, ValidationFailed
 from ..frame import JudgmentFrame, SessionFrame
 from ..models.study import Study
+from ._columns import ParquetColumns
 from .jsonl import load_jsonl
 from .tables import LoadReport, Mode, frame_from_flat, read_flat_table
 
@@ -92,8 +93,10 @@ def load_sessions(
     suffixes = "".join(p.suffixes).lower()
     if ".jsonl" in suffixes or ".ndjson" in suffixes:
         return load_jsonl(p, mode=mode, max_problems=max_problems, user_grade_scale=scale)
-    flat = read_flat_table(p)
-    kind: Literal["row", "line"] = "line" if any(s in suffixes for s in (".csv", ".tsv")) else "row"
+    is_parquet = ".parquet" in suffixes or suffixes.endswith(".pq")
+    # Parquet is read column by column (a million sessions never sit in one wide table)
+    flat = ParquetColumns(p) if is_parquet else read_flat_table(p)
+    kind: Literal["row", "line"] = "row" if is_parquet else "line"
     return frame_from_flat(
         flat,
         source=str(p),

@@ -16,11 +16,12 @@ key of the query when judgments are per session or per turn (default: the topic)
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +31,7 @@ from ..errors import InputFormatError, ParseError, Problem, ValidationFailed
 from ..frame import SessionFrame
 from ..models.judgments import GradeScale
 from ..rules import check_in_levels, check_one_to_n, check_unique_within
+from ._columns import Columns, FrameColumns, ParquetColumns
 
 __all__ = [
     "FLAT_OPTIONAL",
@@ -153,72 +155,9 @@ def read_flat_table(
 
 
 def _read_parquet(p: Path, columns: Sequence[str] | None) -> pd.DataFrame:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        schema = pq.read_schema(p)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise ParseError(f"{p}: not a readable Parquet file ({exc})") from exc
-    names = schema.names if columns is None else [c for c in columns if c in schema.names]
-
-    def is_text(t: pa.DataType) -> bool:
-        if pa.types.is_dictionary(t):
-            t = t.value_type
-        return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
-
-    # every text column is read dictionary-encoded: values repeated on each row of a query or
-    # session (ids, query text) never become one Python string per row
-    ids = [n for n in names if is_text(schema.field(n).type)]
-    try:
-        table = pq.read_table(p, columns=names, read_dictionary=ids)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise ParseError(f"{p}: not a readable Parquet file ({exc})") from exc
-    out: dict[str, object] = {}
-    for name in names:
-        col = table.column(name)
-        out[name] = _dictionary_to_categorical(col) if name in ids else col.to_pandas()
-        table = table.drop_columns([name])  # free each column as soon as it is converted
-    return pd.DataFrame(out)
-
-
-def _dictionary_to_categorical(col: object) -> pd.Categorical:
-    """A chunked dictionary column as one pandas Categorical, hashing only used entries.
-
-    Parquet stores a dictionary per row group; writers often repeat the whole
-    dictionary in every group.  ``unify_dictionaries`` hashes all of them, which at
-    hundreds of row groups × millions of ids dominates the load.  Here each chunk's
-    codes are first reduced to the entries they use (a bincount), so the hashing
-    work is bounded by the number of rows, not rows groups × dictionary size.
-    """
-    import pyarrow as pa
-
-    chunks = col.chunks  # type: ignore[attr-defined]
-    n = sum(len(c) for c in chunks)
-    if not chunks:
-        return pd.Categorical([], categories=pd.Index([], dtype="string"))
-    subs, locals_ = [], []
-    for chunk in chunks:
-        idx = chunk.indices.to_numpy(zero_copy_only=False)
-        valid = ~np.asarray(chunk.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-        size = len(chunk.dictionary)
-        idx = np.where(valid, idx, size).astype(np.int64, copy=False)  # nulls -> sentinel slot
-        used = np.flatnonzero(np.bincount(idx[valid], minlength=size) > 0)
-        remap = np.full(size + 1, -1, dtype=np.int64)
-        remap[used] = np.arange(len(used))
-        subs.append(chunk.dictionary.take(pa.array(used, type=pa.int64())))
-        locals_.append(remap[idx])
-    values = pa.concat_arrays(subs).to_pandas()
-    global_codes, categories = pd.factorize(values, sort=False)
-    codes = np.empty(n, dtype=np.int32)
-    pos, base = 0, 0
-    for sub, local in zip(subs, locals_, strict=True):
-        # local code -1 (null) picks the appended -1
-        g = np.append(global_codes[base : base + len(sub)], -1)
-        codes[pos : pos + len(local)] = g[local]
-        pos += len(local)
-        base += len(sub)
-    return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype="string"))
+    src = ParquetColumns(p)
+    names = src.names if columns is None else [c for c in columns if c in src]
+    return pd.DataFrame({name: src.column(name) for name in names})
 
 
 def _read_csv(p: Path, columns: Sequence[str] | None, *, sep: str) -> pd.DataFrame:
@@ -261,7 +200,7 @@ class _Collector:
     def __init__(
         self,
         source: str,
-        session_codes: npt.NDArray[np.int64],
+        session_codes: npt.NDArray[np.int32],
         names: pd.Index,
         locate: Callable[[int], str],
     ) -> None:
@@ -282,7 +221,8 @@ class _Collector:
         rows_arr = np.asarray(rows, dtype=np.int64)
         for k, row in enumerate(rows_arr.tolist()):
             code = int(self.session_codes[row])
-            self.bad_sessions.add(code)
+            if code >= 0:  # rows without a session id are dropped with their own problem
+                self.bad_sessions.add(code)
             val = "" if values is None else repr(values[k])
             self.problems.append(
                 Problem(
@@ -310,7 +250,7 @@ def _as_category(col: pd.Series) -> pd.Series:
     """The column as a categorical with string categories (ids are encoded once)."""
     if isinstance(col.dtype, pd.CategoricalDtype):
         cats = col.cat.categories
-        if not pd.api.types.is_string_dtype(cats.dtype) or cats.dtype != "string":
+        if cats.dtype != "string":
             col = col.cat.rename_categories(list(cats.astype(str)))
             col = col.cat.set_categories(pd.Index(col.cat.categories, dtype="string"))
         return col
@@ -320,68 +260,68 @@ def _as_category(col: pd.Series) -> pd.Series:
     return out
 
 
-def _take_compact(col: pd.Series, rows: npt.NDArray[np.int64]) -> pd.Series:
-    """``col.iloc[rows]`` as a categorical that keeps only the categories used there.
-
-    A bincount over the codes replaces ``remove_unused_categories`` (which sorts).
-    """
-    codes = col.cat.codes.to_numpy()[rows]
-    cats = col.cat.categories
+def _compact(codes: npt.NDArray[np.integer[Any]], categories: pd.Index) -> pd.Categorical:
+    """A categorical of ``codes`` keeping only the categories used (a bincount, no sort)."""
     valid = codes >= 0
-    used = np.bincount(codes[valid], minlength=len(cats)) > 0
-    remap = np.cumsum(used) - 1
+    used = np.bincount(codes[valid], minlength=len(categories)) > 0
+    remap = (np.cumsum(used) - 1).astype(np.int32)
     new = np.where(valid, remap[np.maximum(codes, 0)], -1).astype(np.int32)
-    out: pd.Series = pd.Series(pd.Categorical.from_codes(new, categories=cats[used]))
-    return out
+    return pd.Categorical.from_codes(new, categories=categories[used])
+
+
+def _take(arr: npt.NDArray[Any], rows: npt.NDArray[np.int64] | None) -> npt.NDArray[Any]:
+    """``arr[rows]``, or ``arr`` itself when ``rows`` is ``None`` (the identity: rows in order)."""
+    return arr if rows is None else arr[rows]
 
 
 def _numeric(
-    df: pd.DataFrame,
+    raw: pd.Series,
     name: str,
     coll: _Collector,
     *,
     integer: bool,
+    dtype: type[np.floating[Any]] = np.float64,
     nullable_rows: npt.NDArray[np.bool_] | None = None,
     at: npt.NDArray[np.int64] | None = None,
-) -> npt.NDArray[np.float64]:
-    """Column as float64 (NaN = missing); non-numeric values are problems.
+) -> npt.NDArray[np.floating[Any]]:
+    """Column values as floats (NaN = missing); non-numeric values are problems.
 
-    With ``at`` only those rows are read (query- or session-level columns are
-    read at the first row of each query or session), and problems name them.
+    ``raw`` holds the column at rows ``at`` (all rows when ``None``): query- and
+    session-level columns are read at the first row of each query or session.
+    Row-level columns use ``float32``, exact for the integers they hold.
     """
-    raw = df[name] if at is None else df[name].iloc[at]
     where = (lambda idx: idx) if at is None else (lambda idx: at[idx])
     if pd.api.types.is_numeric_dtype(raw.dtype) and not isinstance(raw.dtype, pd.CategoricalDtype):
-        vals = raw.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
-        bad_text = np.zeros(len(vals), dtype=bool)
+        vals = raw.to_numpy(dtype=dtype, na_value=np.nan, copy=True)
+        bad_text = None
     else:
         conv = pd.to_numeric(raw.astype("string"), errors="coerce")
-        vals = conv.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+        vals = conv.to_numpy(dtype=dtype, na_value=np.nan, copy=True)
         bad_text = np.isnan(vals) & raw.notna().to_numpy()
-    if bad_text.any():
-        rows = np.flatnonzero(bad_text)
-        kind = "an integer" if integer else "a number"
-        coll.add(where(rows), name, [f"must be {kind}"] * len(rows), raw.iloc[rows].tolist())
+        if bad_text.any():
+            rows = np.flatnonzero(bad_text)
+            kind = "an integer" if integer else "a number"
+            coll.add(where(rows), name, [f"must be {kind}"] * len(rows), raw.iloc[rows].tolist())
     if integer:
-        frac = ~np.isnan(vals) & (vals != np.floor(vals))
+        frac = vals != np.floor(vals)  # NaN compares unequal to itself: excluded below
+        frac &= ~np.isnan(vals)
         if frac.any():
             rows = np.flatnonzero(frac)
             coll.add(where(rows), name, ["must be a whole number"] * len(rows), vals[rows].tolist())
             vals[rows] = np.nan
-    vals[bad_text] = np.nan
     if nullable_rows is not None:
-        missing = np.isnan(vals) & ~nullable_rows & ~bad_text
+        missing = np.isnan(vals) & ~nullable_rows
+        if bad_text is not None:
+            missing &= ~bad_text
         if missing.any():
             rows = np.flatnonzero(missing)
             coll.add(where(rows), name, ["is required"] * len(rows))
     return vals
 
 
-def _times(df: pd.DataFrame, name: str, coll: _Collector, at: npt.NDArray[np.int64]) -> pd.Series:
-    """Times of column ``name`` at rows ``at`` as UTC (NaT when missing or absent)."""
-    if name not in df.columns:
-        return pd.Series(pd.NaT, index=range(len(at)), dtype="datetime64[ns, UTC]")
-    raw = df[name].iloc[at].reset_index(drop=True)
+def _times(raw: pd.Series, name: str, coll: _Collector, at: npt.NDArray[np.int64]) -> pd.Series:
+    """Times at rows ``at`` (``raw`` already taken there) as UTC; unparseable ones are problems."""
+    raw = raw.reset_index(drop=True)
     if isinstance(raw.dtype, pd.DatetimeTZDtype):
         aware: pd.Series = raw.dt.tz_convert("UTC").astype("datetime64[ns, UTC]")
         return aware
@@ -401,10 +341,33 @@ def _times(df: pd.DataFrame, name: str, coll: _Collector, at: npt.NDArray[np.int
     return conv.astype("datetime64[ns, UTC]")
 
 
+def _no_times(n: int) -> pd.Series:
+    return pd.Series(pd.NaT, index=range(n), dtype="datetime64[ns, UTC]")
+
+
+def _segment_bounds(starts: npt.NDArray[np.bool_], chunk: int) -> list[tuple[int, int]]:
+    """Split ``range(len(starts))`` into pieces of about ``chunk`` rows at group starts."""
+    n = len(starts)
+    if n <= chunk:
+        return [(0, n)]
+    start_idx = np.flatnonzero(starts)
+    cuts = np.unique(
+        start_idx[
+            np.searchsorted(start_idx, np.arange(chunk, n, chunk)).clip(max=len(start_idx) - 1)
+        ]
+    )
+    edges = [0, *[int(c) for c in cuts if c > 0], n]
+    return [(a, b) for a, b in itertools.pairwise(edges) if b > a]
+
+
+#: rows per piece for the grouped rule checks: bounds their temporaries on huge tables
+_CHECK_CHUNK: Final = 1 << 24
+
+
 def frame_from_flat(
-    flat: pd.DataFrame,
+    flat: pd.DataFrame | Columns,
     *,
-    source: str = "<frame>",
+    source: str | None = None,
     mode: Mode = "strict",
     max_problems: int = 50,
     user_grade_scale: GradeScale | None = None,
@@ -416,14 +379,19 @@ def frame_from_flat(
     The rules (:mod:`sessionval.rules`) are checked for all rows at once:
     query positions ``1..n`` per session, ranks ``1..k`` per query, a document at
     most once per list, searcher grades on the scale, non-negative clicks and
-    dwell, and one user/topic/system per session.
+    dwell, and one user/topic/system per session.  Query- and session-level
+    columns (query text and time, scan depth, session times, ratings) are read at
+    the first row of each query or session.
 
     Parameters
     ----------
     flat
-        One row per result (layout in the module docstring). Not modified.
+        One row per result (layout in the module docstring), as a DataFrame (not
+        modified) or a column source such as
+        :class:`~sessionval.io._columns.ParquetColumns`, which reads a large file
+        one column at a time.
     source
-        File name used in messages.
+        File name used in messages (default: the column source's).
     mode
         ``"strict"``: collect up to ``max_problems`` problems then raise
         :class:`~sessionval.errors.ValidationFailed` with all of them.
@@ -449,25 +417,32 @@ def frame_from_flat(
     >>> frame.queries["n_results"].tolist(), report.summary_line()
     ([2, 0], '1 records read = 1 sessions accepted + 0 rejected')
     """
-    missing = [c for c in FLAT_REQUIRED if c not in flat.columns]
+    src: Columns = (
+        FrameColumns(flat, source=source or "<frame>") if isinstance(flat, pd.DataFrame) else flat
+    )
+    source = source or src.source
+    missing = [c for c in FLAT_REQUIRED if c not in src]
     if missing:
         raise InputFormatError(
             f"{source}: missing column(s) {', '.join(missing)}; "
-            f"found {', '.join(map(str, flat.columns))}"
+            f"found {', '.join(src.names)}"
             f" (required: {', '.join(FLAT_REQUIRED)})"
         )
-    n_rows = len(flat)
+    n_rows = len(src)
     if n_rows == 0:
         raise ParseError(f"{source}: no rows (expected one row per result)")
-    df = flat.reset_index(drop=True)
     locate = _locator(location_kind, row_locations)
 
     # sessions keep the order of first appearance; codes index `names`
-    sess_raw = df["session_id"]
-    missing_sess = sess_raw.isna().to_numpy()
-    codes_arr, names = pd.factorize(sess_raw, sort=False)
-    s_codes = codes_arr.astype(np.int64)
-    names = pd.Index(names.astype(str))
+    sess_raw = _as_category(src.column("session_id"))
+    raw_codes = sess_raw.cat.codes.to_numpy()
+    missing_sess = raw_codes < 0
+    first_seen = pd.factorize(raw_codes[~missing_sess] if missing_sess.any() else raw_codes)[1]
+    remap = np.full(len(sess_raw.cat.categories) + 1, -1, dtype=np.int32)
+    remap[first_seen] = np.arange(len(first_seen), dtype=np.int32)
+    s_codes = remap[raw_codes]  # -1 (null) picks the sentinel slot
+    names = pd.Index(sess_raw.cat.categories[first_seen].astype(str))
+    del sess_raw, raw_codes
     coll = _Collector(source, s_codes, names, locate)
     if missing_sess.any():
         rows = np.flatnonzero(missing_sess)
@@ -475,17 +450,24 @@ def frame_from_flat(
             Problem(source, locate(int(r)), "session_id", "is required") for r in rows.tolist()
         )
 
-    for name in ("user_id", "topic_id", "system_id"):
-        miss = df[name].isna().to_numpy() & ~missing_sess
-        if miss.any():
-            rows = np.flatnonzero(miss)
-            coll.add(rows, name, ["is required"] * len(rows))
-
-    empty_row = df["doc_id"].isna().to_numpy()
-    pos = _numeric(df, "query_pos", coll, integer=True, nullable_rows=np.zeros(n_rows, dtype=bool))
-    rank = _numeric(df, "rank", coll, integer=True, nullable_rows=empty_row)
+    doc = _as_category(src.column("doc_id"))
+    doc_codes = doc.cat.codes.to_numpy()
+    doc_categories = doc.cat.categories
+    del doc
+    empty_row = doc_codes < 0
+    pos = _numeric(
+        src.column("query_pos"),
+        "query_pos",
+        coll,
+        integer=True,
+        dtype=np.float32,
+        nullable_rows=np.zeros(n_rows, dtype=bool),
+    )
+    rank = _numeric(
+        src.column("rank"), "rank", coll, integer=True, dtype=np.float32, nullable_rows=empty_row
+    )
     rank_present = ~np.isnan(rank)
-    # a row with a rank but no document, or a document but no rank
+    # a row with a rank but no document
     half = rank_present & empty_row
     if half.any():
         rows = np.flatnonzero(half)
@@ -495,66 +477,95 @@ def frame_from_flat(
             ["is required when rank is given (leave both empty for a query without results)"]
             * len(rows),
         )
+    pos_i = np.nan_to_num(pos, nan=-1).astype(np.int32)
+    rank_i = np.nan_to_num(rank, nan=0).astype(np.int32)
+    del pos, rank, half
 
-    # order rows: session (first appearance), query_pos, rank; skip the sort when already sorted
-    pos_i = np.nan_to_num(pos, nan=-1).astype(np.int64)
-    rank_i = np.nan_to_num(rank, nan=0).astype(np.int64)
-    ordered = _is_sorted(s_codes, pos_i, rank_i)
-    order = np.arange(n_rows) if ordered else np.lexsort((rank_i, pos_i, s_codes))
+    # order rows: session (first appearance), query_pos, rank; the identity when already sorted
+    order: npt.NDArray[np.int64] | None = None
+    if not _is_sorted(s_codes, pos_i, rank_i):
+        order = np.lexsort((rank_i, pos_i, s_codes))
+    sc, pc = _take(s_codes, order), _take(pos_i, order)
 
-    # ---- per-session constants
-    sc, pc = s_codes[order], pos_i[order]
+    # ---- one user, topic and system per session
     for name in ("user_id", "topic_id", "system_id"):
-        vcodes = pd.factorize(df[name])[0].astype(np.int64)[order]
+        col = _as_category(src.column(name))
+        vcodes = col.cat.codes.to_numpy()
+        miss = (vcodes < 0) & ~missing_sess
+        if miss.any():
+            rows = np.flatnonzero(miss)
+            coll.add(rows, name, ["is required"] * len(rows))
+        vs = _take(vcodes, order)
         change = np.zeros(n_rows, dtype=bool)
-        change[1:] = (sc[1:] == sc[:-1]) & (vcodes[1:] != vcodes[:-1])
+        change[1:] = (sc[1:] == sc[:-1]) & (vs[1:] != vs[:-1])
         if change.any():
-            rows = order[np.flatnonzero(change)]
+            bad_sorted = np.flatnonzero(change)
+            rows = bad_sorted if order is None else order[bad_sorted]
             coll.add(
                 rows,
                 name,
                 [f"differs from an earlier row of the same session (one {name[:-3]} per session)"]
                 * len(rows),
-                df[name].iloc[rows].tolist(),
+                col.iloc[rows].astype(str).tolist(),
             )
+        del col, vcodes, vs, change
 
     # ---- queries: one per (session, query_pos)
     qstart = np.ones(n_rows, dtype=bool)
     qstart[1:] = (sc[1:] != sc[:-1]) | (pc[1:] != pc[:-1])
-    q_first = order[qstart]
-    q_session = sc[qstart]
-    q_pos = pc[qstart]
+    sstart = np.ones(n_rows, dtype=bool)
+    sstart[1:] = sc[1:] != sc[:-1]
+    q_first_sorted = np.flatnonzero(qstart)
+    q_first = q_first_sorted if order is None else order[q_first_sorted]
+    s_first = np.flatnonzero(sstart) if order is None else order[sstart]
+    q_session = sc[q_first_sorted]
+    q_pos = pc[q_first_sorted]
+    n_q = len(q_first)
     v = check_one_to_n(q_pos, q_session, what="query position")
     if v:
         coll.add(q_first[v.rows], "query_pos", v.messages, q_pos[v.rows].tolist())
+    del pc
 
-    # ---- results: ranks 1..k per query, unique documents
-    q_of_row = np.cumsum(qstart) - 1  # query index per sorted row
-    res_mask_sorted = rank_present[order] & ~empty_row[order]
-    empty_q = np.zeros(len(q_first), dtype=bool)
-    empty_q[q_of_row[empty_row[order] & ~rank_present[order]]] = True
-    mixed = empty_q & (np.bincount(q_of_row[res_mask_sorted], minlength=len(q_first)) > 0)
+    # ---- results: ranks 1..k per query, unique documents (in pieces of whole queries)
+    q_of_row = (np.cumsum(qstart, dtype=np.int64) - 1).astype(np.int32)  # query per sorted row
+    empty_sorted = _take(empty_row, order)
+    present_sorted = _take(rank_present, order)
+    res_mask = present_sorted & ~empty_sorted
+    empty_q = np.zeros(n_q, dtype=bool)
+    empty_q[q_of_row[empty_sorted & ~present_sorted]] = True
+    n_res_q = np.bincount(q_of_row[res_mask], minlength=n_q)
+    mixed = empty_q & (n_res_q > 0)
     if mixed.any():
         rows = q_first[np.flatnonzero(mixed)]
         coll.add(rows, "doc_id", ["a query has both results and an empty-result row"] * len(rows))
-    r_rows = order[res_mask_sorted]
-    r_q = q_of_row[res_mask_sorted]
-    r_rank = rank_i[r_rows]
-    v = check_one_to_n(r_rank, r_q, what="rank", presorted=ordered)
-    if v:
-        coll.add(r_rows[v.rows], "rank", v.messages, r_rank[v.rows].tolist())
-    doc = _as_category(df["doc_id"])
-    doc_codes = doc.cat.codes.to_numpy()
-    v = check_unique_within(doc_codes[r_rows], r_q, what="document", presorted_groups=True)
-    if v:
-        coll.add(
-            r_rows[v.rows], "doc_id", v.messages, doc.iloc[r_rows[v.rows]].astype(str).tolist()
-        )
+    del empty_sorted, present_sorted, empty_q, mixed
+    rank_s = _take(rank_i, order)
+    doc_s = _take(doc_codes, order)
+    for a, b in _segment_bounds(qstart, _CHECK_CHUNK):
+        m = res_mask[a:b]
+        in_piece = np.flatnonzero(m) + a
+        rq, rr = q_of_row[in_piece], rank_s[in_piece]
+        v = check_one_to_n(rr, rq, what="rank", presorted=True)  # sorted space
+        if v:
+            rows = in_piece[v.rows] if order is None else order[in_piece[v.rows]]
+            coll.add(rows, "rank", v.messages, rr[v.rows].tolist())
+        v = check_unique_within(doc_s[in_piece], rq, what="document", presorted_groups=True)
+        if v:
+            rows = in_piece[v.rows] if order is None else order[in_piece[v.rows]]
+            coll.add(
+                rows, "doc_id", v.messages, doc_categories[doc_codes[rows]].astype(str).tolist()
+            )
+    del rank_s, doc_s
 
-    # ---- optional numeric result columns
-    clicks = _numeric(df, "clicks", coll, integer=True) if "clicks" in df else None
-    dwell = _numeric(df, "dwell", coll, integer=False) if "dwell" in df else None
-    ugrade = _numeric(df, "user_grade", coll, integer=True) if "user_grade" in df else None
+    # ---- optional row-level columns (float32: exact for the values they hold)
+    def row_numeric(name: str, integer: bool) -> npt.NDArray[np.floating[Any]] | None:
+        if name not in src:
+            return None
+        return _numeric(src.column(name), name, coll, integer=integer, dtype=np.float32)
+
+    clicks = row_numeric("clicks", True)
+    dwell = row_numeric("dwell", False)
+    ugrade = row_numeric("user_grade", True)
     for name, arr in (("clicks", clicks), ("dwell", dwell)):
         if arr is not None:
             neg = arr < 0
@@ -565,226 +576,158 @@ def frame_from_flat(
         v = check_in_levels(ugrade, user_grade_scale.grades, what="user_grade")
         if v:
             coll.add(v.rows, "user_grade", v.messages)
-    # query- and session-level columns are read once per query / session
-    sstart = np.ones(n_rows, dtype=bool)
-    sstart[1:] = sc[1:] != sc[:-1]
-    s_first = order[sstart]
-    scan = (
-        _numeric(df, "scan_depth", coll, integer=True, at=q_first) if "scan_depth" in df else None
-    )
-    if scan is not None:
-        n_res_q = np.bincount(r_q, minlength=len(q_first))
-        sq = scan
-        bad = ~np.isnan(sq) & ((sq < 0) | (sq > n_res_q))
+
+    # ---- query- and session-level columns: read once per query / session
+    scan = None
+    if "scan_depth" in src:
+        scan = _numeric(
+            src.take("scan_depth", q_first), "scan_depth", coll, integer=True, at=q_first
+        )
+        bad = ~np.isnan(scan) & ((scan < 0) | (scan > n_res_q))
         if bad.any():
             qi = np.flatnonzero(bad)
             coll.add(
                 q_first[qi],
                 "scan_depth",
                 [f"must be between 0 and the number of results ({int(n_res_q[i])})" for i in qi],
-                sq[qi].tolist(),
+                scan[qi].tolist(),
             )
-    q_time = _times(df, "query_time", coll, q_first)
-    s_start = _times(df, "session_start", coll, s_first)
-    s_end = _times(df, "session_end", coll, s_first)
-    ratings = [c for c in df.columns if str(c).startswith("rating_")]
-    rating_vals = {c: _numeric(df, c, coll, integer=False, at=s_first) for c in ratings}
+
+    def times(name: str, at: npt.NDArray[np.int64]) -> pd.Series:
+        return _times(src.take(name, at), name, coll, at) if name in src else _no_times(len(at))
+
+    q_time = times("query_time", q_first)
+    s_start = times("session_start", s_first)
+    s_end = times("session_end", s_first)
+    rating_vals = {
+        c: _numeric(src.take(c, s_first), c, coll, integer=False, at=s_first)
+        for c in src.names
+        if c.startswith("rating_")
+    }
 
     report = LoadReport(source=source, records_read=len(names), rows_read=n_rows)
     if coll.problems and mode == "strict":
         truncated = len(coll.problems) > max_problems
         raise ValidationFailed(coll.problems[:max_problems], truncated=truncated)
 
-    # lenient: drop every row of a rejected session
-    keep_sorted = np.ones(n_rows, dtype=bool)
+    # lenient: drop every row of a rejected session (and rows without a session)
+    keep: npt.NDArray[np.bool_] | None = None
     if coll.bad_sessions or missing_sess.any():
         bad_codes = np.fromiter(coll.bad_sessions, dtype=np.int64, count=len(coll.bad_sessions))
-        keep_sorted = ~np.isin(sc, bad_codes) & ~missing_sess[order]
+        bad_session = np.zeros(len(names) + 1, dtype=bool)  # last slot: rows without a session
+        bad_session[bad_codes] = True
+        bad_session[-1] = True
+        keep = ~bad_session[sc]
         report.problems = coll.problems
     report.sessions_rejected = len(coll.bad_sessions)
     report.sessions_accepted = len(names) - report.sessions_rejected
 
-    frame = _assemble(
-        df,
-        q_keep=keep_sorted[qstart],
-        s_keep=keep_sorted[sstart],
-        order=order,
-        keep_sorted=keep_sorted,
-        qstart=qstart,
-        res_mask_sorted=res_mask_sorted,
-        s_codes=s_codes,
-        names=names,
-        pos_i=pos_i,
-        rank_i=rank_i,
-        doc=doc,
-        clicks=clicks,
-        dwell=dwell,
-        ugrade=ugrade,
-        scan=scan,
-        q_time=q_time,
-        s_start=s_start,
-        s_end=s_end,
-        rating_vals=rating_vals,
-        source=source,
-        user_grade_scale=user_grade_scale,
-    )
-    return frame, report
+    # ---- assemble the three tables from the kept, sorted rows
+    q_keep = np.ones(n_q, dtype=bool) if keep is None else keep[q_first_sorted]
+    s_keep = np.ones(len(s_first), dtype=bool) if keep is None else keep[sstart]
+    res_kept = res_mask if keep is None else res_mask & keep
+    r_sorted = np.flatnonzero(res_kept)
+    r_rows = r_sorted if order is None else order[r_sorted]
+    del res_mask, res_kept
 
-
-def _is_sorted(
-    s: npt.NDArray[np.int64], p: npt.NDArray[np.int64], r: npt.NDArray[np.int64]
-) -> bool:
-    if len(s) < 2:
-        return True
-    ds, dp, dr = np.diff(s), np.diff(p), np.diff(r)
-    ok = (ds > 0) | ((ds == 0) & ((dp > 0) | ((dp == 0) & (dr > 0))))
-    return bool(ok.all())
-
-
-def _assemble(
-    df: pd.DataFrame,
-    *,
-    order: npt.NDArray[np.int64],
-    keep_sorted: npt.NDArray[np.bool_],
-    qstart: npt.NDArray[np.bool_],
-    res_mask_sorted: npt.NDArray[np.bool_],
-    q_keep: npt.NDArray[np.bool_],
-    s_keep: npt.NDArray[np.bool_],
-    s_codes: npt.NDArray[np.int64],
-    names: pd.Index,
-    pos_i: npt.NDArray[np.int64],
-    rank_i: npt.NDArray[np.int64],
-    doc: pd.Series,
-    clicks: npt.NDArray[np.float64] | None,
-    dwell: npt.NDArray[np.float64] | None,
-    ugrade: npt.NDArray[np.float64] | None,
-    scan: npt.NDArray[np.float64] | None,
-    q_time: pd.Series,
-    s_start: pd.Series,
-    s_end: pd.Series,
-    rating_vals: dict[str, npt.NDArray[np.float64]],
-    source: str,
-    user_grade_scale: GradeScale | None,
-) -> SessionFrame:
-    """Build the three linked tables from the sorted, filtered rows.
-
-    Query-level inputs (``scan``, ``q_time``) have one value per query and
-    session-level ones (``s_start``, ``s_end``, ``rating_vals``) one per session, in
-    sorted order; ``q_keep``/``s_keep`` select the accepted ones.
-    """
-    all_kept = bool(keep_sorted.all())
-    rows = order if all_kept else order[keep_sorted]
-    qs = qstart if all_kept else qstart[keep_sorted]
-    rm = res_mask_sorted if all_kept else res_mask_sorted[keep_sorted]
-    sc = s_codes[rows]
-
-    # sessions, renumbered in order of first appearance among kept ones
-    kept_codes = np.unique(sc) if not all_kept else np.arange(len(names))
-    sess_names = names[kept_codes]
-    remap = np.full(len(names), -1, dtype=np.int64)
-    remap[kept_codes] = np.arange(len(kept_codes))
-    new_sc = remap[sc]
+    kept_sessions = sc[sstart][s_keep]  # codes of kept sessions, in first-appearance order
+    sess_names = names[kept_sessions]
+    new_code = np.full(len(names) + 1, -1, dtype=np.int32)
+    new_code[kept_sessions] = np.arange(len(kept_sessions), dtype=np.int32)
     sess_cat = pd.CategoricalDtype(pd.Index(sess_names, dtype="string"), ordered=False)
+    s_rows = s_first[s_keep]
+    q_rows = q_first[q_keep]
+    q_sess = new_code[q_session[q_keep]]
+    # renumber queries among the kept ones
+    q_new = np.cumsum(q_keep, dtype=np.int64) - 1
 
-    q_rows = rows[qs]
-    q_sess = new_sc[qs]
-    q_of_row = np.cumsum(qs) - 1
-    n_q = len(q_rows)
-    n_res = np.bincount(q_of_row[rm], minlength=n_q).astype(np.int32)
-
-    s_first_mask = np.ones(len(q_sess), dtype=bool)
-    s_first_mask[1:] = q_sess[1:] != q_sess[:-1]
-    s_rows = q_rows[s_first_mask]
-    n_queries = np.bincount(q_sess, minlength=len(kept_codes)).astype(np.int16)
-
-    def cat_of(col: str, at: npt.NDArray[np.int64]) -> pd.Series:
-        return _take_compact(_as_category(df[col]), at)
+    def entity(name: str) -> pd.Categorical:
+        col = _as_category(src.take(name, s_rows))
+        return _compact(col.cat.codes.to_numpy(), col.cat.categories)
 
     sessions = pd.DataFrame(
         {
-            "session_id": pd.Categorical.from_codes(np.arange(len(kept_codes)), dtype=sess_cat),
-            "user_id": cat_of("user_id", s_rows),
-            "topic_id": cat_of("topic_id", s_rows),
-            "system_id": cat_of("system_id", s_rows),
+            "session_id": pd.Categorical.from_codes(
+                np.arange(len(kept_sessions), dtype=np.int32), dtype=sess_cat
+            ),
+            "user_id": entity("user_id"),
+            "topic_id": entity("topic_id"),
+            "system_id": entity("system_id"),
             "start_time": s_start[s_keep].reset_index(drop=True),
             "end_time": s_end[s_keep].reset_index(drop=True),
-            "n_queries": n_queries,
+            "n_queries": np.bincount(q_sess, minlength=len(kept_sessions)).astype(np.int16),
         }
     )
     for c, vals in rating_vals.items():
         sessions[c] = vals[s_keep]
 
-    q_session_cat = pd.Categorical.from_codes(q_sess, dtype=sess_cat)
-    q_pos = pos_i[q_rows].astype(np.int16)
-    if "query_id" in df.columns:
-        qid = df["query_id"].iloc[q_rows].astype("string").reset_index(drop=True)
-        fallback = (
-            pd.Series(sess_names[q_sess], dtype="string") + ":" + pd.Series(q_pos).astype("string")
-        )
-        qid = qid.fillna(fallback)
-    else:
-        qid = (
-            pd.Series(sess_names[q_sess], dtype="string") + ":" + pd.Series(q_pos).astype("string")
-        )
-    text = (
-        df["query_text"].iloc[q_rows].astype("string").fillna("").reset_index(drop=True)
-        if "query_text" in df.columns
-        else pd.Series([""] * n_q, dtype="string")
+    q_pos_kept = q_pos[q_keep].astype(np.int16)
+    default_qid = (
+        pd.Series(sess_names[q_sess], dtype="string") + ":" + pd.Series(q_pos_kept).astype("string")
     )
-    topic_of_q = sessions["topic_id"].iloc[q_sess].reset_index(drop=True).astype("string")
-    if "qrels_id" in df.columns:
+    qid = (
+        src.take("query_id", q_rows).astype("string").fillna(default_qid)
+        if "query_id" in src
+        else default_qid
+    )
+    text = (
+        src.take("query_text", q_rows).astype("string").fillna("")
+        if "query_text" in src
+        else pd.Series([""] * len(q_rows), dtype="string")
+    )
+    qrels_key = sessions["topic_id"].astype("string").iloc[q_sess].reset_index(drop=True)
+    if "qrels_id" in src:
         # per-session or per-turn judgment keys; an empty key falls back to the topic
-        keys = df["qrels_id"].iloc[q_rows].astype("string").reset_index(drop=True)
-        topic_of_q = keys.fillna(topic_of_q)
+        qrels_key = src.take("qrels_id", q_rows).astype("string").fillna(qrels_key)
     if scan is not None:
         kept_scan = scan[q_keep]
         scan_col = pd.arrays.IntegerArray(
             np.nan_to_num(kept_scan).astype(np.int32), np.isnan(kept_scan)
         )
     else:
-        scan_col = pd.arrays.IntegerArray(np.zeros(n_q, dtype=np.int32), np.ones(n_q, dtype=bool))
+        n_kept = len(q_rows)
+        scan_col = pd.arrays.IntegerArray(
+            np.zeros(n_kept, dtype=np.int32), np.ones(n_kept, dtype=bool)
+        )
     queries = pd.DataFrame(
         {
-            "session_id": q_session_cat,
-            "query_pos": q_pos,
-            "query_id": qid.astype("string"),
+            "session_id": pd.Categorical.from_codes(q_sess, dtype=sess_cat),
+            "query_pos": q_pos_kept,
+            "query_id": qid,
             "text": text,
             "time": q_time[q_keep].reset_index(drop=True),
-            "n_results": n_res,
+            "n_results": n_res_q[q_keep].astype(np.int32),
             "scan_depth": scan_col,
-            "qrels_id": topic_of_q.astype("category"),
+            "qrels_id": qrels_key.astype("category"),
         }
     )
 
-    r_rows = rows[rm]
-    r_q = q_of_row[rm].astype(np.int32)
     n_r = len(r_rows)
     results = pd.DataFrame(
         {
-            "query_idx": r_q,
-            "session_id": pd.Categorical.from_codes(new_sc[rm], dtype=sess_cat),
+            "query_idx": q_new[q_of_row[r_sorted]].astype(np.int32),
+            "session_id": pd.Categorical.from_codes(new_code[sc[r_sorted]], dtype=sess_cat),
             "query_pos": pos_i[r_rows].astype(np.int16),
-            "rank": rank_i[r_rows].astype(np.int32),
-            "doc_id": _take_compact(doc, r_rows),
+            "rank": rank_i[r_rows],
+            "doc_id": _compact(doc_codes[r_rows], doc_categories),
         }
     )
+    del q_of_row, sc, pos_i, rank_i, doc_codes
     for c in _TEXT_COLUMNS:
-        if c in df.columns:
-            results[c] = df[c].iloc[r_rows].astype("string").reset_index(drop=True)
+        if c in src:
+            results[c] = src.take(c, r_rows).astype("string")
     results["clicks"] = (
         np.nan_to_num(clicks[r_rows]).astype(np.int16)
         if clicks is not None
         else np.zeros(n_r, dtype=np.int16)
     )
     results["dwell"] = (
-        dwell[r_rows].astype(np.float32)
-        if dwell is not None
-        else np.full(n_r, np.nan, dtype=np.float32)
+        dwell[r_rows].astype(np.float32) if dwell is not None else np.full(n_r, np.nan, np.float32)
     )
     results["user_grade"] = (
         ugrade[r_rows].astype(np.float32)
         if ugrade is not None
-        else np.full(n_r, np.nan, dtype=np.float32)
+        else np.full(n_r, np.nan, np.float32)
     )
     return SessionFrame(
         sessions=sessions,
@@ -808,7 +751,22 @@ def _assemble(
         ),
         grade_scale=user_grade_scale,
         source=source,
-    )
+    ), report
+
+
+def _is_sorted(
+    s: npt.NDArray[np.int32], p: npt.NDArray[np.int32], r: npt.NDArray[np.int32]
+) -> bool:
+    """Rows ordered by (session, query_pos, rank) with no repeated triple, checked in pieces."""
+    n = len(s)
+    step = _CHECK_CHUNK
+    for a in range(0, max(n - 1, 0), step):
+        b = min(a + step + 1, n)
+        ds, dp, dr = np.diff(s[a:b]), np.diff(p[a:b]), np.diff(r[a:b])
+        ok = (ds > 0) | ((ds == 0) & ((dp > 0) | ((dp == 0) & (dr > 0))))
+        if not ok.all():
+            return False
+    return True
 
 
 def frame_to_flat(frame: SessionFrame) -> pd.DataFrame:

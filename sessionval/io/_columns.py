@@ -1,0 +1,192 @@
+"""Column access for the flat-table loader, over a DataFrame or a Parquet file.
+
+The loader needs every row of a few columns (session, query position, rank,
+document) but only one value per query or session of the others (query text,
+times, ratings).  Reading a million-session Parquet file into one DataFrame
+would hold every column for every row at once (tens of GB); a
+:class:`ParquetColumns` source reads one column at a time, on demand, and takes
+only the rows asked for, so peak memory stays near the size of the result.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from ..errors import ParseError
+
+__all__ = ["Columns", "FrameColumns", "ParquetColumns", "dictionary_to_categorical"]
+
+
+class Columns(Protocol):
+    """What the loader reads from a flat table."""
+
+    source: str
+
+    @property
+    def names(self) -> list[str]:
+        """Column names."""
+        ...
+
+    def __len__(self) -> int: ...
+
+    def __contains__(self, name: object) -> bool: ...
+
+    def column(self, name: str) -> pd.Series:
+        """The whole column (text columns as categoricals)."""
+        ...
+
+    def take(self, name: str, rows: npt.NDArray[np.int64]) -> pd.Series:
+        """The column at ``rows`` only, index reset."""
+        ...
+
+
+class FrameColumns:
+    """A :class:`Columns` view of an in-memory DataFrame."""
+
+    def __init__(self, frame: pd.DataFrame, *, source: str = "<frame>") -> None:
+        self._df = frame.reset_index(drop=True)
+        self.source = source
+
+    @property
+    def names(self) -> list[str]:
+        """Column names."""
+        return [str(c) for c in self._df.columns]
+
+    def __len__(self) -> int:
+        return len(self._df)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._df.columns
+
+    def column(self, name: str) -> pd.Series:
+        """The whole column."""
+        col: pd.Series = self._df[name]
+        return col
+
+    def take(self, name: str, rows: npt.NDArray[np.int64]) -> pd.Series:
+        """The column at ``rows``."""
+        col: pd.Series = self._df[name].iloc[rows].reset_index(drop=True)
+        return col
+
+
+class ParquetColumns:
+    """A :class:`Columns` source that reads a Parquet file one column at a time.
+
+    Text columns are read dictionary-encoded and become categoricals whose
+    categories hold only the values used (see :func:`dictionary_to_categorical`).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.path = Path(path)
+        self.source = str(path)
+        try:
+            schema = pq.read_schema(self.path)
+            self._text = {n for n in schema.names if _is_text(schema.field(n).type)}
+            # every text column is read dictionary-encoded: values repeated on each row of a
+            # query or session (ids, query text) never become one Python string per row
+            self._file = pq.ParquetFile(self.path, read_dictionary=sorted(self._text))
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise ParseError(f"{self.path}: not a readable Parquet file ({exc})") from exc
+        self._schema = schema
+        self._rows = int(self._file.metadata.num_rows)
+
+    @property
+    def names(self) -> list[str]:
+        """Column names."""
+        return list(self._schema.names)
+
+    def __len__(self) -> int:
+        return self._rows
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._schema.names
+
+    def _is_text(self, name: str) -> bool:
+        return name in self._text
+
+    def _read(self, name: str) -> Any:
+        import pyarrow as pa
+
+        try:
+            table = self._file.read(columns=[name])
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise ParseError(f"{self.path}: column {name!r} cannot be read ({exc})") from exc
+        return table.column(0)
+
+    def column(self, name: str) -> pd.Series:
+        """The whole column (text as categorical)."""
+        col = self._read(name)
+        if self._is_text(name):
+            return pd.Series(dictionary_to_categorical(col))
+        out: pd.Series = col.to_pandas()
+        return out
+
+    def take(self, name: str, rows: npt.NDArray[np.int64]) -> pd.Series:
+        """The column at ``rows`` (read whole, taken, then freed)."""
+        import pyarrow as pa
+
+        col = self._read(name).take(pa.array(rows, type=pa.int64()))
+        if self._is_text(name):
+            return pd.Series(dictionary_to_categorical(col))
+        out: pd.Series = col.to_pandas()
+        return out
+
+
+def _is_text(t: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
+
+
+def dictionary_to_categorical(col: Any) -> pd.Categorical:
+    """A chunked Arrow dictionary column as one pandas Categorical, hashing only used entries.
+
+    Parquet stores a dictionary per row group, and writers often repeat the whole
+    dictionary in every group.  Unifying them hashes every entry of every group,
+    which at hundreds of groups × millions of ids dominates a load.  Here each
+    chunk's codes are first reduced to the entries they use (a bincount), so the
+    hashing work is bounded by the number of rows, not groups × dictionary size.
+    """
+    import pyarrow as pa
+
+    chunks = [c for c in col.chunks if len(c)]
+    n = sum(len(c) for c in chunks)
+    if not chunks:
+        return pd.Categorical.from_codes(
+            np.full(len(col), -1, dtype=np.int32), categories=pd.Index([], dtype="string")
+        )
+    subs, locals_ = [], []
+    for chunk in chunks:
+        if not pa.types.is_dictionary(chunk.type):
+            chunk = chunk.dictionary_encode()
+        idx = chunk.indices.to_numpy(zero_copy_only=False)
+        valid = ~np.asarray(chunk.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        size = len(chunk.dictionary)
+        idx = np.where(valid, idx, size).astype(np.int64, copy=False)  # nulls -> sentinel slot
+        used = np.flatnonzero(np.bincount(idx[valid], minlength=size) > 0)
+        remap = np.full(size + 1, -1, dtype=np.int32)
+        remap[used] = np.arange(len(used), dtype=np.int32)
+        subs.append(chunk.dictionary.take(pa.array(used, type=pa.int64())))
+        locals_.append(remap[idx])
+    values = pa.concat_arrays(subs).to_pandas()
+    global_codes, categories = pd.factorize(values, sort=False)
+    codes = np.empty(n, dtype=np.int32)
+    pos, base = 0, 0
+    for sub, local in zip(subs, locals_, strict=True):
+        # local code -1 (null) picks the appended -1
+        g = np.append(global_codes[base : base + len(sub)], -1).astype(np.int32)
+        codes[pos : pos + len(local)] = g[local]
+        pos += len(local)
+        base += len(sub)
+    return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype="string"))
