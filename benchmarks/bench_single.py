@@ -4,7 +4,7 @@ Not a test.  Every tool starts from the same pandas DataFrames (run: query_id, d
 score; qrels: query_id, doc_id, grade) and the timing includes building the tool's own
 input from them (sessionval: categorical JudgmentFrame + RankedLists; pytrec_eval: dicts
 of dicts; ranx: Qrels/Run.from_df).  Each tool runs in its own subprocess so peak memory
-(resident set size sampled every 2 ms, peak minus the size once the DataFrames exist)
+(resident set size sampled every 20 ms, peak minus the size once the DataFrames exist)
 is not shared.  ranx's numba functions
 are compiled on a tiny warm-up first (compile time excluded and reported apart).
 
@@ -133,7 +133,7 @@ class PeakRSS:
     def _run(self) -> None:
         while not self._stop.is_set():
             self.peak = max(self.peak, _rss_mb())
-            time.sleep(0.002)
+            time.sleep(0.02)
 
     def __enter__(self) -> PeakRSS:
         self._t.start()

@@ -497,20 +497,22 @@ class JudgmentIndex:
         Categories are translated once (``get_indexer`` over the categories, not the
         rows); rows then cost two ``take``, one multiply-add and one hash probe.
         """
-        kc = np.asarray(key_codes, dtype=np.int64)
-        dc = np.asarray(doc_codes, dtype=np.int64)
-        kmap = np.append(index_in(pd.Index(key_categories), self.topics), -1)
-        dmap = np.append(index_in(pd.Index(doc_categories), self.docs), -1)
-        # code -1 (missing) indexes the appended -1
-        jt = kmap[kc]
-        jd = dmap[dc]
-        q = jt * max(len(self.docs), 1)
-        q += jd
-        q[(jt < 0) | (jd < 0)] = -1
-        del jt, jd
+        kc = np.asarray(key_codes)
+        dc = np.asarray(doc_codes)
+        nd = max(len(self.docs), 1)
+        # ids absent from the judgments map to values that make the combined key
+        # negative (never a judgment key); code -1 (missing) indexes the appended slot
+        kmap = index_in(pd.Index(key_categories), self.topics)
+        kmap = np.append(np.where(kmap < 0, -(2**40), kmap), -(2**40))
+        dmap = index_in(pd.Index(doc_categories), self.docs)
+        dmap = np.append(np.where(dmap < 0, -(2**60), dmap), -(2**60))
+        q = kmap[kc]
+        q *= nd
+        q += dmap[dc]
         # hash join (pandas' int64 hash table, built once per index and cached with
         # it); on random probes it is ~4x faster than searchsorted.  -1 -> NaN slot.
         pos = self.key_index.get_indexer(pd.Index(q, copy=False))
+        del q
         return self._grades_nan[pos]
 
 

@@ -409,14 +409,18 @@ class RankedLists:
         if np.isnan(score).any():
             row = int(np.flatnonzero(np.isnan(score))[0])
             raise InputFormatError(f"run table: row {row}: score is missing or not a number")
-        rows_in = np.flatnonzero(judged_q[qc])
-        q_in = qrank[qc[rows_in]]
-        s_in = score[rows_in]
-        rows = rows_in[_score_order(q_in, s_in)]
+        if judged_q.all():
+            rows = _score_order(qrank[qc], score)
+        else:
+            rows_in = np.flatnonzero(judged_q[qc])
+            rows = rows_in[_score_order(qrank[qc[rows_in]], score[rows_in])]
+            del rows_in
+        q_rows = qc[rows]
         if ties != "input" and rows.size > 1:
             # break score ties by doc id; only tied rows need their ids compared
-            qs, ss = qrank[qc[rows]], score[rows]
-            same = (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
+            ss = score[rows]
+            same = (q_rows[1:] == q_rows[:-1]) & (ss[1:] == ss[:-1])
+            del ss
             if same.any():
                 tied = np.zeros(rows.size, dtype=bool)
                 tied[1:] |= same
@@ -429,9 +433,11 @@ class RankedLists:
                 if ties == "trec_eval":
                     dkey = -dkey
                 rows[at] = rows[at][np.lexsort((dkey, group))]
-        q_rows = qc[rows]
         d_rows = dc[rows]
-        pair = np.sort(q_rows * max(len(dcat), 1) + d_rows)
+        del rows, dc
+        pair = q_rows.astype(np.int64) * max(len(dcat), 1)
+        pair += d_rows
+        pair.sort()
         dup = np.flatnonzero(pair[1:] == pair[:-1])
         if dup.size:
             k = int(pair[dup[0]])
@@ -439,17 +445,19 @@ class RankedLists:
                 f"run table: document {dcat[k % max(len(dcat), 1)]!r} appears twice for query "
                 f"{qcat[k // max(len(dcat), 1)]!r}; a document may appear once per ranked list"
             )
+        del pair
         present = np.flatnonzero(np.bincount(q_rows, minlength=len(qcat)) > 0)
         present = present[np.argsort(qrank[present])]
         counts = np.bincount(q_rows, minlength=len(qcat))[present]
         labels = pd.Index(qcat[present]).astype(str)
         pos = qpos_cat[present]
         grades = stats.index.lookup_codes(
-            index_in(labels, stats.index.topics)[np.repeat(np.arange(present.size), counts)],
-            stats.index.topics,
+            np.repeat(np.arange(present.size, dtype=np.int32), counts),
+            labels,
             d_rows,
             pd.Index(dcat),
         )
+        del q_rows, d_rows
         if missing == "empty":
             have = np.zeros(len(stats.ideal.keys), dtype=bool)
             have[pos] = True
@@ -498,11 +506,12 @@ def _score_order(q: IntArray, score: FloatArray) -> IntArray:
     return np.asarray(np.lexsort((-score, q)), dtype=np.int64)
 
 
-def _codes(col: pd.Series) -> tuple[IntArray, pd.Index]:
+def _codes(col: pd.Series) -> tuple[npt.NDArray[np.int32], pd.Index]:
     if isinstance(col.dtype, pd.CategoricalDtype):
-        return col.cat.codes.to_numpy().astype(np.int64), pd.Index(col.cat.categories)
-    codes, uniq = pd.factorize(col.astype(str), sort=False)
-    return codes.astype(np.int64), pd.Index(uniq)
+        codes = col.cat.codes.to_numpy()
+        return codes.astype(np.int32, copy=False), pd.Index(col.cat.categories)
+    fcodes, uniq = pd.factorize(col if pd.api.types.is_string_dtype(col.dtype) else col.astype(str))
+    return fcodes.astype(np.int32), pd.Index(uniq)
 
 
 def _check_negative(g: FloatArray, negative: NegativePolicy, *, where: str) -> None:
