@@ -9,6 +9,7 @@ session are held to identical constraints with identical messages.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -33,10 +34,18 @@ class Violations:
 _EMPTY = Violations(np.zeros(0, dtype=np.int64), ())
 
 
-def _as_group(group: npt.ArrayLike | None, n: int) -> npt.NDArray[np.int64]:
+def _as_group(group: npt.ArrayLike | None, n: int) -> npt.NDArray[np.integer[Any]]:
     if group is None:
-        return np.zeros(n, dtype=np.int64)
-    return np.asarray(group, dtype=np.int64)
+        return np.zeros(n, dtype=np.int32)
+    g = np.asarray(group)
+    # keep native integer widths: the bulk path passes int32 codes for hundreds of millions
+    # of rows, and an int64 copy of each would double the loader's memory
+    return g if np.issubdtype(g.dtype, np.integer) else g.astype(np.int64)
+
+
+def _as_ints(values: npt.ArrayLike) -> npt.NDArray[np.integer[Any]]:
+    v = np.asarray(values)
+    return v if np.issubdtype(v.dtype, np.integer) else v.astype(np.int64)
 
 
 def check_one_to_n(
@@ -63,17 +72,19 @@ def check_one_to_n(
     >>> check_one_to_n([1, 1], what="rank").messages
     ('rank 1 appears twice (ranks must be 1..n without gaps)',)
     """
-    v = np.asarray(values, dtype=np.int64)
+    v = _as_ints(values)
     if not len(v):
         return _EMPTY
     g = _as_group(group, len(v))
-    order = np.arange(len(v)) if presorted else np.lexsort((v, g))
-    gs, vs = (g, v) if presorted else (g[order], v[order])
+    order = None if presorted else np.lexsort((v, g))
+    gs, vs = (g, v) if order is None else (g[order], v[order])
     starts = np.ones(len(vs), dtype=bool)
     starts[1:] = gs[1:] != gs[:-1]
-    start_idx = np.flatnonzero(starts)
-    run_start = np.repeat(start_idx, np.diff(np.append(start_idx, len(vs))))
-    expected = np.arange(len(vs), dtype=np.int64) - run_start + 1
+    # position within the group: running index minus the index where the group started
+    idx: npt.NDArray[np.int64] = np.arange(len(vs), dtype=np.int64)
+    run_start = np.maximum.accumulate(np.where(starts, idx, 0))
+    expected = idx - run_start + 1
+    del idx, run_start
     bad = vs != expected
     if not bad.any():
         return _EMPTY
@@ -90,7 +101,8 @@ def check_one_to_n(
             msgs.append(f"{what} {val} appears twice ({plural})")
         else:
             msgs.append(f"{what} {val} leaves a gap: expected {exp} ({plural})")
-    return Violations(order[first].astype(np.int64), tuple(msgs))
+    rows = first if order is None else order[first]
+    return Violations(rows.astype(np.int64), tuple(msgs))
 
 
 def check_unique_within(
@@ -112,12 +124,12 @@ def check_unique_within(
     >>> check_unique_within([5, 7, 5]).rows.tolist()
     [2]
     """
-    v = np.asarray(values, dtype=np.int64)
+    v = _as_ints(values)
     if not len(v):
         return _EMPTY
     g = _as_group(group, len(v))
     if presorted_groups and len(v) and v.min() >= 0 and v.max() < (1 << 32):
-        order = np.argsort((g << 32) | v, kind="stable")
+        order = np.argsort((g.astype(np.int64) << 32) | v.astype(np.int64), kind="stable")
     else:
         order = np.lexsort((np.arange(len(v)), v, g))
     gs, vs = g[order], v[order]

@@ -123,11 +123,12 @@ class ParquetColumns:
         return table.column(0)
 
     def column(self, name: str) -> pd.Series:
-        """The whole column (text as categorical)."""
+        """The whole column (text as categorical, integers with nulls as masked arrays)."""
         col = self._read(name)
         if self._is_text(name):
             return pd.Series(dictionary_to_categorical(col))
-        out: pd.Series = col.to_pandas()
+        # masked integers: a nullable int column never becomes a float64 copy
+        out: pd.Series = col.to_pandas(types_mapper=_masked_int)
         return out
 
     def take(self, name: str, rows: npt.NDArray[np.int64]) -> pd.Series:
@@ -139,6 +140,18 @@ class ParquetColumns:
             return pd.Series(dictionary_to_categorical(col))
         out: pd.Series = col.to_pandas()
         return out
+
+
+def _masked_int(t: Any) -> Any:
+    import pyarrow as pa
+
+    masked = {
+        pa.int8(): pd.Int8Dtype(),
+        pa.int16(): pd.Int16Dtype(),
+        pa.int32(): pd.Int32Dtype(),
+        pa.int64(): pd.Int64Dtype(),
+    }
+    return masked.get(t)
 
 
 def _is_text(t: Any) -> bool:

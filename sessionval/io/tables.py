@@ -527,7 +527,8 @@ def frame_from_flat(
     del pc
 
     # ---- results: ranks 1..k per query, unique documents (in pieces of whole queries)
-    q_of_row = (np.cumsum(qstart, dtype=np.int64) - 1).astype(np.int32)  # query per sorted row
+    q_of_row = np.cumsum(qstart, dtype=np.int32)  # query per sorted row
+    q_of_row -= 1
     empty_sorted = _take(empty_row, order)
     present_sorted = _take(rank_present, order)
     res_mask = present_sorted & ~empty_sorted
@@ -563,10 +564,10 @@ def frame_from_flat(
             return None
         return _numeric(src.column(name), name, coll, integer=integer, dtype=np.float32)
 
-    clicks = row_numeric("clicks", True)
+    clicks_f = row_numeric("clicks", True)
     dwell = row_numeric("dwell", False)
     ugrade = row_numeric("user_grade", True)
-    for name, arr in (("clicks", clicks), ("dwell", dwell)):
+    for name, arr in (("clicks", clicks_f), ("dwell", dwell)):
         if arr is not None:
             neg = arr < 0
             if neg.any():
@@ -576,6 +577,14 @@ def frame_from_flat(
         v = check_in_levels(ugrade, user_grade_scale.grades, what="user_grade")
         if v:
             coll.add(v.rows, "user_grade", v.messages)
+    clicks = None
+    if clicks_f is not None:
+        too_many = clicks_f > np.iinfo(np.int16).max
+        if too_many.any():
+            rows = np.flatnonzero(too_many)
+            coll.add(rows, "clicks", ["must be <= 32767"] * len(rows), clicks_f[rows].tolist())
+        clicks = np.nan_to_num(clicks_f).clip(0, np.iinfo(np.int16).max).astype(np.int16)
+        del clicks_f
 
     # ---- query- and session-level columns: read once per query / session
     scan = None
@@ -626,9 +635,7 @@ def frame_from_flat(
     q_keep = np.ones(n_q, dtype=bool) if keep is None else keep[q_first_sorted]
     s_keep = np.ones(len(s_first), dtype=bool) if keep is None else keep[sstart]
     res_kept = res_mask if keep is None else res_mask & keep
-    r_sorted = np.flatnonzero(res_kept)
-    r_rows = r_sorted if order is None else order[r_sorted]
-    del res_mask, res_kept
+    del res_mask, keep
 
     kept_sessions = sc[sstart][s_keep]  # codes of kept sessions, in first-appearance order
     sess_names = names[kept_sessions]
@@ -638,8 +645,7 @@ def frame_from_flat(
     s_rows = s_first[s_keep]
     q_rows = q_first[q_keep]
     q_sess = new_code[q_session[q_keep]]
-    # renumber queries among the kept ones
-    q_new = np.cumsum(q_keep, dtype=np.int64) - 1
+    q_new = (np.cumsum(q_keep, dtype=np.int64) - 1).astype(np.int32)  # renumber kept queries
 
     def entity(name: str) -> pd.Categorical:
         col = _as_category(src.take(name, s_rows))
@@ -702,33 +708,41 @@ def frame_from_flat(
         }
     )
 
-    n_r = len(r_rows)
+    # results: each column is taken from the kept rows and its source freed at once, so the
+    # peak stays near the size of the result (boolean compress when rows are already sorted)
+    r_rows: npt.NDArray[np.int64] | None = None
+    if order is not None:
+        r_rows = order[res_kept]
+
+    def pick(arr: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """Kept result rows of a column in input order."""
+        return arr[res_kept] if r_rows is None else arr[r_rows]
+
+    query_idx = q_new[q_of_row[res_kept]]
+    del q_of_row, sc, pos_i
     results = pd.DataFrame(
         {
-            "query_idx": q_new[q_of_row[r_sorted]].astype(np.int32),
-            "session_id": pd.Categorical.from_codes(new_code[sc[r_sorted]], dtype=sess_cat),
-            "query_pos": pos_i[r_rows].astype(np.int16),
-            "rank": rank_i[r_rows],
-            "doc_id": _compact(doc_codes[r_rows], doc_categories),
-        }
+            "query_idx": query_idx,
+            "session_id": pd.Categorical.from_codes(q_sess[query_idx], dtype=sess_cat),
+            "query_pos": q_pos_kept[query_idx],
+        },
+        copy=False,
     )
-    del q_of_row, sc, pos_i, rank_i, doc_codes
+    results["rank"] = pick(rank_i)
+    del rank_i
+    results["doc_id"] = _compact(pick(doc_codes), doc_categories)
+    del doc_codes
+    n_r = len(results)
+    text_rows = r_rows if r_rows is not None else np.flatnonzero(res_kept)
     for c in _TEXT_COLUMNS:
         if c in src:
-            results[c] = src.take(c, r_rows).astype("string")
-    results["clicks"] = (
-        np.nan_to_num(clicks[r_rows]).astype(np.int16)
-        if clicks is not None
-        else np.zeros(n_r, dtype=np.int16)
-    )
-    results["dwell"] = (
-        dwell[r_rows].astype(np.float32) if dwell is not None else np.full(n_r, np.nan, np.float32)
-    )
-    results["user_grade"] = (
-        ugrade[r_rows].astype(np.float32)
-        if ugrade is not None
-        else np.full(n_r, np.nan, np.float32)
-    )
+            results[c] = src.take(c, text_rows).astype("string")
+    results["clicks"] = pick(clicks) if clicks is not None else np.zeros(n_r, dtype=np.int16)
+    del clicks
+    results["dwell"] = pick(dwell) if dwell is not None else np.full(n_r, np.nan, np.float32)
+    del dwell
+    results["user_grade"] = pick(ugrade) if ugrade is not None else np.full(n_r, np.nan, np.float32)
+    del ugrade
     return SessionFrame(
         sessions=sessions,
         queries=queries,
