@@ -509,11 +509,21 @@ class JudgmentIndex:
         q = kmap[kc]
         q *= nd
         q += dmap[dc]
-        # hash join (pandas' int64 hash table, built once per index and cached with
-        # it); on random probes it is ~4x faster than searchsorted.  -1 -> NaN slot.
-        pos = self.key_index.get_indexer(pd.Index(q, copy=False))
+        n = q.size
+        if n > 1 and np.count_nonzero(kc[1:] != kc[:-1]) * 8 < n:
+            # rows grouped by key (every ranked list is): binary search on the sorted
+            # judgment keys stays in cache and beats hashing ~2x
+            pos = np.searchsorted(self.keys, q)
+            pos[pos == self.keys.size] = 0
+            hit = self.keys[pos] == q if self.keys.size else np.zeros(n, dtype=bool)
+            pos[~hit] = -1
+        else:
+            # hash join (pandas' int64 hash table, built once per index and cached);
+            # on random probes ~4x faster than searchsorted
+            pos = self.key_index.get_indexer(pd.Index(q, copy=False))
         del q
-        return self._grades_nan[pos]
+        out: FloatArray = self._grades_nan[pos]  # -1 -> the NaN slot
+        return out
 
 
 def _as_categorical(values: object) -> tuple[IntArray, pd.Index]:

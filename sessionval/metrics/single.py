@@ -435,17 +435,12 @@ class RankedLists:
                 rows[at] = rows[at][np.lexsort((dkey, group))]
         d_rows = dc[rows]
         del rows, dc
-        pair = q_rows.astype(np.int64) * max(len(dcat), 1)
-        pair += d_rows
-        pair.sort()
-        dup = np.flatnonzero(pair[1:] == pair[:-1])
-        if dup.size:
-            k = int(pair[dup[0]])
+        i = _first_duplicate(q_rows, d_rows)
+        if i >= 0:
             raise InputFormatError(
-                f"run table: document {dcat[k % max(len(dcat), 1)]!r} appears twice for query "
-                f"{qcat[k // max(len(dcat), 1)]!r}; a document may appear once per ranked list"
+                f"run table: document {dcat[d_rows[i]]!r} appears twice for query "
+                f"{qcat[q_rows[i]]!r}; a document may appear once per ranked list"
             )
-        del pair
         present = np.flatnonzero(np.bincount(q_rows, minlength=len(qcat)) > 0)
         present = present[np.argsort(qrank[present])]
         counts = np.bincount(q_rows, minlength=len(qcat))[present]
@@ -482,28 +477,79 @@ class RankedLists:
         return _assemble(labels, offsets, grades, pos, stats, negative, unjudged, n_skipped)
 
 
+def _blocks(q: npt.NDArray[np.integer]) -> tuple[IntArray, IntArray]:
+    """Starts and lengths of the runs of equal values in ``q``."""
+    n = q.size
+    starts = np.concatenate([[0], np.flatnonzero(q[1:] != q[:-1]) + 1]).astype(np.int64)
+    return starts, np.diff(np.concatenate([starts, [n]])).astype(np.int64)
+
+
+def _padded(n: int, lengths: IntArray) -> bool:
+    """Whether a (blocks x longest block) matrix stays small (per-row sorts pay off)."""
+    return lengths.size > 0 and lengths.size * int(lengths.max()) <= 4 * n + 1024
+
+
 def _score_order(q: IntArray, score: FloatArray) -> IntArray:
     """Order rows by query rank, then score descending; stable (ties keep input order).
 
     TREC runs usually list each query's documents together, best first: then only the
-    blocks move (no sort of the rows); otherwise one lexsort.
+    blocks move.  Otherwise rows are grouped by query (a stable sort, near-linear when
+    the input is already grouped) and each query's scores are sorted as one row of a
+    padded matrix, which is much faster than one global lexsort.
     """
     n = q.size
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    brk = np.flatnonzero(q[1:] != q[:-1]) + 1
-    starts = np.concatenate([[0], brk]).astype(np.int64)
+    starts, lengths = _blocks(q)
     block_q = q[starts]
     within = q[1:] == q[:-1]
     if np.unique(block_q).size == block_q.size and np.all(score[1:][within] <= score[:-1][within]):
-        lengths = np.diff(np.concatenate([starts, [n]]))
         border = np.argsort(block_q, kind="stable")
         new_len = lengths[border]
         new_start = np.concatenate([[0], np.cumsum(new_len)[:-1]])
         shift = np.repeat(starts[border] - new_start, new_len).astype(np.int64)
         out: IntArray = np.arange(n, dtype=np.int64) + shift
         return out
-    return np.asarray(np.lexsort((-score, q)), dtype=np.int64)
+    grouped = np.argsort(q, kind="stable").astype(np.int64)
+    starts, lengths = _blocks(q[grouped])
+    if not _padded(n, lengths):
+        return np.asarray(np.lexsort((-score, q)), dtype=np.int64)
+    seg = np.repeat(np.arange(lengths.size), lengths)
+    col = np.arange(n, dtype=np.int64) - starts[seg]
+    m = np.full((lengths.size, int(lengths.max())), np.inf)
+    m[seg, col] = -score[grouped]
+    # +inf padding sorts last; stable keeps real +inf (score -inf) rows before it
+    o = np.argsort(m, axis=1, kind="stable")
+    del m
+    valid = np.arange(o.shape[1])[None, :] < lengths[:, None]
+    within_rows = (o + starts[:, None])[valid]
+    return np.asarray(grouped[within_rows], dtype=np.int64)
+
+
+def _first_duplicate(q_rows: npt.NDArray[np.integer], d_rows: npt.NDArray[np.integer]) -> int:
+    """Row of a document repeated within its list (rows grouped by list), or -1."""
+    n = q_rows.size
+    if n < 2:
+        return -1
+    starts, lengths = _blocks(q_rows)
+    if _padded(n, lengths):
+        seg = np.repeat(np.arange(lengths.size), lengths)
+        col = np.arange(n, dtype=np.int64) - starts[seg]
+        m = np.full((lengths.size, int(lengths.max())), -1, dtype=np.int64)
+        m[seg, col] = d_rows
+        m.sort(axis=1)
+        hit = np.flatnonzero(((m[:, 1:] == m[:, :-1]) & (m[:, 1:] >= 0)).any(axis=1))
+        if hit.size == 0:
+            return -1
+        b = int(hit[0])
+        block = d_rows[starts[b] : starts[b] + lengths[b]]
+        _, first = np.unique(block, return_index=True)
+        dup = np.setdiff1d(np.arange(block.size), first)
+        return int(starts[b] + dup[0])
+    pair = q_rows.astype(np.int64) * (int(d_rows.max()) + 1) + d_rows
+    order = np.argsort(pair, kind="stable")
+    same = np.flatnonzero(pair[order][1:] == pair[order][:-1])
+    return -1 if same.size == 0 else int(order[same[0] + 1])
 
 
 def _codes(col: pd.Series) -> tuple[npt.NDArray[np.int32], pd.Index]:

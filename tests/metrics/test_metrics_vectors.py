@@ -142,3 +142,26 @@ def test_from_run_tie_breaks() -> None:
     assert float(evaluate_lists(lists, ["RR"]).per_query["value"][0]) == 0.5
     lists = RankedLists.from_run(run2, j, ties="input")
     assert float(evaluate_lists(lists, ["RR"]).per_query["value"][0]) == 1.0
+
+
+def test_score_order_and_duplicates_match_simple_definitions() -> None:
+    from sessionval.metrics.single import _first_duplicate, _score_order
+
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        n = int(rng.integers(0, 60))
+        q = rng.integers(0, 6, n).astype(np.int64)
+        if trial % 3 == 0:
+            q = np.sort(q)  # grouped
+        s = rng.integers(0, 4, n).astype(float)
+        if trial % 7 == 0 and n:
+            s[0] = -np.inf
+        np.testing.assert_array_equal(_score_order(q, s), np.lexsort((-s, q)))
+        # one very long block forces the lexsort fallback
+    q = np.r_[np.zeros(5000, dtype=np.int64), np.arange(1, 50)]
+    s = rng.random(q.size)
+    np.testing.assert_array_equal(_score_order(q, s), np.lexsort((-s, q)))
+    qq = np.array([0, 0, 0, 1, 1, 2])
+    assert _first_duplicate(qq, np.array([1, 2, 3, 1, 2, 1])) == -1
+    assert _first_duplicate(qq, np.array([1, 2, 3, 4, 4, 1])) == 4
+    assert _first_duplicate(qq, np.array([5, 2, 5, 4, 3, 1])) == 2
