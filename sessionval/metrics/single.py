@@ -502,16 +502,23 @@ def _score_order(q: IntArray, score: FloatArray) -> IntArray:
         return np.zeros(0, dtype=np.int64)
     starts, lengths = _blocks(q)
     block_q = q[starts]
-    within = q[1:] == q[:-1]
-    if np.unique(block_q).size == block_q.size and np.all(score[1:][within] <= score[:-1][within]):
+    if np.unique(block_q).size == block_q.size:
+        # each query's rows are contiguous: move whole blocks into query order
         border = np.argsort(block_q, kind="stable")
         new_len = lengths[border]
         new_start = np.concatenate([[0], np.cumsum(new_len)[:-1]])
         shift = np.repeat(starts[border] - new_start, new_len).astype(np.int64)
-        out: IntArray = np.arange(n, dtype=np.int64) + shift
-        return out
-    grouped = np.argsort(q, kind="stable").astype(np.int64)
-    starts, lengths = _blocks(q[grouped])
+        grouped: IntArray = np.arange(n, dtype=np.int64) + shift
+        del shift
+        gs = score[grouped]
+        same_q = np.repeat(np.arange(new_len.size), new_len)
+        within = same_q[1:] == same_q[:-1]
+        if np.all(gs[1:][within] <= gs[:-1][within]):
+            return grouped  # already best first within each query
+        starts, lengths = new_start.astype(np.int64), new_len
+    else:
+        grouped = np.argsort(q, kind="stable").astype(np.int64)
+        starts, lengths = _blocks(q[grouped])
     if not _padded(n, lengths):
         return np.asarray(np.lexsort((-score, q)), dtype=np.int64)
     seg = np.repeat(np.arange(lengths.size), lengths)
