@@ -78,11 +78,17 @@ def generate(n_sessions: int, path: Path, *, seed: int = 2008, layout: str = "se
     Both layouts keep rows in session order inside a row group; ``topx`` lets the
     ``rank <= X`` filter skip the deeper row groups by their statistics.
     """
-    schema = pa.schema([
-        ("session_id", pa.int64()), ("user_id", pa.int32()), ("topic_id", pa.int8()),
-        ("system_id", pa.int8()), ("query_pos", pa.int16()), ("rank", pa.int32()),
-        ("doc_id", pa.int32()),
-    ])
+    schema = pa.schema(
+        [
+            ("session_id", pa.int64()),
+            ("user_id", pa.int32()),
+            ("topic_id", pa.int8()),
+            ("system_id", pa.int8()),
+            ("query_pos", pa.int16()),
+            ("rank", pa.int32()),
+            ("doc_id", pa.int32()),
+        ]
+    )
     with pq.ParquetWriter(path, schema, compression="zstd") as w:
         for c0 in range(0, n_sessions, CHUNK):
             rng = np.random.default_rng([seed, c0])
@@ -92,8 +98,9 @@ def generate(n_sessions: int, path: Path, *, seed: int = 2008, layout: str = "se
             q_sess = np.repeat(sid, nq)
             q_start = np.repeat(np.cumsum(nq) - nq, nq)
             q_pos = (np.arange(q_sess.size) - q_start + 1).astype(np.int16)
-            n_res = np.where(rng.random(q_sess.size) < 0.1,
-                             rng.integers(0, DEPTH, q_sess.size), DEPTH)
+            n_res = np.where(
+                rng.random(q_sess.size) < 0.1, rng.integers(0, DEPTH, q_sess.size), DEPTH
+            )
             topic = rng.integers(0, N_TOPICS, n)
             # documents: a per-session window of the pool, shifted per query -> repeats
             base = rng.integers(0, POOL, n)[np.repeat(np.arange(n), nq)]
@@ -109,7 +116,8 @@ def generate(n_sessions: int, path: Path, *, seed: int = 2008, layout: str = "se
                 "session_id": np.concatenate([q_sess[r_q], q_sess[empty]]),
                 "user_id": (np.concatenate([q_sess[r_q], q_sess[empty]]) // 4).astype(np.int32),
                 "topic_id": np.concatenate([topic[s_of_q[r_q]], topic[s_of_q[empty]]]).astype(
-                    np.int8),
+                    np.int8
+                ),
                 "system_id": (np.concatenate([q_sess[r_q], q_sess[empty]]) % 2).astype(np.int8),
                 "query_pos": np.concatenate([q_pos[r_q], q_pos[empty]]),
                 "rank": np.concatenate([rank, np.zeros(empty.size, dtype=np.int32)]),
@@ -144,12 +152,14 @@ def judgments_frame():  # type: ignore[no-untyped-def]
         rows_t.append(np.full(3000, t))
         rows_d.append(docs)
         rows_g.append(grades)
-    t = pd.DataFrame({
-        "topic_id": pd.Categorical(np.concatenate(rows_t).astype(str)),
-        "doc_id": pd.Categorical(np.concatenate(rows_d).astype(str)),
-        "grade": np.concatenate(rows_g).astype(np.int16),
-        "assessor": pd.Categorical([""] * (N_TOPICS * 3000)),
-    })
+    t = pd.DataFrame(
+        {
+            "topic_id": pd.Categorical(np.concatenate(rows_t).astype(str)),
+            "doc_id": pd.Categorical(np.concatenate(rows_d).astype(str)),
+            "grade": np.concatenate(rows_g).astype(np.int16),
+            "assessor": pd.Categorical([""] * (N_TOPICS * 3000)),
+        }
+    )
     return JudgmentFrame(t, GradeScale.default(), source="bench")
 
 
@@ -283,8 +293,12 @@ def _trim() -> None:
 
 
 def frame_bytes(frame) -> int:  # type: ignore[no-untyped-def]
-    return int(sum(t.memory_usage(deep=False, index=False).sum()
-                   for t in (frame.sessions, frame.queries, frame.results)))
+    return int(
+        sum(
+            t.memory_usage(deep=False, index=False).sum()
+            for t in (frame.sessions, frame.queries, frame.results)
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,8 +310,9 @@ def baseline(frame, judgments, n_sessions: int):  # type: ignore[no-untyped-def]
     t0 = time.perf_counter()
     qrels: dict[str, dict[str, int]] = {}
     jt = judgments.table
-    for t, d, g in zip(jt["topic_id"].astype(str), jt["doc_id"].astype(str), jt["grade"],
-                       strict=True):
+    for t, d, g in zip(
+        jt["topic_id"].astype(str), jt["doc_id"].astype(str), jt["grade"], strict=True
+    ):
         qrels.setdefault(t, {})[d] = int(g)
     gains = {0: 0.0, 1: 1.0, 2: 10.0, 3: 100.0}
     # per-session lists of doc ids, as existing scripts take them
@@ -314,7 +329,7 @@ def baseline(frame, judgments, n_sessions: int):  # type: ignore[no-untyped-def]
     for s, n, t in zip(q_sess, n_res, topics, strict=True):
         if s >= len(sessions):
             sessions.append((t, []))
-        sessions[s][1].append(docs[k:k + n])
+        sessions[s][1].append(docs[k : k + n])
         k += n
     out = []
     for topic, lists in sessions:
@@ -395,9 +410,13 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--workdir", default="/tmp/sessionval_bench")
     ap.add_argument("--baseline-sessions", type=int, default=10_000)
-    ap.add_argument("--layout", choices=["session", "topx"], default="topx",
-                    help="session: rows in session order only; topx: ranks <= X in their own "
-                         "row groups (prunable by the rank filter)")
+    ap.add_argument(
+        "--layout",
+        choices=["session", "topx"],
+        default="topx",
+        help="session: rows in session order only; topx: ranks <= X in their own "
+        "row groups (prunable by the rank filter)",
+    )
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
@@ -416,26 +435,58 @@ def main() -> None:
             print(f"generated {path} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
         env = {**os.environ, "PYTHONHASHSEED": "0"}
         out = subprocess.run(
-            [sys.executable, __file__, "--one", str(n), "--workdir", str(work),
-             "--layout", args.layout,
-             "--baseline-sessions", str(args.baseline_sessions)],
-            check=True, capture_output=True, text=True, env=env,
+            [
+                sys.executable,
+                __file__,
+                "--one",
+                str(n),
+                "--workdir",
+                str(work),
+                "--layout",
+                args.layout,
+                "--baseline-sessions",
+                str(args.baseline_sessions),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=env,
         )
         r = json.loads(out.stdout.strip().splitlines()[-1])
         rows.append(r)
         print(json.dumps(r), file=sys.stderr)
     df = pd.DataFrame(rows)
-    cols = ["layout", "n_sessions", "n_rows_loaded", "load_s", "evaluate_s", "summaries_s",
-            "total_s", "cpu_load_s", "cpu_eval_s", "load_avg_1min", "sessions_per_s",
-            "peak_rss_mb", "frame_mb", "peak_over_frame",
-            "baseline_sessions_per_s", "baseline_extrapolated_s", "speedup",
-            "speedup_end_to_end", "baseline_matches"]
+    cols = [
+        "layout",
+        "n_sessions",
+        "n_rows_loaded",
+        "load_s",
+        "evaluate_s",
+        "summaries_s",
+        "total_s",
+        "cpu_load_s",
+        "cpu_eval_s",
+        "load_avg_1min",
+        "sessions_per_s",
+        "peak_rss_mb",
+        "frame_mb",
+        "peak_over_frame",
+        "baseline_sessions_per_s",
+        "baseline_extrapolated_s",
+        "speedup",
+        "speedup_end_to_end",
+        "baseline_matches",
+    ]
     print(df[cols].to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
-    print("cpu_*: process CPU time (all threads) of load and of evaluate+summaries; "
-          "load_avg_1min: machine load when the size finished (2 cores, shared)")
-    print(f"baseline: pure-Python loop per session on the first {args.baseline_sessions:,} "
-          "sessions, extrapolated linearly to each size; speedup = extrapolated baseline / "
-          "(evaluate + summaries); end-to-end includes the vectorised load")
+    print(
+        "cpu_*: process CPU time (all threads) of load and of evaluate+summaries; "
+        "load_avg_1min: machine load when the size finished (2 cores, shared)"
+    )
+    print(
+        f"baseline: pure-Python loop per session on the first {args.baseline_sessions:,} "
+        "sessions, extrapolated linearly to each size; speedup = extrapolated baseline / "
+        "(evaluate + summaries); end-to-end includes the vectorised load"
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+"""Subcommands of the ``sessionval`` CLI, one module each (see :mod:`sessionval.cli`)."""

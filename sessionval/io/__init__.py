@@ -1,0 +1,1 @@
+"""Readers and writers: every input format ends in a validated columnar SessionFrame."""

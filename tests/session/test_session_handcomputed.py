@@ -38,8 +38,13 @@ def qrels(rows: list[tuple[str, str, int]]) -> JudgmentFrame:
 T = qrels([("T", "a", 3), ("T", "b", 2), ("T", "c", 1), ("T", "z", 0)])
 
 
-def study(sessions: dict[str, list[list[str]]], *, system: dict[str, str] | None = None,
-          scan: dict[tuple[str, int], int] | None = None, topic: str = "T"):
+def study(
+    sessions: dict[str, list[list[str]]],
+    *,
+    system: dict[str, str] | None = None,
+    scan: dict[tuple[str, int], int] | None = None,
+    topic: str = "T",
+):
     rows = []
     for sid, lists in sessions.items():
         for q, docs in enumerate(lists, start=1):
@@ -49,8 +54,19 @@ def study(sessions: dict[str, list[list[str]]], *, system: dict[str, str] | None
                 rows.append((sid, "u", topic, sys_, q, None, None, sd))
             for r, d in enumerate(docs, start=1):
                 rows.append((sid, "u", topic, sys_, q, r, d, sd))
-    flat = pd.DataFrame(rows, columns=["session_id", "user_id", "topic_id", "system_id",
-                                       "query_pos", "rank", "doc_id", "scan_depth"])
+    flat = pd.DataFrame(
+        rows,
+        columns=[
+            "session_id",
+            "user_id",
+            "topic_id",
+            "system_id",
+            "query_pos",
+            "rank",
+            "doc_id",
+            "scan_depth",
+        ],
+    )
     if scan is None:
         flat = flat.drop(columns="scan_depth")
     return frame_from_flat(flat)[0]
@@ -176,8 +192,17 @@ def test_ideal_no_repeat_greedy() -> None:
 
 
 def test_no_repeat_needs_one_key_per_session() -> None:
-    flat = pd.DataFrame({"session_id": "s", "user_id": "u", "topic_id": "T", "system_id": "S",
-                         "query_pos": [1, 2], "rank": 1, "doc_id": ["a", "b"]})
+    flat = pd.DataFrame(
+        {
+            "session_id": "s",
+            "user_id": "u",
+            "topic_id": "T",
+            "system_id": "S",
+            "query_pos": [1, 2],
+            "rank": 1,
+            "doc_id": ["a", "b"],
+        }
+    )
     fr = frame_from_flat(flat)[0]
     q = fr.queries.copy()
     q["qrels_id"] = pd.Categorical(["s:1", "s:2"])
@@ -211,8 +236,18 @@ def test_appendix_example_b4_follows_formula_not_print() -> None:
     docs = [f"g{i}" for i in range(10)]
     j = qrels([("T", d, g) for d, g in zip(docs, grades, strict=True)])
     ev = evaluate(study({"s": [docs]}), j, SessionConfig(cutoff=10, b=4, gains="0-1-2-3"))
-    assert np.round(vec(ev), 2).tolist() == [3, 4.33, 6.01, 6.01, 6.01, 6.44, 7.28, 8.08,
-                                             9.24, 9.24]
+    assert np.round(vec(ev), 2).tolist() == [
+        3,
+        4.33,
+        6.01,
+        6.01,
+        6.01,
+        6.44,
+        7.28,
+        8.08,
+        9.24,
+        9.24,
+    ]
 
 
 def test_one_query_session_is_dcg() -> None:
@@ -239,8 +274,17 @@ def test_bq_infinite_is_sum_of_dcgs() -> None:
 def test_jiang_allan_preset_by_hand() -> None:
     # per-session judged pool: a = 2, b = 0, c = 1; exp gains 3, 0, 1
     j = qrels([("s", "a", 2), ("s", "b", 0), ("s", "c", 1)])
-    flat = pd.DataFrame({"session_id": "s", "user_id": "u", "topic_id": "T", "system_id": "S",
-                         "query_pos": [1, 1, 2], "rank": [1, 2, 1], "doc_id": ["a", "b", "c"]})
+    flat = pd.DataFrame(
+        {
+            "session_id": "s",
+            "user_id": "u",
+            "topic_id": "T",
+            "system_id": "S",
+            "query_pos": [1, 1, 2],
+            "rank": [1, 2, 1],
+            "doc_id": ["a", "b", "c"],
+        }
+    )
     fr = frame_from_flat(flat)[0]
     q = fr.queries.copy()
     q["qrels_id"] = pd.Categorical(["s", "s"])
@@ -285,9 +329,18 @@ def test_no_relevant_found_is_na() -> None:
 
 
 def test_searcher_judgments() -> None:
-    flat = pd.DataFrame({"session_id": "s", "user_id": "u", "topic_id": "T", "system_id": "S",
-                         "query_pos": 1, "rank": [1, 2], "doc_id": ["x", "y"],
-                         "user_grade": [1, 3]})
+    flat = pd.DataFrame(
+        {
+            "session_id": "s",
+            "user_id": "u",
+            "topic_id": "T",
+            "system_id": "S",
+            "query_pos": 1,
+            "rank": [1, 2],
+            "doc_id": ["x", "y"],
+            "user_grade": [1, 3],
+        }
+    )
     fr = frame_from_flat(flat)[0]
     ev = evaluate(fr, None, SessionConfig(cutoff=2, judgments="searcher"))
     # gains 1, 100 -> 1 + 100/2 = 51; ideal from the searchers' grades: 100 + 1/2
@@ -297,8 +350,9 @@ def test_searcher_judgments() -> None:
 
 
 def test_per_query_measures_from_registry() -> None:
-    ev = evaluate(S1, T, SessionConfig(cutoff=3),
-                  measures=["DCG(gain=0-1-10-100,discount=jk2008)@2", "RR"])
+    ev = evaluate(
+        S1, T, SessionConfig(cutoff=3), measures=["DCG(gain=0-1-10-100,discount=jk2008)@2", "RR"]
+    )
     q = ev.per_query()
     cols = list(ev.measures)
     assert len(cols) == 2 and all(c in q.columns for c in cols)
@@ -357,8 +411,15 @@ def test_curves_subsets_and_groups() -> None:
     sub = session_curves(ev, by=(), min_queries=2)
     assert curve(sub, "sdcg") == pytest.approx([0, 10 * Q2])
     both = session_curves(ev, by=("system_id", "topic_id"))
-    assert set(both.columns) == {"system_id", "topic_id", "position", "query", "measure",
-                                 "value", "n_sessions"}
+    assert set(both.columns) == {
+        "system_id",
+        "topic_id",
+        "position",
+        "query",
+        "measure",
+        "value",
+        "n_sessions",
+    }
 
 
 def test_individual_curves_held() -> None:
@@ -403,8 +464,14 @@ def test_presets_build(name: str) -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"b": 1.0}, {"bq": 0.5}, {"cutoff": 0}, {"short_lists": "pad:3"}, {"gains": "0-x"},
-     {"duplicates": "some"}],
+    [
+        {"b": 1.0},
+        {"bq": 0.5},
+        {"cutoff": 0},
+        {"short_lists": "pad:3"},
+        {"gains": "0-x"},
+        {"duplicates": "some"},
+    ],
 )
 def test_bad_config(kwargs: dict) -> None:
     with pytest.raises(ValueError):  # pydantic ValidationError or MeasureSpecError

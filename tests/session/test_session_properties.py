@@ -33,12 +33,13 @@ def flat(sessions: list[list[list[str]]], order: list[int] | None = None) -> pd.
                 rows.append((f"s{k}", f"u{k % 3}", "T", f"S{k % 2}", q, None, None))
             for r, d in enumerate(docs, start=1):
                 rows.append((f"s{k}", f"u{k % 3}", "T", f"S{k % 2}", q, r, d))
-    return pd.DataFrame(rows, columns=["session_id", "user_id", "topic_id", "system_id",
-                                       "query_pos", "rank", "doc_id"])
+    return pd.DataFrame(
+        rows,
+        columns=["session_id", "user_id", "topic_id", "system_id", "query_pos", "rank", "doc_id"],
+    )
 
 
-lists = st.lists(st.lists(st.sampled_from(DOCS), max_size=8, unique=True), min_size=1,
-                 max_size=5)
+lists = st.lists(st.lists(st.sampled_from(DOCS), max_size=8, unique=True), min_size=1, max_size=5)
 study = st.lists(lists, min_size=1, max_size=12)
 qrels_st = st.dictionaries(st.sampled_from(DOCS), st.integers(0, 3), max_size=8)
 options = st.fixed_dictionaries(
@@ -54,8 +55,9 @@ options = st.fixed_dictionaries(
 
 @settings(deadline=None, max_examples=40)
 @given(qrels_st, st.lists(st.integers(1, 5), min_size=1, max_size=8), options)
-def test_ideal_sessions_score_one_everywhere(qrels: dict[str, int], n_queries: list[int],
-                                             opts: dict) -> None:
+def test_ideal_sessions_score_one_everywhere(
+    qrels: dict[str, int], n_queries: list[int], opts: dict
+) -> None:
     # every query returns the ideal ranking (then non-relevant documents)
     ideal_list = sorted((d for d, g in qrels.items() if g > 0), key=lambda d: -qrels[d])
     rest = [d for d in DOCS if d not in ideal_list]
@@ -97,8 +99,9 @@ def test_first_never_exceeds_every(sessions: list, qrels: dict[str, int], opts: 
 
 @settings(deadline=None, max_examples=40)
 @given(study, qrels_st, options, st.randoms(use_true_random=False))
-def test_session_order_changes_nothing(sessions: list, qrels: dict[str, int], opts: dict,
-                                       rnd) -> None:
+def test_session_order_changes_nothing(
+    sessions: list, qrels: dict[str, int], opts: dict, rnd
+) -> None:
     order = list(range(len(sessions)))
     rnd.shuffle(order)
     j = judgments(qrels)
@@ -115,8 +118,9 @@ def test_session_order_changes_nothing(sessions: list, qrels: dict[str, int], op
 
 @settings(deadline=None, max_examples=40)
 @given(study, qrels_st, options)
-def test_query_discount_and_vectors_monotone(sessions: list, qrels: dict[str, int],
-                                                       opts: dict) -> None:
+def test_query_discount_and_vectors_monotone(
+    sessions: list, qrels: dict[str, int], opts: dict
+) -> None:
     ev = evaluate(frame_from_flat(flat(sessions))[0], judgments(qrels), SessionConfig(**opts))
     q = ev.per_query()
     # query discount never increases along a session; equals 1 for the first query

@@ -158,8 +158,16 @@ def flat_table(
                 rows.append((sid, "u" + sid, topic, system, q, r, d, sd))
     df = pd.DataFrame(
         rows,
-        columns=["session_id", "user_id", "topic_id", "system_id", "query_pos", "rank",
-                 "doc_id", "scan_depth"],
+        columns=[
+            "session_id",
+            "user_id",
+            "topic_id",
+            "system_id",
+            "query_pos",
+            "rank",
+            "doc_id",
+            "scan_depth",
+        ],
     )
     if scan is None:
         df = df.drop(columns="scan_depth")
@@ -204,8 +212,9 @@ def studies(draw: st.DrawFn) -> tuple[list, dict, dict]:
         cutoff=draw(st.integers(1, 6)),
         b=draw(st.sampled_from([2.0, 1.5, 10.0])),
         bq=draw(st.sampled_from([4.0, 2.0, 1.5, math.inf])),
-        discount=draw(st.sampled_from(["jk2008", "jk2002", "jk2002rn", "log2p1",
-                                       "shifted-log", "none"])),
+        discount=draw(
+            st.sampled_from(["jk2008", "jk2002", "jk2002rn", "log2p1", "shifted-log", "none"])
+        ),
         query_discount=draw(st.sampled_from(["jk2008", "shifted-log", "none"])),
         duplicates=draw(st.sampled_from(["every", "first", "drop"])),
         short_lists=draw(st.sampled_from(["pad", "none", "min:2", "min:0"])),
@@ -243,9 +252,18 @@ def test_vectorised_equals_loop(study: tuple[list, dict, dict]) -> None:
     for k, (sid, topic, _system, lists) in enumerate(sessions):
         depths = [scan.get((sid, q)) for q in range(1, len(lists) + 1)]
         ref = ref_session(
-            lists, qrels.get(topic, {}), x=cfg.cutoff, depths=depths, scan=cfg.scan_depth,
-            b=cfg.b, bq=cfg.bq, discount=cfg.discount, qdiscount=cfg.query_discount,
-            duplicates=cfg.duplicates, short=cfg.short_lists, ideal=cfg.ideal,
+            lists,
+            qrels.get(topic, {}),
+            x=cfg.cutoff,
+            depths=depths,
+            scan=cfg.scan_depth,
+            b=cfg.b,
+            bq=cfg.bq,
+            discount=cfg.discount,
+            qdiscount=cfg.query_discount,
+            duplicates=cfg.duplicates,
+            short=cfg.short_lists,
+            ideal=cfg.ideal,
             unjudged=cfg.unjudged,
         )
         mine = pos_by.get(sid, empty_pos)
@@ -277,5 +295,6 @@ def test_vectorised_equals_loop(study: tuple[list, dict, dict]) -> None:
         assert srow["n_relevant_found"] == len({d for _, _, d in rel})
         assert srow["n_highly_relevant_found"] == len({d for _, _, d in high})
         if ref.sdcg:
-            assert srow["avg_pos_sdcg"] == pytest.approx(sum(ref.sdcg) / len(ref.sdcg), rel=1e-9,
-                                                         abs=1e-9)
+            assert srow["avg_pos_sdcg"] == pytest.approx(
+                sum(ref.sdcg) / len(ref.sdcg), rel=1e-9, abs=1e-9
+            )
