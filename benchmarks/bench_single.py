@@ -12,6 +12,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_single.py --queries 30000 --depth 100
     .venv/bin/python benchmarks/bench_single.py --queries 300000 --tools sessionval
+    .venv/bin/python benchmarks/bench_single.py --ids categorical  # ids dictionary-encoded
 """
 
 from __future__ import annotations
@@ -68,10 +69,13 @@ def run_sessionval(run: pd.DataFrame, qrels: pd.DataFrame) -> dict[str, float]:
     from sessionval.metrics.single import RankedLists
     from sessionval.models.judgments import GradeScale
 
+    def cat(s: pd.Series) -> pd.Series:
+        return s if isinstance(s.dtype, pd.CategoricalDtype) else s.astype("category")
+
     table = pd.DataFrame(
         {
-            "topic_id": qrels["query_id"].astype("category"),
-            "doc_id": qrels["doc_id"].astype("category"),
+            "topic_id": cat(qrels["query_id"]),
+            "doc_id": cat(qrels["doc_id"]),
             "grade": qrels["grade"].astype("int16"),
             "assessor": pd.Categorical(np.zeros(len(qrels), dtype=np.int8)).rename_categories([""]),
         }
@@ -145,8 +149,12 @@ class PeakRSS:
         self.peak = max(self.peak, _rss_mb())
 
 
-def child(tool: str, n_queries: int, depth: int) -> None:
+def child(tool: str, n_queries: int, depth: int, ids: str) -> None:
     run, qrels = make_data(n_queries, depth)
+    if ids == "categorical":
+        # ids as a Parquet file or sessionval's read_run deliver them (dictionary-encoded)
+        run = run.astype({"query_id": "category", "doc_id": "category"})
+        qrels = qrels.astype({"query_id": "category", "doc_id": "category"})
     warm = 0.0
     if tool == "ranx":
         t = time.perf_counter()
@@ -179,10 +187,11 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=30_000)
     ap.add_argument("--depth", type=int, default=100)
     ap.add_argument("--tools", default="sessionval,pytrec_eval,ranx")
+    ap.add_argument("--ids", choices=["str", "categorical"], default="str")
     ap.add_argument("--child", default=None)
     a = ap.parse_args()
     if a.child:
-        child(a.child, a.queries, a.depth)
+        child(a.child, a.queries, a.depth, a.ids)
         return
     results = []
     for tool in a.tools.split(","):
@@ -196,6 +205,8 @@ def main() -> None:
                 str(a.queries),
                 "--depth",
                 str(a.depth),
+                "--ids",
+                a.ids,
             ],
             capture_output=True,
             text=True,
@@ -203,7 +214,7 @@ def main() -> None:
         )
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
     ours = next(r for r in results if r["tool"] == "sessionval")
-    print(f"{a.queries} queries x {a.depth} results ({ours['rows']} rows)")
+    print(f"{a.queries} queries x {a.depth} results ({ours['rows']} rows), ids: {a.ids}")
     print(
         f"{'tool':12s} {'seconds':>8s} {'rows/s':>12s} {'peak MB':>8s} {'time x':>7s} "
         f"{'mem x':>6s}  means (nDCG@10, AP, RR)"
