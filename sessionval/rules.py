@@ -129,7 +129,12 @@ def check_unique_within(
         return _EMPTY
     g = _as_group(group, len(v))
     if presorted_groups and len(v) and v.min() >= 0 and v.max() < (1 << 32):
-        order = np.argsort((g.astype(np.int64) << 32) | v.astype(np.int64), kind="stable")
+        key = (g.astype(np.int64) << 32) | v.astype(np.int64)
+        # fast path: a plain sort (no index) finds whether any repeat exists at all
+        ordered = np.sort(key, kind="stable")
+        if not (ordered[1:] == ordered[:-1]).any():
+            return _EMPTY
+        order = np.argsort(key, kind="stable")
     else:
         order = np.lexsort((np.arange(len(v)), v, g))
     gs, vs = g[order], v[order]

@@ -177,6 +177,7 @@ def dictionary_to_categorical(col: Any) -> pd.Categorical:
     hashing work is bounded by the number of rows, not groups × dictionary size.
     """
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     chunks = [c for c in col.chunks if len(c)]
     n = sum(len(c) for c in chunks)
@@ -184,18 +185,32 @@ def dictionary_to_categorical(col: Any) -> pd.Categorical:
         return pd.Categorical.from_codes(
             np.full(len(col), -1, dtype=np.int32), categories=pd.Index([], dtype="string")
         )
-    subs, locals_ = [], []
+    # batches of one row group share its dictionary: group consecutive chunks by it, so each
+    # dictionary is scanned once, not once per batch
+    groups: list[tuple[Any, list[npt.NDArray[np.int64]]]] = []
+    last_key: tuple[int, int, int] | None = None
     for chunk in chunks:
         if not pa.types.is_dictionary(chunk.type):
             chunk = chunk.dictionary_encode()
-        idx = chunk.indices.to_numpy(zero_copy_only=False)
-        valid = ~np.asarray(chunk.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-        size = len(chunk.dictionary)
-        idx = np.where(valid, idx, size).astype(np.int64, copy=False)  # nulls -> sentinel slot
-        used = np.flatnonzero(np.bincount(idx[valid], minlength=size) > 0)
+        d = chunk.dictionary
+        key = (d.buffers()[-1].address if d.buffers()[-1] is not None else 0, d.offset, len(d))
+        if chunk.null_count:
+            # nulls -> the sentinel slot len(d)
+            idx = pc.fill_null(chunk.indices, len(d)).to_numpy().astype(np.int64, copy=False)
+        else:
+            idx = chunk.indices.to_numpy().astype(np.int64, copy=False)
+        if key != last_key:
+            groups.append((d, []))
+            last_key = key
+        groups[-1][1].append(idx)
+    subs, locals_ = [], []
+    for d, parts in groups:
+        idx = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        size = len(d)
+        used = np.flatnonzero(np.bincount(idx, minlength=size + 1)[:size] > 0)
         remap = np.full(size + 1, -1, dtype=np.int32)
         remap[used] = np.arange(len(used), dtype=np.int32)
-        subs.append(chunk.dictionary.take(pa.array(used, type=pa.int64())))
+        subs.append(d.take(pa.array(used, type=pa.int64())))
         locals_.append(remap[idx])
     values = pa.concat_arrays(subs).to_pandas()
     global_codes, categories = pd.factorize(values, sort=False)

@@ -341,6 +341,18 @@ def _times(raw: pd.Series, name: str, coll: _Collector, at: npt.NDArray[np.int64
     return conv.astype("datetime64[ns, UTC]")
 
 
+def _to_int(
+    values: npt.NDArray[np.floating[Any]], *, fill: int, dtype: type[np.integer[Any]]
+) -> npt.NDArray[Any]:
+    """Floats with NaN as integers, NaN replaced by ``fill`` (no ±inf scan as in nan_to_num)."""
+    with np.errstate(invalid="ignore"):  # NaN casts to garbage here, replaced just below
+        out = values.astype(dtype)
+    nan = np.isnan(values)
+    if nan.any():
+        out[nan] = fill
+    return out
+
+
 def _no_times(n: int) -> pd.Series:
     return pd.Series(pd.NaT, index=range(n), dtype="datetime64[ns, UTC]")
 
@@ -437,7 +449,11 @@ def frame_from_flat(
     sess_raw = _as_category(src.column("session_id"))
     raw_codes = sess_raw.cat.codes.to_numpy()
     missing_sess = raw_codes < 0
-    first_seen = pd.factorize(raw_codes[~missing_sess] if missing_sess.any() else raw_codes)[1]
+    # a value first appears at row 0 or where the code changes: factorize only those rows
+    present = raw_codes[~missing_sess] if missing_sess.any() else raw_codes
+    change = np.flatnonzero(present[1:] != present[:-1]) + 1
+    first_seen = pd.unique(np.concatenate([present[:1], present[change]]))
+    del present, change
     remap = np.full(len(sess_raw.cat.categories) + 1, -1, dtype=np.int32)
     remap[first_seen] = np.arange(len(first_seen), dtype=np.int32)
     s_codes = remap[raw_codes]  # -1 (null) picks the sentinel slot
@@ -477,8 +493,8 @@ def frame_from_flat(
             ["is required when rank is given (leave both empty for a query without results)"]
             * len(rows),
         )
-    pos_i = np.nan_to_num(pos, nan=-1).astype(np.int32)
-    rank_i = np.nan_to_num(rank, nan=0).astype(np.int32)
+    pos_i = _to_int(pos, fill=-1, dtype=np.int32)
+    rank_i = _to_int(rank, fill=0, dtype=np.int32)
     del pos, rank, half
 
     # order rows: session (first appearance), query_pos, rank; the identity when already sorted
@@ -487,7 +503,17 @@ def frame_from_flat(
         order = np.lexsort((rank_i, pos_i, s_codes))
     sc, pc = _take(s_codes, order), _take(pos_i, order)
 
-    # ---- one user, topic and system per session
+    # ---- queries: one per (session, query_pos); sessions
+    qstart = np.ones(n_rows, dtype=bool)
+    qstart[1:] = (sc[1:] != sc[:-1]) | (pc[1:] != pc[:-1])
+    sstart = np.ones(n_rows, dtype=bool)
+    sstart[1:] = sc[1:] != sc[:-1]
+    q_first_sorted = np.flatnonzero(qstart)
+    q_first = q_first_sorted if order is None else order[q_first_sorted]
+    s_first = np.flatnonzero(sstart) if order is None else order[sstart]
+
+    # ---- one user, topic and system per session (each kept at the sessions' first rows)
+    entity_at_start: dict[str, pd.Series] = {}
     for name in ("user_id", "topic_id", "system_id"):
         col = _as_category(src.column(name))
         vcodes = col.cat.codes.to_numpy()
@@ -508,16 +534,9 @@ def frame_from_flat(
                 * len(rows),
                 col.iloc[rows].astype(str).tolist(),
             )
+        entity_at_start[name] = col.iloc[s_first].reset_index(drop=True)
         del col, vcodes, vs, change
 
-    # ---- queries: one per (session, query_pos)
-    qstart = np.ones(n_rows, dtype=bool)
-    qstart[1:] = (sc[1:] != sc[:-1]) | (pc[1:] != pc[:-1])
-    sstart = np.ones(n_rows, dtype=bool)
-    sstart[1:] = sc[1:] != sc[:-1]
-    q_first_sorted = np.flatnonzero(qstart)
-    q_first = q_first_sorted if order is None else order[q_first_sorted]
-    s_first = np.flatnonzero(sstart) if order is None else order[sstart]
     q_session = sc[q_first_sorted]
     q_pos = pc[q_first_sorted]
     n_q = len(q_first)
@@ -583,7 +602,7 @@ def frame_from_flat(
         if too_many.any():
             rows = np.flatnonzero(too_many)
             coll.add(rows, "clicks", ["must be <= 32767"] * len(rows), clicks_f[rows].tolist())
-        clicks = np.nan_to_num(clicks_f).clip(0, np.iinfo(np.int16).max).astype(np.int16)
+        clicks = _to_int(clicks_f.clip(0, np.iinfo(np.int16).max), fill=0, dtype=np.int16)
         del clicks_f
 
     # ---- query- and session-level columns: read once per query / session
@@ -642,13 +661,12 @@ def frame_from_flat(
     new_code = np.full(len(names) + 1, -1, dtype=np.int32)
     new_code[kept_sessions] = np.arange(len(kept_sessions), dtype=np.int32)
     sess_cat = pd.CategoricalDtype(pd.Index(sess_names, dtype="string"), ordered=False)
-    s_rows = s_first[s_keep]
     q_rows = q_first[q_keep]
     q_sess = new_code[q_session[q_keep]]
     q_new = (np.cumsum(q_keep, dtype=np.int64) - 1).astype(np.int32)  # renumber kept queries
 
     def entity(name: str) -> pd.Categorical:
-        col = _as_category(src.take(name, s_rows))
+        col = entity_at_start[name][s_keep]
         return _compact(col.cat.codes.to_numpy(), col.cat.categories)
 
     sessions = pd.DataFrame(
