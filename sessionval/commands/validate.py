@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ..io.study import load_study
+from ..io.tables import LOAD_PHASES
 from ..progress import stages
 from ..summary import summarize
 
@@ -56,15 +57,16 @@ def command(
     session (Table 2 of Jarvelin et al. 2008) and judgment coverage. Exit code 1
     when the input has problems (strict), 0 otherwise.
     """
-    with stages(["load and validate", "summarise"]) as bar:
+    with stages([*LOAD_PHASES, "summarising"]) as bar:
         loaded = load_study(
             logs,
             qrels=qrels,
             header=header,
             mode="lenient" if lenient else "strict",
             max_problems=max_problems,
+            progress=bar.phase,
         )
-        bar.update()
+        bar.phase("summarising")
         summary = summarize(loaded)
         bar.update()
     click.echo(summary.to_text())

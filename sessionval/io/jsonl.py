@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -226,6 +226,7 @@ def load_jsonl(
     mode: Mode = "strict",
     max_problems: int = 50,
     user_grade_scale: GradeScale | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[SessionFrame, LoadReport]:
     """Load a JSON-lines session log into a validated :class:`SessionFrame`.
 
@@ -240,6 +241,8 @@ def load_jsonl(
         Limit of problems listed in strict mode.
     user_grade_scale
         Scale the searchers' own grades must be on.
+    progress
+        Called with each loading phase's name (see :func:`frame_from_flat`).
 
     Returns
     -------
@@ -271,6 +274,7 @@ def load_jsonl(
         user_grade_scale=user_grade_scale,
         location_kind="line",
         row_locations=row_lines,
+        progress=progress,
     )
     report.rows_read = inner.rows_read
     report.sessions_accepted = inner.sessions_accepted

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -86,13 +87,16 @@ def load_sessions(
     mode: Mode = "strict",
     max_problems: int = 50,
     study: Study | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[SessionFrame, LoadReport]:
     """Load a session log file by its extension: ``.jsonl``, ``.csv``/``.tsv`` or ``.parquet``."""
     p = Path(path)
     scale = (study.user_grade_scale or study.grade_scale) if study is not None else None
     suffixes = "".join(p.suffixes).lower()
     if ".jsonl" in suffixes or ".ndjson" in suffixes:
-        return load_jsonl(p, mode=mode, max_problems=max_problems, user_grade_scale=scale)
+        return load_jsonl(
+            p, mode=mode, max_problems=max_problems, user_grade_scale=scale, progress=progress
+        )
     is_parquet = ".parquet" in suffixes or suffixes.endswith(".pq")
     # Parquet is read column by column (a million sessions never sit in one wide table)
     flat = ParquetColumns(p) if is_parquet else read_flat_table(p)
@@ -104,6 +108,7 @@ def load_sessions(
         max_problems=max_problems,
         user_grade_scale=scale,
         location_kind=kind,
+        progress=progress,
     )
 
 
@@ -137,6 +142,7 @@ def load_study(
     header: str | os.PathLike[str] | None = None,
     mode: Mode = "strict",
     max_problems: int = 50,
+    progress: Callable[[str], None] | None = None,
 ) -> LoadedStudy:
     """Load and validate a study from a folder or a single session file.
 
@@ -155,6 +161,8 @@ def load_study(
         lists each rejected session with its reasons in ``report.rejects``.
     max_problems
         Limit of problems listed in strict mode.
+    progress
+        Called with each loading phase's name (:data:`sessionval.io.tables.LOAD_PHASES`).
 
     Returns
     -------
@@ -167,7 +175,9 @@ def load_study(
     sessions_path = _locate_sessions(p) if p.is_dir() else p
     header_path = Path(header) if header is not None else root / "study.json"
     study = read_study_header(header_path) if header_path.exists() else None
-    frame, report = load_sessions(sessions_path, mode=mode, max_problems=max_problems, study=study)
+    frame, report = load_sessions(
+        sessions_path, mode=mode, max_problems=max_problems, study=study, progress=progress
+    )
     judgments = load_judgments(qrels, study=study) if qrels is not None else None
     if study is None:
         scale = judgments.scale if judgments is not None else None

@@ -36,6 +36,7 @@ from ._columns import Columns, FrameColumns, ParquetColumns
 __all__ = [
     "FLAT_OPTIONAL",
     "FLAT_REQUIRED",
+    "LOAD_PHASES",
     "LoadReport",
     "Mode",
     "frame_from_flat",
@@ -68,6 +69,16 @@ FLAT_OPTIONAL: Final[tuple[str, ...]] = (
     "session_start",
     "session_end",
     "qrels_id",
+)
+#: the phases :func:`frame_from_flat` reports to its ``progress`` callback, in order
+LOAD_PHASES: Final[tuple[str, ...]] = (
+    "reading sessions",
+    "reading documents and ranks",
+    "checking sessions",
+    "checking ranks and documents",
+    "reading clicks and grades",
+    "reading queries and sessions",
+    "building tables",
 )
 _ID_COLUMNS: Final = ("session_id", "user_id", "topic_id", "system_id")
 _TEXT_COLUMNS: Final = ("url", "title", "snippet")
@@ -385,6 +396,7 @@ def frame_from_flat(
     user_grade_scale: GradeScale | None = None,
     location_kind: Literal["row", "line"] = "row",
     row_locations: npt.NDArray[np.int64] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[SessionFrame, LoadReport]:
     """Validate a flat table and build the columnar :class:`SessionFrame`.
 
@@ -415,6 +427,9 @@ def frame_from_flat(
     location_kind, row_locations
         How rows are named in messages (``"row 3"``, ``"line 3"``); ``row_locations``
         gives the file line/row of each table row when it is not simply its index.
+    progress
+        Called with the name of each phase in :data:`LOAD_PHASES` as it starts
+        (a progress bar on long inputs).
 
     Returns
     -------
@@ -429,6 +444,8 @@ def frame_from_flat(
     >>> frame.queries["n_results"].tolist(), report.summary_line()
     ([2, 0], '1 records read = 1 sessions accepted + 0 rejected')
     """
+    tick = progress or (lambda _phase: None)
+    tick(LOAD_PHASES[0])
     src: Columns = (
         FrameColumns(flat, source=source or "<frame>") if isinstance(flat, pd.DataFrame) else flat
     )
@@ -466,6 +483,7 @@ def frame_from_flat(
             Problem(source, locate(int(r)), "session_id", "is required") for r in rows.tolist()
         )
 
+    tick(LOAD_PHASES[1])
     doc = _as_category(src.column("doc_id"))
     doc_codes = doc.cat.codes.to_numpy()
     doc_categories = doc.cat.categories
@@ -513,6 +531,7 @@ def frame_from_flat(
     s_first = np.flatnonzero(sstart) if order is None else order[sstart]
 
     # ---- one user, topic and system per session (each kept at the sessions' first rows)
+    tick(LOAD_PHASES[2])
     entity_at_start: dict[str, pd.Series] = {}
     for name in ("user_id", "topic_id", "system_id"):
         col = _as_category(src.column(name))
@@ -546,6 +565,7 @@ def frame_from_flat(
     del pc
 
     # ---- results: ranks 1..k per query, unique documents (in pieces of whole queries)
+    tick(LOAD_PHASES[3])
     q_of_row = np.cumsum(qstart, dtype=np.int32)  # query per sorted row
     q_of_row -= 1
     empty_sorted = _take(empty_row, order)
@@ -578,6 +598,8 @@ def frame_from_flat(
     del rank_s, doc_s
 
     # ---- optional row-level columns (float32: exact for the values they hold)
+    tick(LOAD_PHASES[4])
+
     def row_numeric(name: str, integer: bool) -> npt.NDArray[np.floating[Any]] | None:
         if name not in src:
             return None
@@ -606,6 +628,7 @@ def frame_from_flat(
         del clicks_f
 
     # ---- query- and session-level columns: read once per query / session
+    tick(LOAD_PHASES[5])
     scan = None
     if "scan_depth" in src:
         scan = _numeric(
@@ -651,6 +674,7 @@ def frame_from_flat(
     report.sessions_accepted = len(names) - report.sessions_rejected
 
     # ---- assemble the three tables from the kept, sorted rows
+    tick(LOAD_PHASES[6])
     q_keep = np.ones(n_q, dtype=bool) if keep is None else keep[q_first_sorted]
     s_keep = np.ones(len(s_first), dtype=bool) if keep is None else keep[sstart]
     res_kept = res_mask if keep is None else res_mask & keep

@@ -207,3 +207,38 @@ def test_frame_flat_round_trip(tmp_path: Path, make_session, write_jsonl):
         )
     assert frame.sessions["rating_sat"].tolist()[0] == 4.0
     assert np.isnan(frame.sessions["rating_sat"].tolist()[1])
+
+
+def test_progress_reports_every_phase_in_order(study_dir: Path):
+    from sessionval.io.study import load_study
+    from sessionval.io.tables import LOAD_PHASES
+
+    seen: list[str] = []
+    load_study(study_dir, qrels=study_dir / "qrels.txt", progress=seen.append)
+    assert seen == list(LOAD_PHASES)
+
+
+def test_parquet_bulk_path_matches_dataframe_path(tmp_path: Path):
+    from sessionval.io._columns import ParquetColumns
+
+    df = _flat(
+        query_text=["a b", "a b", "c", "d"],
+        rating_sat=[4.0, 4.0, 4.0, 2.0],
+        session_start=["2020-01-01T10:00:00Z"] * 3 + [None],
+        qrels_id=["k1", "k1", None, "k2"],
+    )
+    df.to_parquet(tmp_path / "f.parquet", index=False)
+    a, _ = frame_from_flat(df)
+    b, _ = frame_from_flat(ParquetColumns(tmp_path / "f.parquet"))
+    for name in ("sessions", "queries", "results"):
+        pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name), check_categorical=False)
+    assert b.queries["qrels_id"].astype(str).tolist() == ["k1", "T", "k2"]
+
+
+def test_bulk_lenient_drops_whole_sessions(tmp_path: Path):
+    df = pd.concat([_flat(), _flat(session_id=["s3"] * 3 + ["s4"], rank=[1, 1, None, 1])])
+    frame, report = frame_from_flat(df, mode="lenient")
+    assert report.records_read == 4 == report.sessions_accepted + report.sessions_rejected
+    assert set(frame.sessions["session_id"].astype(str)) == {"s1", "s2", "s4"}
+    assert frame.results["query_idx"].tolist() == [0, 0, 2, 3]
+    assert frame.queries["n_results"].tolist() == [2, 0, 1, 1]
