@@ -51,6 +51,7 @@ __all__ = [
     "JudgmentFrame",
     "SessionFrame",
     "check_columns",
+    "frame_schema_markdown",
 ]
 
 
@@ -105,6 +106,48 @@ JUDGMENT_COLUMNS: Final[tuple[Column, ...]] = (
     Column("grade", "int16", True, "relevance grade on the study's scale (may be negative)"),
     Column("assessor", "category", True, "who judged (empty string when unknown)"),
 )
+
+
+def frame_schema_markdown() -> str:
+    """The schema of every frame table as Markdown (the text of ``docs/frame.md``).
+
+    A test keeps the committed ``docs/frame.md`` equal to this, so the documented
+    schema is the one the code checks.
+    """
+    parts = [
+        "# The columnar frame",
+        "",
+        "Every loader ends in a `SessionFrame` (`sessionval/frame.py`): linked tables, one row per",
+        "session, per query and per result, with ids as categoricals (integer codes). Judgments",
+        "are a separate `JudgmentFrame`. Results are sorted by `query_idx`, then `rank`, so query",
+        "`i` owns the rows `offsets[i]:offsets[i + 1]` of `SessionFrame.query_offsets()`: the",
+        "segment layout every measure kernel uses. Generated from the code by",
+        "`sessionval.frame.frame_schema_markdown()`; do not edit by hand.",
+    ]
+    for title, columns in (
+        ("sessions", SESSION_COLUMNS),
+        ("queries", QUERY_COLUMNS),
+        ("results", RESULT_COLUMNS),
+        ("judgments (JudgmentFrame.table)", JUDGMENT_COLUMNS),
+    ):
+        parts += [
+            "",
+            f"## {title}",
+            "",
+            "| column | dtype | required | meaning |",
+            "|---|---|---|---|",
+        ]
+        parts += [
+            f"| `{c.name}` | `{c.dtype}` | {'yes' if c.required else 'no'} | {c.description} |"
+            for c in columns
+        ]
+    parts += [
+        "",
+        "`sessions` may carry one `rating_<name>` float64 column per post-task rating; `users`,",
+        "`topics` and `systems` hold one row per entity with its attributes from `study.json`.",
+        "",
+    ]
+    return "\n".join(parts)
 
 
 def check_columns(table: pd.DataFrame, columns: tuple[Column, ...], *, name: str) -> None:

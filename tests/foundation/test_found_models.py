@@ -136,3 +136,12 @@ def test_round_trip_json():
         queries=[_q(1, ["a", "b"]), _q(2, [])],
     )
     assert Session.model_validate_json(s.model_dump_json()) == s
+
+
+def test_docs_frame_md_is_generated_from_the_schema():
+    from pathlib import Path
+
+    from sessionval.frame import frame_schema_markdown
+
+    committed = (Path(__file__).resolve().parents[2] / "docs" / "frame.md").read_text()
+    assert committed == frame_schema_markdown(), "regenerate docs/frame.md (see its header)"
