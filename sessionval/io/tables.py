@@ -352,6 +352,40 @@ def _times(raw: pd.Series, name: str, coll: _Collector, at: npt.NDArray[np.int64
     return conv.astype("datetime64[ns, UTC]")
 
 
+def _integers(
+    raw: pd.Series,
+    name: str,
+    coll: _Collector,
+    *,
+    fill: int,
+    nullable_rows: npt.NDArray[np.bool_] | None,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bool_]]:
+    """An integer column as int32 (missing -> ``fill``) and its missing mask.
+
+    Integer columns (Parquet, typed DataFrames) are converted directly; anything
+    else goes through :func:`_numeric`, which reports non-numbers and fractions.
+    ``nullable_rows`` marks rows that may be empty (``None``: none may).
+    """
+    if pd.api.types.is_integer_dtype(raw.dtype) and not isinstance(raw.dtype, pd.CategoricalDtype):
+        missing = raw.isna().to_numpy()
+        values = raw.to_numpy(dtype=np.int64, na_value=fill) if missing.any() else raw.to_numpy()
+        lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+        out_of_range = (values < lo) | (values > hi)
+        if out_of_range.any():
+            rows = np.flatnonzero(out_of_range)
+            coll.add(rows, name, ["must fit in 32 bits"] * len(rows), values[rows].tolist())
+        ints = values.astype(np.int32)
+        required = missing if nullable_rows is None else missing & ~nullable_rows
+        if required.any():
+            rows = np.flatnonzero(required)
+            coll.add(rows, name, ["is required"] * len(rows))
+        return ints, missing
+    allowed = np.zeros(len(raw), dtype=bool) if nullable_rows is None else nullable_rows
+    vals = _numeric(raw, name, coll, integer=True, dtype=np.float64, nullable_rows=allowed)
+    missing = np.isnan(vals)
+    return _to_int(vals, fill=fill, dtype=np.int32), missing
+
+
 def _to_int(
     values: npt.NDArray[np.floating[Any]], *, fill: int, dtype: type[np.integer[Any]]
 ) -> npt.NDArray[Any]:
@@ -489,18 +523,14 @@ def frame_from_flat(
     doc_categories = doc.cat.categories
     del doc
     empty_row = doc_codes < 0
-    pos = _numeric(
-        src.column("query_pos"),
-        "query_pos",
-        coll,
-        integer=True,
-        dtype=np.float32,
-        nullable_rows=np.zeros(n_rows, dtype=bool),
+    pos_i, pos_missing = _integers(
+        src.column("query_pos"), "query_pos", coll, fill=-1, nullable_rows=None
     )
-    rank = _numeric(
-        src.column("rank"), "rank", coll, integer=True, dtype=np.float32, nullable_rows=empty_row
+    rank_i, rank_missing = _integers(
+        src.column("rank"), "rank", coll, fill=0, nullable_rows=empty_row
     )
-    rank_present = ~np.isnan(rank)
+    rank_present = ~rank_missing
+    del pos_missing
     # a row with a rank but no document
     half = rank_present & empty_row
     if half.any():
@@ -511,9 +541,7 @@ def frame_from_flat(
             ["is required when rank is given (leave both empty for a query without results)"]
             * len(rows),
         )
-    pos_i = _to_int(pos, fill=-1, dtype=np.int32)
-    rank_i = _to_int(rank, fill=0, dtype=np.int32)
-    del pos, rank, half
+    del rank_missing, half
 
     # order rows: session (first appearance), query_pos, rank; the identity when already sorted
     order: npt.NDArray[np.int64] | None = None
@@ -605,10 +633,14 @@ def frame_from_flat(
             return None
         return _numeric(src.column(name), name, coll, integer=integer, dtype=np.float32)
 
-    clicks_f = row_numeric("clicks", True)
+    clicks_i = None
+    if "clicks" in src:
+        clicks_i, _ = _integers(
+            src.column("clicks"), "clicks", coll, fill=0, nullable_rows=np.ones(n_rows, dtype=bool)
+        )
     dwell = row_numeric("dwell", False)
     ugrade = row_numeric("user_grade", True)
-    for name, arr in (("clicks", clicks_f), ("dwell", dwell)):
+    for name, arr in (("clicks", clicks_i), ("dwell", dwell)):
         if arr is not None:
             neg = arr < 0
             if neg.any():
@@ -619,13 +651,13 @@ def frame_from_flat(
         if v:
             coll.add(v.rows, "user_grade", v.messages)
     clicks = None
-    if clicks_f is not None:
-        too_many = clicks_f > np.iinfo(np.int16).max
+    if clicks_i is not None:
+        too_many = clicks_i > np.iinfo(np.int16).max
         if too_many.any():
             rows = np.flatnonzero(too_many)
-            coll.add(rows, "clicks", ["must be <= 32767"] * len(rows), clicks_f[rows].tolist())
-        clicks = _to_int(clicks_f.clip(0, np.iinfo(np.int16).max), fill=0, dtype=np.int16)
-        del clicks_f
+            coll.add(rows, "clicks", ["must be <= 32767"] * len(rows), clicks_i[rows].tolist())
+        clicks = clicks_i.clip(0, np.iinfo(np.int16).max).astype(np.int16)
+        del clicks_i
 
     # ---- query- and session-level columns: read once per query / session
     tick(LOAD_PHASES[5])
