@@ -1,5 +1,13 @@
-"""sessionval: evaluate interactive search in sessions of several queries."""
+"""sessionval: evaluate interactive search in sessions of several queries.
 
+The public API, in the order data flows: models and loaders (validation at the
+edges) → the columnar frame → gains → single-query and session measures → tidy
+tables and curves.  Figures, exports and the HTML report live in the submodules
+:mod:`sessionval.plots`, :mod:`sessionval.export` and :mod:`sessionval.report`
+(optional extras, imported only when used).
+"""
+
+from .aggregate import individual_curves, query_curves, session_curves
 from .errors import (
     InputFormatError,
     JudgmentError,
@@ -10,28 +18,95 @@ from .errors import (
     ValidationFailed,
 )
 from .frame import JudgmentFrame, SessionFrame
+from .io.jsonl import load_jsonl
+from .io.lab_tables import load_lab_tables
+from .io.mapping import load_mapped_table
+from .io.runs_as_sessions import load_runs_as_sessions
+from .io.study import LoadedStudy, load_judgments, load_sessions, load_study
+from .io.tables import LoadReport, frame_from_flat, frame_to_flat
+from .io.trec import read_qrels, read_run
+from .io.trec_session import load_trec_session
+from .io.writers import write_flat, write_jsonl
+from .judgments.gains import GainScheme, IdealGains, gain_scheme, ideal_gains, result_grades
+from .metrics._registry import Measure, parse_measure
+from .metrics.evaluate import SingleEvaluation, evaluate_lists
+from .metrics.single import (
+    RankedLists,
+    avg_pos,
+    avg_vect,
+    cumulated_gain,
+    discounted_cumulated_gain,
+    gain_vectors,
+    norm_vect,
+)
 from .models import GradeScale, Judgment, Query, Result, Session, Study, System, Topic, User
+from .pipeline import PRESETS, SessionConfig, SessionEvaluation, evaluate
+from .summary import StudySummary, summarize
+from .synth import generate_study, write_study
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "PRESETS",
+    "GainScheme",
     "GradeScale",
+    "IdealGains",
     "InputFormatError",
     "Judgment",
     "JudgmentError",
     "JudgmentFrame",
+    "LoadReport",
+    "LoadedStudy",
+    "Measure",
     "MeasureSpecError",
     "ParseError",
     "Problem",
     "Query",
+    "RankedLists",
     "Result",
     "Session",
+    "SessionConfig",
+    "SessionEvaluation",
     "SessionFrame",
     "SessionvalError",
+    "SingleEvaluation",
     "Study",
+    "StudySummary",
     "System",
     "Topic",
     "User",
     "ValidationFailed",
     "__version__",
+    "avg_pos",
+    "avg_vect",
+    "cumulated_gain",
+    "discounted_cumulated_gain",
+    "evaluate",
+    "evaluate_lists",
+    "frame_from_flat",
+    "frame_to_flat",
+    "gain_scheme",
+    "gain_vectors",
+    "generate_study",
+    "ideal_gains",
+    "individual_curves",
+    "load_jsonl",
+    "load_judgments",
+    "load_lab_tables",
+    "load_mapped_table",
+    "load_runs_as_sessions",
+    "load_sessions",
+    "load_study",
+    "load_trec_session",
+    "norm_vect",
+    "parse_measure",
+    "query_curves",
+    "read_qrels",
+    "read_run",
+    "result_grades",
+    "session_curves",
+    "summarize",
+    "write_flat",
+    "write_jsonl",
+    "write_study",
 ]

@@ -34,14 +34,7 @@ CG_MEASURES: Final[tuple[str, ...]] = ("CG", "DCG", "nCG", "nDCG")
 
 def _ideal_of(ev: SessionEvaluation) -> tuple[IdealGains, npt.NDArray[np.int64]]:
     """Return the evaluation's ideal gain vectors and each query's position in them."""
-    # public attributes when the evaluation exposes them, else its prepared context
-    # TODO(issue 4): expose ``SessionEvaluation.ideal`` / ``.query_ideal`` publicly
-    src = getattr(ev, "ideal_source", None)
-    qi = getattr(ev, "query_ideal", None)
-    if src is None or qi is None:
-        ctx = ev._ctx
-        src, qi = ctx.ideal, ctx.query_ideal
-    return src, np.asarray(qi, dtype=np.int64)
+    return ev.ideal_source, np.asarray(ev.query_ideal, dtype=np.int64)
 
 
 def cg_curves(
