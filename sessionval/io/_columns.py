@@ -80,9 +80,19 @@ class ParquetColumns:
 
     Text columns are read dictionary-encoded and become categoricals whose
     categories hold only the values used (see :func:`dictionary_to_categorical`).
+
+    Parameters
+    ----------
+    path
+        The flat Parquet file.
+    max_rank
+        Read only result rows with ``rank <= max_rank`` (and the empty-result rows):
+        a session evaluation over the top X needs nothing deeper, and Parquet skips
+        the deeper rows at decode time.  The study's rules are then checked on the
+        rows read.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, max_rank: int | None = None) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -97,7 +107,17 @@ class ParquetColumns:
         except (pa.ArrowInvalid, OSError) as exc:
             raise ParseError(f"{self.path}: not a readable Parquet file ({exc})") from exc
         self._schema = schema
-        self._rows = int(self._file.metadata.num_rows)
+        self._filter: Any = None
+        if max_rank is not None:
+            import pyarrow.compute as pc
+
+            if "rank" not in schema.names:
+                raise ParseError(f"{self.path}: max_rank needs a 'rank' column")
+            rank = pc.field("rank")
+            self._filter = (rank <= max_rank) | rank.is_null()
+            self._rows = len(self._read("rank"))
+        else:
+            self._rows = int(self._file.metadata.num_rows)
 
     @property
     def names(self) -> list[str]:
@@ -121,7 +141,10 @@ class ParquetColumns:
             # read_table (the dataset reader: row groups in parallel, pre-buffered) decodes a
             # column about three times faster than ParquetFile.read
             table = pq.read_table(
-                self.path, columns=[name], read_dictionary=[name] if self._is_text(name) else None
+                self.path,
+                columns=[name],
+                read_dictionary=[name] if self._is_text(name) else None,
+                filters=self._filter,
             )
         except (pa.ArrowInvalid, OSError) as exc:
             raise ParseError(f"{self.path}: column {name!r} cannot be read ({exc})") from exc

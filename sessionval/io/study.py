@@ -88,18 +88,33 @@ def load_sessions(
     max_problems: int = 50,
     study: Study | None = None,
     progress: Callable[[str], None] | None = None,
+    max_rank: int | None = None,
 ) -> tuple[SessionFrame, LoadReport]:
-    """Load a session log file by its extension: ``.jsonl``, ``.csv``/``.tsv`` or ``.parquet``."""
+    """Load a session log file by its extension: ``.jsonl``, ``.csv``/``.tsv`` or ``.parquet``.
+
+    ``max_rank`` reads only the results down to that rank (Parquet skips the rest
+    while decoding): enough for session measures over the top X, not for deep
+    single-query measures or the rank-100 figures.
+    """
     p = Path(path)
     scale = (study.user_grade_scale or study.grade_scale) if study is not None else None
     suffixes = "".join(p.suffixes).lower()
     if ".jsonl" in suffixes or ".ndjson" in suffixes:
+        if max_rank is not None:
+            raise InputFormatError(f"{p}: max_rank is for Parquet and flat tables, not JSON-lines")
         return load_jsonl(
             p, mode=mode, max_problems=max_problems, user_grade_scale=scale, progress=progress
         )
     is_parquet = ".parquet" in suffixes or suffixes.endswith(".pq")
     # Parquet is read column by column (a million sessions never sit in one wide table)
-    flat = ParquetColumns(p) if is_parquet else read_flat_table(p)
+    if is_parquet:
+        flat: pd.DataFrame | ParquetColumns = ParquetColumns(p, max_rank=max_rank)
+    else:
+        flat = read_flat_table(p)
+        if max_rank is not None:
+            ranks = pd.to_numeric(flat["rank"], errors="coerce") if "rank" in flat else None
+            if ranks is not None:
+                flat = flat[(ranks <= max_rank) | flat["rank"].isna()]
     kind: Literal["row", "line"] = "row" if is_parquet else "line"
     return frame_from_flat(
         flat,
@@ -109,6 +124,7 @@ def load_sessions(
         user_grade_scale=scale,
         location_kind=kind,
         progress=progress,
+        max_rank=max_rank,
     )
 
 
@@ -143,6 +159,7 @@ def load_study(
     mode: Mode = "strict",
     max_problems: int = 50,
     progress: Callable[[str], None] | None = None,
+    max_rank: int | None = None,
 ) -> LoadedStudy:
     """Load and validate a study from a folder or a single session file.
 
@@ -163,6 +180,8 @@ def load_study(
         Limit of problems listed in strict mode.
     progress
         Called with each loading phase's name (:data:`sessionval.io.tables.LOAD_PHASES`).
+    max_rank
+        Read only results down to this rank (see :func:`load_sessions`).
 
     Returns
     -------
@@ -176,7 +195,12 @@ def load_study(
     header_path = Path(header) if header is not None else root / "study.json"
     study = read_study_header(header_path) if header_path.exists() else None
     frame, report = load_sessions(
-        sessions_path, mode=mode, max_problems=max_problems, study=study, progress=progress
+        sessions_path,
+        mode=mode,
+        max_problems=max_problems,
+        study=study,
+        progress=progress,
+        max_rank=max_rank,
     )
     judgments = load_judgments(qrels, study=study) if qrels is not None else None
     if study is None:

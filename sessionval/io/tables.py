@@ -431,6 +431,7 @@ def frame_from_flat(
     location_kind: Literal["row", "line"] = "row",
     row_locations: npt.NDArray[np.int64] | None = None,
     progress: Callable[[str], None] | None = None,
+    max_rank: int | None = None,
 ) -> tuple[SessionFrame, LoadReport]:
     """Validate a flat table and build the columnar :class:`SessionFrame`.
 
@@ -464,6 +465,9 @@ def frame_from_flat(
     progress
         Called with the name of each phase in :data:`LOAD_PHASES` as it starts
         (a progress bar on long inputs).
+    max_rank
+        The result lists were cut at this rank when read (``load_sessions(max_rank=)``):
+        a logged scan depth beyond a cut list is clipped to it instead of reported.
 
     Returns
     -------
@@ -666,7 +670,13 @@ def frame_from_flat(
         scan = _numeric(
             src.take("scan_depth", q_first), "scan_depth", coll, integer=True, at=q_first
         )
-        bad = ~np.isnan(scan) & ((scan < 0) | (scan > n_res_q))
+        over = scan > n_res_q
+        if max_rank is not None:
+            # lists were cut at max_rank when read: a deeper scan is clipped, not an error
+            cut = over & (n_res_q >= max_rank)
+            scan[cut] = n_res_q[cut]
+            over &= ~cut
+        bad = ~np.isnan(scan) & ((scan < 0) | over)
         if bad.any():
             qi = np.flatnonzero(bad)
             coll.add(

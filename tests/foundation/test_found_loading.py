@@ -242,3 +242,16 @@ def test_bulk_lenient_drops_whole_sessions(tmp_path: Path):
     assert set(frame.sessions["session_id"].astype(str)) == {"s1", "s2", "s4"}
     assert frame.results["query_idx"].tolist() == [0, 0, 2, 3]
     assert frame.queries["n_results"].tolist() == [2, 0, 1, 1]
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "csv"])
+def test_max_rank_reads_only_the_top(tmp_path: Path, suffix: str):
+    from sessionval.io.study import load_sessions
+
+    df = _flat(rank=[1, 2, None, 1], doc_id=["a", "b", None, "a"])
+    path = tmp_path / f"f.{suffix}"
+    df.to_parquet(path, index=False) if suffix == "parquet" else df.to_csv(path, index=False)
+    frame, report = load_sessions(path, max_rank=1)
+    assert frame.results["rank"].tolist() == [1, 1]
+    assert frame.queries["n_results"].tolist() == [1, 0, 1]  # the empty query is kept
+    assert report.sessions_accepted == 2
