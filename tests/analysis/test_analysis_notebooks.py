@@ -27,7 +27,10 @@ def test_analysis_notebook_outputs_stripped(path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", ALL, ids=[p.name for p in ALL])
-def test_analysis_notebook_executes(path):
+def test_analysis_notebook_executes(path, monkeypatch):
+    # the kernel inherits the environment: a headless MPLBACKEND=Agg (as CI sets) would
+    # suppress inline figures, so ask for the notebook's own inline backend
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     nb = nbformat.read(path, as_version=4)
     # the kernel is the interpreter running the tests (ipykernel's native "python3" spec)
     client = NotebookClient(
