@@ -1,8 +1,8 @@
 """End to end with the product's own validated loader: load -> gains -> sDCG -> summaries.
 
 Not a test. ``benchmarks/bench_session.py`` times the session kernels with a trusted
-loader; this script times what a user runs: ``load_study`` (every rule checked, ids
-encoded once, only ranks <= X read from Parquet) then ``evaluate`` and the
+loader; this script times what a user runs: ``load_sessions`` (every rule checked, ids
+encoded once, only ranks <= X and the required columns kept) then ``evaluate`` and the
 per-session table, with peak memory (VmHWM) against the size of the loaded frame.
 
     python benchmarks/bench_end_to_end.py --parquet /tmp/synth1m/sessions.parquet \\
@@ -35,7 +35,8 @@ def main() -> None:
     import sessionval as sv
 
     t0 = time.perf_counter()
-    frame, report = sv.load_sessions(args.parquet, max_rank=args.cutoff)
+    # the session evaluation needs the ids, positions, ranks and documents: nothing else is read
+    frame, report = sv.load_sessions(args.parquet, max_rank=args.cutoff, columns=())
     judgments = sv.load_judgments(args.qrels)
     t1 = time.perf_counter()
     frame_mb = (

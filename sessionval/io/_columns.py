@@ -11,6 +11,7 @@ only the rows asked for, so peak memory stays near the size of the result.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -21,6 +22,11 @@ import pandas as pd
 from ..errors import ParseError
 
 __all__ = ["Columns", "FrameColumns", "ParquetColumns", "dictionary_to_categorical"]
+
+#: the flat-table columns every loader needs (see ``tables.FLAT_REQUIRED``)
+_REQUIRED = frozenset(
+    ("session_id", "user_id", "topic_id", "system_id", "query_pos", "rank", "doc_id")
+)
 
 
 class Columns(Protocol):
@@ -87,12 +93,20 @@ class ParquetColumns:
         The flat Parquet file.
     max_rank
         Read only result rows with ``rank <= max_rank`` (and the empty-result rows):
-        a session evaluation over the top X needs nothing deeper, and Parquet skips
-        the deeper rows at decode time.  The study's rules are then checked on the
-        rows read.
+        a session evaluation over the top X needs nothing deeper.  The study's rules
+        are then checked on the rows read.
+    columns
+        Read only these columns besides the required ones (``None``: all); a column
+        never read costs no decoding.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, max_rank: int | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_rank: int | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -107,28 +121,30 @@ class ParquetColumns:
         except (pa.ArrowInvalid, OSError) as exc:
             raise ParseError(f"{self.path}: not a readable Parquet file ({exc})") from exc
         self._schema = schema
-        self._filter: Any = None
+        self._names = [n for n in schema.names if columns is None or n in columns or n in _REQUIRED]
+        self._keep: Any = None
         if max_rank is not None:
             import pyarrow.compute as pc
 
             if "rank" not in schema.names:
                 raise ParseError(f"{self.path}: max_rank needs a 'rank' column")
-            rank = pc.field("rank")
-            self._filter = (rank <= max_rank) | rank.is_null()
-            self._rows = len(self._read("rank"))
+            # one mask from the rank column, applied to every column read after it
+            rank = self._read("rank")
+            self._keep = pc.or_kleene(pc.less_equal(rank, max_rank), pc.is_null(rank))
+            self._rows = int(pc.sum(self._keep).as_py() or 0)
         else:
             self._rows = int(self._file.metadata.num_rows)
 
     @property
     def names(self) -> list[str]:
         """Column names."""
-        return list(self._schema.names)
+        return list(self._names)
 
     def __len__(self) -> int:
         return self._rows
 
     def __contains__(self, name: object) -> bool:
-        return name in self._schema.names
+        return name in self._names
 
     def _is_text(self, name: str) -> bool:
         return name in self._text
@@ -141,14 +157,12 @@ class ParquetColumns:
             # read_table (the dataset reader: row groups in parallel, pre-buffered) decodes a
             # column about three times faster than ParquetFile.read
             table = pq.read_table(
-                self.path,
-                columns=[name],
-                read_dictionary=[name] if self._is_text(name) else None,
-                filters=self._filter,
+                self.path, columns=[name], read_dictionary=[name] if self._is_text(name) else None
             )
         except (pa.ArrowInvalid, OSError) as exc:
             raise ParseError(f"{self.path}: column {name!r} cannot be read ({exc})") from exc
-        return table.column(0)
+        column = table.column(0)
+        return column if self._keep is None else column.filter(self._keep)
 
     def column(self, name: str) -> pd.Series:
         """The whole column (text as categorical, integers with nulls as masked arrays)."""

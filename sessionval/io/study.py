@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -89,12 +89,14 @@ def load_sessions(
     study: Study | None = None,
     progress: Callable[[str], None] | None = None,
     max_rank: int | None = None,
+    columns: Sequence[str] | None = None,
 ) -> tuple[SessionFrame, LoadReport]:
     """Load a session log file by its extension: ``.jsonl``, ``.csv``/``.tsv`` or ``.parquet``.
 
-    ``max_rank`` reads only the results down to that rank (Parquet skips the rest
-    while decoding): enough for session measures over the top X, not for deep
-    single-query measures or the rank-100 figures.
+    ``max_rank`` reads only the results down to that rank: enough for session
+    measures over the top X, not for deep single-query measures or the rank-100
+    figures.  ``columns`` (Parquet) reads only those optional columns besides the
+    required ones, e.g. ``()`` for a bare evaluation of a million sessions.
     """
     p = Path(path)
     scale = (study.user_grade_scale or study.grade_scale) if study is not None else None
@@ -108,7 +110,7 @@ def load_sessions(
     is_parquet = ".parquet" in suffixes or suffixes.endswith(".pq")
     # Parquet is read column by column (a million sessions never sit in one wide table)
     if is_parquet:
-        flat: pd.DataFrame | ParquetColumns = ParquetColumns(p, max_rank=max_rank)
+        flat: pd.DataFrame | ParquetColumns = ParquetColumns(p, max_rank=max_rank, columns=columns)
     else:
         flat = read_flat_table(p)
         if max_rank is not None:

@@ -255,3 +255,15 @@ def test_max_rank_reads_only_the_top(tmp_path: Path, suffix: str):
     assert frame.results["rank"].tolist() == [1, 1]
     assert frame.queries["n_results"].tolist() == [1, 0, 1]  # the empty query is kept
     assert report.sessions_accepted == 2
+
+
+def test_parquet_columns_subset_reads_only_required(tmp_path: Path):
+    from sessionval.io.study import load_sessions
+
+    df = _flat(clicks=[1, 0, None, 2], query_text=["x", "x", "y", "z"])
+    df.to_parquet(tmp_path / "f.parquet", index=False)
+    frame, _ = load_sessions(tmp_path / "f.parquet", columns=())
+    assert frame.results["clicks"].tolist() == [0, 0, 0]  # not read: the documented default
+    assert frame.queries["text"].tolist() == ["", "", ""]
+    full, _ = load_sessions(tmp_path / "f.parquet")
+    assert full.results["clicks"].tolist() == [1, 0, 2]
