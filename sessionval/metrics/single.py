@@ -331,29 +331,9 @@ class RankedLists:
         offsets = frame.query_offsets()
         grades = result_grades(frame, judgments, source=source)
         qids = pd.Index(frame.queries["query_id"].astype(str).to_numpy())
-        n = len(qids)
         if source == "searcher" or judgments is None:
-            seg = K.segment_ids(offsets)
-            rel = grades > 0
-            rb_seg, rb = seg[rel], grades[rel]
-            order = np.lexsort((-rb, rb_seg))
-            ioff = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(np.bincount(rb_seg, minlength=n), out=ioff[1:])
-            nj = np.bincount(seg, weights=~np.isnan(grades), minlength=n).astype(np.int64)
-            _check_negative(grades, negative, where="results")
-            lists = cls(
-                qids,
-                offsets,
-                grades,
-                ioff,
-                rb[order],
-                nj,
-                np.ones(n, dtype=bool),
-                negative,
-                int(np.count_nonzero(grades < 0)),
-                int(np.count_nonzero(np.isnan(grades))),
-            )
-            return _condense(lists, unjudged)
+            # the recall base of each list is its own judged relevant rows
+            return cls.from_arrays(qids, offsets, grades, negative=negative, unjudged=unjudged)
         stats = _KeyStats.build(judgments, negative=negative)
         pos = stats.ideal.positions(frame.queries["qrels_id"])
         return _assemble(qids, offsets, grades, pos, stats, negative, unjudged, 0)
