@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputFormatError, MeasureSpecError, SessionvalError, ValidationFailed
+from ._options import logs_argument, qrels_option
 
 __all__ = ["FigureSettings", "RunConfig", "command", "load_run_config", "run", "to_toml"]
 
@@ -577,12 +578,8 @@ def _default_scenario(topic: np.ndarray, nq: np.ndarray, k: int) -> str:
 
 
 @click.command("run")
-@click.argument("logs", type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "--qrels",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Reference judgments: TREC qrels or CSV (topic_id,doc_id,grade[,assessor]).",
-)
+@logs_argument
+@qrels_option
 @click.option(
     "--out",
     "out",

@@ -10,17 +10,14 @@ from ..io.study import load_study
 from ..io.tables import LOAD_PHASES
 from ..progress import stages
 from ..summary import summarize
+from ._options import logs_argument, qrels_option
 
 __all__ = ["command"]
 
 
 @click.command("validate")
-@click.argument("logs", type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "--qrels",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Reference judgments: TREC qrels or CSV (topic_id,doc_id,grade[,assessor]).",
-)
+@logs_argument
+@qrels_option
 @click.option(
     "--header",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
