@@ -225,7 +225,8 @@ def studies(draw: st.DrawFn) -> tuple[list, dict, dict]:
     return sessions, qrels, {"cfg": cfg, "scan": scan, "chunk": draw(st.integers(1, 40))}
 
 
-@settings(deadline=None, max_examples=100)
+# 250 random studies of 1–30 sessions (about 3,900 sessions in all), every policy combination
+@settings(deadline=None, max_examples=250)
 @given(studies())
 def test_vectorised_equals_loop(study: tuple[list, dict, dict]) -> None:
     sessions, qrels, extra = study
