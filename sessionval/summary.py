@@ -82,6 +82,10 @@ def summarize(loaded: LoadedStudy) -> StudySummary:
     """
     f = loaded.frame
     s, q, r = f.sessions, f.queries, f.results
+    unjudged_queries = 0
+    if loaded.judgments is not None:
+        judged_keys = set(loaded.judgments.topics.astype(str))
+        unjudged_queries = int((~q["qrels_id"].astype(str).isin(judged_keys)).sum())
     counts = pd.DataFrame(
         {
             "what": [
@@ -92,6 +96,7 @@ def summarize(loaded: LoadedStudy) -> StudySummary:
                 "queries",
                 "results",
                 "queries without results",
+                "queries without judgments",
             ],
             "count": [
                 s["user_id"].nunique(),
@@ -101,6 +106,7 @@ def summarize(loaded: LoadedStudy) -> StudySummary:
                 len(q),
                 len(r),
                 int((q["n_results"] == 0).sum()),
+                unjudged_queries,
             ],
         }
     )

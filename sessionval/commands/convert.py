@@ -200,12 +200,8 @@ def command(
         + (f", {written.qrels}" if written.qrels else "")
     )
     if key != "topic":
-        click.echo(
-            f"judgments are keyed per {key.replace('_id', '')}: reload with "
-            f"sessionval.io.mapping.with_qrels_key(frame, by={key!r})"
-            if to == "jsonl"
-            else "judgment keys are in the qrels_id column"
-        )
+        where = "each query's qrels_id" if to == "jsonl" else "the qrels_id column"
+        click.echo(f"judgments are keyed per {key.replace('_id', '')}: the keys are in {where}")
     for p in repairs[:20]:
         click.echo(f"  repaired: {p}", err=True)
     if len(repairs) > 20:

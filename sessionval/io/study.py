@@ -254,7 +254,10 @@ def _check_references(
         declared = {t.topic_id for t in study.topics if not t.judged}
         keys = frame.queries["qrels_id"].astype(str)
         q_sess = frame.queries["session_id"].cat.codes.to_numpy()
-        q_bad = ~keys.isin(judged | declared).to_numpy()
+        topic_of_q = s["topic_id"].astype(str).to_numpy()[q_sess]
+        # the rule binds the topic's judgments; a query with its own judgment set (a CAsT
+        # turn, a lab session) may legitimately have none: it is counted, not rejected
+        q_bad = ~keys.isin(judged | declared).to_numpy() & (keys.to_numpy() == topic_of_q)
         sess_bad = np.zeros(len(s), dtype=bool)
         sess_bad[q_sess[q_bad]] = True
         for i in np.flatnonzero(sess_bad & ~bad).tolist():

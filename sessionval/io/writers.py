@@ -191,10 +191,13 @@ def _session_dicts(frame: SessionFrame) -> list[dict[str, Any]]:
         key: tuple[str, int] = (sid, int(row["query_pos"]))
         if key != current_key:
             current: dict[str, Any] = {"position": key[1], "text": _text(row["query_text"]) or ""}
+            qrels_key = _text(row["qrels_id"])
             for name, val in (
                 ("query_id", _text(row["query_id"])),
                 ("time", _iso(row["query_time"])),
                 ("scan_depth", _int(row["scan_depth"])),
+                # judgment key only where it is not the session's topic (per session / turn)
+                ("qrels_id", qrels_key if qrels_key != sessions[sid]["topic_id"] else None),
             ):
                 if val is not None:
                     current[name] = val

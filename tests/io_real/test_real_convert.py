@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from sessionval.cli import main
 from sessionval.io.jsonl import load_jsonl
 from sessionval.io.lab_tables import load_lab_tables
-from sessionval.io.mapping import load_mapped_table, with_qrels_key
+from sessionval.io.mapping import load_mapped_table
 from sessionval.io.runs_as_sessions import load_runs_as_sessions
 from sessionval.io.study import load_study
 from sessionval.io.tables import frame_from_flat
@@ -70,14 +70,12 @@ def test_convert_to_jsonl_round_trip(fx, tmp_path, fmt, same_frame, capsys):
         Session.model_validate_json(line)
     study = Study.model_validate_json((out / "study.json").read_text())
     assert study.grade_scale == original.judgments.scale
-    if key == "topic":
-        loaded = load_study(out, qrels=out / "qrels.txt")
-        frame, j1 = loaded.frame, loaded.judgments.table
-    else:
-        # judgments keyed per session / turn: restore the key after reading
-        frame = with_qrels_key(load_jsonl(out / "sessions.jsonl")[0], by=key)
-        j1 = read_qrels(out / "qrels.txt").table
+    # per-session / per-turn judgment keys travel as each query's qrels_id, so the converted
+    # study loads and validates (every key judged or declared) with no extra step
+    loaded = load_study(out, qrels=out / "qrels.txt")
+    frame, j1 = loaded.frame, loaded.judgments.table
     same_frame(original.frame, frame)
+    assert main(["validate", str(out), "--qrels", str(out / "qrels.txt")]) == 0
     j0 = original.judgments.table
     assert sorted(
         zip(j0["topic_id"].astype(str), j0["doc_id"].astype(str), j0["grade"], strict=True)
@@ -85,7 +83,7 @@ def test_convert_to_jsonl_round_trip(fx, tmp_path, fmt, same_frame, capsys):
     said = capsys.readouterr().out
     assert "sessions accepted" in said
     if key != "topic":
-        assert f"by={key!r}" in said
+        assert "the keys are in each query's qrels_id" in said
 
 
 @pytest.mark.parametrize("fmt", ["trec-session", "lab-tables", "cast"])
