@@ -348,14 +348,7 @@ def query_curves(
     qclass = np.where(is_sel, 0, 1)  # 0: last/best, 1: other
     qgroup = gcode[ev.query_session] * 2 + qclass
     n_cls = n_g * 2
-    res = ev.frame.results
-    rows, gain = ev.row_gains()
-    qidx = res["query_idx"].to_numpy()[rows].astype(np.int64)
-    rank = res["rank"].to_numpy()[rows].astype(np.int64)
-    if cfg.unjudged == "condense":
-        counts = np.bincount(qidx, minlength=nq)
-        off = np.r_[0, np.cumsum(counts)]
-        rank = np.arange(qidx.size) - off[qidx] + 1
+    qidx, rank, gain = ev.ranked_gains()
     cut = rank <= depth
     inc = gain[cut] / rank_discount(rank[cut], b=cfg.b, kind=cfg.discount)
     cell = qgroup[qidx[cut]] * depth + rank[cut] - 1

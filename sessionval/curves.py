@@ -91,7 +91,6 @@ def cg_curves(
     names, gcode_s = np.unique(labels, return_inverse=True)
     n_g = names.size
     qsys = gcode_s[ev.query_session].astype(np.int64)
-    nq = qsys.size
     ideal_source, query_ideal = _ideal_of(ev)
     # topics (ideal positions) actually used, compressed to 0..n_t-1 (-1: no judgments)
     qpos = np.asarray(query_ideal, dtype=np.int64)
@@ -103,14 +102,7 @@ def cg_curves(
     icg = np.cumsum(ideal_dense, axis=1)  # (n_t, depth)
     idcg = np.cumsum(ideal_dense / disc, axis=1)
 
-    res = ev.frame.results
-    rows, gain = ev.row_gains()
-    qidx = res["query_idx"].to_numpy()[rows].astype(np.int64)
-    rank = res["rank"].to_numpy()[rows].astype(np.int64)
-    if cfg.unjudged == "condense":
-        counts = np.bincount(qidx, minlength=nq)
-        off = np.r_[0, np.cumsum(counts)]
-        rank = np.arange(qidx.size) - off[qidx] + 1
+    qidx, rank, gain = ev.ranked_gains()
     cut = rank <= depth
     g = gain[cut]
     r0 = rank[cut] - 1

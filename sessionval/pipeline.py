@@ -510,12 +510,27 @@ class SessionEvaluation:
 
     def row_gains(self) -> tuple[IntArray, FloatArray]:
         """Gain of each result row after the unjudged policy: (frame rows kept, gains)."""
-        ctx = self._ctx
-        n = self.frame.n_results
-        grades = ctx.grades(0, n)
-        gain = ctx.scheme.gains(grades, negative=self.config.negative)
-        gain, _, rows = apply_unjudged(gain, ctx.q_row_off, policy=self.config.unjudged)
+        rows, gain, _ = self._kept_gains()
         return rows, gain
+
+    def ranked_gains(self) -> tuple[IntArray, IntArray, FloatArray]:
+        """Each kept result row's query index, rank and gain, after the unjudged policy.
+
+        Under ``condense`` unjudged rows leave their list and later rows move up, so
+        ``rank`` is the position in the condensed list; otherwise the logged rank.
+        """
+        rows, gain, offsets = self._kept_gains()
+        qidx = self.frame.results["query_idx"].to_numpy()[rows].astype(np.int64)
+        rank = np.arange(qidx.size, dtype=np.int64) - offsets[qidx] + 1
+        return qidx, rank, gain
+
+    def _kept_gains(self) -> tuple[IntArray, FloatArray, IntArray]:
+        """(frame rows kept, their gains, per-query offsets) after the unjudged policy."""
+        ctx = self._ctx
+        grades = ctx.grades(0, self.frame.n_results)
+        gain = ctx.scheme.gains(grades, negative=self.config.negative)
+        gain, offsets, rows = apply_unjudged(gain, ctx.q_row_off, policy=self.config.unjudged)
+        return rows, gain, offsets
 
     # ---- tables
     def per_position(self) -> pd.DataFrame:
