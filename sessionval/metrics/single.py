@@ -389,11 +389,13 @@ class RankedLists:
         if np.isnan(score).any():
             row = int(np.flatnonzero(np.isnan(score))[0])
             raise InputFormatError(f"run table: row {row}: score is missing or not a number")
+        # ties are broken by doc id below unless ties="input": the sort need not be stable
+        stable = ties == "input"
         if judged_q.all():
-            rows = _score_order(qrank[qc], score)
+            rows = _score_order(qrank[qc], score, stable=stable)
         else:
             rows_in = np.flatnonzero(judged_q[qc])
-            rows = rows_in[_score_order(qrank[qc[rows_in]], score[rows_in])]
+            rows = rows_in[_score_order(qrank[qc[rows_in]], score[rows_in], stable=stable)]
             del rows_in
         q_rows = qc[rows]
         if ties != "input" and rows.size > 1:
@@ -406,13 +408,18 @@ class RankedLists:
                 tied[1:] |= same
                 tied[:-1] |= same
                 at = np.flatnonzero(tied)
-                group = np.cumsum(~np.concatenate([[False], same]))[at]
-                dcodes = dc[rows[at]]
-                uniq, inv = np.unique(dcodes, return_inverse=True)
-                dkey = string_ranks(pd.Index(dcat[uniq]))[inv]
+                del tied
+                # a tied row opens a new group unless it ties with the row before it
+                group = np.cumsum(~np.concatenate([[False], same])[at])
+                at_rows = rows[at]
+                dkey = _id_ranks(dc[at_rows], dcat)
                 if ties == "trec_eval":
-                    dkey = -dkey
-                rows[at] = rows[at][np.lexsort((dkey, group))]
+                    dkey = int(dkey.max()) - dkey
+                # one argsort of a packed (group, doc rank) key instead of a lexsort
+                packed = group * (int(dkey.max()) + 1) + dkey
+                rows[at] = at_rows[np.argsort(packed)]
+                del at, at_rows, group, dkey, packed
+            del same
         d_rows = dc[rows]
         del rows, dc
         i = _first_duplicate(q_rows, d_rows)
@@ -457,6 +464,21 @@ class RankedLists:
         return _assemble(labels, offsets, grades, pos, stats, negative, unjudged, n_skipped)
 
 
+def _id_ranks(codes: npt.NDArray[np.integer], cats: pd.Index) -> IntArray:
+    """Byte-order rank (``strcmp``, as trec_eval) of the ids ``cats[codes]``, as int64.
+
+    Only relative order matters: when ``cats`` are strings already in order (pandas
+    sorts categories; UTF-8 byte order is code-point order) the codes are the ranks.
+    """
+    c = codes.astype(np.int64)
+    if pd.api.types.is_string_dtype(cats.dtype) and cats.dtype != object:
+        if cats.is_monotonic_increasing:
+            return c
+    uniq, inv = np.unique(c, return_inverse=True)
+    out: IntArray = string_ranks(pd.Index(cats[uniq]))[inv]
+    return out
+
+
 def _blocks(q: npt.NDArray[np.integer]) -> tuple[IntArray, IntArray]:
     """Starts and lengths of the runs of equal values in ``q``."""
     n = q.size
@@ -469,48 +491,77 @@ def _padded(n: int, lengths: IntArray) -> bool:
     return lengths.size > 0 and lengths.size * int(lengths.max()) <= 4 * n + 1024
 
 
-def _score_order(q: IntArray, score: FloatArray) -> IntArray:
-    """Order rows by query rank, then score descending; stable (ties keep input order).
+def _score_order(q: IntArray, score: FloatArray, *, stable: bool = True) -> IntArray:
+    """Order rows by query rank, then score descending.
+
+    With ``stable=True`` rows of equal query and score keep their input order; with
+    ``stable=False`` their order is unspecified (callers that break ties themselves
+    use the faster unstable sort).
 
     TREC runs usually list each query's documents together, best first: then only the
-    blocks move.  Otherwise rows are grouped by query (a stable sort, near-linear when
-    the input is already grouped) and each query's scores are sorted as one row of a
-    padded matrix, which is much faster than one global lexsort.
+    blocks move (an O(n) check, no sort of the rows).  Otherwise rows are grouped by
+    query (blocks moved, or a stable sort when a query's rows are scattered) and each
+    query's scores are sorted as one row of a padded matrix, which is much faster than
+    one global lexsort; when every query has the same number of rows the matrix is a
+    reshape of the grouped scores.
     """
     n = q.size
+    kind: Literal["stable", "quicksort"] = "stable" if stable else "quicksort"
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     starts, lengths = _blocks(q)
     block_q = q[starts]
+    grouped: IntArray | None
     if np.unique(block_q).size == block_q.size:
         # each query's rows are contiguous: move whole blocks into query order
         border = np.argsort(block_q, kind="stable")
         new_len = lengths[border]
-        new_start = np.concatenate([[0], np.cumsum(new_len)[:-1]])
-        shift = np.repeat(starts[border] - new_start, new_len).astype(np.int64)
-        grouped: IntArray = np.arange(n, dtype=np.int64) + shift
-        del shift
-        gs = score[grouped]
-        same_q = np.repeat(np.arange(new_len.size), new_len)
-        within = same_q[1:] == same_q[:-1]
-        if np.all(gs[1:][within] <= gs[:-1][within]):
-            return grouped  # already best first within each query
-        starts, lengths = new_start.astype(np.int64), new_len
+        new_start = np.zeros(new_len.size, dtype=np.int64)
+        np.cumsum(new_len[:-1], out=new_start[1:])
+        if np.array_equal(border, np.arange(border.size)):
+            grouped, gs = None, score
+        else:
+            grouped = np.arange(n, dtype=np.int64)
+            grouped += np.repeat(starts[border] - new_start, new_len)
+            gs = score[grouped]
+        # already best first within each query?  (block boundaries always pass)
+        ok = gs[1:] <= gs[:-1]
+        ok[new_start[1:] - 1] = True
+        if ok.all():
+            return np.arange(n, dtype=np.int64) if grouped is None else grouped
+        del ok
+        starts, lengths = new_start, new_len
     else:
         grouped = np.argsort(q, kind="stable").astype(np.int64)
+        gs = score[grouped]
         starts, lengths = _blocks(q[grouped])
     if not _padded(n, lengths):
         return np.asarray(np.lexsort((-score, q)), dtype=np.int64)
-    seg = np.repeat(np.arange(lengths.size), lengths)
-    col = np.arange(n, dtype=np.int64) - starts[seg]
-    m = np.full((lengths.size, int(lengths.max())), np.inf)
-    m[seg, col] = -score[grouped]
-    # +inf padding sorts last; stable keeps real +inf (score -inf) rows before it
-    o = np.argsort(m, axis=1, kind="stable")
-    del m
-    valid = np.arange(o.shape[1])[None, :] < lengths[:, None]
-    within_rows = (o + starts[:, None])[valid]
-    return np.asarray(grouped[within_rows], dtype=np.int64)
+    width = int(lengths.max())
+    if lengths.size * width == n:
+        # equal lengths: the grouped scores are the matrix
+        o = np.argsort(np.negative(gs).reshape(lengths.size, width), axis=1, kind=kind)
+        o += starts[:, None]
+        flat = o.ravel()
+    else:
+        # scatter row i of query b to b * width + (i - starts[b])
+        flat = np.arange(n, dtype=np.int64)
+        flat += np.repeat(np.arange(lengths.size, dtype=np.int64) * width - starts, lengths)
+        m = np.full(lengths.size * width, np.inf)
+        m[flat] = np.negative(gs)
+        del flat
+        # +inf padding must sort after every real row: a stable sort keeps real +inf
+        # (score -inf) rows before it; without such scores any sort does
+        if not stable and np.isinf(gs).any():
+            kind = "stable"
+        o = np.argsort(m.reshape(lengths.size, width), axis=1, kind=kind)
+        del m
+        valid = np.arange(width)[None, :] < lengths[:, None]
+        flat = (o + starts[:, None])[valid]
+    del o
+    if grouped is None:
+        return np.asarray(flat, dtype=np.int64)
+    return np.asarray(grouped[flat], dtype=np.int64)
 
 
 def _first_duplicate(q_rows: npt.NDArray[np.integer], d_rows: npt.NDArray[np.integer]) -> int:
