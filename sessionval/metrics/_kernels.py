@@ -93,13 +93,14 @@ def first_true_rank(mask: BoolArray, offsets: IntArray, seg: IntArray) -> IntArr
 
 def cut(offsets: IntArray, k: int | None) -> tuple[IntArray, IntArray]:
     """Rows (indices) and new offsets keeping the first ``k`` rows of each segment."""
-    seg = segment_ids(offsets)
     if k is None:
-        return np.arange(seg.size, dtype=np.int64), offsets
-    r = ranks(offsets, seg)
-    rows = np.flatnonzero(r <= k).astype(np.int64)
+        return np.arange(int(offsets[-1]), dtype=np.int64), offsets
+    kept = np.minimum(np.diff(offsets), k)
     new = np.zeros_like(offsets)
-    np.cumsum(np.minimum(np.diff(offsets), k), out=new[1:])
+    np.cumsum(kept, out=new[1:])
+    # kept rows only: row j of the cut list i is offsets[i] + (j - new[i])
+    rows: IntArray = np.arange(int(new[-1]), dtype=np.int64)
+    rows += np.repeat(offsets[:-1] - new[:-1], kept)
     return rows, new
 
 

@@ -994,6 +994,29 @@ def _rel_counts(c: _Cut, rel: float) -> tuple[BoolArray, FloatArray]:
     return isrel, count
 
 
+def _relevant_rows(
+    lists: RankedLists, cutoff: int | None, rel: float
+) -> tuple[IntArray, FloatArray, FloatArray]:
+    """List number, rank and ``count(rank)`` of every relevant row down to the cut-off.
+
+    Works on the relevant rows only (no per-row arrays over the whole lists):
+    ``count`` is a row's position among its list's relevant rows, so the cut-off
+    keeps a prefix of them and the counts stay valid.
+    """
+    if cutoff is not None and cutoff < 1:
+        raise MeasureSpecError(f"cut-off must be >= 1, got {cutoff}")
+    off = lists.offsets
+    rows = np.flatnonzero(lists.grades >= rel)  # NaN -> not relevant
+    seg = np.searchsorted(off, rows, side="right") - 1
+    rank = rows - off[seg] + 1
+    first = np.searchsorted(rows, off[:-1])  # each list's first relevant row in ``rows``
+    count = np.arange(1, rows.size + 1, dtype=np.int64) - first[seg]
+    if cutoff is not None:
+        keep = rank <= cutoff
+        seg, rank, count = seg[keep], rank[keep], count[keep]
+    return seg, rank.astype(np.float64), count.astype(np.float64)
+
+
 def average_precision(
     lists: RankedLists, *, cutoff: int | None = None, rel: float = 1, empty: EmptyPolicy = "nan"
 ) -> FloatArray:
@@ -1010,9 +1033,8 @@ def average_precision(
     >>> average_precision(lists).round(4)
     array([0.5556])
     """
-    c = _cut(lists, cutoff)
-    isrel, count = _rel_counts(c, rel)
-    s = K.segment_sum(np.where(isrel, count / c.rank, 0.0), c.seg, lists.n)
+    seg, rank, count = _relevant_rows(lists, cutoff, rel)
+    s = K.segment_sum(count / rank, seg, lists.n)
     r = lists.n_relevant(rel)
     return _empty(_safe_div(s, r.astype(np.float64)), r, empty)
 
@@ -1186,9 +1208,10 @@ def reciprocal_rank(
     >>> reciprocal_rank(RankedLists.from_arrays(["q"], [0, 3], [0, 0, 2]))
     array([0.33333333])
     """
-    c = _cut(lists, cutoff)
-    first = K.first_true_rank(c.grades >= rel, c.offsets, c.seg)
-    out = _safe_div(np.ones(lists.n), first.astype(np.float64))
+    seg, rank, count = _relevant_rows(lists, cutoff, rel)
+    first = count == 1
+    out = np.zeros(lists.n)
+    out[seg[first]] = 1.0 / rank[first]
     return _empty(out, lists.n_relevant(rel), empty)
 
 
