@@ -525,6 +525,40 @@ class JudgmentIndex:
         out: FloatArray = self._grades_nan[pos]  # -1 -> the NaN slot
         return out
 
+    def lookup_lists(
+        self,
+        key_positions: npt.ArrayLike,
+        counts: npt.ArrayLike,
+        doc_codes: npt.ArrayLike,
+        doc_categories: pd.Index,
+    ) -> FloatArray:
+        """Grades for rows grouped in lists (NaN when unjudged).
+
+        List ``i`` owns the next ``counts[i]`` rows; its judgment key is
+        ``topics[key_positions[i]]`` (−1: a key without judgments);
+        ``doc_codes`` index ``doc_categories`` (−1: missing).  The key part of each
+        row's combined key is built per list, and the probe is a binary search on the
+        sorted judgment keys (rows grouped by key stay in cache).
+        """
+        dc = np.asarray(doc_codes)
+        nd = max(len(self.docs), 1)
+        kmap = np.asarray(key_positions, dtype=np.int64)
+        # an unknown key or doc makes the combined key negative (never a judgment key)
+        base = np.where(kmap < 0, -(2**61), kmap * nd).astype(np.int64)
+        dmap = index_in(pd.Index(doc_categories), self.docs)
+        dmap = np.append(np.where(dmap < 0, -(2**60), dmap), -(2**60))
+        q = dmap[dc]
+        q += np.repeat(base, np.asarray(counts, dtype=np.int64))
+        out = np.full(q.size, np.nan)
+        if self.keys.size == 0 or q.size == 0:
+            return out
+        pos = np.searchsorted(self.keys, q)
+        np.minimum(pos, self.keys.size - 1, out=pos)
+        hit = self.keys[pos] == q
+        del q
+        out[hit] = self.grades[pos[hit]]
+        return out
+
 
 def _as_categorical(values: object) -> tuple[IntArray, pd.Index]:
     if isinstance(values, pd.Series):

@@ -433,12 +433,7 @@ class RankedLists:
         counts = np.bincount(q_rows, minlength=len(qcat))[present]
         labels = pd.Index(qcat[present]).astype(str)
         pos = qpos_cat[present]
-        grades = stats.index.lookup_codes(
-            np.repeat(np.arange(present.size, dtype=np.int32), counts),
-            labels,
-            d_rows,
-            pd.Index(dcat),
-        )
+        grades = stats.index.lookup_lists(pos, counts, d_rows, pd.Index(dcat))
         del q_rows, d_rows
         if missing == "empty":
             have = np.zeros(len(stats.ideal.keys), dtype=bool)
@@ -594,6 +589,18 @@ def _codes(col: pd.Series) -> tuple[npt.NDArray[np.int32], pd.Index]:
     if isinstance(col.dtype, pd.CategoricalDtype):
         codes = col.cat.codes.to_numpy()
         return codes.astype(np.int32, copy=False), pd.Index(col.cat.categories)
+    if isinstance(col.dtype, pd.StringDtype) and col.dtype.storage == "pyarrow":
+        # Arrow-backed strings (pandas' default ``str``): Arrow's hash encoder on the
+        # zero-copy array is faster than pd.factorize (no round trip through pandas)
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        enc = pc.dictionary_encode(pa.chunked_array(pa.array(col.array)))
+        enc = enc.unify_dictionaries()
+        idx = [ch.indices.fill_null(-1).to_numpy(zero_copy_only=False) for ch in enc.chunks]
+        acodes = np.concatenate([np.zeros(0, dtype=np.int32), *idx]).astype(np.int32)
+        dictionary = enc.chunk(0).dictionary if enc.num_chunks else pa.array([], pa.string())
+        return acodes, pd.Index(pd.array(dictionary, dtype=col.dtype))
     fcodes, uniq = pd.factorize(col if pd.api.types.is_string_dtype(col.dtype) else col.astype(str))
     return fcodes.astype(np.int32), pd.Index(uniq)
 
