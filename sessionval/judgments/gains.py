@@ -547,17 +547,31 @@ class JudgmentIndex:
         base = np.where(kmap < 0, -(2**61), kmap * nd).astype(np.int64)
         dmap = index_in(pd.Index(doc_categories), self.docs)
         dmap = np.append(np.where(dmap < 0, -(2**60), dmap), -(2**60))
-        q = dmap[dc]
-        q += np.repeat(base, np.asarray(counts, dtype=np.int64))
-        out = np.full(q.size, np.nan)
-        if self.keys.size == 0 or q.size == 0:
+        cnt = np.asarray(counts, dtype=np.int64)
+        off = np.zeros(cnt.size + 1, dtype=np.int64)
+        np.cumsum(cnt, out=off[1:])
+        n = int(off[-1])
+        out = np.full(n, np.nan)
+        if self.keys.size == 0:
             return out
-        pos = np.searchsorted(self.keys, q)
-        np.minimum(pos, self.keys.size - 1, out=pos)
-        hit = self.keys[pos] == q
-        del q
-        out[hit] = self.grades[pos[hit]]
+        last = self.keys.size - 1
+        # fixed-size blocks of rows (not a loop per list): the temporaries stay small
+        # and in cache, which bounds peak memory on tens of millions of rows
+        for a in range(0, n, _LOOKUP_BLOCK):
+            b = min(a + _LOOKUP_BLOCK, n)
+            i0 = int(np.searchsorted(off, a, side="right")) - 1
+            i1 = int(np.searchsorted(off, b, side="left"))
+            part = np.minimum(off[i0 + 1 : i1 + 1], b) - np.maximum(off[i0:i1], a)
+            q = dmap[dc[a:b]]
+            q += np.repeat(base[i0:i1], part)
+            pos = np.searchsorted(self.keys, q)
+            np.minimum(pos, last, out=pos)
+            hit = np.flatnonzero(self.keys[pos] == q)
+            out[a + hit] = self.grades[pos[hit]]
         return out
+
+
+_LOOKUP_BLOCK: Final[int] = 1 << 20
 
 
 def _as_categorical(values: object) -> tuple[IntArray, pd.Index]:
