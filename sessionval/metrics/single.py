@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Final, Literal, TypeAlias
 
 import numpy as np
@@ -532,31 +533,46 @@ def _score_order(q: IntArray, score: FloatArray, *, stable: bool = True) -> IntA
         starts, lengths = _blocks(q[grouped])
     if not _padded(n, lengths):
         return np.asarray(np.lexsort((-score, q)), dtype=np.int64)
+    # +inf padding must sort after every real row: a stable sort keeps real +inf
+    # (score -inf) rows before it; without such scores any sort does
+    if not stable and np.isinf(gs).any():
+        kind = "stable"
+    out = np.empty(n, dtype=np.int64)
+    # whole lists in blocks of about _SORT_BLOCK rows (a loop over fixed-size blocks,
+    # not over lists): the matrices stay small, which bounds peak memory
+    firsts = np.unique(np.searchsorted(starts, np.arange(0, n, _SORT_BLOCK), side="right") - 1)
+    bounds = np.append(firsts, lengths.size).tolist()
+    for l0, l1 in pairwise(bounds):
+        r0 = int(starts[l0])
+        r1 = int(starts[l1]) if l1 < lengths.size else n
+        local = _sort_rows(gs[r0:r1], starts[l0:l1] - r0, lengths[l0:l1], kind)
+        local += r0
+        out[r0:r1] = local if grouped is None else grouped[local]
+    return out
+
+
+_SORT_BLOCK: Final[int] = 1 << 20
+
+
+def _sort_rows(
+    gs: FloatArray, starts: IntArray, lengths: IntArray, kind: Literal["stable", "quicksort"]
+) -> IntArray:
+    """Order of the rows of consecutive lists by score descending (one matrix row each)."""
+    n, rows = gs.size, lengths.size
     width = int(lengths.max())
-    if lengths.size * width == n:
-        # equal lengths: the grouped scores are the matrix
-        o = np.argsort(np.negative(gs).reshape(lengths.size, width), axis=1, kind=kind)
+    if rows * width == n:
+        # equal lengths: the scores are the matrix
+        o = np.argsort(np.negative(gs).reshape(rows, width), axis=1, kind=kind)
         o += starts[:, None]
-        flat = o.ravel()
-    else:
-        # scatter row i of query b to b * width + (i - starts[b])
-        flat = np.arange(n, dtype=np.int64)
-        flat += np.repeat(np.arange(lengths.size, dtype=np.int64) * width - starts, lengths)
-        m = np.full(lengths.size * width, np.inf)
-        m[flat] = np.negative(gs)
-        del flat
-        # +inf padding must sort after every real row: a stable sort keeps real +inf
-        # (score -inf) rows before it; without such scores any sort does
-        if not stable and np.isinf(gs).any():
-            kind = "stable"
-        o = np.argsort(m.reshape(lengths.size, width), axis=1, kind=kind)
-        del m
-        valid = np.arange(width)[None, :] < lengths[:, None]
-        flat = (o + starts[:, None])[valid]
-    del o
-    if grouped is None:
-        return np.asarray(flat, dtype=np.int64)
-    return np.asarray(grouped[flat], dtype=np.int64)
+        return np.asarray(o.ravel(), dtype=np.int64)
+    # scatter row i of list b to b * width + (i - starts[b]); pad with +inf
+    flat = np.arange(n, dtype=np.int64)
+    flat += np.repeat(np.arange(rows, dtype=np.int64) * width - starts, lengths)
+    m = np.full(rows * width, np.inf)
+    m[flat] = np.negative(gs)
+    o = np.argsort(m.reshape(rows, width), axis=1, kind=kind)
+    valid = np.arange(width)[None, :] < lengths[:, None]
+    return np.asarray((o + starts[:, None])[valid], dtype=np.int64)
 
 
 def _first_duplicate(q_rows: npt.NDArray[np.integer], d_rows: npt.NDArray[np.integer]) -> int:

@@ -9,6 +9,7 @@ import pytest
 
 from sessionval.frame import JudgmentFrame
 from sessionval.judgments.gains import JudgmentIndex
+from sessionval.metrics import single
 from sessionval.metrics.evaluate import evaluate_lists
 from sessionval.metrics.single import RankedLists, _codes, _score_order
 from sessionval.models.judgments import GradeScale
@@ -75,7 +76,11 @@ def test_trec_eval_ties_break_by_doc_id_descending() -> None:
         assert RankedLists.from_run(r, j, ties="doc_id").grades.tolist() == [2, 1, 3, 0]
 
 
-def test_unstable_score_order_sorts_by_query_then_score() -> None:
+@pytest.mark.parametrize("block", [1 << 20, 7])
+def test_unstable_score_order_sorts_by_query_then_score(
+    block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(single, "_SORT_BLOCK", block)  # many small blocks of lists
     rng = np.random.default_rng(5)
     for trial in range(200):
         n = int(rng.integers(1, 80))
@@ -88,6 +93,7 @@ def test_unstable_score_order_sorts_by_query_then_score() -> None:
         ref = np.lexsort((-s, q))
         np.testing.assert_array_equal(q[o], q[ref])
         np.testing.assert_array_equal(s[o], s[ref])
+        np.testing.assert_array_equal(_score_order(q.astype(np.int64), s), ref)  # stable
 
 
 def test_arrow_codes_match_factorize() -> None:
