@@ -385,7 +385,7 @@ class RankedLists:
         qcount = np.bincount(qc, minlength=len(qcat))
         n_skipped = int(np.count_nonzero(~judged_q & (qcount > 0)))
         # query order: sorted ids (as trec_eval prints them)
-        qrank = string_ranks(qcat)
+        qrank = string_ranks(qcat).astype(np.int32)
         score = run["score"].to_numpy(dtype=np.float64)
         if np.isnan(score).any():
             row = int(np.flatnonzero(np.isnan(score))[0])
@@ -487,7 +487,7 @@ def _padded(n: int, lengths: IntArray) -> bool:
     return lengths.size > 0 and lengths.size * int(lengths.max()) <= 4 * n + 1024
 
 
-def _score_order(q: IntArray, score: FloatArray, *, stable: bool = True) -> IntArray:
+def _score_order(q: npt.NDArray[np.integer], score: FloatArray, *, stable: bool = True) -> IntArray:
     """Order rows by query rank, then score descending.
 
     With ``stable=True`` rows of equal query and score keep their input order; with
@@ -537,7 +537,8 @@ def _score_order(q: IntArray, score: FloatArray, *, stable: bool = True) -> IntA
     # (score -inf) rows before it; without such scores any sort does
     if not stable and np.isinf(gs).any():
         kind = "stable"
-    out = np.empty(n, dtype=np.int64)
+    # the result overwrites ``grouped`` block by block (a block only reads its own rows)
+    out = np.empty(n, dtype=np.int64) if grouped is None else grouped
     # whole lists in blocks of about _SORT_BLOCK rows (a loop over fixed-size blocks,
     # not over lists): the matrices stay small, which bounds peak memory
     firsts = np.unique(np.searchsorted(starts, np.arange(0, n, _SORT_BLOCK), side="right") - 1)
@@ -547,7 +548,7 @@ def _score_order(q: IntArray, score: FloatArray, *, stable: bool = True) -> IntA
         r1 = int(starts[l1]) if l1 < lengths.size else n
         local = _sort_rows(gs[r0:r1], starts[l0:l1] - r0, lengths[l0:l1], kind)
         local += r0
-        out[r0:r1] = local if grouped is None else grouped[local]
+        out[r0:r1] = local if grouped is None else grouped[local]  # gather, then store
     return out
 
 
@@ -582,19 +583,29 @@ def _first_duplicate(q_rows: npt.NDArray[np.integer], d_rows: npt.NDArray[np.int
         return -1
     starts, lengths = _blocks(q_rows)
     if _padded(n, lengths):
-        seg = np.repeat(np.arange(lengths.size), lengths)
-        col = np.arange(n, dtype=np.int64) - starts[seg]
-        m = np.full((lengths.size, int(lengths.max())), -1, dtype=np.int64)
-        m[seg, col] = d_rows
-        m.sort(axis=1)
-        hit = np.flatnonzero(((m[:, 1:] == m[:, :-1]) & (m[:, 1:] >= 0)).any(axis=1))
-        if hit.size == 0:
-            return -1
-        b = int(hit[0])
-        block = d_rows[starts[b] : starts[b] + lengths[b]]
-        _, first = np.unique(block, return_index=True)
-        dup = np.setdiff1d(np.arange(block.size), first)
-        return int(starts[b] + dup[0])
+        # one padded row per list, sorted, in fixed-size blocks of lists
+        firsts = np.unique(np.searchsorted(starts, np.arange(0, n, _SORT_BLOCK), side="right") - 1)
+        for l0, l1 in pairwise(np.append(firsts, lengths.size).tolist()):
+            r0 = int(starts[l0])
+            r1 = int(starts[l1]) if l1 < lengths.size else n
+            st, ln = starts[l0:l1] - r0, lengths[l0:l1]
+            width = int(ln.max())
+            flat = np.arange(r1 - r0, dtype=np.int64)
+            flat += np.repeat(np.arange(ln.size, dtype=np.int64) * width - st, ln)
+            m = np.full(ln.size * width, -1, dtype=d_rows.dtype)
+            m[flat] = d_rows[r0:r1]
+            del flat
+            m2 = m.reshape(ln.size, width)
+            m2.sort(axis=1)
+            hit = np.flatnonzero(((m2[:, 1:] == m2[:, :-1]) & (m2[:, 1:] >= 0)).any(axis=1))
+            if hit.size == 0:
+                continue
+            b = l0 + int(hit[0])
+            block = d_rows[starts[b] : starts[b] + lengths[b]]
+            _, first = np.unique(block, return_index=True)
+            dup = np.setdiff1d(np.arange(block.size), first)
+            return int(starts[b] + dup[0])
+        return -1
     pair = q_rows.astype(np.int64) * (int(d_rows.max()) + 1) + d_rows
     order = np.argsort(pair, kind="stable")
     same = np.flatnonzero(pair[order][1:] == pair[order][:-1])

@@ -128,3 +128,12 @@ def test_grouped_lookup_matches_row_lookup() -> None:
     assert np.isnan(got[:2]).all()
     ev = evaluate_lists(RankedLists.from_run(run, _judgments(qrels)), ["AP", "RR"])
     assert ev.n_queries == 40
+
+
+@pytest.mark.parametrize("block", [1 << 20, 3])
+def test_first_duplicate_in_blocks(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(single, "_SORT_BLOCK", block)
+    qq = np.array([0, 0, 0, 1, 1, 2, 3, 3, 3, 3])
+    assert single._first_duplicate(qq, np.array([1, 2, 3, 1, 2, 1, 4, 5, 6, 7])) == -1
+    assert single._first_duplicate(qq, np.array([1, 2, 3, 1, 2, 1, 4, 5, 4, 7])) == 8
+    assert single._first_duplicate(qq, np.array([1, 2, 3, 4, 4, 1, 4, 5, 4, 7])) == 4
