@@ -501,9 +501,11 @@ class JudgmentIndex:
         dc = np.asarray(doc_codes)
         nd = max(len(self.docs), 1)
         # ids absent from the judgments map to values that make the combined key
-        # negative (never a judgment key); code -1 (missing) indexes the appended slot
+        # negative (never a judgment key); code -1 (missing) indexes the appended slot.
+        # An unknown key is -1: key * nd + doc then lies in [-nd, -1] (a huge negative
+        # sentinel times nd would overflow int64 beyond ~8M judged documents)
         kmap = index_in(pd.Index(key_categories), self.topics)
-        kmap = np.append(np.where(kmap < 0, -(2**40), kmap), -(2**40))
+        kmap = np.append(np.where(kmap < 0, -1, kmap), -1)
         dmap = index_in(pd.Index(doc_categories), self.docs)
         dmap = np.append(np.where(dmap < 0, -(2**60), dmap), -(2**60))
         q = kmap[kc]
