@@ -33,13 +33,14 @@ category, ``grade`` int16, ``assessor`` category) plus the :class:`GradeScale`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
 import pandas as pd
 
-from .errors import InputFormatError
+from .errors import InputFormatError, JudgmentError
 from .models.judgments import GradeScale
 
 __all__ = [
@@ -195,6 +196,56 @@ class JudgmentFrame:
 
     def __post_init__(self) -> None:
         check_columns(self.table, JUDGMENT_COLUMNS, name="judgments")
+
+    @classmethod
+    def from_records(
+        cls,
+        records: Iterable[tuple[str, str, int] | tuple[str, str, int, str]],
+        *,
+        scale: GradeScale | None = None,
+        source: str = "<records>",
+    ) -> JudgmentFrame:
+        """Build judgments from ``(topic, doc, grade[, assessor])`` tuples.
+
+        For judgments written in code (tests, notebooks, examples); files go through
+        the vectorised readers of :mod:`sessionval.io.trec`.
+
+        Parameters
+        ----------
+        records
+            One tuple per judgment.
+        scale
+            The grade scale (default: one level per grade that occurs).
+        source
+            Name used in messages.
+
+        Raises
+        ------
+        JudgmentError
+            A grade is not on ``scale``.
+
+        Examples
+        --------
+        >>> jf = JudgmentFrame.from_records([("T1", "d1", 3), ("T1", "d2", 0)])
+        >>> jf.table["grade"].tolist(), list(jf.scale.grades)
+        ([3, 0], [0, 3])
+        """
+        rows = [(str(r[0]), str(r[1]), int(r[2]), str(r[3]) if len(r) > 3 else "") for r in records]
+        table = pd.DataFrame(rows, columns=["topic_id", "doc_id", "grade", "assessor"])
+        grade = table["grade"].to_numpy(dtype=np.int16)
+        if scale is None:
+            scale = GradeScale.from_grades(sorted(set(grade.tolist())) or [0])
+        off = ~np.isin(grade, np.asarray(scale.grades))
+        if off.any():
+            i = int(np.flatnonzero(off)[0])
+            raise JudgmentError(
+                f"{source}: record {i}: grade {int(grade[i])} is not on the scale {scale.name!r} "
+                f"(allowed: {', '.join(map(str, scale.grades))})"
+            )
+        table = table.astype(
+            {"topic_id": "category", "doc_id": "category", "grade": "int16", "assessor": "category"}
+        )
+        return cls(table, scale, source)
 
     @property
     def topics(self) -> pd.Index:

@@ -145,3 +145,15 @@ def test_docs_frame_md_is_generated_from_the_schema():
 
     committed = (Path(__file__).resolve().parents[2] / "docs" / "frame.md").read_text()
     assert committed == frame_schema_markdown(), "regenerate docs/frame.md (see its header)"
+
+
+def test_judgment_frame_from_records():
+    from sessionval import JudgmentError, JudgmentFrame
+
+    jf = JudgmentFrame.from_records(
+        [("T", "a", 3), ("T", "b", 0, "expert")], scale=GradeScale.default()
+    )
+    assert jf.table["assessor"].astype(str).tolist() == ["", "expert"]
+    assert str(jf.table["grade"].dtype) == "int16"
+    with pytest.raises(JudgmentError, match=r"record 1: grade 7 is not on the scale"):
+        JudgmentFrame.from_records([("T", "a", 3), ("T", "b", 7)], scale=GradeScale.default())

@@ -17,18 +17,12 @@ from sessionval.judgments.gains import (
     lookup_grades,
     result_grades,
 )
-from sessionval.models.judgments import GradeScale
 
 NAN = float("nan")
 
 
 def _judgments(rows) -> JudgmentFrame:
-    t = pd.DataFrame(rows, columns=["topic_id", "doc_id", "grade"])
-    t["assessor"] = ""
-    t = t.astype(
-        {"topic_id": "category", "doc_id": "category", "grade": "int16", "assessor": "category"}
-    )
-    return JudgmentFrame(t, GradeScale.from_grades(sorted(set(t["grade"].tolist()))))
+    return JudgmentFrame.from_records(rows)  # scale: the grades that occur
 
 
 @pytest.mark.parametrize(

@@ -107,12 +107,7 @@ def test_summary_counts_and_means() -> None:
 
 
 def _jf(rows) -> JudgmentFrame:
-    t = pd.DataFrame(rows, columns=["topic_id", "doc_id", "grade"])
-    t["assessor"] = ""
-    t = t.astype(
-        {"topic_id": "category", "doc_id": "category", "grade": "int16", "assessor": "category"}
-    )
-    return JudgmentFrame(t, GradeScale.default())
+    return JudgmentFrame.from_records(rows, scale=GradeScale.default())
 
 
 def test_from_run_rejects_duplicates_and_bad_columns() -> None:

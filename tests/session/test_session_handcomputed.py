@@ -27,12 +27,7 @@ Q2 = 2 / 3
 
 
 def qrels(rows: list[tuple[str, str, int]]) -> JudgmentFrame:
-    t = pd.DataFrame(rows, columns=["topic_id", "doc_id", "grade"])
-    t["assessor"] = ""
-    t = t.astype(
-        {"topic_id": "category", "doc_id": "category", "grade": "int16", "assessor": "category"}
-    )
-    return JudgmentFrame(t, GradeScale.default())
+    return JudgmentFrame.from_records(rows, scale=GradeScale.default())
 
 
 T = qrels([("T", "a", 3), ("T", "b", 2), ("T", "c", 1), ("T", "z", 0)])

@@ -17,12 +17,7 @@ DOCS = [f"d{i}" for i in range(10)]
 
 def judgments(qrels: dict[str, int]) -> JudgmentFrame:
     rows = [("T", d, g) for d, g in qrels.items()] or [("T", "zz", 0)]
-    t = pd.DataFrame(rows, columns=["topic_id", "doc_id", "grade"])
-    t["assessor"] = ""
-    t = t.astype(
-        {"topic_id": "category", "doc_id": "category", "grade": "int16", "assessor": "category"}
-    )
-    return JudgmentFrame(t, GradeScale.default())
+    return JudgmentFrame.from_records(rows, scale=GradeScale.default())
 
 
 def flat(sessions: list[list[list[str]]], order: list[int] | None = None) -> pd.DataFrame:

@@ -135,12 +135,7 @@ def ref_session(
 
 
 def judgments_frame(rows: list[tuple[str, str, int]]) -> JudgmentFrame:
-    t = pd.DataFrame(rows, columns=["topic_id", "doc_id", "grade"])
-    t["assessor"] = ""
-    t = t.astype(
-        {"topic_id": "category", "doc_id": "category", "grade": "int16", "assessor": "category"}
-    )
-    return JudgmentFrame(t, GradeScale.default())
+    return JudgmentFrame.from_records(rows, scale=GradeScale.default())
 
 
 def flat_table(
