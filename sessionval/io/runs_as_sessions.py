@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Final, Literal
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from ..errors import InputFormatError, ParseError, Problem, ValidationFailed
@@ -78,6 +79,41 @@ def _run_with_lines(path: str | os.PathLike[str]) -> pd.DataFrame:
             "_line": lines[: len(run)],
         }
     )
+
+
+#: problems listed before a strict load stops (lenient mode lists every one)
+_STRICT_LIMIT = 20
+
+
+def _flag_rows(
+    run: pd.DataFrame,
+    bad: npt.NDArray[np.bool_],
+    field: str,
+    value_col: str,
+    message: str,
+    problems: list[Problem],
+    mode: Mode,
+) -> None:
+    """Record a problem for each flagged run row; in strict mode raise with them.
+
+    Lenient mode reports every dropped row (counts in = counts out); strict mode
+    lists the first few and says when there are more.
+    """
+    rows = np.flatnonzero(bad)
+    shown = rows[:_STRICT_LIMIT] if mode == "strict" else rows
+    problems.extend(
+        Problem(
+            str(run["_file"].iloc[i]),
+            f"line {int(run['_line'].iloc[i])}",
+            field,
+            message,
+            repr(run[value_col].iloc[i]),
+            record=str(run["qid"].iloc[i]),
+        )
+        for i in shown.tolist()
+    )
+    if mode == "strict":
+        raise ValidationFailed(problems, truncated=len(rows) > len(shown))
 
 
 def read_cast_topics(path: str | os.PathLike[str], *, text: TurnText = "raw") -> pd.DataFrame:
@@ -203,19 +239,7 @@ def load_runs_as_sessions(
     m = run["qid"].str.extract(_TURN_RE)
     badq = m["topic"].isna().to_numpy()
     if badq.any():
-        for i in np.flatnonzero(badq)[:20].tolist():
-            problems.append(
-                Problem(
-                    str(run["_file"].iloc[i]),
-                    f"line {int(run['_line'].iloc[i])}",
-                    "qid",
-                    "turn id must be <topic>_<turn>",
-                    repr(run["qid"].iloc[i]),
-                    record=str(run["qid"].iloc[i]),
-                )
-            )
-        if mode == "strict":
-            raise ValidationFailed(problems)
+        _flag_rows(run, badq, "qid", "qid", "turn id must be <topic>_<turn>", problems, mode)
         run = run[~badq].reset_index(drop=True)
         m = m[~badq].reset_index(drop=True)
     run["topic"] = m["topic"].astype(str)
@@ -239,19 +263,8 @@ def load_runs_as_sessions(
     dupkey = pd.Series(grp) + "\x00" + run["doc"].astype(str)
     dup = dupkey.duplicated().to_numpy()
     if dup.any():
-        for i in np.flatnonzero(dup)[:20].tolist():
-            problems.append(
-                Problem(
-                    str(run["_file"].iloc[i]),
-                    f"line {int(run['_line'].iloc[i])}",
-                    "doc",
-                    "document occurs more than once in the same ranked list",
-                    repr(run["doc"].iloc[i]),
-                    record=str(run["qid"].iloc[i]),
-                )
-            )
-        if mode == "strict":
-            raise ValidationFailed(problems)
+        msg = "document occurs more than once in the same ranked list"
+        _flag_rows(run, dup, "doc", "doc", msg, problems, mode)
         run = run[~dup].reset_index(drop=True)
         grp = grp[~dup]
         starts = np.ones(len(run), dtype=bool)
@@ -290,19 +303,20 @@ def load_runs_as_sessions(
     )
     unknown_turns = sorted(set(res["turn_id"]) - set(grid["turn_id"]))
     if unknown_turns:
-        for tid in unknown_turns[:20]:
-            problems.append(
-                Problem(
-                    str(topics),
-                    "",
-                    "qid",
-                    "turn id in the run is not in the topics file",
-                    repr(tid),
-                    record=tid,
-                )
+        shown = unknown_turns[:_STRICT_LIMIT] if mode == "strict" else unknown_turns
+        problems.extend(
+            Problem(
+                str(topics),
+                "",
+                "qid",
+                "turn id in the run is not in the topics file",
+                repr(tid),
+                record=tid,
             )
+            for tid in shown
+        )
         if mode == "strict":
-            raise ValidationFailed(problems)
+            raise ValidationFailed(problems, truncated=len(unknown_turns) > len(shown))
         res = res[~res["turn_id"].isin(unknown_turns)]
     flat = grid.merge(res, on=["system", "turn_id"], how="left", sort=False)
     flat = pd.DataFrame(
