@@ -5,13 +5,13 @@
   :class:`~sessionval.models.Study` header (grade scale, users, topics, systems).
   This is what :func:`sessionval.io.jsonl.load_jsonl` reads back.
 * **Flat tables** (Parquet or CSV): one row per result, the layout of
-  ``docs/formats.md`` (built on :func:`sessionval.io.tables.frame_to_flat`) plus a
-  ``qrels_id`` column holding the judgment key of each query.
+  ``docs/formats.md`` (:func:`sessionval.io.tables.frame_to_flat`), whose
+  ``qrels_id`` column holds the judgment key of each query.
 * **Judgments** as TREC qrels (``topic 0 doc grade``), keyed by the judgment key.
 
-The JSON-lines layout has no field for a query's judgment key, so per-session
-and per-turn judgments are recovered on reading with
-:func:`sessionval.io.mapping.with_qrels_key` (``"session"`` or ``"query_id"``).
+Per-session and per-turn judgment keys travel as each query's ``qrels_id`` (in
+JSON-lines only where it differs from the session's topic), so a written study
+loads and validates with no further step.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from .tables import frame_to_flat
 
 __all__ = [
     "WrittenFiles",
-    "frame_to_flat_with_keys",
     "study_header",
     "write_flat",
     "write_jsonl",
@@ -76,32 +75,6 @@ def _text(value: Any) -> str | None:
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return None
     return str(value)
-
-
-def frame_to_flat_with_keys(frame: SessionFrame) -> pd.DataFrame:
-    """:func:`~sessionval.io.tables.frame_to_flat` plus the ``qrels_id`` of each row's query.
-
-    Parameters
-    ----------
-    frame
-        The frame to flatten (not modified).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per result (a null-rank row per empty query), ``qrels_id`` last.
-    """
-    flat = frame_to_flat(frame)
-    q = frame.queries
-    # frame_to_flat emits rows in query order; rebuild each row's query index from its keys
-    key = pd.MultiIndex.from_arrays([q["session_id"].astype(str), q["query_pos"].astype(np.int64)])
-    idx = key.get_indexer(
-        pd.MultiIndex.from_arrays(
-            [flat["session_id"].astype(str), flat["query_pos"].astype(np.int64)]
-        )
-    )
-    flat["qrels_id"] = q["qrels_id"].astype(str).to_numpy()[idx]
-    return flat
 
 
 def study_header(
@@ -295,7 +268,7 @@ def write_flat(
     if fmt not in ("parquet", "csv"):
         raise InputFormatError(f"unknown flat format {fmt!r} (allowed: parquet, csv)")
     p.parent.mkdir(parents=True, exist_ok=True)
-    flat = frame_to_flat_with_keys(frame)
+    flat = frame_to_flat(frame)  # carries each row's qrels_id
     if fmt == "parquet":
         flat.to_parquet(p, index=False)
     else:

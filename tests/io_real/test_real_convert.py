@@ -13,10 +13,10 @@ from sessionval.io.lab_tables import load_lab_tables
 from sessionval.io.mapping import load_mapped_table
 from sessionval.io.runs_as_sessions import load_runs_as_sessions
 from sessionval.io.study import load_study
-from sessionval.io.tables import frame_from_flat
+from sessionval.io.tables import frame_from_flat, frame_to_flat
 from sessionval.io.trec import read_qrels
 from sessionval.io.trec_session import load_trec_session
-from sessionval.io.writers import frame_to_flat_with_keys, write_flat, write_jsonl
+from sessionval.io.writers import write_flat, write_jsonl
 from sessionval.models.session import Session
 from sessionval.models.study import Study
 
@@ -189,10 +189,10 @@ def test_jsonl_output_leaves_out_unknowns(fx, tmp_path):
     assert first["queries"][1]["results"] == []
 
 
-def test_flat_with_keys_has_one_key_per_row(fx):
+def test_flat_table_has_one_judgment_key_per_row(fx):
     r = load_lab_tables(fx / "lab" / "session", fx / "lab" / "results", fx / "lab" / "qrels")
-    flat = frame_to_flat_with_keys(r.frame)
-    assert (flat["qrels_id"] == flat["session_id"].astype(str)).all()
+    flat = frame_to_flat(r.frame)
+    assert (flat["qrels_id"].astype(str) == flat["session_id"].astype(str)).all()
     assert len(flat) == r.frame.n_results + 1  # plus the empty query's row
 
 
