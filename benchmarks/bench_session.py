@@ -353,7 +353,8 @@ def baseline(frame, judgments, n_sessions: int):  # type: ignore[no-untyped-def]
 
 
 def run_one(path: Path, n_sessions: int, baseline_sessions: int) -> dict[str, float]:
-    from sessionval.pipeline import SessionConfig, evaluate
+    from sessionval.evaluation.config import SessionConfig
+    from sessionval.evaluation.session import evaluate
 
     judg = judgments_frame()
     rss0 = _rss_mb()

@@ -64,9 +64,9 @@ def make_data(n_queries: int, depth: int, seed: int = 0) -> tuple[pd.DataFrame, 
 
 
 def run_sessionval(run: pd.DataFrame, qrels: pd.DataFrame) -> dict[str, float]:
+    from sessionval.evaluation.lists import evaluate_lists
     from sessionval.frame import JudgmentFrame
-    from sessionval.metrics.evaluate import evaluate_lists
-    from sessionval.metrics.single import RankedLists
+    from sessionval.measures.lists import RankedLists
     from sessionval.models.judgments import GradeScale
 
     def cat(s: pd.Series) -> pd.Series:

@@ -3,35 +3,37 @@
 The public API, in the order data flows: models and loaders (validation at the
 edges) → the columnar frame → gains → single-query and session measures → tidy
 tables and curves.  Figures, exports and the HTML report live in the submodules
-:mod:`sessionval.plots`, :mod:`sessionval.export` and :mod:`sessionval.report`
+:mod:`sessionval.output.plots`, :mod:`sessionval.output.export` and :mod:`sessionval.output.report`
 (optional extras, imported only when used).
 """
 
-from .aggregate import individual_curves, query_curves, session_curves
+from .analysis.curves import individual_curves, query_curves, session_curves
+from .analysis.summary import StudySummary, summarize
 from .errors import (
     InputFormatError,
     JudgmentError,
     MeasureSpecError,
     ParseError,
-    Problem,
     SessionvalError,
     ValidationFailed,
 )
-from .frame import JudgmentFrame, SessionFrame
+from .evaluation.config import PRESETS, SessionConfig
+from .evaluation.lists import SingleEvaluation, evaluate_lists
+from .evaluation.result import SessionEvaluation
+from .evaluation.session import evaluate
+from .frame import JudgmentFrame, LoadedStudy, SessionFrame
+from .io.cast import load_runs_as_sessions
 from .io.jsonl import load_jsonl
 from .io.lab_tables import load_lab_tables
 from .io.mapping import load_mapped_table
-from .io.runs_as_sessions import load_runs_as_sessions
-from .io.study import LoadedStudy, load_judgments, load_sessions, load_study
-from .io.tables import LoadReport, frame_from_flat, frame_to_flat
+from .io.study import load_judgments, load_sessions, load_study
 from .io.trec import read_qrels, read_run
 from .io.trec_session import load_trec_session
 from .io.writers import write_flat, write_jsonl
-from .judgments.gains import GainScheme, IdealGains, gain_scheme, ideal_gains, result_grades
-from .metrics._registry import Measure, parse_measure
-from .metrics.evaluate import SingleEvaluation, evaluate_lists
-from .metrics.single import (
-    RankedLists,
+from .judgments.gains import GainScheme, gain_scheme
+from .judgments.ideal import IdealGains, ideal_gains
+from .judgments.lookup import result_grades
+from .measures.cg import (
     avg_pos,
     avg_vect,
     cumulated_gain,
@@ -39,10 +41,12 @@ from .metrics.single import (
     gain_vectors,
     norm_vect,
 )
+from .measures.lists import RankedLists
+from .measures.registry import Measure, parse_measure
 from .models import GradeScale, Judgment, Query, Result, Session, Study, System, Topic, User
-from .pipeline import PRESETS, SessionConfig, SessionEvaluation, evaluate
-from .summary import StudySummary, summarize
-from .synth import generate_study, write_study
+from .problems import LoadReport, Problem
+from .synth.simulate import generate_study, write_study
+from .validate.flat import frame_from_flat, frame_to_flat
 
 __version__ = "0.1.0"
 

@@ -1,12 +1,25 @@
-"""Constrained scalar types shared by the models (``Annotated`` aliases)."""
+"""Shared type aliases: constrained scalars of the models (``Annotated``) and array types."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, TypeAlias
 
+import numpy as np
+import numpy.typing as npt
 from pydantic import Field, StringConstraints
 
-__all__ = ["Cutoff", "DocId", "Grade", "Identifier", "NonNegativeFloat", "Position", "Rank"]
+__all__ = [
+    "BoolArray",
+    "Cutoff",
+    "DocId",
+    "FloatArray",
+    "Grade",
+    "Identifier",
+    "IntArray",
+    "NonNegativeFloat",
+    "Position",
+    "Rank",
+]
 
 Identifier = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True)]
 """A non-empty identifier (session, user, topic, system)."""
@@ -28,3 +41,12 @@ Grade = int
 
 NonNegativeFloat = Annotated[float, Field(ge=0)]
 """A count or duration that cannot be negative."""
+
+FloatArray: TypeAlias = npt.NDArray[np.float64]
+"""float64 array (gains, scores)."""
+
+IntArray: TypeAlias = npt.NDArray[np.int64]
+"""int64 array (offsets, indices, codes)."""
+
+BoolArray: TypeAlias = npt.NDArray[np.bool_]
+"""Boolean mask."""

@@ -13,7 +13,13 @@ from collections.abc import Sequence
 
 import click
 
-__all__ = ["COMMANDS", "entry_point", "main"]
+__all__ = [
+    "COMMANDS",
+    "CommandFailed",
+    "cli",
+    "entry_point",
+    "main",
+]
 
 #: subcommand name -> (module, one-line help). Each module defines ``command: click.Command``.
 COMMANDS: dict[str, tuple[str, str]] = {

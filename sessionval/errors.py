@@ -13,16 +13,17 @@ rejects report instead of raising.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from .problems import Problem
 
 __all__ = [
     "InputFormatError",
     "JudgmentError",
     "MeasureSpecError",
     "ParseError",
-    "Problem",
     "SessionvalError",
     "ValidationFailed",
+    "raise_if_any",
 ]
 
 
@@ -44,45 +45,6 @@ class JudgmentError(SessionvalError):
 
 class MeasureSpecError(SessionvalError):
     """A measure name, parameter or configuration value is not valid."""
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One thing wrong with one record of an input.
-
-    Parameters
-    ----------
-    source
-        File name (or ``"<frame>"`` for in-memory tables).
-    location
-        ``"line 17"``, ``"row 3"``, ``"session s12"``: where in the source.
-    field
-        Dotted path of the offending field (``"queries[2].results[0].rank"``), or ``""``.
-    message
-        What was wrong and what is allowed.
-    value
-        The offending value, rendered with ``repr`` (may be ``""``).
-    record
-        Identifier of the record that is rejected in lenient mode (usually the session id).
-    """
-
-    source: str
-    location: str
-    field: str
-    message: str
-    value: str = ""
-    record: str = ""
-
-    def __str__(self) -> str:
-        if self.location.startswith("line "):
-            where = f"{self.source}:{self.location[5:]}"
-        elif self.location:
-            where = f"{self.source} ({self.location})"
-        else:
-            where = self.source
-        field = f" {self.field}:" if self.field else ""
-        got = f" (got {self.value})" if self.value else ""
-        return f"{where}:{field} {self.message}{got}"
 
 
 class ValidationFailed(SessionvalError):

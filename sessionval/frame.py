@@ -42,14 +42,19 @@ import pandas as pd
 
 from .errors import InputFormatError, JudgmentError
 from .models.judgments import GradeScale
+from .models.study import Study
+from .problems import LoadReport
 
 __all__ = [
+    "FLAT_OPTIONAL",
+    "FLAT_REQUIRED",
     "JUDGMENT_COLUMNS",
     "QUERY_COLUMNS",
     "RESULT_COLUMNS",
     "SESSION_COLUMNS",
     "Column",
     "JudgmentFrame",
+    "LoadedStudy",
     "SessionFrame",
     "check_columns",
     "frame_schema_markdown",
@@ -310,3 +315,53 @@ class SessionFrame:
         offsets = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         return offsets
+
+
+FLAT_REQUIRED: Final[tuple[str, ...]] = (
+    "session_id",
+    "user_id",
+    "topic_id",
+    "system_id",
+    "query_pos",
+    "rank",
+    "doc_id",
+)
+
+
+FLAT_OPTIONAL: Final[tuple[str, ...]] = (
+    "query_text",
+    "query_time",
+    "query_id",
+    "scan_depth",
+    "url",
+    "title",
+    "snippet",
+    "clicks",
+    "dwell",
+    "user_grade",
+    "session_start",
+    "session_end",
+    "qrels_id",
+)
+
+
+@dataclass(frozen=True)
+class LoadedStudy:
+    """A validated study: header, columnar sessions, judgments and what loading found.
+
+    Attributes
+    ----------
+    study
+        The study header (name, scales, users, topics, systems; no sessions).
+    frame
+        The sessions in columnar form.
+    judgments
+        Reference judgments, or ``None`` when none were given.
+    report
+        Records read / accepted / rejected and every problem of a rejected record.
+    """
+
+    study: Study
+    frame: SessionFrame
+    judgments: JudgmentFrame | None
+    report: LoadReport

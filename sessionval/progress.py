@@ -7,7 +7,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Stages", "stages"]
+__all__ = [
+    "Stages",
+    "stages",
+]
 
 
 @dataclass

@@ -14,7 +14,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Violations", "check_in_levels", "check_one_to_n", "check_unique_within"]
+__all__ = [
+    "Violations",
+    "check_in_levels",
+    "check_one_to_n",
+    "check_unique_within",
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,12 @@ from pydantic import BaseModel
 
 from .models import Judgment, Session, Study
 
-__all__ = ["SCHEMAS", "check_schemas", "render_schemas", "write_schemas"]
+__all__ = [
+    "SCHEMAS",
+    "check_schemas",
+    "render_schemas",
+    "write_schemas",
+]
 
 #: file stem -> model; ``<stem>.schema.json`` in ``schemas/``.
 SCHEMAS: Final[dict[str, type[BaseModel]]] = {

@@ -6,7 +6,10 @@ from pathlib import Path
 
 import click
 
-__all__ = ["logs_argument", "qrels_option"]
+__all__ = [
+    "logs_argument",
+    "qrels_option",
+]
 
 #: LOGS: a study folder (sessions.jsonl/.parquet/.csv and study.json) or one session file
 logs_argument = click.argument("logs", type=click.Path(exists=True, path_type=Path))

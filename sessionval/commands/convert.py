@@ -14,11 +14,16 @@ from typing import Literal, cast
 
 import click
 
-from ..errors import InputFormatError, Problem
+from ..errors import InputFormatError
 from ..frame import JudgmentFrame, SessionFrame
-from ..io.tables import LoadReport, Mode
+from ..problems import LoadReport, Mode, Problem
 
-__all__ = ["command", "load_input"]
+__all__ = [
+    "FORMATS",
+    "InputFormat",
+    "command",
+    "load_input",
+]
 
 InputFormat = Literal["jsonl", "flat", "trec-session", "lab-tables", "cast"]
 FORMATS: tuple[str, ...] = ("jsonl", "flat", "trec-session", "lab-tables", "cast")
@@ -81,7 +86,7 @@ def load_input(
         lab = load_lab_tables(session, _find(folder, "results"), q, mode=mode)
         return lab.frame, lab.judgments, lab.report, list(lab.notes), "session"
     if fmt == "cast":
-        from ..io.runs_as_sessions import load_runs_as_sessions
+        from ..io.cast import load_runs_as_sessions
 
         runs = sorted(path.glob("*.run")) if path.is_dir() else [path]
         if not runs:

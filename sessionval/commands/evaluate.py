@@ -10,10 +10,14 @@ from typing import TYPE_CHECKING, cast
 import click
 
 if TYPE_CHECKING:
-    from ..judgments.gains import NegativePolicy, UnjudgedPolicy
-    from ..metrics.single import EmptyPolicy, TieBreak
+    from ..judgments.gains import NegativePolicy
+    from ..judgments.unjudged import UnjudgedPolicy
+    from ..measures.lists import EmptyPolicy, TieBreak
 
-__all__ = ["DEFAULT_MEASURES", "command"]
+__all__ = [
+    "DEFAULT_MEASURES",
+    "command",
+]
 
 DEFAULT_MEASURES: tuple[str, ...] = ("AP", "nDCG", "nDCG@10", "P@10", "RR", "Bpref")
 
@@ -95,10 +99,10 @@ def command(
     Prints per-query rows (with -q) and the mean of every measure over the queries
     with a defined value (query id "all"); diagnostics go to stderr.
     """
+    from ..evaluation.lists import evaluate_lists
     from ..io.trec import read_qrels, read_run
-    from ..metrics._registry import parse_measures
-    from ..metrics.evaluate import evaluate_lists
-    from ..metrics.single import RankedLists
+    from ..measures.lists import RankedLists
+    from ..measures.registry import parse_measures
 
     ms = parse_measures(list(measures) or list(DEFAULT_MEASURES))
     judgments = read_qrels(qrels)

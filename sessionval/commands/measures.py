@@ -6,7 +6,9 @@ import json
 
 import click
 
-__all__ = ["command"]
+__all__ = [
+    "command",
+]
 
 
 @click.command("measures")
@@ -20,7 +22,7 @@ __all__ = ["command"]
 )
 def command(fmt: str) -> None:
     """List every measure: name, parameters with defaults, formula, reference."""
-    from ..metrics._registry import describe_measures, measures_markdown
+    from ..measures.registry import describe_measures, measures_markdown
 
     if fmt == "markdown":
         click.echo(measures_markdown())

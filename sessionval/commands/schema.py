@@ -9,7 +9,9 @@ import click
 from ..cli import CommandFailed
 from ..schema import check_schemas, write_schemas
 
-__all__ = ["command"]
+__all__ = [
+    "command",
+]
 
 
 @click.command("schema")

@@ -8,7 +8,9 @@ from typing import cast
 
 import click
 
-__all__ = ["command"]
+__all__ = [
+    "command",
+]
 
 
 @click.command(name="synth")
@@ -49,7 +51,7 @@ def command(n_sessions: int, seed: int, out_dir: Path, formats: str, progress: b
     The committed sample is reproduced by ``sessionval synth --sessions 120 --seed 2008
     --out sample_logs``.
     """
-    from ..synth import OutputFormat, write_study
+    from ..synth.simulate import OutputFormat, write_study
 
     if progress is None:
         progress = n_sessions > 50_000 and sys.stderr.isatty()

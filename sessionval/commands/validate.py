@@ -6,13 +6,15 @@ from pathlib import Path
 
 import click
 
+from ..analysis.summary import summarize
 from ..io.study import load_study
-from ..io.tables import LOAD_PHASES
 from ..progress import stages
-from ..summary import summarize
+from ..validate.flat import LOAD_PHASES
 from ._options import logs_argument, qrels_option
 
-__all__ = ["command"]
+__all__ = [
+    "command",
+]
 
 
 @click.command("validate")

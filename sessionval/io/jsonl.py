@@ -3,7 +3,7 @@
 Each line is parsed and validated through the Pydantic model (so a bad line is
 reported with its line number and the dotted path of the field), then all
 accepted sessions are flattened and passed through the same vectorised rules as
-every other input (:func:`sessionval.io.tables.frame_from_flat`).
+every other input (:func:`sessionval.validate.flat.frame_from_flat`).
 """
 
 from __future__ import annotations
@@ -19,13 +19,18 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from ..errors import ParseError, Problem, ValidationFailed
+from ..errors import ParseError, ValidationFailed
 from ..frame import SessionFrame
 from ..models.judgments import GradeScale
 from ..models.session import Session
-from .tables import LoadReport, Mode, frame_from_flat
+from ..problems import LoadReport, Mode, Problem
+from ..validate.flat import frame_from_flat
 
-__all__ = ["iter_sessions", "load_jsonl", "sessions_to_flat"]
+__all__ = [
+    "iter_sessions",
+    "load_jsonl",
+    "sessions_to_flat",
+]
 
 _INNER_PATH = re.compile(r"^((?:results|queries)\[\d+\]\.\w+): (.*)$", re.DOTALL)
 

@@ -28,13 +28,19 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from ..errors import InputFormatError, JudgmentError, ParseError, Problem, ValidationFailed
+from ..errors import InputFormatError, JudgmentError, ParseError, ValidationFailed
 from ..frame import JudgmentFrame, SessionFrame
 from ..models.judgments import GradeScale
+from ..problems import LoadReport, Mode, Problem
+from ..validate.flat import frame_from_flat
 from .mapping import with_qrels_key
-from .tables import LoadReport, Mode, frame_from_flat
 
-__all__ = ["JIANG_ALLAN_SCALE", "LabColumns", "LabTablesLoad", "load_lab_tables"]
+__all__ = [
+    "JIANG_ALLAN_SCALE",
+    "LabColumns",
+    "LabTablesLoad",
+    "load_lab_tables",
+]
 
 #: the grades of the Jiang & Allan qrels (the meaning of −1 is not documented there)
 JIANG_ALLAN_SCALE: Final = GradeScale(

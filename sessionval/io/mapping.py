@@ -25,13 +25,16 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputFormatError
-from ..frame import SessionFrame
-from .tables import FLAT_OPTIONAL, FLAT_REQUIRED, LoadReport, Mode, frame_from_flat, read_flat_table
+from ..frame import FLAT_OPTIONAL, FLAT_REQUIRED, SessionFrame
+from ..problems import LoadReport, Mode
+from ..validate.flat import frame_from_flat
+from .flat import read_flat_table
 
 __all__ = [
     "TARGET_ALIASES",
     "MappedLoad",
     "QrelsKey",
+    "apply_flat_qrels_id",
     "apply_mapping",
     "load_mapped_table",
     "parse_mapping",
@@ -249,7 +252,7 @@ def load_mapped_table(
     mapping
         ``"session=SessionID,query_pos=Qno,..."`` or a dict.
     mode
-        ``"strict"`` or ``"lenient"`` (see :func:`~sessionval.io.tables.frame_from_flat`).
+        ``"strict"`` or ``"lenient"`` (see :func:`~sessionval.validate.flat.frame_from_flat`).
     source
         Name used in messages (default: the path).
     max_problems

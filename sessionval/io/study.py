@@ -10,49 +10,33 @@ judgments and the load report.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from ..errors import InputFormatError, ParseError, Problem, ValidationFailed
-from ..frame import JudgmentFrame, SessionFrame
+from ..errors import InputFormatError, ParseError
+from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
 from ..models.study import Study
-from ._columns import ParquetColumns
+from ..problems import LoadReport, Mode
+from ..validate.flat import frame_from_flat
+from ..validate.references import _attach_entities, _check_references
+from ..validate.sources import ParquetColumns
+from .flat import read_flat_table
 from .jsonl import load_jsonl
-from .tables import LoadReport, Mode, frame_from_flat, read_flat_table
 
-__all__ = ["LoadedStudy", "load_judgments", "load_sessions", "load_study", "read_study_header"]
+__all__ = [
+    "SESSION_FILES",
+    "load_judgments",
+    "load_sessions",
+    "load_study",
+    "read_study_header",
+]
 
 SESSION_FILES: Final = ("sessions.jsonl", "sessions.parquet", "sessions.csv", "sessions.tsv")
-
-
-@dataclass(frozen=True)
-class LoadedStudy:
-    """A validated study: header, columnar sessions, judgments and what loading found.
-
-    Attributes
-    ----------
-    study
-        The study header (name, scales, users, topics, systems; no sessions).
-    frame
-        The sessions in columnar form.
-    judgments
-        Reference judgments, or ``None`` when none were given.
-    report
-        Records read / accepted / rejected and every problem of a rejected record.
-    """
-
-    study: Study
-    frame: SessionFrame
-    judgments: JudgmentFrame | None
-    report: LoadReport
 
 
 def read_study_header(path: str | os.PathLike[str]) -> Study:
@@ -181,7 +165,7 @@ def load_study(
     max_problems
         Limit of problems listed in strict mode.
     progress
-        Called with each loading phase's name (:data:`sessionval.io.tables.LOAD_PHASES`).
+        Called with each loading phase's name (:data:`sessionval.validate.flat.LOAD_PHASES`).
     max_rank
         Read only results down to this rank (see :func:`load_sessions`).
 
@@ -213,116 +197,3 @@ def load_study(
     )
     frame = _attach_entities(frame, study)
     return LoadedStudy(study=study, frame=frame, judgments=judgments, report=report)
-
-
-def _check_references(
-    frame: SessionFrame,
-    report: LoadReport,
-    study: Study,
-    judgments: JudgmentFrame | None,
-    source: str,
-    mode: Mode,
-    max_problems: int,
-) -> tuple[SessionFrame, LoadReport]:
-    """Unknown users/topics/systems and unjudged topics, per session (vectorised by category)."""
-    s = frame.sessions
-    bad = np.zeros(len(s), dtype=bool)
-    problems: list[Problem] = []
-    for col, known in (
-        ("user_id", [u.user_id for u in study.users]),
-        ("topic_id", [t.topic_id for t in study.topics]),
-        ("system_id", [x.system_id for x in study.systems]),
-    ):
-        if not known:
-            continue
-        unknown_mask = ~s[col].isin(known).to_numpy()
-        listed = ", ".join(sorted(known)[:12]) + (" …" if len(known) > 12 else "")
-        for i in np.flatnonzero(unknown_mask).tolist():
-            problems.append(
-                Problem(
-                    source,
-                    f"session {s['session_id'].iloc[i]}",
-                    col,
-                    f"unknown {col[:-3]} (known in the study header: {listed})",
-                    repr(str(s[col].iloc[i])),
-                    str(s["session_id"].iloc[i]),
-                )
-            )
-        bad |= unknown_mask
-    if judgments is not None:
-        judged = set(judgments.topics.astype(str))
-        declared = {t.topic_id for t in study.topics if not t.judged}
-        keys = frame.queries["qrels_id"].astype(str)
-        q_sess = frame.queries["session_id"].cat.codes.to_numpy()
-        topic_of_q = s["topic_id"].astype(str).to_numpy()[q_sess]
-        # the rule binds the topic's judgments; a query with its own judgment set (a CAsT
-        # turn, a lab session) may legitimately have none: it is counted, not rejected
-        q_bad = ~keys.isin(judged | declared).to_numpy() & (keys.to_numpy() == topic_of_q)
-        sess_bad = np.zeros(len(s), dtype=bool)
-        sess_bad[q_sess[q_bad]] = True
-        for i in np.flatnonzero(sess_bad & ~bad).tolist():
-            key = keys[(q_sess == i) & q_bad].iloc[0]
-            problems.append(
-                Problem(
-                    source,
-                    f"session {s['session_id'].iloc[i]}",
-                    "topic_id",
-                    f"topic {key!r} has no reference judgments in {judgments.source} "
-                    "and is not declared "
-                    'unjudged (add judgments, or set "judged": false on the topic in study.json)',
-                    repr(key),
-                    str(s["session_id"].iloc[i]),
-                )
-            )
-        bad |= sess_bad
-    if not problems:
-        return frame, report
-    if mode == "strict":
-        raise ValidationFailed(problems[:max_problems], truncated=len(problems) > max_problems)
-    report = dataclasses.replace(report, problems=[*report.problems, *problems])
-    report.sessions_rejected += int(bad.sum())
-    report.sessions_accepted -= int(bad.sum())
-    return drop_sessions(frame, bad), report
-
-
-def drop_sessions(frame: SessionFrame, drop: np.ndarray) -> SessionFrame:
-    """A frame without the sessions flagged in ``drop`` (boolean per session row)."""
-    if not drop.any():
-        return frame
-    keep_s = ~drop
-    q_keep = keep_s[frame.queries["session_id"].cat.codes.to_numpy()]
-    r_keep = q_keep[frame.results["query_idx"].to_numpy()]
-    new_q_idx = np.cumsum(q_keep) - 1
-    names = frame.sessions["session_id"].cat.categories[keep_s]
-    cat = pd.CategoricalDtype(names)
-    sessions = frame.sessions[keep_s].reset_index(drop=True)
-    sessions["session_id"] = sessions["session_id"].astype(str).astype(cat)
-    queries = frame.queries[q_keep].reset_index(drop=True)
-    queries["session_id"] = queries["session_id"].astype(str).astype(cat)
-    results = frame.results[r_keep].reset_index(drop=True)
-    results["session_id"] = results["session_id"].astype(str).astype(cat)
-    results["query_idx"] = new_q_idx[results["query_idx"].to_numpy()].astype(np.int32)
-    return dataclasses.replace(frame, sessions=sessions, queries=queries, results=results)
-
-
-def _attach_entities(frame: SessionFrame, study: Study) -> SessionFrame:
-    """Replace the id-only entity tables with the header's attributes where it has them."""
-    users, topics, systems = frame.users, frame.topics, frame.systems
-    if study.users:
-        attrs = pd.DataFrame([{"user_id": u.user_id, **u.attributes} for u in study.users])
-        users = users.merge(attrs.astype({"user_id": "string"}), on="user_id", how="left")
-    if study.topics:
-        t = pd.DataFrame([t.model_dump() for t in study.topics]).astype({"topic_id": "string"})
-        topics = topics[["topic_id"]].merge(t, on="topic_id", how="left")
-        topics["judged"] = topics["judged"].fillna(True).astype(bool)
-        topics[["title", "description"]] = topics[["title", "description"]].fillna("")
-    if study.systems:
-        x = pd.DataFrame([x.model_dump() for x in study.systems]).astype({"system_id": "string"})
-        systems = systems[["system_id"]].merge(x, on="system_id", how="left").fillna("")
-    return dataclasses.replace(
-        frame,
-        users=users,
-        topics=topics,
-        systems=systems,
-        grade_scale=study.user_grade_scale or study.grade_scale,
-    )

@@ -21,7 +21,11 @@ from ..errors import JudgmentError, ParseError
 from ..frame import JudgmentFrame
 from ..models.judgments import GradeScale
 
-__all__ = ["read_judgments_csv", "read_qrels", "read_run"]
+__all__ = [
+    "read_judgments_csv",
+    "read_qrels",
+    "read_run",
+]
 
 
 def _line_numbers(path: Path) -> np.ndarray:
@@ -221,7 +225,7 @@ def read_run(path: str | os.PathLike[str]) -> pd.DataFrame:
     pandas.DataFrame
         ``query_id``, ``doc_id`` (categorical), ``rank`` (int64), ``score`` (float64),
         ``tag`` (categorical), in file order.  Order lists with
-        :meth:`sessionval.metrics.single.RankedLists.from_run`.
+        :meth:`sessionval.measures.lists.RankedLists.from_run`.
     """
     p = Path(path)
     df = _read_ws(p, ["qid", "q0", "doc", "rank", "score", "tag"], "run")

@@ -5,7 +5,7 @@
   :class:`~sessionval.models.Study` header (grade scale, users, topics, systems).
   This is what :func:`sessionval.io.jsonl.load_jsonl` reads back.
 * **Flat tables** (Parquet or CSV): one row per result, the layout of
-  ``docs/formats.md`` (:func:`sessionval.io.tables.frame_to_flat`), whose
+  ``docs/formats.md`` (:func:`sessionval.validate.flat.frame_to_flat`), whose
   ``qrels_id`` column holds the judgment key of each query.
 * **Judgments** as TREC qrels (``topic 0 doc grade``), keyed by the judgment key.
 
@@ -30,9 +30,10 @@ from ..errors import InputFormatError
 from ..frame import JudgmentFrame, SessionFrame
 from ..models.judgments import GradeScale
 from ..models.study import Study, System, Topic, User
-from .tables import frame_to_flat
+from ..validate.flat import frame_to_flat
 
 __all__ = [
+    "FlatFormat",
     "WrittenFiles",
     "study_header",
     "write_flat",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Model"]
+__all__ = [
+    "Model",
+]
 
 
 class Model(BaseModel):

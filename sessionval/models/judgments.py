@@ -8,7 +8,10 @@ from .._types import DocId, Grade, Identifier
 from ..rules import check_in_levels
 from ._base import Model
 
-__all__ = ["GradeScale", "Judgment"]
+__all__ = [
+    "GradeScale",
+    "Judgment",
+]
 
 
 class GradeScale(Model):

@@ -10,7 +10,11 @@ from .._types import DocId, Grade, Identifier, NonNegativeFloat, Position, Rank
 from ..rules import check_one_to_n, check_unique_within
 from ._base import Model
 
-__all__ = ["Query", "Result", "Session"]
+__all__ = [
+    "Query",
+    "Result",
+    "Session",
+]
 
 
 class Result(Model):

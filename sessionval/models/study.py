@@ -11,7 +11,13 @@ from ._base import Model
 from .judgments import GradeScale, Judgment
 from .session import Session
 
-__all__ = ["Study", "System", "Topic", "User"]
+__all__ = [
+    "AttributeValue",
+    "Study",
+    "System",
+    "Topic",
+    "User",
+]
 
 AttributeValue = float | int | str | bool | None
 

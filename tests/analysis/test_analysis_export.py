@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionval.errors import SessionvalError
-from sessionval.export import (
+from sessionval.output.export import (
     describe_column,
     long_form,
     stats_name,

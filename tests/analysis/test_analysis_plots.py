@@ -9,12 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sessionval import aggregate as ag
-from sessionval import plots
-from sessionval.curves import _ideal_of, cg_curves
+from sessionval.analysis import curves as ag
+from sessionval.analysis.cg_curves import _ideal_of, cg_curves
 from sessionval.errors import SessionvalError
+from sessionval.evaluation.config import SessionConfig
+from sessionval.evaluation.session import evaluate
 from sessionval.io.study import load_study
-from sessionval.pipeline import SessionConfig, evaluate
+from sessionval.output import plots
 from sessionval.synth import write_study
 
 

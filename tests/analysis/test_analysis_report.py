@@ -15,8 +15,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from sessionval.analysis.stats import paired_comparison, score_table
 from sessionval.errors import SessionvalError
-from sessionval.report import ReportFigure, paired_comparison, render_report, score_table
+from sessionval.output.report import ReportFigure, render_report
 
 
 def _png(color: str) -> tuple[bytes, bytes]:

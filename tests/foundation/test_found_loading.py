@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 
 from sessionval.errors import InputFormatError, ParseError, ValidationFailed
+from sessionval.io.flat import read_flat_table
 from sessionval.io.jsonl import load_jsonl
-from sessionval.io.tables import frame_from_flat, frame_to_flat, read_flat_table
 from sessionval.models import GradeScale
+from sessionval.validate.flat import frame_from_flat, frame_to_flat
 
 
 def test_jsonl_builds_the_frame(tmp_path: Path, make_session, write_jsonl):
@@ -211,7 +212,7 @@ def test_frame_flat_round_trip(tmp_path: Path, make_session, write_jsonl):
 
 def test_progress_reports_every_phase_in_order(study_dir: Path):
     from sessionval.io.study import load_study
-    from sessionval.io.tables import LOAD_PHASES
+    from sessionval.validate.flat import LOAD_PHASES
 
     seen: list[str] = []
     load_study(study_dir, qrels=study_dir / "qrels.txt", progress=seen.append)
@@ -219,7 +220,7 @@ def test_progress_reports_every_phase_in_order(study_dir: Path):
 
 
 def test_parquet_bulk_path_matches_dataframe_path(tmp_path: Path):
-    from sessionval.io._columns import ParquetColumns
+    from sessionval.validate.sources import ParquetColumns
 
     df = _flat(
         query_text=["a b", "a b", "c", "d"],

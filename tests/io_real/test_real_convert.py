@@ -8,17 +8,17 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sessionval.cli import main
+from sessionval.io.cast import load_runs_as_sessions
 from sessionval.io.jsonl import load_jsonl
 from sessionval.io.lab_tables import load_lab_tables
 from sessionval.io.mapping import load_mapped_table
-from sessionval.io.runs_as_sessions import load_runs_as_sessions
 from sessionval.io.study import load_study
-from sessionval.io.tables import frame_from_flat, frame_to_flat
 from sessionval.io.trec import read_qrels
 from sessionval.io.trec_session import load_trec_session
 from sessionval.io.writers import write_flat, write_jsonl
 from sessionval.models.session import Session
 from sessionval.models.study import Study
+from sessionval.validate.flat import frame_from_flat, frame_to_flat
 
 
 def sources(fx):

@@ -57,7 +57,7 @@ def test_judgments_are_per_session(fx):
 
 
 def test_grades_join_per_session(fx):
-    from sessionval.judgments.gains import result_grades
+    from sessionval.judgments.lookup import result_grades
 
     r = load(fx)
     g = result_grades(r.frame, r.judgments)
@@ -116,7 +116,8 @@ def test_duplicate_document_in_a_list_rejects_session(fx, tmp_path):
 
 def test_per_session_pool_drives_the_ideal(fx):
     """End to end: per-session keys make each session's ideal come from its own judged pool."""
-    from sessionval.pipeline import SessionConfig, evaluate
+    from sessionval.evaluation.config import SessionConfig
+    from sessionval.evaluation.session import evaluate
 
     r = load(fx)
     cfg = SessionConfig(gains="exp", negative="keep", discount="log2p1", cutoff=2, bq=float("inf"))

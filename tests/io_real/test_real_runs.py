@@ -3,11 +3,7 @@ from __future__ import annotations
 import pytest
 
 from sessionval.errors import JudgmentError, ParseError, ValidationFailed
-from sessionval.io.runs_as_sessions import (
-    CAST_GRADE_SCALE,
-    load_runs_as_sessions,
-    read_cast_topics,
-)
+from sessionval.io.cast import CAST_GRADE_SCALE, load_runs_as_sessions, read_cast_topics
 
 
 def load(fx, **kw):

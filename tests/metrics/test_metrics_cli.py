@@ -11,7 +11,7 @@ import pytest
 from sessionval.cli import main
 from sessionval.errors import JudgmentError, ParseError
 from sessionval.io.trec import read_judgments_csv, read_qrels, read_run
-from sessionval.metrics._registry import measures_markdown
+from sessionval.measures.registry import measures_markdown
 
 QRELS = """\
 1 0 a 2

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sessionval.evaluation.lists import evaluate_lists
 from sessionval.frame import JudgmentFrame
-from sessionval.metrics.evaluate import evaluate_lists
-from sessionval.metrics.single import RankedLists
+from sessionval.measures.lists import RankedLists
 from sessionval.models.judgments import GradeScale
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

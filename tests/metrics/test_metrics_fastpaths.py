@@ -7,11 +7,12 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from sessionval.evaluation.lists import evaluate_lists
 from sessionval.frame import JudgmentFrame
-from sessionval.judgments.gains import JudgmentIndex
-from sessionval.metrics import single
-from sessionval.metrics.evaluate import evaluate_lists
-from sessionval.metrics.single import RankedLists, _codes, _score_order
+from sessionval.judgments.lookup import JudgmentIndex
+from sessionval.measures import ranking as single
+from sessionval.measures.lists import RankedLists
+from sessionval.measures.ranking import _codes, _score_order
 from sessionval.models.judgments import GradeScale
 
 

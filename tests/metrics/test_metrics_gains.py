@@ -8,15 +8,10 @@ import pytest
 
 from sessionval.errors import JudgmentError, MeasureSpecError
 from sessionval.frame import JudgmentFrame, SessionFrame
-from sessionval.judgments.gains import (
-    GAIN_SCHEMES,
-    JudgmentIndex,
-    apply_unjudged,
-    gain_scheme,
-    ideal_gains,
-    lookup_grades,
-    result_grades,
-)
+from sessionval.judgments.gains import GAIN_SCHEMES, gain_scheme
+from sessionval.judgments.ideal import ideal_gains
+from sessionval.judgments.lookup import JudgmentIndex, lookup_grades, result_grades
+from sessionval.judgments.unjudged import apply_unjudged
 
 NAN = float("nan")
 
@@ -177,7 +172,8 @@ def test_result_grades_reference_and_searcher() -> None:
 
 
 def test_ranked_lists_from_frame() -> None:
-    from sessionval.metrics.single import RankedLists, gain_scalar
+    from sessionval.measures.cg import gain_scalar
+    from sessionval.measures.lists import RankedLists
 
     j = _judgments([("1", "a", 1), ("1", "b", 3), ("2", "a", 2), ("2", "q", 3)])
     lists = RankedLists.from_frame(_frame(), j)

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessionval.metrics._registry import REGISTRY, parse_measure
-from sessionval.metrics.evaluate import evaluate_lists
-from sessionval.metrics.single import RankedLists
+from sessionval.evaluation.lists import evaluate_lists
+from sessionval.measures.lists import RankedLists
+from sessionval.measures.registry import REGISTRY, parse_measure
 
 NAMES = sorted(REGISTRY)
 CUTOFF_REQUIRED = {n for n, d in REGISTRY.items() if d.cutoff == "required"}

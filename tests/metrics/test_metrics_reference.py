@@ -13,13 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sessionval.metrics._registry import parse_measure
-from sessionval.metrics.single import (
-    RankedLists,
-    cumulated_gain,
-    discounted_cumulated_gain,
-    gain_vectors,
-)
+from sessionval.measures.cg import cumulated_gain, discounted_cumulated_gain, gain_vectors
+from sessionval.measures.lists import RankedLists
+from sessionval.measures.registry import parse_measure
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 CASES = sorted(REF.glob("single_*.json"))

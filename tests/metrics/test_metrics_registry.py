@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sessionval.errors import MeasureSpecError
-from sessionval.metrics._registry import REGISTRY, describe_measures, parse_measure, parse_measures
+from sessionval.measures.registry import REGISTRY, describe_measures, parse_measure, parse_measures
 
 ROUND_TRIP = [
     "nDCG@10",
@@ -56,7 +56,10 @@ def test_python_api_call_and_matmul() -> None:
     [
         ("nDGC@10", "valid measures: AP, Bpref"),
         ("nDCG(foo=1)", "valid parameters: discount, b, gain"),
-        ("nDCG(discount=log10)", "valid values: jk2008, jk2002, jk2002rn, log2p1, none"),
+        (
+            "nDCG(discount=log10)",
+            "valid values: jk2008, jk2002, jk2002rn, log2p1, shifted-log, none",
+        ),
         ("nDCG(b=1)", "log base must be > 1"),
         ("nDCG(b=x)", "not a valid float"),
         ("nDCG@0", "cut-off must be an integer >= 1"),

@@ -7,10 +7,9 @@ import pandas as pd
 import pytest
 
 from sessionval.errors import InputFormatError, JudgmentError, MeasureSpecError
+from sessionval.evaluation.lists import evaluate_lists
 from sessionval.frame import JudgmentFrame
-from sessionval.metrics.evaluate import evaluate_lists
-from sessionval.metrics.single import (
-    RankedLists,
+from sessionval.measures.cg import (
     avg_pos,
     avg_vect,
     discounted_cumulated_gain,
@@ -18,6 +17,7 @@ from sessionval.metrics.single import (
     gain_vectors,
     norm_vect,
 )
+from sessionval.measures.lists import RankedLists
 from sessionval.models.judgments import GradeScale
 
 NAN = float("nan")
@@ -140,7 +140,7 @@ def test_from_run_tie_breaks() -> None:
 
 
 def test_score_order_and_duplicates_match_simple_definitions() -> None:
-    from sessionval.metrics.single import _first_duplicate, _score_order
+    from sessionval.measures.ranking import _first_duplicate, _score_order
 
     rng = np.random.default_rng(11)
     for trial in range(300):

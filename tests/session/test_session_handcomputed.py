@@ -15,12 +15,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sessionval.aggregate import individual_curves, query_curves, session_curves
+from sessionval.analysis.curves import individual_curves, query_curves, session_curves
 from sessionval.errors import MeasureSpecError
+from sessionval.evaluation.config import PRESETS, SessionConfig
+from sessionval.evaluation.session import evaluate
 from sessionval.frame import JudgmentFrame
-from sessionval.io.tables import frame_from_flat
 from sessionval.models.judgments import GradeScale
-from sessionval.pipeline import PRESETS, SessionConfig, evaluate
+from sessionval.validate.flat import frame_from_flat
 
 D3 = 1 + math.log2(3)
 Q2 = 2 / 3

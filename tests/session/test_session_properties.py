@@ -7,10 +7,11 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sessionval.evaluation.config import SessionConfig
+from sessionval.evaluation.session import evaluate
 from sessionval.frame import JudgmentFrame
-from sessionval.io.tables import frame_from_flat
 from sessionval.models.judgments import GradeScale
-from sessionval.pipeline import SessionConfig, evaluate
+from sessionval.validate.flat import frame_from_flat
 
 DOCS = [f"d{i}" for i in range(10)]
 

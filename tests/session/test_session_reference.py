@@ -1,7 +1,7 @@
 """A deliberately simple, loop-per-session sDCG used only to check the vectorised kernels.
 
 Written straight from spec section 4 (Järvelin et al. 2008), one Python loop per
-session, per query and per rank, with no shared code with ``sessionval.metrics``.
+session, per query and per rank, with no shared code with ``sessionval.measures``.
 """
 
 from __future__ import annotations
@@ -177,9 +177,10 @@ import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from sessionval import pipeline  # noqa: E402
-from sessionval.io.tables import frame_from_flat  # noqa: E402
-from sessionval.pipeline import SessionConfig, evaluate  # noqa: E402
+from sessionval.evaluation import chunks as pipeline  # noqa: E402
+from sessionval.evaluation.config import SessionConfig  # noqa: E402
+from sessionval.evaluation.session import evaluate  # noqa: E402
+from sessionval.validate.flat import frame_from_flat  # noqa: E402
 
 DOCS = [f"d{i}" for i in range(9)]
 

@@ -39,13 +39,15 @@ from typing import Final, Literal
 import numpy as np
 import pandas as pd
 
-from .errors import SessionvalError
+from ..errors import SessionvalError
 
 __all__ = [
     "FORMATS",
+    "STRING_IDS",
     "ColumnDoc",
     "ExportResult",
     "Format",
+    "StatsFrame",
     "codebook",
     "describe_column",
     "long_form",
@@ -63,7 +65,7 @@ FORMATS: Final[tuple[Format, ...]] = ("csv", "parquet", "dta", "sav")
 STRING_IDS: Final[frozenset[str]] = frozenset({"session_id", "query_id", "text", "query_text"})
 
 #: Parameters behind session measures (config keys; rendered in the codebook when present).
-#: Keys are :class:`sessionval.pipeline.SessionConfig` fields (``cutoff`` is the paper's X).
+#: Keys are :class:`~sessionval.evaluation.config.SessionConfig` fields (``cutoff`` is X).
 _SESSION_PARAMS: Final = (
     "b",
     "bq",

@@ -21,7 +21,12 @@ import pandas as pd
 
 from ..errors import ParseError
 
-__all__ = ["Columns", "FrameColumns", "ParquetColumns", "dictionary_to_categorical"]
+__all__ = [
+    "Columns",
+    "FrameColumns",
+    "ParquetColumns",
+    "dictionary_to_categorical",
+]
 
 #: the flat-table columns every loader needs (see ``tables.FLAT_REQUIRED``)
 _REQUIRED = frozenset(

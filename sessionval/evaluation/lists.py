@@ -9,10 +9,13 @@ import numpy as np
 import pandas as pd
 
 from ..errors import MeasureSpecError
-from ._registry import Measure, parse_measures
-from .single import EmptyPolicy, RankedLists
+from ..measures.lists import EmptyPolicy, RankedLists
+from ..measures.registry import Measure, parse_measures
 
-__all__ = ["SingleEvaluation", "evaluate_lists"]
+__all__ = [
+    "SingleEvaluation",
+    "evaluate_lists",
+]
 
 
 @dataclass(frozen=True)

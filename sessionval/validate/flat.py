@@ -17,59 +17,27 @@ key of the query when judgments are per session or per turn (default: the topic)
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ..errors import InputFormatError, ParseError, Problem, ValidationFailed
-from ..frame import SessionFrame
+from ..errors import InputFormatError, ParseError, ValidationFailed
+from ..frame import FLAT_REQUIRED, SessionFrame
 from ..models.judgments import GradeScale
+from ..problems import LoadReport, Mode, Problem
 from ..rules import check_in_levels, check_one_to_n, check_unique_within
-from ._columns import Columns, FrameColumns, ParquetColumns
+from .sources import Columns, FrameColumns
 
 __all__ = [
-    "FLAT_OPTIONAL",
-    "FLAT_REQUIRED",
     "LOAD_PHASES",
-    "LoadReport",
-    "Mode",
     "frame_from_flat",
     "frame_to_flat",
-    "read_flat_table",
 ]
 
-Mode = Literal["strict", "lenient"]
 
-FLAT_REQUIRED: Final[tuple[str, ...]] = (
-    "session_id",
-    "user_id",
-    "topic_id",
-    "system_id",
-    "query_pos",
-    "rank",
-    "doc_id",
-)
-FLAT_OPTIONAL: Final[tuple[str, ...]] = (
-    "query_text",
-    "query_time",
-    "query_id",
-    "scan_depth",
-    "url",
-    "title",
-    "snippet",
-    "clicks",
-    "dwell",
-    "user_grade",
-    "session_start",
-    "session_end",
-    "qrels_id",
-)
 #: the phases :func:`frame_from_flat` reports to its ``progress`` callback, in order
 LOAD_PHASES: Final[tuple[str, ...]] = (
     "reading sessions",
@@ -84,121 +52,8 @@ _ID_COLUMNS: Final = ("session_id", "user_id", "topic_id", "system_id")
 _TEXT_COLUMNS: Final = ("url", "title", "snippet")
 
 
-@dataclass
-class LoadReport:
-    """What a loader read, accepted and rejected.
-
-    ``records_read == sessions_accepted + sessions_rejected`` always holds; a
-    record is a session (a JSON line, or a session's rows of a flat table).
-    ``rejects`` has one row per problem of a rejected record (lenient mode).
-    """
-
-    source: str
-    records_read: int = 0
-    rows_read: int = 0
-    sessions_accepted: int = 0
-    sessions_rejected: int = 0
-    problems: list[Problem] = field(default_factory=list)
-
-    @property
-    def rejects(self) -> pd.DataFrame:
-        """Every problem of every rejected record, as a table."""
-        cols = ["record", "source", "location", "field", "message", "value"]
-        return pd.DataFrame(
-            [[p.record, p.source, p.location, p.field, p.message, p.value] for p in self.problems],
-            columns=cols,
-        )
-
-    def merge(self, other: LoadReport) -> None:
-        """Add the counts and problems of ``other`` (e.g. records rejected while parsing)."""
-        self.records_read += other.records_read
-        self.rows_read += other.rows_read
-        self.sessions_accepted += other.sessions_accepted
-        self.sessions_rejected += other.sessions_rejected
-        self.problems.extend(other.problems)
-
-    def summary_line(self) -> str:
-        """``records read = accepted + rejected`` in words."""
-        return (
-            f"{self.records_read} records read = {self.sessions_accepted} sessions accepted"
-            f" + {self.sessions_rejected} rejected"
-        )
-
-
 # ---------------------------------------------------------------------------------------------
 # reading files
-
-
-def read_flat_table(
-    path: str | os.PathLike[str], *, columns: Sequence[str] | None = None
-) -> pd.DataFrame:
-    """Read a flat CSV or Parquet table without interpreting it.
-
-    Parquet string columns are read dictionary-encoded straight into pandas
-    categoricals, so ids are encoded once to integer codes and never become
-    millions of Python strings.  CSV ids are read as strings.
-
-    Parameters
-    ----------
-    path
-        ``.csv``/``.tsv`` (optionally ``.gz``) or ``.parquet`` file.
-    columns
-        Read only these columns (those absent from the file are ignored).
-
-    Raises
-    ------
-    ParseError
-        Empty file, wrong encoding, or unreadable content; the message names the file.
-    """
-    p = Path(path)
-    if not p.exists():
-        raise ParseError(f"{p}: no such file")
-    if p.stat().st_size == 0:
-        raise ParseError(f"{p}: file is empty (expected a header row and one row per result)")
-    suffixes = "".join(p.suffixes).lower()
-    if ".parquet" in suffixes or suffixes.endswith(".pq"):
-        return _read_parquet(p, columns)
-    if any(s in suffixes for s in (".csv", ".tsv", ".txt")):
-        return _read_csv(p, columns, sep="\t" if ".tsv" in suffixes else ",")
-    raise InputFormatError(
-        f"{p}: unknown table format {suffixes!r} (allowed: .csv, .tsv, .parquet)"
-    )
-
-
-def _read_parquet(p: Path, columns: Sequence[str] | None) -> pd.DataFrame:
-    src = ParquetColumns(p)
-    names = src.names if columns is None else [c for c in columns if c in src]
-    return pd.DataFrame({name: src.column(name) for name in names})
-
-
-def _read_csv(p: Path, columns: Sequence[str] | None, *, sep: str) -> pd.DataFrame:
-    try:
-        with p.open("rb") as fh:
-            head = fh.read(1 << 20)
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = head[: exc.start].count(b"\n") + 1
-        raise ParseError(
-            f"{p}:{line}: not valid UTF-8 (byte {exc.start}: {head[exc.start : exc.start + 1]!r}); "
-            "save the file as UTF-8"
-        ) from exc
-    try:
-        df = pd.read_csv(
-            p,
-            sep=sep,
-            dtype=str,
-            keep_default_na=False,
-            na_values=[""],
-            usecols=(lambda c: c in columns) if columns is not None else None,
-            encoding="utf-8",
-        )
-    except UnicodeDecodeError as exc:
-        raise ParseError(f"{p}: not valid UTF-8 ({exc}); save the file as UTF-8") from exc
-    except pd.errors.ParserError as exc:
-        raise ParseError(f"{p}: malformed {('TSV' if sep == chr(9) else 'CSV')} ({exc})") from exc
-    except pd.errors.EmptyDataError as exc:
-        raise ParseError(f"{p}: file is empty (expected a header row)") from exc
-    return df
 
 
 # ---------------------------------------------------------------------------------------------
@@ -447,7 +302,7 @@ def frame_from_flat(
     flat
         One row per result (layout in the module docstring), as a DataFrame (not
         modified) or a column source such as
-        :class:`~sessionval.io._columns.ParquetColumns`, which reads a large file
+        :class:`~sessionval.validate.sources.ParquetColumns`, which reads a large file
         one column at a time.
     source
         File name used in messages (default: the column source's).

@@ -12,9 +12,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .io.study import LoadedStudy
+from ..frame import LoadedStudy
 
-__all__ = ["StudySummary", "summarize"]
+__all__ = [
+    "StudySummary",
+    "summarize",
+]
 
 
 @dataclass(frozen=True)
@@ -149,7 +152,7 @@ def _coverage(loaded: LoadedStudy) -> pd.DataFrame:
     )
     cols: dict[str, np.ndarray] = {}
     if loaded.judgments is not None:
-        from .judgments.gains import result_grades
+        from ..judgments.lookup import result_grades
 
         judged = ~np.isnan(result_grades(f, loaded.judgments, source="reference"))
         top10 = r["rank"].to_numpy() <= 10

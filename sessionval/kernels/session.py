@@ -1,7 +1,7 @@
 r"""Session kernels: sDCG session vectors, every policy of spec section 4, vectorised.
 
 Pure array functions: no I/O, no validation of files, no pandas.  The pipeline
-(:mod:`sessionval.pipeline`) turns a :class:`~sessionval.frame.SessionFrame` and
+(:mod:`sessionval.evaluation`) turns a :class:`~sessionval.frame.SessionFrame` and
 judgments into the arrays these kernels take, and their outputs into tidy tables.
 
 Layout
@@ -39,7 +39,6 @@ session. CHIIR 2016 (the ``shifted-log`` discounts).
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
@@ -48,40 +47,28 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from .._types import BoolArray, FloatArray, IntArray
 from ..errors import MeasureSpecError
+from .discounts import QueryDiscount, RankDiscount, query_discount, rank_discount
+from .segments import offsets_from_counts, segment_cumsum, segment_ranks, segment_sum
 
 __all__ = [
     "DUPLICATE_POLICIES",
     "IDEAL_RULES",
-    "QUERY_DISCOUNTS",
-    "RANK_DISCOUNTS",
     "DuplicatePolicy",
     "IdealRule",
-    "QueryDiscount",
-    "RankDiscount",
     "SessionVectors",
     "parse_short_lists",
-    "query_discount",
-    "rank_discount",
-    "segment_cumsum",
     "session_vectors",
     "slot_lengths",
-    "weighted_sum",
 ]
 
-FloatArray: TypeAlias = npt.NDArray[np.float64]
-IntArray: TypeAlias = npt.NDArray[np.int64]
-BoolArray: TypeAlias = npt.NDArray[np.bool_]
 
 DuplicatePolicy: TypeAlias = Literal["every", "first", "drop"]
 IdealRule: TypeAlias = Literal["repeat", "no-repeat"]
-QueryDiscount: TypeAlias = Literal["jk2008", "shifted-log", "none"]
-RankDiscount: TypeAlias = Literal["jk2008", "jk2002", "jk2002rn", "log2p1", "shifted-log", "none"]
 
 DUPLICATE_POLICIES: Final = ("every", "first", "drop")
 IDEAL_RULES: Final = ("repeat", "no-repeat")
-QUERY_DISCOUNTS: Final = ("jk2008", "shifted-log", "none")
-RANK_DISCOUNTS: Final = ("jk2008", "jk2002", "jk2002rn", "log2p1", "shifted-log", "none")
 
 _SHORT = re.compile(r"^(pad|none|min:(\d+))$")
 
@@ -90,147 +77,8 @@ _SHORT = re.compile(r"^(pad|none|min:(\d+))$")
 # discounts
 
 
-def query_discount(
-    positions: npt.ArrayLike, *, bq: float = 4.0, kind: QueryDiscount = "jk2008"
-) -> FloatArray:
-    r"""Multiplier of the query at each session position ``q`` (1-based).
-
-    Parameters
-    ----------
-    positions
-        Query positions ``q >= 1``.
-    bq
-        Log base of the query discount, ``bq > 1``; ``math.inf`` turns the discount off.
-    kind
-        ``"jk2008"``: :math:`1 / (1 + \log_{bq} q)` (Järvelin et al. 2008, eq. 1);
-        ``"shifted-log"``: :math:`1 / \log_{bq}(q + bq - 1)` (Jiang & Allan 2016's
-        session-metrics code); ``"none"``: 1.
-
-    Returns
-    -------
-    numpy.ndarray
-        float64 multipliers, 1 at ``q = 1`` for every kind.
-
-    Raises
-    ------
-    MeasureSpecError
-        ``bq <= 1`` or an unknown ``kind``.
-
-    Examples
-    --------
-    >>> query_discount([1, 2, 4, 16], bq=4)
-    array([1.        , 0.66666667, 0.5       , 0.33333333])
-    >>> query_discount([1, 2], bq=4, kind="shifted-log").round(4)
-    array([1.    , 0.8614])
-    """
-    q = np.asarray(positions, dtype=np.float64)
-    if not bq > 1:
-        raise MeasureSpecError(f"query log base bq must be > 1, got {bq}")
-    if kind == "none" or math.isinf(bq):
-        return np.ones_like(q)
-    if kind == "jk2008":
-        return 1.0 / (1.0 + np.log(q) / math.log(bq))
-    if kind == "shifted-log":
-        return math.log(bq) / np.log(q + bq - 1.0)
-    raise MeasureSpecError(f"query discount {kind!r} unknown; use one of {QUERY_DISCOUNTS}")
-
-
-def rank_discount(
-    ranks: npt.ArrayLike, *, b: float = 2.0, kind: RankDiscount = "jk2008"
-) -> FloatArray:
-    r"""Denominator ``d(i)`` of the rank discount: ``DCG[i] = Σ_{j<=i} G[j] / d(j)``.
-
-    Parameters
-    ----------
-    ranks
-        Ranks ``i >= 1`` (within a query's slot).
-    b
-        Log base ``b > 1``.
-    kind
-        ``"jk2008"``: :math:`1 + \log_b i` (Järvelin et al. 2008, appendix eq. 2);
-        ``"jk2002"``: 1 for ``i < b``, :math:`\log_b i` otherwise (TOIS 2002);
-        ``"jk2002rn"``: 1 at ``i = 1``, :math:`\log_b i` from 2 on (RN-2002-2);
-        ``"log2p1"``: :math:`\log_2(i + 1)` (Burges et al. 2005); ``"shifted-log"``:
-        :math:`\log_b(i + b - 1)` (Jiang & Allan 2016's code); ``"none"``: 1 (CG).
-
-    Returns
-    -------
-    numpy.ndarray
-        float64 denominators.
-
-    Examples
-    --------
-    The appendix of Järvelin et al. (2008), ``b = 4``, ``G' = <3,2,3,0,0,1,2,2,3,0>``:
-    the formula gives ``<3, 4.33, 6.01, 6.01, 6.01, 6.44, 7.28, 8.08, 9.24, 9.24>``.
-    The paper prints 4 and 8.14 at ranks 2 and 8 (slips; spec section 2 erratum).
-
-    >>> g = np.array([3, 2, 3, 0, 0, 1, 2, 2, 3, 0.0])
-    >>> np.cumsum(g / rank_discount(np.arange(1, 11), b=4)).round(2)
-    array([3.  , 4.33, 6.01, 6.01, 6.01, 6.44, 7.28, 8.08, 9.24, 9.24])
-    """
-    r = np.asarray(ranks, dtype=np.float64)
-    if not b > 1:
-        raise MeasureSpecError(f"rank log base b must be > 1, got {b}")
-    lb = math.log(b)
-    if kind == "jk2008":
-        return 1.0 + np.log(r) / lb
-    if kind == "jk2002":
-        return np.where(r < b, 1.0, np.log(np.maximum(r, 1.0)) / lb)
-    if kind == "jk2002rn":
-        return np.where(r < 2, 1.0, np.log(np.maximum(r, 1.0)) / lb)
-    if kind == "log2p1":
-        return np.log2(r + 1.0)
-    if kind == "shifted-log":
-        return np.log(r + b - 1.0) / lb
-    if kind == "none":
-        return np.ones_like(r)
-    raise MeasureSpecError(f"rank discount {kind!r} unknown; use one of {RANK_DISCOUNTS}")
-
-
 # ---------------------------------------------------------------------------------------------
 # segment helpers
-
-
-def segment_cumsum(values: FloatArray, offsets: IntArray) -> FloatArray:
-    """Compute the running sum of ``values``, restarting at every segment start.
-
-    One global ``cumsum`` minus the total before each segment.  Absolute rounding
-    error is at most about ``eps · Σ|values|`` (1e-7 on 30 million positions of
-    gain 100), far below any reported digit.
-
-    Examples
-    --------
-    >>> segment_cumsum(np.array([1.0, 2, 3, 4, 5]), np.array([0, 2, 2, 5]))
-    array([ 1.,  3.,  3.,  7., 12.])
-    """
-    if values.size == 0:
-        return values.astype(np.float64, copy=True)
-    cs = np.cumsum(values, dtype=np.float64)
-    before = np.concatenate(([0.0], cs))[offsets[:-1]]
-    lengths = np.diff(offsets)
-    out: FloatArray = cs - np.repeat(before, lengths)
-    return out
-
-
-def _within(offsets: IntArray) -> IntArray:
-    """0-based index of each element inside its segment."""
-    lengths = np.diff(offsets)
-    n = int(offsets[-1])
-    return np.arange(n, dtype=np.int64) - np.repeat(offsets[:-1], lengths)
-
-
-def weighted_sum(index: IntArray, weights: npt.ArrayLike, n: int) -> FloatArray:
-    """Sum ``weights`` per index value (``np.bincount`` with float64 result)."""
-    out: FloatArray = np.bincount(
-        index, weights=np.asarray(weights, dtype=np.float64), minlength=n
-    ).astype(np.float64, copy=False)
-    return out
-
-
-def _offsets(counts: npt.NDArray[np.integer]) -> IntArray:
-    off = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=off[1:])
-    return off
 
 
 # ---------------------------------------------------------------------------------------------
@@ -511,7 +359,7 @@ def session_vectors(
         raise MeasureSpecError(f"duplicate policy {duplicates!r} needs document ids")
 
     counts = np.bincount(rq, minlength=nq).astype(np.int64)
-    row_off = _offsets(counts)
+    row_off = offsets_from_counts(counts)
     row_session = qs[rq]
 
     # ---- duplicates: slot rank and credited gain of every row
@@ -529,7 +377,11 @@ def session_vectors(
         lengths = slot_lengths(avail, qdepth, short_lists=short_lists)
         credited = rg
     else:
-        slot = _within(row_off) + 1 if row_rank is None else np.asarray(row_rank, dtype=np.int64)
+        slot = (
+            (segment_ranks(row_off) - 1) + 1
+            if row_rank is None
+            else np.asarray(row_rank, dtype=np.int64)
+        )
         avail = counts
         lengths = slot_lengths(avail, qdepth, short_lists=short_lists)
         scored = slot <= lengths[rq]
@@ -543,12 +395,12 @@ def session_vectors(
         slot = np.where(scored, slot, 0)
 
     # ---- positions
-    slot_off = _offsets(lengths)
+    slot_off = offsets_from_counts(lengths)
     n_pos = int(slot_off[-1])
     pos_query = np.repeat(np.arange(nq, dtype=np.int64), lengths)
-    pos_slot = _within(slot_off) + 1
+    pos_slot = (segment_ranks(slot_off) - 1) + 1
     s_counts = np.bincount(qs, weights=lengths, minlength=n_sessions).astype(np.int64)
-    sess_off = _offsets(s_counts)
+    sess_off = offsets_from_counts(s_counts)
 
     rows_scored = np.flatnonzero(scored)
     at = slot_off[rq[rows_scored]] + slot[rows_scored] - 1
@@ -564,12 +416,12 @@ def session_vectors(
     inv_pos = inv_d[pos_slot - 1]
     qd_pos = qd[pos_query]
     q_counts = np.bincount(qs, minlength=n_sessions)
-    sq_off = _offsets(q_counts)
+    sq_off = offsets_from_counts(q_counts)
 
     g_inv = gain * inv_pos
-    dcg = weighted_sum(pos_query, g_inv, nq)
+    dcg = segment_sum(g_inv, pos_query, nq)
     sdcg = segment_cumsum(qd_pos * g_inv, sess_off)
-    final = weighted_sum(qs, qd * dcg, n_sessions)
+    final = segment_sum(qd * dcg, qs, n_sessions)
 
     # ---- ideal
     if ideal == "repeat":
@@ -582,9 +434,9 @@ def session_vectors(
         if ioff.size > 1:
             r_len = np.where(valid, np.minimum(ioff[safe + 1] - ioff[safe], width), 0)
         table = np.zeros((uk.size, width))
-        t_off = _offsets(r_len)
+        t_off = offsets_from_counts(r_len)
         t_key = np.repeat(np.arange(uk.size, dtype=np.int64), r_len)
-        t_col = _within(t_off)
+        t_col = segment_ranks(t_off) - 1
         if t_key.size:
             table[t_key, t_col] = ival[ioff[safe[t_key]] + t_col]
         icum = np.cumsum(table * inv_d[None, :], axis=1)
@@ -594,14 +446,14 @@ def session_vectors(
         isq = qd * ideal_dcg
         ibase = segment_cumsum(isq, sq_off) - isq
         ideal_vec = ibase[pos_query] + qd_pos * icum[kinv[pos_query], pos_slot - 1]
-        ideal_final = weighted_sum(qs, isq, n_sessions)
+        ideal_final = segment_sum(isq, qs, n_sessions)
     else:
         weight = qd_pos * inv_pos
         pos_session = np.repeat(np.arange(n_sessions, dtype=np.int64), s_counts)
         ideal_gain = _ideal_no_repeat(qs, qkey, ioff, ival, weight, pos_session, sess_off)
         ideal_vec = segment_cumsum(weight * ideal_gain, sess_off)
-        ideal_dcg = weighted_sum(pos_query, ideal_gain * inv_pos, nq)
-        ideal_final = weighted_sum(qs, qd * ideal_dcg, n_sessions)
+        ideal_dcg = segment_sum(ideal_gain * inv_pos, pos_query, nq)
+        ideal_final = segment_sum(qd * ideal_dcg, qs, n_sessions)
     n_repeats = np.bincount(rq[repeat], minlength=nq).astype(np.int64)
     return SessionVectors(
         pos_query=pos_query,
@@ -658,7 +510,7 @@ def _ideal_no_repeat(
     # rank of each position inside its session by decreasing weight (ties: earlier first)
     order = np.lexsort((np.arange(n_pos), -weight, pos_session))
     j = np.empty(n_pos, dtype=np.int64)
-    j[order] = _within(sess_off)
+    j[order] = segment_ranks(sess_off) - 1
     key = skey[pos_session]
     ok = key >= 0
     safe = np.where(ok, key, 0)

@@ -4,7 +4,7 @@ Järvelin & Kekäläinen (2002) plot, for each run, the average CG, DCG, nCG and
 nDCG vector over the topics at ranks 1–100, against the ideal curve.  In a
 session study every query is such a ranked list; :func:`cg_curves` averages the
 vectors of all queries of each system (``avg-vect``), and the ideal vector of
-the queries' topics.  It runs on a :class:`~sessionval.pipeline.SessionEvaluation`
+the queries' topics.  It runs on a :class:`~sessionval.evaluation.result.SessionEvaluation`
 so the gains (scheme, unjudged and negative policies) and the rank discount
 (``discount``, ``b``) are the evaluation's.
 
@@ -22,12 +22,15 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from .errors import MeasureSpecError
-from .judgments.gains import IdealGains
-from .metrics.session import rank_discount
-from .pipeline import SessionEvaluation
+from ..errors import MeasureSpecError
+from ..evaluation.result import SessionEvaluation
+from ..judgments.ideal import IdealGains
+from ..kernels.discounts import rank_discount
 
-__all__ = ["CG_MEASURES", "cg_curves"]
+__all__ = [
+    "CG_MEASURES",
+    "cg_curves",
+]
 
 CG_MEASURES: Final[tuple[str, ...]] = ("CG", "DCG", "nCG", "nDCG")
 

@@ -1,6 +1,6 @@
 """Aggregated session curves: the data behind Figures 1-4 of Järvelin et al. (2008).
 
-Every function takes a :class:`~sessionval.pipeline.SessionEvaluation` and returns a
+Every function takes a :class:`~sessionval.evaluation.result.SessionEvaluation` and returns a
 tidy long DataFrame (one row per group × position × measure) with stable columns:
 
 :func:`session_curves` (Figures 2 and 3)
@@ -38,11 +38,18 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from .errors import MeasureSpecError
-from .metrics.session import rank_discount, weighted_sum
-from .pipeline import SessionEvaluation
+from ..errors import MeasureSpecError
+from ..evaluation.result import SessionEvaluation
+from ..kernels.discounts import rank_discount
+from ..kernels.segments import segment_sum
 
-__all__ = ["individual_curves", "query_curves", "session_curves"]
+__all__ = [
+    "Normalise",
+    "Stopped",
+    "individual_curves",
+    "query_curves",
+    "session_curves",
+]
 
 Stopped = Literal["hold", "active"]
 Normalise = Literal["per-session", "of-averages"]
@@ -160,13 +167,13 @@ def session_curves(
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """Sum and count per (group, position), holding finals when asked."""
         ok = ~np.isnan(values[keep])
-        total = weighted_sum(cell[ok], values[keep][ok], n_cells).reshape(n_g, n_p)
-        count = weighted_sum(cell[ok], np.ones(int(ok.sum())), n_cells).reshape(n_g, n_p)
+        total = segment_sum(values[keep][ok], cell[ok], n_cells).reshape(n_g, n_p)
+        count = segment_sum(np.ones(int(ok.sum())), cell[ok], n_cells).reshape(n_g, n_p)
         if stop == "hold" and n_p:
             s_ok = sel & (plen < n_p) & ~np.isnan(finals)
             start = gcode[s_ok] * (n_p + 1) + plen[s_ok]
-            d_tot = weighted_sum(start, finals[s_ok], n_g * (n_p + 1)).reshape(n_g, n_p + 1)
-            d_cnt = weighted_sum(start, np.ones(int(s_ok.sum())), n_g * (n_p + 1)).reshape(
+            d_tot = segment_sum(finals[s_ok], start, n_g * (n_p + 1)).reshape(n_g, n_p + 1)
+            d_cnt = segment_sum(np.ones(int(s_ok.sum())), start, n_g * (n_p + 1)).reshape(
                 n_g, n_p + 1
             )
             total += np.cumsum(d_tot, axis=1)[:, :n_p]
@@ -353,9 +360,9 @@ def query_curves(
     inc = gain[cut] / rank_discount(rank[cut], b=cfg.b, kind=cfg.discount)
     cell = qgroup[qidx[cut]] * depth + rank[cut] - 1
     n_per = np.bincount(qgroup, minlength=n_cls).astype(np.int64)
-    dcg = np.cumsum(weighted_sum(cell, inc, n_cls * depth).reshape(n_cls, depth), axis=1)
+    dcg = np.cumsum(segment_sum(inc, cell, n_cls * depth).reshape(n_cls, depth), axis=1)
     sdcg = np.cumsum(
-        weighted_sum(cell, inc * ev.queries["qd"][qidx[cut]], n_cls * depth).reshape(n_cls, depth),
+        segment_sum(inc * ev.queries["qd"][qidx[cut]], cell, n_cls * depth).reshape(n_cls, depth),
         axis=1,
     )
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import numpy as np
 import pandas as pd
 
-from .errors import SessionvalError
+from ..errors import SessionvalError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -46,6 +46,7 @@ __all__ = [
     "COLUMN_FIGSIZE",
     "LINESTYLES",
     "PALETTE",
+    "ImageFormat",
     "figure_bytes",
     "params_text",
     "plot_cg_curves",
@@ -254,7 +255,7 @@ def plot_query_curves(
     curves
         One row per (system, group, rank): ``hue`` (system), ``style`` (e.g.
         ``"last"`` / ``"non-last"``), ``x`` (rank 1..100) and ``y`` (the mean);
-        the layout of :func:`sessionval.aggregate.query_curves`.
+        the layout of :func:`sessionval.analysis.curves.query_curves`.
     x, y, hue, style
         Column names.
     measure
@@ -322,7 +323,7 @@ def plot_session_curves(
     curves
         One row per (system[, subset], position): position ``1..n·X`` of the
         concatenated session vector and the mean (normalised or raw) sDCG there;
-        the layout of :func:`sessionval.aggregate.session_curves`.
+        the layout of :func:`sessionval.analysis.curves.session_curves`.
     cutoff
         X, the results each query contributes (marks query boundaries every X).
     x, y, hue
@@ -394,7 +395,7 @@ def plot_individual_sessions(
         One row per (session, position) up to the longest session: ``unit``,
         ``x``, ``y`` (held constant after the session's last query) and ``held``
         (bool, True on the positions after the searcher stopped); the layout of
-        :func:`sessionval.aggregate.individual_curves`.  The stopping point of a
+        :func:`sessionval.analysis.curves.individual_curves`.  The stopping point of a
         session is its last position not held.
     cutoff
         X (query boundaries).

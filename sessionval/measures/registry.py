@@ -35,25 +35,29 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
 import numpy as np
-import numpy.typing as npt
 
+from .._types import FloatArray
 from ..errors import MeasureSpecError
 from ..judgments.gains import gain_scheme
-from . import _kernels as K
-from . import single as S
+from ..kernels.discounts import RANK_DISCOUNTS, RankDiscount
+from .cg import gain_scalar
+from .lists import EmptyPolicy, RankedLists
+from .precision import average_precision, bpref, inf_ap, precision, recall, reciprocal_rank
+from .sakai import _penalties, nwrr, o_measure, p_measure, p_plus, q_measure, wrr
 
 __all__ = [
     "REGISTRY",
+    "Compute",
     "Measure",
     "MeasureDef",
     "Param",
+    "ParamValue",
     "describe_measures",
     "measures_markdown",
     "parse_measure",
     "parse_measures",
 ]
 
-FloatArray: TypeAlias = npt.NDArray[np.float64]
 ParamValue: TypeAlias = "float | int | str"
 Compute: TypeAlias = Callable[..., FloatArray]
 
@@ -220,7 +224,7 @@ class Measure:
         """Return a copy with cut-off ``k``: ``nDCG @ 10``."""
         return _make(self.definition, dict(self.params), _check_cutoff(k, self.name))
 
-    def compute(self, lists: S.RankedLists, *, empty: S.EmptyPolicy = "nan") -> FloatArray:
+    def compute(self, lists: RankedLists, *, empty: EmptyPolicy = "nan") -> FloatArray:
         """One value per list of ``lists``."""
         kwargs = {p.name: self.value(p.name) for p in self.definition.params}
         return self.definition.compute(lists, cutoff=self.cutoff, empty=empty, **kwargs)
@@ -258,7 +262,7 @@ def _gain_check(v: Any) -> str | None:
 
 def _pen_check(v: Any) -> str | None:
     try:
-        S._penalties(str(v))
+        _penalties(str(v))
     except MeasureSpecError as exc:
         return str(exc)
     return None
@@ -274,7 +278,7 @@ _DISCOUNT = Param(
     "log2p1",
     "rank discount d(j): jk2008 1+log_b j, jk2002 1 below b then log_b j, "
     "jk2002rn 1 at rank 1 then log_b j, log2p1 log2(j+1), none 1",
-    choices=K.DISCOUNTS,
+    choices=RANK_DISCOUNTS,
 )
 _B = Param("b", "float", 2.0, "log base of the jk* discounts (> 1)", check=_b_check)
 _GAIN = Param(
@@ -297,15 +301,15 @@ _PEN = Param(
 
 def _cg(kind: Literal["CG", "DCG", "nCG", "nDCG"]) -> Compute:
     def compute(
-        lists: S.RankedLists,
+        lists: RankedLists,
         *,
         cutoff: int | None,
-        empty: S.EmptyPolicy,
+        empty: EmptyPolicy,
         gain: str,
-        discount: str = "none",
+        discount: RankDiscount = "none",
         b: float = 2.0,
     ) -> FloatArray:
-        return S.gain_scalar(
+        return gain_scalar(
             lists, kind=kind, cutoff=cutoff, discount=discount, b=b, gain=gain, empty=empty
         )
 
@@ -314,7 +318,7 @@ def _cg(kind: Literal["CG", "DCG", "nCG", "nDCG"]) -> Compute:
 
 def _plain(fn: Callable[..., FloatArray], *, zero_empty: bool = False) -> Compute:
     def compute(
-        lists: S.RankedLists, *, cutoff: int | None, empty: S.EmptyPolicy, **kw: Any
+        lists: RankedLists, *, cutoff: int | None, empty: EmptyPolicy, **kw: Any
     ) -> FloatArray:
         return fn(lists, cutoff=cutoff, empty="zero" if zero_empty else empty, **kw)
 
@@ -374,7 +378,7 @@ _DEFS: Final[tuple[MeasureDef, ...]] = (
         "AP@k = (1/R) sum_{r<=k} isrel(r) count(r)/r",
         _SAKAI + "; trec_eval map",
         (_REL,),
-        _plain(S.average_precision),
+        _plain(average_precision),
     ),
     MeasureDef(
         "Q",
@@ -383,7 +387,7 @@ _DEFS: Final[tuple[MeasureDef, ...]] = (
         "BR(r) = (count(r) + beta cg(r)) / (r + beta cg_I(r)); Q = (1/R) sum_r isrel(r) BR(r)",
         _SAKAI,
         (_BETA, _GAIN),
-        _plain(S.q_measure),
+        _plain(q_measure),
     ),
     MeasureDef(
         "O",
@@ -392,7 +396,7 @@ _DEFS: Final[tuple[MeasureDef, ...]] = (
         "O = BR(r_1)",
         _SAKAI,
         (_BETA, _GAIN),
-        _plain(S.o_measure),
+        _plain(o_measure),
     ),
     MeasureDef(
         "Pmeasure",
@@ -401,7 +405,7 @@ _DEFS: Final[tuple[MeasureDef, ...]] = (
         "P = BR(r_p)",
         _SAKAI,
         (_BETA, _GAIN),
-        _plain(S.p_measure),
+        _plain(p_measure),
     ),
     MeasureDef(
         "Pplus",
@@ -410,7 +414,7 @@ _DEFS: Final[tuple[MeasureDef, ...]] = (
         "P+ = (1/count(r_p)) sum_{r<=r_p} isrel(r) BR(r)",
         _SAKAI,
         (_BETA, _GAIN),
-        _plain(S.p_plus),
+        _plain(p_plus),
     ),
     MeasureDef(
         "RR",
@@ -419,7 +423,7 @@ _DEFS: Final[tuple[MeasureDef, ...]] = (
         "RR = 1 / r_1",
         _SAKAI + "; trec_eval recip_rank",
         (_REL,),
-        _plain(S.reciprocal_rank, zero_empty=True),
+        _plain(reciprocal_rank, zero_empty=True),
         normalised=False,
     ),
     MeasureDef(
@@ -429,7 +433,7 @@ _DEFS: Final[tuple[MeasureDef, ...]] = (
         "WRR = 1 / (r_1 - 1/beta(L_1))",
         _SAKAI,
         (_PEN,),
-        _plain(S.wrr, zero_empty=True),
+        _plain(wrr, zero_empty=True),
         normalised=False,
         upper=2.0,
         ideal_is_one=False,
@@ -441,7 +445,7 @@ _DEFS: Final[tuple[MeasureDef, ...]] = (
         "NWRR = (1 - 1/beta(M)) / (r_1 - 1/beta(L_1))",
         _SAKAI,
         (_PEN,),
-        _plain(S.nwrr),
+        _plain(nwrr),
     ),
     MeasureDef(
         "P",
@@ -450,7 +454,7 @@ _DEFS: Final[tuple[MeasureDef, ...]] = (
         "P@k = count(k) / k",
         "trec_eval P",
         (_REL,),
-        _plain(S.precision, zero_empty=True),
+        _plain(precision, zero_empty=True),
         cutoff="required",
         normalised=False,
         ideal_is_one=False,
@@ -462,7 +466,7 @@ _DEFS: Final[tuple[MeasureDef, ...]] = (
         "R@k = count(k) / R",
         "trec_eval recall",
         (_REL,),
-        _plain(S.recall),
+        _plain(recall),
     ),
     MeasureDef(
         "Bpref",
@@ -471,7 +475,7 @@ _DEFS: Final[tuple[MeasureDef, ...]] = (
         "bpref = (1/R) sum_{rel x} (1 - min(|N above x|, R) / min(R, N))",
         "bompada2007 (Bompada et al. 2007, SIGIR, sec. 2); Buckley & Voorhees 2004; trec_eval",
         (_REL,),
-        _plain(S.bpref),
+        _plain(bpref),
         aliases=("bpref",),
     ),
     MeasureDef(
@@ -481,7 +485,7 @@ _DEFS: Final[tuple[MeasureDef, ...]] = (
         "infAP = (1/R) sum_{rel k} [1/k + ((k-1)/k)(|J|/(k-1))((R_a+e)/(R_a+N_a+2e))]",
         "bompada2007 (sec. 2); Yilmaz & Aslam 2006; trec_eval infAP",
         (_REL,),
-        _plain(S.inf_ap),
+        _plain(inf_ap),
     ),
 )
 
@@ -625,7 +629,7 @@ def measures_markdown() -> str:
     lines = [
         "# Single-query measures",
         "",
-        "Generated from the registry (`sessionval.metrics._registry`) by",
+        "Generated from the registry (`sessionval.measures.registry`) by",
         "`sessionval measures --format markdown`; do not edit by hand.",
         "",
         "Grammar: `Name(param=value,...)@k`, e.g. `nDCG(discount=jk2002,b=2)@10`, `Q@1000`,",

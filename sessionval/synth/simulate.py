@@ -61,9 +61,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .errors import SessionvalError
-from .models.judgments import GradeScale
-from .models.study import Study, System, Topic, User
+from ..errors import SessionvalError
+from ..models.judgments import GradeScale
+from ..models.study import Study, System, Topic, User
 
 __all__ = [
     "TABLE2_COUNTS",

@@ -29,16 +29,18 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ..errors import InputFormatError, ParseError, Problem, ValidationFailed
+from ..errors import InputFormatError, ParseError, ValidationFailed
 from ..frame import JudgmentFrame, SessionFrame
 from ..models.judgments import GradeScale
+from ..problems import LoadReport, Mode, Problem
+from ..validate.flat import frame_from_flat
 from .mapping import with_qrels_key
-from .tables import LoadReport, Mode, frame_from_flat
 from .trec import read_qrels, read_run
 
 __all__ = [
     "CAST_GRADE_SCALE",
     "RunsLoad",
+    "TurnText",
     "load_runs_as_sessions",
     "read_cast_topics",
 ]

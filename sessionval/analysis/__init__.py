@@ -1,0 +1,1 @@
+"""Tidy tables in, tidy tables out: curves, study summaries, statistics."""

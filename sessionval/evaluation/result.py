@@ -1,0 +1,371 @@
+"""The result of a session evaluation: per-position, per-query and per-session tables.
+
+:class:`SessionEvaluation` keeps per-query and per-session arrays; per-position
+vectors are recomputed chunk by chunk through the evaluation's engine when asked
+for (a million sessions have tens of millions of positions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from .._types import FloatArray, IntArray
+from ..frame import SessionFrame
+from ..judgments.ideal import IdealGains
+from ..judgments.unjudged import apply_unjudged
+from .chunks import _concat, _Context, _ratio, _run_chunk
+from .config import SessionConfig
+
+__all__ = [
+    "Positions",
+    "SessionEvaluation",
+]
+
+
+@dataclass(frozen=True)
+class Positions:
+    """Per-position arrays of every session, concatenated in session order.
+
+    ``session`` / ``query`` index ``frame.sessions`` / ``frame.queries``; ``slot`` is
+    the rank in the query's slot; ``frame_row`` the row of ``frame.results`` shown
+    there (−1 on padding); ``grade``, ``gain`` (credited), ``sdcg`` (``S``),
+    ``ideal`` (``I``); ``offsets`` are the sessions' position offsets.
+    """
+
+    session: IntArray
+    query: IntArray
+    slot: IntArray
+    frame_row: IntArray
+    grade: FloatArray
+    gain: FloatArray
+    sdcg: FloatArray
+    ideal: FloatArray
+    offsets: IntArray
+
+
+@dataclass(frozen=True)
+class SessionEvaluation:
+    """Result of :func:`evaluate`: per-query and per-session scores and the tables.
+
+    Per-position vectors are not kept (a million sessions have tens of millions of
+    positions): :meth:`positions` and :meth:`per_position` recompute them, chunk by
+    chunk, when asked.
+
+    Attributes
+    ----------
+    config
+        The configuration used (also in every table's ``attrs["config"]``).
+    frame
+        The evaluated study.
+    queries
+        Per-query arrays (``n_available``, ``n_repeats``, ``n_scored``, ``qd``,
+        ``dcg``, ``ideal_dcg`` and requested measures), in ``frame.queries`` order.
+    sessions
+        Per-session arrays (``n_positions``, ``final``, ``ideal_final``,
+        ``sum_sdcg``, ``sum_nsdcg``, first-found and found counts).
+    n_unjudged, n_negative
+        Result rows without a judgment / with a negative grade.
+    n_empty_ideal
+        Sessions whose ideal is 0 at the end (empty recall base): nsDCG undefined.
+    high_grade
+        The lowest grade counted as highly relevant.
+    measures
+        Requested single-query measures (canonical names, the ``per_query`` columns).
+    """
+
+    config: SessionConfig
+    frame: SessionFrame
+    query_session: IntArray
+    query_pos: IntArray
+    queries: dict[str, npt.NDArray[Any]]
+    sessions: dict[str, npt.NDArray[Any]]
+    n_unjudged: int
+    n_negative: int
+    n_empty_ideal: int
+    high_grade: float
+    measures: tuple[str, ...]
+    _ctx: _Context = field(repr=False, compare=False)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def ideal_source(self) -> IdealGains:
+        """Ideal gain vectors per judgment key (segment layout) the evaluation used."""
+        return self._ctx.ideal
+
+    @property
+    def query_ideal(self) -> IntArray:
+        """Position of each query's judgment key in :attr:`ideal_source` (−1: none)."""
+        return self._ctx.query_ideal
+
+    # ---- helpers
+    def _attach(self, df: pd.DataFrame) -> pd.DataFrame:
+        df.attrs["config"] = self.config.model_dump(mode="json")
+        return df
+
+    def _ratio(self, num: FloatArray, den: FloatArray) -> FloatArray:
+        return _ratio(num, den, self.config.empty_ideal)
+
+    def positions(self) -> Positions:
+        """Per-position arrays of every session (recomputed chunk by chunk, then cached)."""
+        if "positions" not in self._cache:
+            parts = [
+                _run_chunk(self._ctx, s0, s1, positions=True).p for s0, s1 in self._ctx.chunks()
+            ]
+            p = _concat([x for x in parts if x is not None])
+            n_s = self.frame.n_sessions
+            offsets = np.zeros(n_s + 1, dtype=np.int64)
+            np.cumsum(self.sessions["n_positions"], out=offsets[1:])
+            if not p:
+                e = np.zeros(0)
+                ei = np.zeros(0, dtype=np.int64)
+                p = {
+                    "session": ei,
+                    "query": ei,
+                    "slot": ei,
+                    "frame_row": ei,
+                    "grade": e,
+                    "gain": e,
+                    "sdcg": e,
+                    "ideal": e,
+                }
+            self._cache["positions"] = Positions(offsets=offsets, **p)
+        pos: Positions = self._cache["positions"]
+        return pos
+
+    def nsdcg(self) -> FloatArray:
+        """``S[p] / I[p]`` for every position (NaN or 0 where the ideal is 0)."""
+        p = self.positions()
+        return self._ratio(p.sdcg, p.ideal)
+
+    def row_gains(self) -> tuple[IntArray, FloatArray]:
+        """Gain of each result row after the unjudged policy: (frame rows kept, gains)."""
+        rows, gain, _ = self._kept_gains()
+        return rows, gain
+
+    def ranked_gains(self) -> tuple[IntArray, IntArray, FloatArray]:
+        """Each kept result row's query index, rank and gain, after the unjudged policy.
+
+        Under ``condense`` unjudged rows leave their list and later rows move up, so
+        ``rank`` is the position in the condensed list; otherwise the logged rank.
+        """
+        rows, gain, offsets = self._kept_gains()
+        qidx = self.frame.results["query_idx"].to_numpy()[rows].astype(np.int64)
+        rank = np.arange(qidx.size, dtype=np.int64) - offsets[qidx] + 1
+        return qidx, rank, gain
+
+    def _kept_gains(self) -> tuple[IntArray, FloatArray, IntArray]:
+        """(frame rows kept, their gains, per-query offsets) after the unjudged policy."""
+        ctx = self._ctx
+        grades = ctx.grades(0, self.frame.n_results)
+        gain = ctx.scheme.gains(grades, negative=self.config.negative)
+        gain, offsets, rows = apply_unjudged(gain, ctx.q_row_off, policy=self.config.unjudged)
+        return rows, gain, offsets
+
+    # ---- tables
+    def per_position(self) -> pd.DataFrame:
+        """One row per session position (columns in the module docstring).
+
+        ``rank`` is the rank inside the query's slot (what the discount uses);
+        ``doc_rank`` the document's rank in the logged list (<NA> on padded
+        positions; differs from ``rank`` under ``drop``/``condense``); ``position``
+        runs 1..P within the session.
+        """
+        if "position" in self._cache:
+            df_cached: pd.DataFrame = self._cache["position"]
+            return df_cached
+        p = self.positions()
+        res = self.frame.results
+        shown = p.frame_row >= 0
+        fr = p.frame_row[shown]
+        doc_codes = np.full(shown.size, -1, dtype=np.int64)
+        doc_codes[shown] = res["doc_id"].cat.codes.to_numpy()[fr]
+        ranks = np.zeros(shown.size, dtype=np.int32)
+        ranks[shown] = res["rank"].to_numpy()[fr]
+        doc_rank = pd.array(ranks, dtype="Int32")
+        doc_rank[~shown] = pd.NA
+        within = np.arange(p.session.size, dtype=np.int64) - p.offsets[p.session]
+        df = pd.DataFrame(
+            {
+                "session_id": pd.Categorical.from_codes(
+                    p.session,
+                    dtype=cast(pd.CategoricalDtype, self.frame.sessions["session_id"].dtype),
+                ),
+                "query_pos": self.query_pos[p.query].astype(np.int16),
+                "rank": p.slot.astype(np.int32),
+                "position": (within + 1).astype(np.int32),
+                "doc_id": pd.Categorical.from_codes(
+                    doc_codes, dtype=cast(pd.CategoricalDtype, res["doc_id"].dtype)
+                ),
+                "doc_rank": doc_rank,
+                "grade": p.grade,
+                "gain": p.gain,
+                "sdcg": p.sdcg,
+                "ideal": p.ideal,
+                "nsdcg": self.nsdcg(),
+            }
+        )
+        self._cache["position"] = self._attach(df)
+        return df
+
+    def last_and_best(self) -> tuple[IntArray, IntArray]:
+        """Return the query index of the last and of the best query of each session (−1: none)."""
+        n_s = self.frame.n_sessions
+        qs = self.query_session
+        nq = qs.size
+        last = np.full(n_s, -1, dtype=np.int64)
+        best = np.full(n_s, -1, dtype=np.int64)
+        if nq == 0:
+            return last, best
+        ends = np.flatnonzero(np.r_[qs[1:] != qs[:-1], True])
+        starts = np.r_[0, ends[:-1] + 1]
+        last[qs[ends]] = ends
+        dcg = self.queries["dcg"]
+        val = dcg if self.config.best_by == "dcg" else dcg * self.queries["qd"]
+        top = np.maximum.reduceat(val, starts)
+        is_top = val == np.repeat(top, ends - starts + 1)
+        idx = np.flatnonzero(is_top)
+        first = idx[np.r_[True, qs[idx][1:] != qs[idx][:-1]]]
+        best[qs[first]] = first
+        return last, best
+
+    def per_query(self) -> pd.DataFrame:
+        """One row per query (columns in the module docstring).
+
+        ``dcg`` is ``DCG_q[L_q]`` of the query's slot (duplicate policy applied, no
+        query discount); ``sdcg = qd · dcg``; ``ndcg = dcg / ideal_dcg``;
+        ``n_scored`` is ``L_q`` (positions the query occupies), ``padded`` is true when
+        some of them are padding; ``is_best`` marks the query with the highest
+        ``dcg`` (or ``sdcg``, per ``best_by``), the earliest on ties.
+        """
+        if "query" in self._cache:
+            df_cached: pd.DataFrame = self._cache["query"]
+            return df_cached
+        qa = self.queries
+        q = self.frame.queries
+        s = self.frame.sessions
+        qs = self.query_session
+        nq = qs.size
+        last, best = self.last_and_best()
+        is_last = np.zeros(nq, dtype=bool)
+        is_last[last[last >= 0]] = True
+        is_best = np.zeros(nq, dtype=bool)
+        is_best[best[best >= 0]] = True
+        df = pd.DataFrame(
+            {
+                "session_id": q["session_id"].to_numpy(),
+                "user_id": s["user_id"].to_numpy()[qs],
+                "topic_id": s["topic_id"].to_numpy()[qs],
+                "system_id": s["system_id"].to_numpy()[qs],
+                "query_pos": q["query_pos"].to_numpy(),
+                "query_id": q["query_id"].to_numpy(),
+                "qrels_id": q["qrels_id"].to_numpy(),
+                "n_results": q["n_results"].to_numpy(),
+                "n_available": qa["n_available"].astype(np.int32),
+                "n_scored": qa["n_scored"].astype(np.int32),
+                "padded": qa["n_scored"] > qa["n_available"],
+                "n_repeats": qa["n_repeats"].astype(np.int32),
+                "qd": qa["qd"],
+                "dcg": qa["dcg"],
+                "sdcg": qa["qd"] * qa["dcg"],
+                "ideal_dcg": qa["ideal_dcg"],
+                "ndcg": self._ratio(qa["dcg"], qa["ideal_dcg"]),
+                "is_last": is_last,
+                "is_best": is_best,
+            }
+        )
+        for col in ("session_id", "user_id", "topic_id", "system_id", "qrels_id"):
+            df[col] = df[col].astype(q[col].dtype if col in q else s[col].dtype)
+        for name in self.measures:
+            df[name] = qa[name]
+        self._cache["query"] = self._attach(df)
+        return df
+
+    def per_session(self) -> pd.DataFrame:
+        """One row per session with every summary score of spec section 4.
+
+        ``sdcg`` = ``S[P]``, ``ideal`` = ``I[P]``, ``nsdcg`` = their ratio;
+        ``avg_pos_*`` = mean over the session's ``P`` positions (avg-pos of
+        Järvelin & Kekäläinen 2002); ``sdcg_per_query`` = ``sdcg / n_queries`` (Jiang
+        & Allan 2016's sDCG/q); ``last_*`` / ``best_*`` = the last / best query's
+        ``sdcg`` and ``dcg``; ``first_rel_*`` / ``first_hrel_*`` = query position and
+        logged rank of the first scored document with grade > 0 / grade >=
+        ``high_grade`` (<NA> when none); ``n_relevant_found`` /
+        ``n_highly_relevant_found`` = distinct such documents shown in the session
+        vector.  Then the study's ``rating_*`` columns.
+        """
+        if "session" in self._cache:
+            df_cached: pd.DataFrame = self._cache["session"]
+            return df_cached
+        sa = self.sessions
+        qa = self.queries
+        s = self.frame.sessions
+        n_s = self.frame.n_sessions
+        n_pos = sa["n_positions"]
+        n_queries = np.bincount(self.query_session, minlength=n_s)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            avg_pos = sa["sum_sdcg"] / n_pos
+            avg_pos_n = sa["sum_nsdcg"] / n_pos
+            per_q = sa["final"] / n_queries
+        last, best = self.last_and_best()
+        qsdcg = qa["qd"] * qa["dcg"]
+
+        def pick(arr: npt.NDArray[Any], idx: IntArray) -> FloatArray:
+            out: FloatArray = np.full(idx.size, np.nan)
+            ok = idx >= 0
+            out[ok] = arr[idx[ok]]
+            return out
+
+        def nullable(values: npt.NDArray[Any], found: npt.NDArray[np.bool_]) -> Any:
+            return pd.arrays.IntegerArray(np.asarray(values), ~np.asarray(found, dtype=bool))
+
+        best_pos = np.zeros(n_s, dtype=np.int16)
+        best_pos[best >= 0] = self.query_pos[best[best >= 0]]
+        df = pd.DataFrame(
+            {
+                "session_id": s["session_id"],
+                "user_id": s["user_id"],
+                "topic_id": s["topic_id"],
+                "system_id": s["system_id"],
+                "n_queries": n_queries.astype(np.int16),
+                "n_positions": n_pos.astype(np.int32),
+                "sdcg": sa["final"],
+                "ideal": sa["ideal_final"],
+                "nsdcg": self._ratio(sa["final"], sa["ideal_final"]),
+                "avg_pos_sdcg": avg_pos,
+                "avg_pos_nsdcg": avg_pos_n,
+                "sdcg_per_query": per_q,
+                "last_sdcg": pick(qsdcg, last),
+                "last_dcg": pick(qa["dcg"], last),
+                "best_query_pos": nullable(best_pos, best >= 0),
+                "best_sdcg": pick(qsdcg, best),
+                "best_dcg": pick(qa["dcg"], best),
+                "first_rel_query": nullable(sa["first_rel_query"], sa["found_rel"]),
+                "first_rel_rank": nullable(sa["first_rel_rank"], sa["found_rel"]),
+                "first_hrel_query": nullable(sa["first_hrel_query"], sa["found_hrel"]),
+                "first_hrel_rank": nullable(sa["first_hrel_rank"], sa["found_hrel"]),
+                "n_relevant_found": sa["n_rel"],
+                "n_highly_relevant_found": sa["n_hrel"],
+            }
+        )
+        for c in s.columns:
+            if str(c).startswith("rating_"):
+                df[c] = s[c].to_numpy()
+        self._cache["session"] = self._attach(df)
+        return df
+
+    def summary(self) -> dict[str, Any]:
+        """Return the counts a report needs (sessions, queries, unjudged, empty ideals)."""
+        return {
+            "n_sessions": self.frame.n_sessions,
+            "n_queries": int(self.query_session.size),
+            "n_positions": int(self.sessions["n_positions"].sum()),
+            "n_unjudged": self.n_unjudged,
+            "n_negative": self.n_negative,
+            "n_empty_ideal": self.n_empty_ideal,
+            "config": self.config.model_dump(mode="json"),
+        }

@@ -1,0 +1,175 @@
+"""The segment-kernel library: pure NumPy on the segment layout (no pandas, no validation).
+
+A *segment layout* is a flat per-row array plus ``offsets`` (int64, ``n + 1``):
+segment ``i`` owns rows ``offsets[i]:offsets[i + 1]``.  Ranked lists (rows of a
+query), session vectors (positions of a session) and ideal vectors (gains of a
+judgment key) all use it.  Every kernel works on all segments at once with NumPy
+primitives (``repeat``, ``cumsum``, ``bincount``, fancy indexing); there is no
+Python loop per segment.  These are the only segment primitives of the package:
+measures, session kernels, aggregations and the synthetic generator call them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from .._types import BoolArray, FloatArray, IntArray
+
+__all__ = [
+    "cut_segments",
+    "first_true_rank",
+    "offsets_from_counts",
+    "segment_cumsum",
+    "segment_ids",
+    "segment_lengths",
+    "segment_ranks",
+    "segment_sum",
+    "take_prefix",
+]
+
+
+def offsets_from_counts(counts: npt.ArrayLike) -> IntArray:
+    """Offsets (``n + 1``, starting at 0) of segments with the given lengths.
+
+    Examples
+    --------
+    >>> offsets_from_counts([2, 0, 3])
+    array([0, 2, 2, 5])
+    """
+    c = np.asarray(counts, dtype=np.int64)
+    off = np.zeros(c.size + 1, dtype=np.int64)
+    np.cumsum(c, out=off[1:])
+    return off
+
+
+def segment_lengths(offsets: IntArray) -> IntArray:
+    """Length of each segment."""
+    return np.diff(offsets)
+
+
+def segment_ids(offsets: IntArray) -> IntArray:
+    """Segment number of every row.
+
+    Examples
+    --------
+    >>> segment_ids(np.array([0, 2, 2, 5]))
+    array([0, 0, 2, 2, 2])
+    """
+    n = offsets.size - 1
+    return np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+
+
+def segment_ranks(offsets: IntArray, seg: IntArray | None = None) -> IntArray:
+    """1-based position of every row within its segment (``seg``: precomputed ids).
+
+    Examples
+    --------
+    >>> segment_ranks(np.array([0, 2, 2, 5]))
+    array([1, 2, 1, 2, 3])
+    """
+    s = segment_ids(offsets) if seg is None else seg
+    return np.arange(s.size, dtype=np.int64) - offsets[s] + 1
+
+
+def segment_sum(values: npt.ArrayLike, seg: IntArray, n: int) -> FloatArray:
+    """Sum of ``values`` per segment id in ``seg`` (0 for an empty segment), as float64.
+
+    ``seg`` need not be sorted: this is also the grouped sum of the aggregations.
+
+    Examples
+    --------
+    >>> segment_sum([1.0, 2, 3], np.array([0, 0, 2]), 3)
+    array([3., 0., 3.])
+    """
+    w = np.asarray(values, dtype=np.float64)
+    out: FloatArray = np.bincount(seg, weights=w, minlength=n).astype(np.float64, copy=False)
+    return out
+
+
+def segment_cumsum(
+    values: npt.ArrayLike, offsets: IntArray, seg: IntArray | None = None
+) -> FloatArray:
+    """Running sum of ``values`` restarting at every segment start, as float64.
+
+    One global ``cumsum`` minus the total before each segment.  Integer-valued
+    inputs (counts, integer gains) are exact; for real values the absolute error is
+    at most about ``eps`` times the global running total (1e-7 on 30 million
+    positions of gain 100), far below any reported digit.
+
+    Examples
+    --------
+    >>> segment_cumsum(np.array([1.0, 2, 3, 4, 5]), np.array([0, 2, 2, 5]))
+    array([ 1.,  3.,  3.,  7., 12.])
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0:
+        return v.copy()
+    cs = np.cumsum(v)
+    # total before each segment's first row (empty segments: unused)
+    before = np.concatenate(([0.0], cs))[offsets[:-1]]
+    s = segment_ids(offsets) if seg is None else seg
+    out: FloatArray = cs - before[s]
+    return out
+
+
+def first_true_rank(mask: BoolArray, offsets: IntArray, seg: IntArray) -> IntArray:
+    """Rank (1-based) of the first True row of each segment, 0 when there is none.
+
+    Examples
+    --------
+    >>> off = np.array([0, 3, 5])
+    >>> first_true_rank(np.array([False, True, True, False, False]), off, segment_ids(off))
+    array([2, 0])
+    """
+    n = offsets.size - 1
+    out = np.zeros(n, dtype=np.int64)
+    rows = np.flatnonzero(mask)
+    if rows.size == 0:
+        return out
+    s = seg[rows]
+    # rows are sorted, so the first occurrence of each segment is its first True row
+    first = np.ones(rows.size, dtype=bool)
+    first[1:] = s[1:] != s[:-1]
+    out[s[first]] = rows[first] - offsets[s[first]] + 1
+    return out
+
+
+def cut_segments(offsets: IntArray, k: int | None) -> tuple[IntArray, IntArray]:
+    """Rows (indices) and new offsets keeping the first ``k`` rows of each segment.
+
+    Examples
+    --------
+    >>> cut_segments(np.array([0, 3, 4]), 2)
+    (array([0, 1, 3]), array([0, 2, 3]))
+    """
+    if k is None:
+        return np.arange(int(offsets[-1]), dtype=np.int64), offsets
+    kept = np.minimum(np.diff(offsets), k)
+    new = offsets_from_counts(kept)
+    # kept rows only: row j of the cut list i is offsets[i] + (j - new[i])
+    rows: IntArray = np.arange(int(new[-1]), dtype=np.int64)
+    rows += np.repeat(offsets[:-1] - new[:-1], kept)
+    return rows, new
+
+
+def take_prefix(cum: FloatArray, offsets: IntArray, which: IntArray, at: IntArray) -> FloatArray:
+    """Value of a within-segment cumulative array at 1-based position ``at``.
+
+    ``cum``/``offsets`` hold one cumulative vector per segment; request ``i`` reads
+    segment ``which[i]`` at ``at[i]``, clipped to the segment's length (a cumulative
+    vector holds its last value); ``at <= 0`` or an empty segment gives 0.
+
+    Examples
+    --------
+    >>> take_prefix(np.array([1.0, 3, 6]), np.array([0, 3]), np.array([0, 0, 0]),
+    ...             np.array([0, 2, 9]))
+    array([0., 3., 6.])
+    """
+    start = offsets[which]
+    length = offsets[which + 1] - start
+    pos = np.minimum(at, length)
+    ok = pos > 0
+    out = np.zeros(at.shape, dtype=np.float64)
+    out[ok] = cum[start[ok] + pos[ok] - 1]
+    return out

@@ -1,0 +1,370 @@
+"""The cumulated-gain family: CG, DCG, nCG, nDCG as scalars and vectors, avg-vect, norm-vect.
+
+Järvelin & Kekäläinen (2002), TOIS 20(4), section 2 [jk2002]; research note
+RN-2002-2 [jk2002rn]; Järvelin et al. (2008) [jk2008].  The rank discounts come
+from the one table in :mod:`sessionval.kernels.discounts`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from .._types import FloatArray, IntArray
+from ..errors import MeasureSpecError
+from ..judgments.gains import GainScheme, gain_scheme
+from ..kernels.discounts import RANK_DISCOUNTS, RankDiscount, rank_discount
+from ..kernels.segments import cut_segments, segment_ids, segment_ranks, segment_sum
+from .lists import EmptyPolicy, RankedLists, _cut, _empty, _gains, _ideal_gain_segments, _safe_div
+
+__all__ = [
+    "avg_pos",
+    "avg_vect",
+    "cumulated_gain",
+    "discounted_cumulated_gain",
+    "gain_scalar",
+    "gain_vectors",
+    "norm_vect",
+]
+
+
+def cumulated_gain(gains: Sequence[float] | npt.ArrayLike) -> FloatArray:
+    r"""Cumulated gain vector of one ranked list.
+
+    Parameters
+    ----------
+    gains
+        Gain at ranks 1, 2, ….
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`CG[i] = \sum_{j \le i} G[j]`.
+
+    References
+    ----------
+    Järvelin & Kekäläinen (2002), section 2.1 [jk2002].
+
+    Examples
+    --------
+    The worked example of [jk2002], section 2:
+
+    >>> cumulated_gain([3, 2, 3, 0, 0, 1, 2, 2, 3, 0])
+    array([ 3.,  5.,  8.,  8.,  8.,  9., 11., 13., 16., 16.])
+    """
+    return np.cumsum(np.asarray(gains, dtype=np.float64))
+
+
+def discounted_cumulated_gain(
+    gains: Sequence[float] | npt.ArrayLike, *, discount: RankDiscount = "jk2002", b: float = 2.0
+) -> FloatArray:
+    r"""Discounted cumulated gain vector of one ranked list.
+
+    Parameters
+    ----------
+    gains
+        Gain at ranks 1, 2, ….
+    discount
+        ``jk2008`` (:math:`1 + \log_b j`), ``jk2002`` (1 for :math:`j < b`, else
+        :math:`\log_b j`), ``jk2002rn`` (1 at rank 1, :math:`\log_b j` from rank 2),
+        ``log2p1`` (:math:`\log_2(j + 1)`) or ``none``.
+    b
+        Log base (> 1) of the ``jk*`` discounts.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`DCG[i] = \sum_{j \le i} G[j] / d(j)`.
+
+    Notes
+    -----
+    Järvelin et al. (2008)'s appendix prints, for ``jk2008`` with ``b = 4``,
+    ``<3, 4, 5.67, 5.67, 5.67, 6.11, 6.94, 8.14, 9.30, 9.30>``: ranks 2 and 8 are
+    arithmetic slips (an erratum); the formula, which we follow, gives
+    ``<3, 4.33, 6.01, 6.01, 6.01, 6.44, 7.28, 8.08, 9.24, 9.24>``.
+
+    References
+    ----------
+    [jk2002] section 2.1; [jk2002rn]; [jk2008] section 3; Burges et al. (2005) for log2p1.
+
+    Examples
+    --------
+    [jk2002], section 2 (the paper truncates to two decimals):
+
+    >>> g = [3, 2, 3, 0, 0, 1, 2, 2, 3, 0]
+    >>> discounted_cumulated_gain(g, discount="jk2002", b=2).round(2)
+    array([3.  , 5.  , 6.89, 6.89, 6.89, 7.28, 7.99, 8.66, 9.61, 9.61])
+
+    [jk2008], appendix (erratum: see Notes):
+
+    >>> discounted_cumulated_gain(g, discount="jk2008", b=4).round(2)
+    array([3.  , 4.33, 6.01, 6.01, 6.01, 6.44, 7.28, 8.08, 9.24, 9.24])
+    """
+    _check_discount(discount, b)
+    g = np.asarray(gains, dtype=np.float64)
+    r = np.arange(1, g.size + 1, dtype=np.int64)
+    return np.cumsum(g / rank_discount(r, b=b, kind=discount))
+
+
+def _check_discount(discount: str, b: float) -> None:
+    if discount not in RANK_DISCOUNTS:
+        raise MeasureSpecError(
+            f"unknown discount {discount!r}; valid discounts: {', '.join(RANK_DISCOUNTS)}"
+        )
+    if discount.startswith("jk") and not b > 1:
+        raise MeasureSpecError(f"log base b must be > 1, got {b}")
+
+
+def gain_scalar(
+    lists: RankedLists,
+    *,
+    kind: Literal["CG", "DCG", "nCG", "nDCG"] = "nDCG",
+    cutoff: int | None = None,
+    discount: RankDiscount = "log2p1",
+    b: float = 2.0,
+    gain: str | GainScheme = "grade",
+    empty: EmptyPolicy = "nan",
+) -> FloatArray:
+    r"""CG, DCG, nCG or nDCG at a cut-off, one value per list.
+
+    Parameters
+    ----------
+    lists
+        The ranked lists.
+    kind
+        ``CG``, ``DCG`` (raw), ``nCG``, ``nDCG`` (divided by the ideal's value).
+    cutoff
+        Rank ``k``; ``None``: the whole list against the whole ideal vector.
+    discount, b
+        Discount and log base (see :func:`discounted_cumulated_gain`); ``CG``/``nCG``
+        ignore them.
+    gain
+        Gain scheme (:func:`~sessionval.judgments.gains.gain_scheme`); ``grade`` is
+        trec_eval's.
+    empty
+        Value of a normalised measure for an empty recall base.
+
+    Returns
+    -------
+    numpy.ndarray
+        One float per list.
+
+    Notes
+    -----
+    :math:`DCG@k = \sum_{j \le k} G[j] / d(j)`,
+    :math:`nDCG@k = DCG@k / DCG_I@k` with :math:`DCG_I` the same sum over the ideal
+    gain vector (the recall base's gains, descending) [jk2002, jk2008].
+    ``nDCG`` with ``discount=log2p1, gain=grade`` is trec_eval's ``ndcg`` /
+    ``ndcg_cut.k``.
+
+    Examples
+    --------
+    >>> lists = RankedLists.from_arrays(["q"], [0, 10], [3, 2, 3, 0, 0, 1, 2, 2, 3, 0],
+    ...                                 recall_base=[[3, 3, 3, 2, 2, 2, 1, 1, 1, 1]])
+    >>> gain_scalar(lists, kind="nCG", cutoff=4).round(2)
+    array([0.73])
+    >>> gain_scalar(lists, kind="DCG", cutoff=10, discount="jk2002", b=2).round(2)
+    array([9.61])
+    """
+    _check_discount(discount, b)
+    scheme = gain_scheme(gain)
+    c = _cut(lists, cutoff)
+    g = _gains(c.grades, scheme, lists.negative)
+    disc = kind in ("DCG", "nDCG")
+    dname: RankDiscount = discount if disc else "none"
+    val = segment_sum(g / rank_discount(c.rank, b=b, kind=dname), c.seg, lists.n)
+    if kind in ("CG", "DCG"):
+        return val
+    if kind not in ("nCG", "nDCG"):
+        raise MeasureSpecError(f"kind {kind!r} unknown; use CG, DCG, nCG, nDCG")
+    ioff, ig = _ideal_gain_segments(lists, scheme)
+    irows, ioff2 = cut_segments(ioff, cutoff)
+    iseg = segment_ids(ioff2)
+    irank = segment_ranks(ioff2, iseg)
+    ideal = segment_sum(ig[irows] / rank_discount(irank, b=b, kind=dname), iseg, lists.n)
+    r = lists.n_relevant()
+    return _empty(_safe_div(val, ideal), r, empty)
+
+
+def gain_vectors(
+    lists: RankedLists,
+    *,
+    kind: Literal["CG", "DCG", "nCG", "nDCG"] = "nDCG",
+    depth: int = 10,
+    discount: RankDiscount = "jk2002",
+    b: float = 2.0,
+    gain: str | GainScheme = "grade",
+    empty: EmptyPolicy = "nan",
+    ideal: bool = False,
+) -> pd.DataFrame:
+    r"""(n)(D)CG vectors to ``depth`` as a tidy frame (``query_id``, ``rank``, ``value``).
+
+    Parameters
+    ----------
+    lists
+        The ranked lists.
+    kind
+        ``CG``, ``DCG``, ``nCG`` or ``nDCG`` (norm-vect: component-wise division by
+        the ideal vector's measure).
+    depth
+        Ranks 1..depth; shorter lists are extended with gain 0.
+    discount, b, gain, empty
+        As in :func:`gain_scalar`.
+    ideal
+        Return the ideal vector's ``CG``/``DCG`` instead (``kind`` CG or DCG).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``n * depth`` rows, columns ``query_id`` (str), ``rank`` (int32), ``value``.
+
+    Notes
+    -----
+    Järvelin & Kekäläinen (2002), sections 2.1–2.3: vectors are the measures; a
+    position where the ideal is 0 (empty recall base) is NaN (``empty="nan"``).
+
+    Examples
+    --------
+    >>> lists = RankedLists.from_arrays(["q"], [0, 10], [3, 2, 3, 0, 0, 1, 2, 2, 3, 0],
+    ...                                 recall_base=[[3, 3, 3, 2, 2, 2, 1, 1, 1, 1]])
+    >>> gain_vectors(lists, kind="nCG", depth=10)["value"].round(2).tolist()
+    [1.0, 0.83, 0.89, 0.73, 0.62, 0.6, 0.69, 0.76, 0.89, 0.84]
+    >>> gain_vectors(lists, kind="DCG", depth=6, ideal=True)["value"].round(2).tolist()
+    [3.0, 6.0, 7.89, 8.89, 9.75, 10.52]
+    """
+    if depth < 1:
+        raise MeasureSpecError(f"depth must be >= 1, got {depth}")
+    _check_discount(discount, b)
+    scheme = gain_scheme(gain)
+    n = lists.n
+    dname: RankDiscount = discount if kind in ("DCG", "nDCG") else "none"
+    d = rank_discount(np.arange(1, depth + 1, dtype=np.int64), b=b, kind=dname)
+
+    def dense(off: IntArray, vals: FloatArray) -> FloatArray:
+        rows, o2 = cut_segments(off, depth)
+        seg = segment_ids(o2)
+        m = np.zeros((n, depth))
+        m[seg, segment_ranks(o2, seg) - 1] = vals[rows]
+        return np.cumsum(m / d, axis=1)
+
+    ioff, ig = _ideal_gain_segments(lists, scheme)
+    if ideal:
+        if kind not in ("CG", "DCG"):
+            raise MeasureSpecError("ideal=True needs kind CG or DCG")
+        mat = dense(ioff, ig)
+    else:
+        mat = dense(lists.offsets, _gains(lists.grades, scheme, lists.negative))
+        if kind in ("nCG", "nDCG"):
+            im = dense(ioff, ig)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mat = np.where(im != 0, mat / np.where(im != 0, im, 1.0), np.nan)
+            if empty == "zero":
+                mat = np.nan_to_num(mat, nan=0.0)
+        elif kind not in ("CG", "DCG"):
+            raise MeasureSpecError(f"kind {kind!r} unknown; use CG, DCG, nCG, nDCG")
+    return pd.DataFrame(
+        {
+            "query_id": np.repeat(np.asarray(lists.query_ids, dtype=object), depth),
+            "rank": np.tile(np.arange(1, depth + 1, dtype=np.int32), n),
+            "value": mat.ravel(),
+        }
+    )
+
+
+def avg_vect(vectors: pd.DataFrame) -> pd.DataFrame:
+    r"""Component-wise mean of vectors of equal length (``avg-vect``).
+
+    Parameters
+    ----------
+    vectors
+        Tidy frame with ``rank`` and ``value`` (e.g. from :func:`gain_vectors`);
+        NaN values (empty recall base) are left out of the mean.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``rank``, ``value``: :math:`\bar V[i] = \frac{1}{n}\sum_q V_q[i]`.
+
+    References
+    ----------
+    Järvelin & Kekäläinen (2002), section 2.2 [jk2002].
+
+    Examples
+    --------
+    >>> v = pd.DataFrame({"query_id": ["a", "a", "b", "b"], "rank": [1, 2, 1, 2],
+    ...                   "value": [1.0, 3.0, 3.0, 5.0]})
+    >>> avg_vect(v)["value"].tolist()
+    [2.0, 4.0]
+    """
+    return vectors.groupby("rank", sort=True)["value"].mean().reset_index()
+
+
+def norm_vect(average: pd.DataFrame, ideal_average: pd.DataFrame) -> pd.DataFrame:
+    r"""Component-wise division of an average vector by the average ideal (``norm-vect``).
+
+    Parameters
+    ----------
+    average, ideal_average
+        Frames with ``rank``, ``value`` (from :func:`avg_vect`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``rank``, ``value``: :math:`\bar V[i] / \bar I[i]` (NaN where the ideal is 0).
+
+    References
+    ----------
+    Järvelin & Kekäläinen (2002), section 2.3 [jk2002].
+
+    Examples
+    --------
+    >>> a = pd.DataFrame({"rank": [1, 2], "value": [3.0, 5.0]})
+    >>> i = pd.DataFrame({"rank": [1, 2], "value": [3.0, 6.0]})
+    >>> norm_vect(a, i)["value"].round(2).tolist()
+    [1.0, 0.83]
+    """
+    m = average.merge(ideal_average, on="rank", suffixes=("", "_ideal"), how="inner")
+    iv = m["value_ideal"].to_numpy(dtype=np.float64)
+    v = m["value"].to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(iv != 0, v / np.where(iv != 0, iv, 1.0), np.nan)
+    return pd.DataFrame({"rank": m["rank"].to_numpy(), "value": out})
+
+
+def avg_pos(vectors: pd.DataFrame, k: int) -> pd.DataFrame:
+    r"""Mean of each vector's first ``k`` positions (``avg-pos``).
+
+    Parameters
+    ----------
+    vectors
+        Tidy frame with ``query_id``, ``rank``, ``value``.
+    k
+        Number of positions (vectors must reach rank ``k``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``query_id``, ``value``: :math:`\frac{1}{k}\sum_{i \le k} V[i]`.
+
+    References
+    ----------
+    Järvelin & Kekäläinen (2002), section 2.2 [jk2002].
+
+    Examples
+    --------
+    >>> v = pd.DataFrame({"query_id": ["a"] * 3, "rank": [1, 2, 3], "value": [3.0, 5.0, 8.0]})
+    >>> avg_pos(v, 2)["value"].tolist()
+    [4.0]
+    """
+    if k < 1:
+        raise MeasureSpecError(f"avg-pos needs k >= 1, got {k}")
+    top = vectors[vectors["rank"] <= k]
+    short = top.groupby("query_id", sort=False)["rank"].max()
+    if (short < k).any():
+        q = short.index[int(np.flatnonzero((short < k).to_numpy())[0])]
+        raise MeasureSpecError(f"vector of query {q!r} is shorter than k={k}")
+    return (top.groupby("query_id", sort=False)["value"].sum() / k).reset_index()

@@ -1,0 +1,210 @@
+"""Binary-relevance measures: AP, RR, P@k, R@k, bpref and infAP, as trec_eval computes them.
+
+References: Sakai (2007) [sakai2007] for AP and RR; Buckley & Voorhees (2004) and
+Bompada et al. (2007) [bompada2007] for bpref; Yilmaz & Aslam (2006) for infAP.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from .._types import BoolArray, FloatArray, IntArray
+from ..errors import MeasureSpecError
+from ..kernels.segments import segment_cumsum, segment_sum
+from .lists import EmptyPolicy, RankedLists, _Cut, _cut, _empty, _safe_div
+
+__all__ = [
+    "INFAP_EPSILON",
+    "average_precision",
+    "bpref",
+    "inf_ap",
+    "precision",
+    "recall",
+    "reciprocal_rank",
+]
+
+
+INFAP_EPSILON: Final[float] = 1e-5
+"""trec_eval's ``INFAP_EPSILON``: smoothing of the precision estimate above a rank."""
+
+
+def _rel_counts(c: _Cut, rel: float) -> tuple[BoolArray, FloatArray]:
+    isrel = c.grades >= rel  # NaN -> False
+    count = segment_cumsum(isrel, c.offsets, c.seg)
+    return isrel, count
+
+
+def _relevant_rows(
+    lists: RankedLists, cutoff: int | None, rel: float
+) -> tuple[IntArray, FloatArray, FloatArray]:
+    """List number, rank and ``count(rank)`` of every relevant row down to the cut-off.
+
+    Works on the relevant rows only (no per-row arrays over the whole lists):
+    ``count`` is a row's position among its list's relevant rows, so the cut-off
+    keeps a prefix of them and the counts stay valid.
+    """
+    if cutoff is not None and cutoff < 1:
+        raise MeasureSpecError(f"cut-off must be >= 1, got {cutoff}")
+    off = lists.offsets
+    rows = np.flatnonzero(lists.grades >= rel)  # NaN -> not relevant
+    seg = np.searchsorted(off, rows, side="right") - 1
+    rank = rows - off[seg] + 1
+    first = np.searchsorted(rows, off[:-1])  # each list's first relevant row in ``rows``
+    count = np.arange(1, rows.size + 1, dtype=np.int64) - first[seg]
+    if cutoff is not None:
+        keep = rank <= cutoff
+        seg, rank, count = seg[keep], rank[keep], count[keep]
+    return seg, rank.astype(np.float64), count.astype(np.float64)
+
+
+def average_precision(
+    lists: RankedLists, *, cutoff: int | None = None, rel: float = 1, empty: EmptyPolicy = "nan"
+) -> FloatArray:
+    r"""Average precision (trec_eval ``map``; with a cut-off ``map_cut.k``).
+
+    Notes
+    -----
+    :math:`AP@k = \frac{1}{R}\sum_{r \le k} isrel(r)\, count(r)/r` (divided by ``R``,
+    as trec_eval; NTCIREVAL's AP@k divides by min(R, k)) [sakai2007, section 3].
+
+    Examples
+    --------
+    >>> lists = RankedLists.from_arrays(["q"], [0, 4], [1, 0, 1, 0], recall_base=[[1, 1, 1]])
+    >>> average_precision(lists).round(4)
+    array([0.5556])
+    """
+    seg, rank, count = _relevant_rows(lists, cutoff, rel)
+    s = segment_sum(count / rank, seg, lists.n)
+    r = lists.n_relevant(rel)
+    return _empty(_safe_div(s, r.astype(np.float64)), r, empty)
+
+
+def reciprocal_rank(
+    lists: RankedLists, *, cutoff: int | None = None, rel: float = 1, empty: EmptyPolicy = "zero"
+) -> FloatArray:
+    r"""Reciprocal rank :math:`1/r_1` of the first relevant document, 0 when none.
+
+    ``empty="zero"`` by default (trec_eval's ``recip_rank``): RR needs no recall base.
+
+    Examples
+    --------
+    >>> reciprocal_rank(RankedLists.from_arrays(["q"], [0, 3], [0, 0, 2]))
+    array([0.33333333])
+    """
+    seg, rank, count = _relevant_rows(lists, cutoff, rel)
+    first = count == 1
+    out = np.zeros(lists.n)
+    out[seg[first]] = 1.0 / rank[first]
+    return _empty(out, lists.n_relevant(rel), empty)
+
+
+def precision(
+    lists: RankedLists, *, cutoff: int | None = None, rel: float = 1, empty: EmptyPolicy = "zero"
+) -> FloatArray:
+    r"""Precision at ``k``: relevant documents in the top ``k``, divided by ``k``.
+
+    Without a cut-off, divided by the list length (0 for an empty list).  Same as
+    trec_eval ``P_k`` (a list shorter than ``k`` still divides by ``k``).
+
+    Examples
+    --------
+    >>> precision(RankedLists.from_arrays(["q"], [0, 3], [1, 0, 2]), cutoff=5)
+    array([0.4])
+    """
+    c = _cut(lists, cutoff)
+    s = segment_sum(c.grades >= rel, c.seg, lists.n)
+    denom = np.diff(c.offsets).astype(np.float64) if cutoff is None else np.full(lists.n, cutoff)
+    return _empty(_safe_div(s, denom), lists.n_relevant(rel), empty)
+
+
+def recall(
+    lists: RankedLists, *, cutoff: int | None = None, rel: float = 1, empty: EmptyPolicy = "nan"
+) -> FloatArray:
+    r"""Recall at ``k``: relevant documents in the top ``k`` over ``R`` (trec_eval ``recall_k``).
+
+    Examples
+    --------
+    >>> recall(RankedLists.from_arrays(["q"], [0, 3], [1, 0, 2], recall_base=[[2, 1, 1, 1]]),
+    ...        cutoff=2)
+    array([0.25])
+    """
+    c = _cut(lists, cutoff)
+    s = segment_sum(c.grades >= rel, c.seg, lists.n)
+    r = lists.n_relevant(rel)
+    return _empty(_safe_div(s, r.astype(np.float64)), r, empty)
+
+
+def bpref(
+    lists: RankedLists, *, cutoff: int | None = None, rel: float = 1, empty: EmptyPolicy = "nan"
+) -> FloatArray:
+    r"""Binary preference (Buckley & Voorhees 2004; Bompada et al. 2007, sec. 2), as trec_eval.
+
+    Notes
+    -----
+    :math:`bpref = \frac{1}{R}\sum_{x} \left(1 - \frac{\min(|N(x)|, R)}{\min(R, N)}\right)`
+    over the judged relevant documents ``x`` retrieved, :math:`|N(x)|` the judged
+    non-relevant documents ranked above ``x``; a term is 1 when :math:`|N(x)| = 0`.
+    Unjudged documents are ignored.
+
+    Examples
+    --------
+    >>> lists = RankedLists.from_arrays(["q"], [0, 4], [0, 1, float("nan"), 1],
+    ...                                 recall_base=[[1, 1]], n_judged=[4])
+    >>> bpref(lists)
+    array([0.5])
+    """
+    c = _cut(lists, cutoff)
+    judged = ~np.isnan(c.grades)
+    isrel = c.grades >= rel
+    nonrel = judged & ~isrel
+    above = segment_cumsum(nonrel, c.offsets, c.seg)  # inclusive; equal above at rel rows
+    r = lists.n_relevant(rel)
+    n_nonrel = (lists.n_judged - r).astype(np.float64)
+    rr = r[c.seg].astype(np.float64)
+    denom = np.minimum(rr, n_nonrel[c.seg])
+    term = np.where(above > 0, 1.0 - np.minimum(above, rr) / np.where(denom > 0, denom, 1.0), 1.0)
+    s = segment_sum(np.where(isrel, term, 0.0), c.seg, lists.n)
+    return _empty(_safe_div(s, r.astype(np.float64)), r, empty)
+
+
+def inf_ap(
+    lists: RankedLists, *, cutoff: int | None = None, rel: float = 1, empty: EmptyPolicy = "nan"
+) -> FloatArray:
+    r"""Inferred average precision (Yilmaz & Aslam 2006; Bompada et al. 2007), as trec_eval.
+
+    Notes
+    -----
+    At a judged relevant document at rank :math:`k > 1`:
+    :math:`E[prec@k] = \frac{1}{k} + \frac{k-1}{k}\cdot\frac{|J|}{k-1}\cdot
+    \frac{|R_{above}| + \epsilon}{|R_{above}| + |N_{above}| + 2\epsilon}` with
+    :math:`J, R_{above}, N_{above}` the judged, judged relevant and judged non-relevant
+    documents above ``k``, :math:`\epsilon = 10^{-5}`; 1 at rank 1.
+    :math:`infAP = \frac{1}{R}\sum E[prec@k]`.  Unjudged documents take up ranks but
+    are not in :math:`J` (trec_eval's documents outside the pool; every judged document
+    here is in the pool, a negative grade counts as judged non-relevant).
+
+    Examples
+    --------
+    >>> lists = RankedLists.from_arrays(["q"], [0, 3], [1, float("nan"), 1],
+    ...                                 recall_base=[[1, 1]])
+    >>> inf_ap(lists).round(6)
+    array([0.833331])
+    """
+    c = _cut(lists, cutoff)
+    judged = ~np.isnan(c.grades)
+    isrel = c.grades >= rel
+    nonrel = judged & ~isrel
+    rel_above = segment_cumsum(isrel, c.offsets, c.seg) - isrel
+    non_above = segment_cumsum(nonrel, c.offsets, c.seg) - nonrel
+    k = c.rank.astype(np.float64)
+    km1 = np.where(k > 1, k - 1.0, 1.0)
+    eps = INFAP_EPSILON
+    est = 1.0 / k + ((k - 1.0) / k) * ((rel_above + non_above) / km1) * (
+        (rel_above + eps) / (rel_above + non_above + 2 * eps)
+    )
+    est = np.where(k == 1, 1.0, est)
+    s = segment_sum(np.where(isrel, est, 0.0), c.seg, lists.n)
+    r = lists.n_relevant(rel)
+    return _empty(_safe_div(s, r.astype(np.float64)), r, empty)

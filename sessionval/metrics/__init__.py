@@ -1,1 +1,0 @@
-"""Measures: single-query (``single``, registry in ``_registry``) and session (``session``)."""

@@ -1,0 +1,30 @@
+"""Synthetic session-search studies of any size, seeded and vectorised.
+
+``design`` lays out searchers, scenarios and systems; ``simulate`` draws sessions,
+queries and results chunk by chunk; ``write`` streams them to JSON-lines or Parquet
+through :mod:`sessionval.io.writers`.
+"""
+
+from .simulate import (
+    TABLE2_COUNTS,
+    OutputFormat,
+    SyntheticStudy,
+    SynthSummary,
+    flat_schema,
+    generate_study,
+    iter_flat_batches,
+    study_header,
+    write_study,
+)
+
+__all__ = [
+    "TABLE2_COUNTS",
+    "OutputFormat",
+    "SynthSummary",
+    "SyntheticStudy",
+    "flat_schema",
+    "generate_study",
+    "iter_flat_batches",
+    "study_header",
+    "write_study",
+]

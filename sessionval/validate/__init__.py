@@ -1,0 +1,1 @@
+"""Flat tables to a validated :class:`~sessionval.frame.SessionFrame` (vectorised rules)."""
