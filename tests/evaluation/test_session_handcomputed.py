@@ -19,16 +19,15 @@ from sessionval.analysis.curves import individual_curves, query_curves, session_
 from sessionval.errors import MeasureSpecError
 from sessionval.evaluation.config import PRESETS, SessionConfig
 from sessionval.evaluation.session import evaluate
-from sessionval.frame import JudgmentFrame
-from sessionval.models.judgments import GradeScale
 from sessionval.validate.flat import frame_from_flat
+from tests import builders
+from tests.builders import judgments
 
 D3 = 1 + math.log2(3)
 Q2 = 2 / 3
 
 
-def qrels(rows: list[tuple[str, str, int]]) -> JudgmentFrame:
-    return JudgmentFrame.from_records(rows, scale=GradeScale.default())
+qrels = judgments
 
 
 T = qrels([("T", "a", 3), ("T", "b", 2), ("T", "c", 1), ("T", "z", 0)])
@@ -41,31 +40,11 @@ def study(
     scan: dict[tuple[str, int], int] | None = None,
     topic: str = "T",
 ):
-    rows = []
-    for sid, lists in sessions.items():
-        for q, docs in enumerate(lists, start=1):
-            sd = (scan or {}).get((sid, q))
-            sys_ = (system or {}).get(sid, "S1")
-            if not docs:
-                rows.append((sid, "u", topic, sys_, q, None, None, sd))
-            for r, d in enumerate(docs, start=1):
-                rows.append((sid, "u", topic, sys_, q, r, d, sd))
-    flat = pd.DataFrame(
-        rows,
-        columns=[
-            "session_id",
-            "user_id",
-            "topic_id",
-            "system_id",
-            "query_pos",
-            "rank",
-            "doc_id",
-            "scan_depth",
-        ],
-    )
-    if scan is None:
-        flat = flat.drop(columns="scan_depth")
-    return frame_from_flat(flat)[0]
+    """Sessions of one searcher ``u`` on ``topic``; systems default to S1."""
+    specs = [
+        (sid, "u", topic, (system or {}).get(sid, "S1"), lists) for sid, lists in sessions.items()
+    ]
+    return builders.frame(specs, scan=scan)
 
 
 S1 = study({"s1": [["z", "a"], ["a", "b", "c"]]})

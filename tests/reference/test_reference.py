@@ -17,7 +17,7 @@ from sessionval.measures.cg import cumulated_gain, discounted_cumulated_gain, ga
 from sessionval.measures.lists import RankedLists
 from sessionval.measures.registry import parse_measure
 
-REF = Path(__file__).resolve().parents[1] / "reference"
+REF = Path(__file__).resolve().parent
 CASES = sorted(REF.glob("single_*.json"))
 
 

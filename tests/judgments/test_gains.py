@@ -12,12 +12,13 @@ from sessionval.judgments.gains import GAIN_SCHEMES, gain_scheme
 from sessionval.judgments.ideal import ideal_gains
 from sessionval.judgments.lookup import JudgmentIndex, lookup_grades, result_grades
 from sessionval.judgments.unjudged import apply_unjudged
+from tests.builders import judgments
 
 NAN = float("nan")
 
 
 def _judgments(rows) -> JudgmentFrame:
-    return JudgmentFrame.from_records(rows)  # scale: the grades that occur
+    return judgments(rows, default_scale=False)  # scale: the grades that occur
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,11 @@
-"""Helpers for the analysis tests: a headless chromium runner."""
+"""Headless chromium for the report tests: image probes and screenshots."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-
-import pytest
 
 _CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
@@ -99,14 +96,3 @@ class Browser:
 
     def screenshot(self, html_path: Path, png: Path, *, size: str = "1280,2400") -> Path:
         return screenshot(self.binary, html_path, png, size=size)
-
-
-@pytest.fixture(scope="session")
-def browser() -> Browser:
-    """Headless chromium; skip locally if absent, fail under CI (env CI set)."""
-    path = chromium_binary()
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is required under CI (apt-get install chromium)")
-        pytest.skip("chromium not installed (install it to run the browser tests)")
-    return Browser(path)

@@ -8,7 +8,6 @@ import pytest
 
 from sessionval.errors import InputFormatError, JudgmentError, MeasureSpecError
 from sessionval.evaluation.lists import evaluate_lists
-from sessionval.frame import JudgmentFrame
 from sessionval.measures.cg import (
     avg_pos,
     avg_vect,
@@ -18,7 +17,7 @@ from sessionval.measures.cg import (
     norm_vect,
 )
 from sessionval.measures.lists import RankedLists
-from sessionval.models.judgments import GradeScale
+from tests.builders import judgments
 
 NAN = float("nan")
 
@@ -106,8 +105,7 @@ def test_summary_counts_and_means() -> None:
     assert z["value"].tolist() == [pytest.approx(1 / 3)]
 
 
-def _jf(rows) -> JudgmentFrame:
-    return JudgmentFrame.from_records(rows, scale=GradeScale.default())
+_jf = judgments
 
 
 def test_from_run_rejects_duplicates_and_bad_columns() -> None:

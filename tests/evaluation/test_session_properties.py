@@ -10,28 +10,24 @@ from hypothesis import strategies as st
 from sessionval.evaluation.config import SessionConfig
 from sessionval.evaluation.session import evaluate
 from sessionval.frame import JudgmentFrame
-from sessionval.models.judgments import GradeScale
 from sessionval.validate.flat import frame_from_flat
+from tests import builders
+from tests.builders import judgments
 
 DOCS = [f"d{i}" for i in range(10)]
 
 
-def judgments(qrels: dict[str, int]) -> JudgmentFrame:
-    rows = [("T", d, g) for d, g in qrels.items()] or [("T", "zz", 0)]
-    return JudgmentFrame.from_records(rows, scale=GradeScale.default())
+def _judgments(qrels: dict[str, int]) -> JudgmentFrame:
+    return judgments([("T", d, g) for d, g in qrels.items()] or [("T", "zz", 0)])
 
 
 def flat(sessions: list[list[list[str]]], order: list[int] | None = None) -> pd.DataFrame:
-    rows = []
-    for k in order or range(len(sessions)):
-        for q, docs in enumerate(sessions[k], start=1):
-            if not docs:
-                rows.append((f"s{k}", f"u{k % 3}", "T", f"S{k % 2}", q, None, None))
-            for r, d in enumerate(docs, start=1):
-                rows.append((f"s{k}", f"u{k % 3}", "T", f"S{k % 2}", q, r, d))
-    return pd.DataFrame(
-        rows,
-        columns=["session_id", "user_id", "topic_id", "system_id", "query_pos", "rank", "doc_id"],
+    """Session ``k`` by searcher ``u<k % 3>`` on system ``S<k % 2>``, in ``order``."""
+    return builders.flat_table(
+        [
+            (f"s{k}", f"u{k % 3}", "T", f"S{k % 2}", sessions[k])
+            for k in order or range(len(sessions))
+        ]
     )
 
 
@@ -59,7 +55,7 @@ def test_ideal_sessions_score_one_everywhere(
     rest = [d for d in DOCS if d not in ideal_list]
     sessions = [[ideal_list + rest[:2]] * n for n in n_queries]
     opts = {**opts, "duplicates": "every", "short_lists": "pad"}
-    ev = evaluate(frame_from_flat(flat(sessions))[0], judgments(qrels), SessionConfig(**opts))
+    ev = evaluate(frame_from_flat(flat(sessions))[0], _judgments(qrels), SessionConfig(**opts))
     pos = ev.per_position()
     defined = pos["ideal"] > 0
     np.testing.assert_allclose(pos.loc[defined, "nsdcg"], 1.0, rtol=1e-12)
@@ -70,7 +66,7 @@ def test_ideal_sessions_score_one_everywhere(
 @given(study, qrels_st, options)
 def test_padding_never_adds_gain(sessions: list, qrels: dict[str, int], opts: dict) -> None:
     frame = frame_from_flat(flat(sessions))[0]
-    j = judgments(qrels)
+    j = _judgments(qrels)
     finals = []
     for short in ("pad", "none", "min:3"):
         ev = evaluate(frame, j, SessionConfig(**{**opts, "short_lists": short}))
@@ -86,7 +82,7 @@ def test_padding_never_adds_gain(sessions: list, qrels: dict[str, int], opts: di
 @given(study, qrels_st, options)
 def test_first_never_exceeds_every(sessions: list, qrels: dict[str, int], opts: dict) -> None:
     frame = frame_from_flat(flat(sessions))[0]
-    j = judgments(qrels)
+    j = _judgments(qrels)
     every = evaluate(frame, j, SessionConfig(**{**opts, "duplicates": "every"}))
     first = evaluate(frame, j, SessionConfig(**{**opts, "duplicates": "first"}))
     assert (first.positions().sdcg <= every.positions().sdcg + 1e-9).all()
@@ -100,7 +96,7 @@ def test_session_order_changes_nothing(
 ) -> None:
     order = list(range(len(sessions)))
     rnd.shuffle(order)
-    j = judgments(qrels)
+    j = _judgments(qrels)
     cfg = SessionConfig(**opts)
     a = evaluate(frame_from_flat(flat(sessions))[0], j, cfg).per_session()
     b = evaluate(frame_from_flat(flat(sessions, order))[0], j, cfg).per_session()
@@ -117,7 +113,7 @@ def test_session_order_changes_nothing(
 def test_query_discount_and_vectors_monotone(
     sessions: list, qrels: dict[str, int], opts: dict
 ) -> None:
-    ev = evaluate(frame_from_flat(flat(sessions))[0], judgments(qrels), SessionConfig(**opts))
+    ev = evaluate(frame_from_flat(flat(sessions))[0], _judgments(qrels), SessionConfig(**opts))
     q = ev.per_query()
     # query discount never increases along a session; equals 1 for the first query
     assert (q.loc[q["query_pos"] == 1, "qd"] == 1).all()

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from sessionval.frame import JudgmentFrame
-from sessionval.models.judgments import GradeScale
+from tests import builders
+from tests.builders import judgments
 
 GAINS_SHARP = {0: 0.0, 1: 1.0, 2: 10.0, 3: 100.0}
 
@@ -134,39 +134,18 @@ def ref_session(
     return RefSession(s_vec, i_vec, q_dcg, q_len, shown_docs)
 
 
-def judgments_frame(rows: list[tuple[str, str, int]]) -> JudgmentFrame:
-    return JudgmentFrame.from_records(rows, scale=GradeScale.default())
+judgments_frame = judgments
 
 
 def flat_table(
     sessions: list[tuple[str, str, str, list[list[str]]]],
     scan: dict[tuple[str, int], int] | None = None,
 ) -> pd.DataFrame:
-    """(session_id, topic, system, lists) -> flat table (empty query = null row)."""
-    rows = []
-    for sid, topic, system, lists in sessions:
-        for q, docs in enumerate(lists, start=1):
-            sd = (scan or {}).get((sid, q))
-            if not docs:
-                rows.append((sid, "u" + sid, topic, system, q, None, None, sd))
-            for r, d in enumerate(docs, start=1):
-                rows.append((sid, "u" + sid, topic, system, q, r, d, sd))
-    df = pd.DataFrame(
-        rows,
-        columns=[
-            "session_id",
-            "user_id",
-            "topic_id",
-            "system_id",
-            "query_pos",
-            "rank",
-            "doc_id",
-            "scan_depth",
-        ],
+    """(session_id, topic, system, lists) -> flat table (searcher ``u<session_id>``)."""
+    return builders.flat_table(
+        [(sid, "u" + sid, topic, system, lists) for sid, topic, system, lists in sessions],
+        scan=scan,
     )
-    if scan is None:
-        df = df.drop(columns="scan_depth")
-    return df
 
 
 # ---------------------------------------------------------------------------------------------
