@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Literal
 
 import numpy as np
 import pandas as pd
@@ -46,6 +46,7 @@ from .models.study import Study
 from .problems import LoadReport
 
 __all__ = [
+    "FLAT_COLUMNS",
     "FLAT_OPTIONAL",
     "FLAT_REQUIRED",
     "JUDGMENT_COLUMNS",
@@ -53,10 +54,12 @@ __all__ = [
     "RESULT_COLUMNS",
     "SESSION_COLUMNS",
     "Column",
+    "FlatColumn",
     "JudgmentFrame",
     "LoadedStudy",
     "SessionFrame",
     "check_columns",
+    "flat_layout_markdown",
     "frame_schema_markdown",
 ]
 
@@ -317,32 +320,85 @@ class SessionFrame:
         return offsets
 
 
-FLAT_REQUIRED: Final[tuple[str, ...]] = (
-    "session_id",
-    "user_id",
-    "topic_id",
-    "system_id",
-    "query_pos",
-    "rank",
-    "doc_id",
-)
+@dataclass(frozen=True, slots=True)
+class FlatColumn:
+    """One column of the flat layout (one row per result): the single declaration.
+
+    ``level`` says how often the value changes: once per ``session``, once per
+    ``query`` (read at the query's first row) or on every ``result`` row.  ``kind``
+    is the logical type (``id``, ``text``, ``int``, ``float``, ``time``); ``required``
+    is ``"yes"``, ``"yes*"`` (empty on the row of a query without results) or ``"no"``.
+    """
+
+    name: str
+    kind: Literal["id", "text", "int", "float", "time"]
+    level: Literal["session", "query", "result"]
+    required: Literal["yes", "yes*", "no"]
+    description: str
 
 
-FLAT_OPTIONAL: Final[tuple[str, ...]] = (
-    "query_text",
-    "query_time",
-    "query_id",
-    "scan_depth",
-    "url",
-    "title",
-    "snippet",
-    "clicks",
-    "dwell",
-    "user_grade",
-    "session_start",
-    "session_end",
-    "qrels_id",
+FLAT_COLUMNS: Final[tuple[FlatColumn, ...]] = (
+    FlatColumn("session_id", "id", "session", "yes", "session identifier, on every row"),
+    FlatColumn("user_id", "id", "session", "yes", "searcher, repeated on every row"),
+    FlatColumn("topic_id", "id", "session", "yes", "topic / scenario, repeated on every row"),
+    FlatColumn("system_id", "id", "session", "yes", "system / interface, repeated on every row"),
+    FlatColumn("query_pos", "int", "query", "yes", "position of the query in its session, 1..n"),
+    FlatColumn(
+        "rank", "int", "result", "yes*", "1..k within the query; empty for a query without results"
+    ),
+    FlatColumn("doc_id", "id", "result", "yes*", "document; empty for a query without results"),
+    FlatColumn("query_text", "text", "query", "no", "query text as typed"),
+    FlatColumn("query_time", "time", "query", "no", "ISO-8601 time the query was issued"),
+    FlatColumn("query_id", "id", "query", "no", "query identifier (default `<session>:<pos>`)"),
+    FlatColumn("scan_depth", "int", "query", "no", "last rank the searcher examined"),
+    FlatColumn("url", "text", "result", "no", "result URL"),
+    FlatColumn("title", "text", "result", "no", "result title"),
+    FlatColumn("snippet", "text", "result", "no", "result snippet"),
+    FlatColumn("clicks", "int", "result", "no", "clicks on the result (default 0)"),
+    FlatColumn("dwell", "float", "result", "no", "dwell time in seconds"),
+    FlatColumn("user_grade", "int", "result", "no", "the searcher's own grade"),
+    FlatColumn("session_start", "time", "session", "no", "ISO-8601 session start"),
+    FlatColumn("session_end", "time", "session", "no", "ISO-8601 session end"),
+    FlatColumn(
+        "qrels_id",
+        "id",
+        "query",
+        "no",
+        "judgment key of the query when judgments are per session or per turn (default: topic)",
+    ),
 )
+"""The flat layout (CSV/Parquet, one row per result), declared once.
+
+Loaders, the validator, column mappings, writers, the synthetic generator and
+``docs/formats.md`` all read it.  Post-task ratings add one ``rating_<name>``
+float column each (session level).
+"""
+
+FLAT_REQUIRED: Final[tuple[str, ...]] = tuple(c.name for c in FLAT_COLUMNS if c.required != "no")
+"""Columns every flat table must have."""
+
+FLAT_OPTIONAL: Final[tuple[str, ...]] = tuple(c.name for c in FLAT_COLUMNS if c.required == "no")
+"""Columns a flat table may have (besides ``rating_<name>``)."""
+
+
+def flat_layout_markdown() -> str:
+    """The flat layout as a Markdown table (the flat-table section of ``docs/formats.md``).
+
+    Examples
+    --------
+    >>> flat_layout_markdown().splitlines()[2]
+    '| `session_id` | id | session | yes | session identifier, on every row |'
+    """
+    rows = [
+        "| column | type | level | required | meaning |",
+        "|---|---|---|---|---|",
+        *(
+            f"| `{c.name}` | {c.kind} | {c.level} | {c.required} | {c.description} |"
+            for c in FLAT_COLUMNS
+        ),
+        "| `rating_<name>` | float | session | no | a post-task rating, one column each |",
+    ]
+    return "\n".join(rows)
 
 
 @dataclass(frozen=True)

@@ -152,6 +152,27 @@ class SessionConfig(Model):
         """Return the gain scheme object."""
         return gain_scheme(self.gains)
 
+    def replace(self, **changes: Any) -> SessionConfig:
+        """A copy with some parameters changed, validated like a new configuration.
+
+        Raises
+        ------
+        pydantic.ValidationError
+            A changed value is not allowed (e.g. ``gains="bogus"`` or ``b=-3``).
+
+        Examples
+        --------
+        >>> SessionConfig().replace(b=4).b
+        4.0
+        """
+        return type(self).model_validate({**self.model_dump(), **changes})
+
+    def model_copy(
+        self, *, update: Mapping[str, Any] | None = None, deep: bool = False
+    ) -> SessionConfig:
+        """Copy; an ``update`` goes through validation (see :meth:`replace`)."""
+        return self.replace(**update) if update else super().model_copy(deep=deep)
+
 
 def config_from_mapping(values: Mapping[str, Any]) -> SessionConfig:
     """Build a :class:`SessionConfig` from a mapping, honouring a ``preset`` key first."""

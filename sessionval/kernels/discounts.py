@@ -1,14 +1,18 @@
 r"""The one table of rank and query discounts used by every measure.
 
 Rank discount ``d(i)`` (``DCG[i] = Σ_{j<=i} G[j] / d(j)``) and query discount
-``qd(q)``, each by kind; single-query measures (``nDCG(discount=...)``), the
-session kernels and the figures all call these two functions, so a kind means the
-same everywhere.
+``qd(q)`` (the multiplier of the ``q``-th query of a session), each declared once
+by kind with its formula and its source.  Single-query measures
+(``nDCG(discount=...)``), the session kernels, the figures, the codebook and the
+report all read this table, so a kind means, computes and prints the same
+everywhere.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
 import numpy as np
@@ -19,13 +23,15 @@ from ..errors import MeasureSpecError
 
 __all__ = [
     "QUERY_DISCOUNTS",
+    "QUERY_DISCOUNT_TABLE",
     "RANK_DISCOUNTS",
+    "RANK_DISCOUNT_TABLE",
+    "DiscountKind",
     "QueryDiscount",
     "RankDiscount",
     "query_discount",
     "rank_discount",
 ]
-
 
 QueryDiscount: TypeAlias = Literal["jk2008", "shifted-log", "none"]
 
@@ -37,6 +43,80 @@ QUERY_DISCOUNTS: Final = ("jk2008", "shifted-log", "none")
 
 
 RANK_DISCOUNTS: Final = ("jk2008", "jk2002", "jk2002rn", "log2p1", "shifted-log", "none")
+
+
+@dataclass(frozen=True, slots=True)
+class DiscountKind:
+    """One discount: its name, formula (plain text), source and function.
+
+    ``fn(x, base)`` maps ranks (rank discounts: the denominator ``d(i)``) or query
+    positions (query discounts: the multiplier ``qd(q)``) to float64 values.
+    """
+
+    name: str
+    formula: str
+    reference: str
+    fn: Callable[[FloatArray, float], FloatArray]
+
+
+def _log(x: FloatArray, base: float) -> FloatArray:
+    out: FloatArray = np.log(x) / math.log(base)
+    return out
+
+
+RANK_DISCOUNT_TABLE: Final[dict[str, DiscountKind]] = {
+    "jk2008": DiscountKind(
+        "jk2008",
+        "d(i) = 1 + log_b(i)",
+        "Järvelin et al. 2008, appendix eq. 2",
+        lambda r, b: 1.0 + _log(r, b),
+    ),
+    "jk2002": DiscountKind(
+        "jk2002",
+        "d(i) = 1 for i < b, log_b(i) from i = b on",
+        "Järvelin & Kekäläinen 2002, TOIS, sec. 2.1",
+        lambda r, b: np.where(r < b, 1.0, _log(np.maximum(r, 1.0), b)),
+    ),
+    "jk2002rn": DiscountKind(
+        "jk2002rn",
+        "d(i) = 1 at i = 1, log_b(i) from i = 2 on",
+        "Järvelin & Kekäläinen 2002, research note RN-2002-2",
+        lambda r, b: np.where(r < 2, 1.0, _log(np.maximum(r, 1.0), b)),
+    ),
+    "log2p1": DiscountKind(
+        "log2p1",
+        "d(i) = log_2(i + 1)",
+        "Burges et al. 2005; trec_eval ndcg",
+        lambda r, b: np.log2(r + 1.0),
+    ),
+    "shifted-log": DiscountKind(
+        "shifted-log",
+        "d(i) = log_b(i + b - 1)",
+        "Jiang & Allan 2016, session-metrics code",
+        lambda r, b: _log(r + b - 1.0, b),
+    ),
+    "none": DiscountKind("none", "d(i) = 1 (no discount: CG)", "", lambda r, b: np.ones_like(r)),
+}
+"""Rank discounts by kind; :data:`RANK_DISCOUNTS` lists the names in this order."""
+
+QUERY_DISCOUNT_TABLE: Final[dict[str, DiscountKind]] = {
+    "jk2008": DiscountKind(
+        "jk2008",
+        "qd(q) = 1 / (1 + log_bq(q))",
+        "Järvelin et al. 2008, eq. 1",
+        lambda q, bq: 1.0 / (1.0 + _log(q, bq)),
+    ),
+    "shifted-log": DiscountKind(
+        "shifted-log",
+        "qd(q) = 1 / log_bq(q + bq - 1)",
+        "Jiang & Allan 2016, session-metrics code",
+        lambda q, bq: math.log(bq) / np.log(q + bq - 1.0),
+    ),
+    "none": DiscountKind(
+        "none", "qd(q) = 1 (no query discount)", "", lambda q, bq: np.ones_like(q)
+    ),
+}
+"""Query discounts by kind; :data:`QUERY_DISCOUNTS` lists the names in this order."""
 
 
 def query_discount(
@@ -75,13 +155,12 @@ def query_discount(
     q = np.asarray(positions, dtype=np.float64)
     if not bq > 1:
         raise MeasureSpecError(f"query log base bq must be > 1, got {bq}")
-    if kind == "none" or math.isinf(bq):
+    entry = QUERY_DISCOUNT_TABLE.get(kind)
+    if entry is None:
+        raise MeasureSpecError(f"query discount {kind!r} unknown; use one of {QUERY_DISCOUNTS}")
+    if math.isinf(bq):
         return np.ones_like(q)
-    if kind == "jk2008":
-        return 1.0 / (1.0 + np.log(q) / math.log(bq))
-    if kind == "shifted-log":
-        return math.log(bq) / np.log(q + bq - 1.0)
-    raise MeasureSpecError(f"query discount {kind!r} unknown; use one of {QUERY_DISCOUNTS}")
+    return entry.fn(q, bq)
 
 
 def rank_discount(
@@ -120,17 +199,7 @@ def rank_discount(
     r = np.asarray(ranks, dtype=np.float64)
     if not b > 1:
         raise MeasureSpecError(f"rank log base b must be > 1, got {b}")
-    lb = math.log(b)
-    if kind == "jk2008":
-        return 1.0 + np.log(r) / lb
-    if kind == "jk2002":
-        return np.where(r < b, 1.0, np.log(np.maximum(r, 1.0)) / lb)
-    if kind == "jk2002rn":
-        return np.where(r < 2, 1.0, np.log(np.maximum(r, 1.0)) / lb)
-    if kind == "log2p1":
-        return np.log2(r + 1.0)
-    if kind == "shifted-log":
-        return np.log(r + b - 1.0) / lb
-    if kind == "none":
-        return np.ones_like(r)
-    raise MeasureSpecError(f"rank discount {kind!r} unknown; use one of {RANK_DISCOUNTS}")
+    entry = RANK_DISCOUNT_TABLE.get(kind)
+    if entry is None:
+        raise MeasureSpecError(f"rank discount {kind!r} unknown; use one of {RANK_DISCOUNTS}")
+    return entry.fn(r, b)
