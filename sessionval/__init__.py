@@ -7,6 +7,7 @@ tables and curves.  Figures, exports and the HTML report live in the submodules
 (optional extras, imported only when used).
 """
 
+from ._version import __version__
 from .analysis.curves import individual_curves, query_curves, session_curves
 from .analysis.summary import StudySummary, summarize
 from .errors import (
@@ -47,8 +48,6 @@ from .models import GradeScale, Judgment, Query, Result, Session, Study, System,
 from .problems import LoadReport, Problem
 from .synth.simulate import generate_study, write_study
 from .validate.flat import frame_from_flat, frame_to_flat
-
-__version__ = "0.1.0"
 
 __all__ = [
     "PRESETS",

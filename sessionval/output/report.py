@@ -235,7 +235,7 @@ def render_report(
     import jinja2
     from markupsafe import Markup
 
-    from .. import __version__
+    from .._version import __version__
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     template = env.from_string(TEMPLATE)
