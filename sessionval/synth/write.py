@@ -192,28 +192,31 @@ def _chunk_table(d: Design, c: Chunk) -> pa.Table:
     doc_code = (np.cumsum(used, dtype=np.int32) - 1)[c.r_doc]
     placeholder = ~c.r_real
     doc_code[placeholder] = 0  # null rows: keep the hidden index in range
-    cols = [
-        per_session(pa.array(session_ids(c.first_session, ns, d.n_sessions))),
-        coded((c.user - u0)[qs], users),
-        coded(c.topic[qs], [sc.topic_id for sc in SCENARIOS]),
-        coded(c.system[qs], [s[0] for s in SYSTEMS]),
-        per_session(c.start * 1000, _TS),
-        per_session(c.end * 1000, _TS),
-        per_session(c.satisfaction),
-        per_session(c.difficulty),
-        per_query(c.q_pos.astype(np.int16)),
-        coded(txt_code[c.q_text], [t for t, u in zip(texts, used_txt.tolist(), strict=True) if u]),
-        per_query(c.q_time * 1000, _TS),
-        per_query(c.q_scan.astype(np.int32)),
-        pa.array(c.r_rank, mask=placeholder),
-        pa.DictionaryArray.from_arrays(
+    cols = {
+        "session_id": per_session(pa.array(session_ids(c.first_session, ns, d.n_sessions))),
+        "user_id": coded((c.user - u0)[qs], users),
+        "topic_id": coded(c.topic[qs], [sc.topic_id for sc in SCENARIOS]),
+        "system_id": coded(c.system[qs], [s[0] for s in SYSTEMS]),
+        "session_start": per_session(c.start * 1000, _TS),
+        "session_end": per_session(c.end * 1000, _TS),
+        "rating_satisfaction": per_session(c.satisfaction),
+        "rating_difficulty": per_session(c.difficulty),
+        "query_pos": per_query(c.q_pos.astype(np.int16)),
+        "query_text": coded(
+            txt_code[c.q_text], [t for t, u in zip(texts, used_txt.tolist(), strict=True) if u]
+        ),
+        "query_time": per_query(c.q_time * 1000, _TS),
+        "scan_depth": per_query(c.q_scan.astype(np.int32)),
+        "rank": pa.array(c.r_rank, mask=placeholder),
+        "doc_id": pa.DictionaryArray.from_arrays(
             pa.array(doc_code, mask=placeholder), pa.array(doc_names()[used])
         ),
-        pa.array(c.r_clicks),
-        pa.array(c.r_dwell, mask=np.isnan(c.r_dwell)),
-        pa.array(c.r_user_grade, mask=c.r_user_grade < 0),
-    ]
-    return pa.Table.from_arrays(cols, schema=_storage_schema())
+        "clicks": pa.array(c.r_clicks),
+        "dwell": pa.array(c.r_dwell, mask=np.isnan(c.r_dwell)),
+        "user_grade": pa.array(c.r_user_grade, mask=c.r_user_grade < 0),
+    }
+    schema = _storage_schema()
+    return pa.Table.from_arrays([cols[name] for name in schema.names], schema=schema)
 
 
 def _iso(seconds: IntArray) -> list[str]:
