@@ -24,7 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import numpy as np
 import pandas as pd
@@ -356,8 +356,9 @@ def write_judgments_csv(judgments: JudgmentFrame, path: str | os.PathLike[str]) 
 def session_json_line(session: Mapping[str, Any]) -> str:
     """Return one session as its JSON line (compact, UTF-8 text, no newline).
 
-    For a mapping shaped as the :class:`~sessionval.models.Session` model, with fields at
-    their default left out, this is ``Session.model_dump_json(exclude_defaults=True)``.
+    For a mapping shaped as the :class:`~sessionval.models.Session` model (its fields in
+    the model's order, those at their default left out) this is exactly
+    ``Session.model_dump_json(exclude_defaults=True)``.
 
     Examples
     --------
@@ -367,7 +368,26 @@ def session_json_line(session: Mapping[str, Any]) -> str:
     return json.dumps(session, separators=(",", ":"), ensure_ascii=False)
 
 
-class JsonlStream:
+class _Stream:
+    """A file written piece by piece: a context manager that closes it."""
+
+    def close(self) -> None:
+        """Finish and close the file."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class JsonlStream(_Stream):
     """Write ``sessions.jsonl`` a batch of sessions at a time (UTF-8, Unix line ends).
 
     Use as a context manager; each session becomes :func:`session_json_line`.
@@ -393,19 +413,8 @@ class JsonlStream:
         """Close the file."""
         self._fh.close()
 
-    def __enter__(self) -> JsonlStream:
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-class ParquetStream:
+class ParquetStream(_Stream):
     """Write Arrow tables to one Parquet file as they come, one row group per table.
 
     Encoding (which releases the GIL) runs in one background thread, so the caller
@@ -469,14 +478,3 @@ class ParquetStream:
         finally:
             self._pool.shutdown()
             self._writer.close()
-
-    def __enter__(self) -> ParquetStream:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

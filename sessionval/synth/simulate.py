@@ -12,9 +12,7 @@ described in :func:`sessionval.synth.generate_study`.
 
 References
 ----------
-Järvelin, K., Price, S. L., Delcambre, L. M. L., and Nielsen, M. L. (2008).
-Discounted cumulated gain based evaluation of multiple-query IR sessions.
-ECIR 2008, LNCS 4956, 4–15. doi:10.1007/978-3-540-78646-7_4 (key ``jarvelin2008``).
+Järvelin et al. (2008), ECIR, doi:10.1007/978-3-540-78646-7_4 (``jarvelin2008``).
 
 Examples
 --------
