@@ -46,7 +46,7 @@ from .measures.lists import RankedLists
 from .measures.registry import Measure, parse_measure
 from .models import GradeScale, Judgment, Query, Result, Session, Study, System, Topic, User
 from .problems import LoadReport, Problem
-from .synth.simulate import generate_study, write_study
+from .synth import generate_study, write_study
 from .validate.flat import frame_from_flat, frame_to_flat
 
 __all__ = [

@@ -51,7 +51,7 @@ def command(n_sessions: int, seed: int, out_dir: Path, formats: str, progress: b
     The committed sample is reproduced by ``sessionval synth --sessions 120 --seed 2008
     --out sample_logs``.
     """
-    from ..synth.simulate import OutputFormat, write_study
+    from ..synth import OutputFormat, write_study
 
     if progress is None:
         progress = n_sessions > 50_000 and sys.stderr.isatty()

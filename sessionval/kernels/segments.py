@@ -173,3 +173,25 @@ def take_prefix(cum: FloatArray, offsets: IntArray, which: IntArray, at: IntArra
     out = np.zeros(at.shape, dtype=np.float64)
     out[ok] = cum[start[ok] + pos[ok] - 1]
     return out
+
+
+def segment_cumsum_int(values: IntArray, offsets: IntArray) -> IntArray:
+    """Running sum along axis 0 restarting at every segment start, in exact int64.
+
+    The integer, axis-aware sibling of :func:`segment_cumsum` (which returns float64 of
+    a 1-D array): ``values`` may have trailing axes (one running sum per column).  Sums
+    are exact whenever each segment's own sums fit int64; the global running sum may
+    wrap around, since the difference is taken modulo the same power of two.
+
+    Examples
+    --------
+    >>> segment_cumsum_int(np.array([[1, 10], [2, 20], [3, 30]]), np.array([0, 2, 2, 3]))
+    array([[ 1, 10],
+           [ 3, 30],
+           [ 3, 30]])
+    """
+    cs = np.cumsum(values, axis=0, dtype=np.int64)
+    # total before each segment's first row (empty segments: unused)
+    before = np.concatenate((np.zeros((1, *values.shape[1:]), dtype=np.int64), cs))[offsets[:-1]]
+    out: IntArray = cs - np.repeat(before, np.diff(offsets), axis=0)
+    return out

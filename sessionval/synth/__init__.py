@@ -5,15 +5,14 @@ queries and results chunk by chunk; ``write`` streams them to JSON-lines or Parq
 through :mod:`sessionval.io.writers`.
 """
 
-from .simulate import (
-    TABLE2_COUNTS,
+from .design import TABLE2_COUNTS, study_header
+from .write import (
     OutputFormat,
     SyntheticStudy,
     SynthSummary,
     flat_schema,
     generate_study,
     iter_flat_batches,
-    study_header,
     write_study,
 )
 

@@ -12,6 +12,14 @@ from hypothesis import strategies as st
 from sessionval.errors import SessionvalError
 from sessionval.models import Session
 from sessionval.synth import TABLE2_COUNTS, generate_study, study_header, write_study
+from sessionval.synth.design import (
+    N_CAT,
+    SCENARIOS,
+    design_study,
+    judgments_of,
+    session_ids,
+    user_ids,
+)
 
 
 def _sessions(study):
@@ -126,3 +134,38 @@ def test_bad_format_raises(tmp_path):
         SessionvalError, match="formats must be 'jsonl', 'parquet' or 'both', got 'csv'"
     ):
         write_study(tmp_path, formats="csv")  # type: ignore[arg-type]
+
+
+def test_design_lays_out_table2_and_the_latin_square_directly():
+    d = design_study(120, 2008)
+    assert d.n_users == 30 and int(d.query_offsets[-1]) == 343
+    assert np.array_equal(np.diff(d.query_offsets), d.n_queries)
+    assert np.bincount(d.session_user).tolist() == [4] * 30
+    for k, expected in enumerate(TABLE2_COUNTS.values()):
+        nq = d.n_queries[d.session_system == k]
+        assert np.bincount(nq, minlength=12)[1:].tolist() == list(expected)
+    # the searchers' sessions start on working days of the study, a few a day
+    days = d.user_start // 86_400
+    assert np.all(np.isin((days + 3) % 7, [0, 1, 2, 3, 4]))  # 1970-01-01 was a Thursday
+
+
+def test_pools_are_disjoint_and_are_the_reference_judgments():
+    d = design_study(12, 1)
+    p = d.pools
+    assert len(np.unique(p.docs)) == len(p.docs)  # no document in two pools
+    for t, sc in enumerate(SCENARIOS):
+        assert p.size[t, 1:].tolist() == [sc.n_judged_zero, *sc.n_relevant]
+        # every stride walks the whole pool: coprime with its size
+        assert all(np.gcd(p.strides[t, c], p.size[t, c]).max() == 1 for c in range(N_CAT))
+    j = judgments_of(d)
+    counts = j.groupby(["topic_id", "grade"]).size()
+    for sc in SCENARIOS:
+        assert counts[sc.topic_id].tolist() == [sc.n_judged_zero, *sc.n_relevant]
+    assert list(j["assessor"].unique()) == ["expert"]
+
+
+def test_identifiers_are_zero_padded_to_the_study_size():
+    assert session_ids(0, 3, 120) == ["s001", "s002", "s003"]
+    assert session_ids(9_998, 2, 10_000) == ["s09999", "s10000"]
+    assert user_ids(0, 2, 30) == ["u01", "u02"]
+    assert user_ids(249, 1, 250) == ["u250"]

@@ -10,6 +10,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sessionval.frame import FLAT_COLUMNS
+from sessionval.io.trec import read_judgments_csv, read_qrels
 from sessionval.models import Judgment, Session, Study
 from sessionval.synth import flat_schema
 
@@ -166,3 +168,44 @@ def test_jsonl_is_utf8_with_unix_newlines(sample_dir):
     raw = (sample_dir / "sessions.jsonl").read_bytes()
     assert b"\r" not in raw and raw.endswith(b"\n")
     json.loads(raw.splitlines()[0].decode("utf-8"))
+
+
+def test_flat_schema_is_derived_from_the_flat_layout():
+    schema = flat_schema()
+    layout = {c.name: c for c in FLAT_COLUMNS}
+    ratings = ["rating_satisfaction", "rating_difficulty"]
+    drawn = [n for n in schema.names if n not in ratings]
+    # every other column is declared in frame.FLAT_COLUMNS, in its order within a level
+    assert set(drawn) <= set(layout)
+    assert set(layout) - set(drawn) == {"query_id", "url", "title", "snippet", "qrels_id"}
+    levels = [layout[n].level for n in drawn]
+    assert levels == sorted(levels, key=["session", "query", "result"].index)
+    order = list(layout)
+    for level in ("session", "query", "result"):
+        names = [n for n in drawn if layout[n].level == level]
+        assert names == sorted(names, key=order.index)
+    # ratings are the generator's own session-level columns, right after the layout's
+    assert schema.names.index("rating_satisfaction") == levels.count("session")
+    assert [str(schema.field(n).type) for n in ratings] == ["double", "double"]
+    # logical kinds -> Arrow types
+    check = {
+        "id": pa.types.is_dictionary,
+        "text": pa.types.is_dictionary,
+        "int": pa.types.is_integer,
+        "float": pa.types.is_floating,
+        "time": pa.types.is_timestamp,
+    }
+    for name in drawn:
+        assert check[layout[name].kind](schema.field(name).type), name
+
+
+def test_judgment_files_read_back_through_the_toolkit(sample_dir, sample_study):
+    want = sample_study.judgments
+    for jf in (
+        read_qrels(sample_dir / "qrels.txt"),
+        read_judgments_csv(sample_dir / "judgments.csv"),
+    ):
+        got = jf.table
+        assert got["topic_id"].astype(str).tolist() == want["topic_id"].tolist()
+        assert got["doc_id"].astype(str).tolist() == want["doc_id"].tolist()
+        assert got["grade"].tolist() == want["grade"].tolist()
