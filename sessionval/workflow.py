@@ -275,7 +275,7 @@ def run(
         Bad configuration or unreadable input.
     """
     from .analysis import curves as ag
-    from .analysis.cg_curves import cg_curves
+    from .analysis.curves import cg_curves
     from .analysis.stats import paired_comparison, score_table
     from .analysis.summary import summarize
     from .evaluation.config import SessionConfig, config_from_mapping
