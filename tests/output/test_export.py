@@ -14,7 +14,7 @@ from sessionval.output.export import (
     to_stats_frame,
     write_exports,
 )
-from tests.output.scores import PARAMS, per_query_table, per_session_table
+from tests.analysis.scores import PARAMS, per_query_table, per_session_table
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from sessionval.output.reshape import long_form, wide_by_system
-from tests.output.scores import per_session_table
+from tests.analysis.scores import per_session_table
 
 
 def test_analysis_long_form_matches_wide():

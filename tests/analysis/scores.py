@@ -1,4 +1,4 @@
-"""Score tables shared by the output tests: a Latin square of 4 searchers x 2 systems."""
+"""Score tables shared by the analysis and output tests (searchers, systems, topics, scores)."""
 
 from __future__ import annotations
 
@@ -40,3 +40,20 @@ def per_query_table(ps: pd.DataFrame) -> pd.DataFrame:
     out["sdcg_q"] = out["dcg"] / (1 + np.log(pos) / np.log(4.0))
     out["is_last"] = pos == n[idx]
     return out
+
+
+def two_system_sessions() -> pd.DataFrame:
+    """Twelve sessions: six searchers, each with one session on S1 and one on S2."""
+    rng = np.random.default_rng(7)
+    users = np.repeat([f"u{i}" for i in range(6)], 2)
+    systems = np.tile(["S1", "S2"], 6)
+    return pd.DataFrame(
+        {
+            "session_id": [f"s{i}" for i in range(12)],
+            "user_id": users,
+            "topic_id": np.tile(["A", "B", "B", "A"], 3),
+            "system_id": systems,
+            "nsdcg": rng.uniform(0, 1, 12),
+            "sdcg": rng.uniform(0, 50, 12),
+        }
+    )
