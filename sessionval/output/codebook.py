@@ -14,7 +14,7 @@ from typing import Final
 
 import pandas as pd
 
-from .columns import Level, describe_column, parameter_docs, render_parameters
+from .columns import Level, configuration, describe_column, parameter_docs, render_parameters
 from .labels import shared_label_maps
 
 __all__ = [
@@ -102,10 +102,11 @@ def codebook(
     '1 = A; 2 = B'
     """
     maps = shared_label_maps(tables) if label_maps is None else label_maps
+    config = configuration(parameters)  # validated once, for the formulas every text quotes
     rows: list[dict[str, str]] = []
     for stem, table in tables.items():
         for col in table.columns:
-            doc = describe_column(str(col), level=level_of(stem), parameters=parameters)
+            doc = describe_column(str(col), level=level_of(stem), parameters=config)
             kind, labels = _storage(table[col], maps.get(str(col)))
             rows.append(
                 {

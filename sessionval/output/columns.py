@@ -111,8 +111,8 @@ _FIELD_FALLBACK: Final[dict[str, str]] = {
 def configuration(parameters: Parameters) -> SessionConfig:
     """The typed configuration behind ``parameters`` (fields not given take their defaults).
 
-    Keys that are not :class:`SessionConfig` fields (``"X"``, notes) are ignored; the
-    rest is validated like a new configuration.
+    Keys that are not :class:`SessionConfig` fields (notes, figure settings) are
+    ignored; the rest is validated like a new configuration.
 
     Examples
     --------
@@ -271,7 +271,7 @@ def params_text(params: Mapping[str, object]) -> str:
     'b=2; bq=4; X=10; gains exp; discount shifted-log; query_discount shifted-log'
     """
     parts: list[str] = []
-    for key in ("b", "bq", "cutoff", "X"):
+    for key in ("b", "bq", "cutoff"):
         if params.get(key) is not None:
             parts.append(f"{PARAMETER_SYMBOLS.get(key, key)}={format_value(params[key])}")
     if "gains" in params:
