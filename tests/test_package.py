@@ -50,13 +50,12 @@ def test_end_to_end_from_python(tmp_path):
 
 
 def test_moved_modules_are_lazy_aliases():
-    code = (
+    # importing the package imports no renderer: the aliases load their module on first use
+    probe = (
         "import sys, sessionval; "
-        "print([m for m in ('sessionval.output.plots', 'sessionval.output.export', "
-        "'sessionval.output.report') if m in sys.modules])"
+        "sys.exit(any(m.startswith('sessionval.output') for m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert subprocess.run([sys.executable, "-c", probe], check=False).returncode == 0
     from sessionval import aggregate, export, plots, report
     from sessionval.analysis import curves
     from sessionval.output import export as output_export
