@@ -3,8 +3,9 @@
 One row per (file, column) with its label, storage type, unit, value labels, the
 parameters behind it (``b=2, bq=4, X=10, gains=0-1-10-100``) and its meaning,
 with the formulas of the configuration actually used
-(:mod:`sessionval.output.columns`).  Written as ``codebook.csv`` and, with the
-parameter list and their meanings on top, ``codebook.md``.
+(:mod:`sessionval.output.columns`, :mod:`sessionval.output.parameters`).  Written
+as ``codebook.csv`` and, with the parameter list and their meanings on top,
+``codebook.md``.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from typing import Final
 
 import pandas as pd
 
-from .columns import Level, configuration, describe_column, parameter_docs, render_parameters
+from .columns import Level, describe_column
 from .labels import shared_label_maps
+from .parameters import configuration, parameter_docs, render_parameters
 
 __all__ = [
     "CODEBOOK_COLUMNS",

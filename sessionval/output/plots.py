@@ -3,7 +3,7 @@
 Every function takes a tidy DataFrame (one row per plotted point), draws it
 exactly (no smoothing, no re-aggregation: the plotted y values *are* the
 table's values), puts the parameters behind the numbers (b, bq, X, gains; rendered by
-:func:`sessionval.output.columns.params_text` from the data dictionary) in the
+:func:`sessionval.output.parameters.params_text` from the configuration) in the
 axes title, and returns the :class:`~matplotlib.axes.Axes`.  With ``ax=None`` a
 new figure sized for one column of a two-column paper (3.5 × 2.6 in) is made.
 Nothing here calls ``plt.show()``.
@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SessionvalError
-from .columns import params_text
+from .parameters import params_text
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..analysis.stats import paired_comparison, score_table
 from ..errors import SessionvalError
-from .columns import parameter_docs
+from .parameters import parameter_docs
 
 if TYPE_CHECKING:
     from ..analysis.summary import StudySummary
@@ -187,7 +187,7 @@ def render_report(
         Score columns shown in the per-system table.
     parameters
         The configuration actually used (name -> value), shown with its meaning
-        (:func:`sessionval.output.columns.parameter_docs`: the configured formulas).
+        (:func:`sessionval.output.parameters.parameter_docs`: the configured formulas).
     scores
         The per-system score table (:func:`sessionval.analysis.stats.score_table`);
         default: computed from ``per_session`` and ``measures``.

@@ -11,13 +11,9 @@ import pytest
 from sessionval.evaluation.config import SessionConfig
 from sessionval.evaluation.session import evaluate
 from sessionval.kernels.discounts import QUERY_DISCOUNT_TABLE, RANK_DISCOUNT_TABLE
-from sessionval.output.columns import (
-    describe_column,
-    parameter_docs,
-    parameter_meaning,
-    params_text,
-)
+from sessionval.output.columns import describe_column
 from sessionval.output.export import write_exports
+from sessionval.output.parameters import parameter_docs, parameter_meaning, params_text
 from sessionval.output.report import render_report
 from tests import builders
 
