@@ -4,8 +4,13 @@ The public API, in the order data flows: models and loaders (validation at the
 edges) → the columnar frame → gains → single-query and session measures → tidy
 tables and curves.  Figures, exports and the HTML report live in the submodules
 :mod:`sessionval.output.plots`, :mod:`sessionval.output.export` and :mod:`sessionval.output.report`
-(optional extras, imported only when used).
+(optional extras, imported only when used); ``sessionval.plots``, ``sessionval.export``,
+``sessionval.report`` and ``sessionval.aggregate`` (:mod:`sessionval.analysis.curves`) still
+name them, as in the previous release, and are imported on first use.
 """
+
+import importlib
+from types import ModuleType
 
 from ._version import __version__
 from .analysis.curves import individual_curves, query_curves, session_curves
@@ -48,6 +53,25 @@ from .models import GradeScale, Judgment, Query, Result, Session, Study, System,
 from .problems import LoadReport, Problem
 from .synth import generate_study, write_study
 from .validate.flat import frame_from_flat, frame_to_flat
+
+#: Modules of the previous release that moved into the stage folders: name -> new module.
+_MOVED_MODULES = {
+    "plots": "sessionval.output.plots",
+    "export": "sessionval.output.export",
+    "report": "sessionval.output.report",
+    "aggregate": "sessionval.analysis.curves",
+}
+
+
+def __getattr__(name: str) -> ModuleType:
+    """Import a moved module on first use (``from sessionval import plots``)."""
+    target = _MOVED_MODULES.get(name)
+    if target is None:
+        raise AttributeError(f"module 'sessionval' has no attribute {name!r}")
+    module = importlib.import_module(target)
+    globals()[name] = module
+    return module
+
 
 __all__ = [
     "PRESETS",

@@ -3,6 +3,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import sessionval
 
 EXPECTED = {
@@ -45,3 +47,31 @@ def test_end_to_end_from_python(tmp_path):
     assert len(per_session) == 12
     assert per_session["nsdcg"].between(0, 1).all()
     assert sessionval.summarize(study).counts.set_index("what").loc["sessions", "count"] == 12
+
+
+def test_moved_modules_are_lazy_aliases():
+    # importing the package imports no renderer: the aliases load their module on first use
+    probe = (
+        "import sys, sessionval; "
+        "sys.exit(any(m.startswith('sessionval.output') for m in sys.modules))"
+    )
+    assert subprocess.run([sys.executable, "-c", probe], check=False).returncode == 0
+    from sessionval import aggregate, export, plots, report
+    from sessionval.analysis import curves
+    from sessionval.output import export as output_export
+    from sessionval.output import plots as output_plots
+    from sessionval.output import report as output_report
+
+    assert (plots, export, report, aggregate) == (
+        output_plots,
+        output_export,
+        output_report,
+        curves,
+    )
+    # the names the previous release's README, notebook and docs used
+    assert aggregate.query_curves is sessionval.query_curves
+    assert callable(plots.plot_session_curves) and callable(plots.params_text)
+    assert callable(export.write_exports) and callable(export.codebook)
+    assert callable(report.render_report) and callable(report.paired_comparison)
+    with pytest.raises(AttributeError, match="no_such_module"):
+        sessionval.no_such_module  # noqa: B018

@@ -93,7 +93,7 @@ def test_analysis_run_values_consistent(first_run):
     # configuration actually used: the paper's defaults
     cfg = tomllib.loads((out / "config.toml").read_text())
     assert (cfg["b"], cfg["bq"], cfg["cutoff"], cfg["gains"]) == (2.0, 4.0, 10, "0-1-10-100")
-    assert cfg["figures"]["depth"] == 100
+    assert cfg["figures"]["ranks"] == 100  # the figures' ranks (issue 9: no longer "depth")
     assert json.loads((out / "config.json").read_text())["session"]["duplicates"] == "every"
 
 
@@ -122,7 +122,7 @@ def test_analysis_run_config_roundtrip_and_clean_rerun(first_run, study, tmp_pat
     text = (first / "config.toml").read_text()
     text = (
         text.replace("bq = 4.0", "bq = 8.0")
-        .replace("depth = 100", "depth = 20")
+        .replace("ranks = 100", "ranks = 20")
         .replace("max_sessions = 30", "max_sessions = 5")
     )
     conf.write_text(text + '\n[run]\nformats = ["csv"]\n', encoding="utf-8")
@@ -263,3 +263,24 @@ def test_run_tables_on_sample_logs_are_pinned(first_run, name):
             np.testing.assert_allclose(g.to_numpy(float), w.to_numpy(float), rtol=1e-12, atol=0)
         else:
             pd.testing.assert_series_equal(g.astype(str), w.astype(str), check_names=False)
+
+
+@pytest.mark.parametrize(
+    ("config", "message", "written"),
+    [
+        ('[figures]\ncg_gains = "bogus"\n', "invalid configuration", False),
+        ('[figures]\nscenario = "Z"\n', "scenario 'Z' is not a topic", True),
+    ],
+)
+def test_analysis_run_settings_checked_before_tables_are_written(
+    study, tmp_path, capsys, config, message, written
+):
+    (tmp_path / "c.toml").write_text(config)
+    out = tmp_path / "o"
+    argv = ["run", str(study), "--qrels", str(study / "qrels.txt"), "--out", str(out)]
+    assert main([*argv, "--config", str(tmp_path / "c.toml"), "--no-progress"]) == 2
+    assert message in capsys.readouterr().err
+    # a configuration error leaves no output; a figure cell unknown to the study is found
+    # right after validation, before any score is written
+    assert out.exists() is written
+    assert not (out / "tables").exists()

@@ -1,7 +1,8 @@
-"""Aggregated session curves: the data behind Figures 1-4 of Järvelin et al. (2008).
+"""The curves behind the papers' figures: session, individual, query and cumulated-gain curves.
 
 Every function takes a :class:`~sessionval.evaluation.result.SessionEvaluation` and returns a
-tidy long DataFrame (one row per group × position × measure) with stable columns:
+tidy long DataFrame (one row per group × position or rank × measure) with stable columns.
+Järvelin et al. (2008), Figures 1-4:
 
 :func:`session_curves` (Figures 2 and 3)
     ``<by columns>, position, query, measure, value, n_sessions``: the average
@@ -14,9 +15,15 @@ tidy long DataFrame (one row per group × position × measure) with stable colum
     true on the held positions).
 :func:`query_curves` (Figure 1)
     ``<by columns>, group, rank, measure, value, n_queries``: the mean sDCG_q vector
-    (``measure = "sdcg_q"``; ``"dcg_q"`` without query discount) to rank ``depth``
+    (``measure = "sdcg_q"``; ``"dcg_q"`` without query discount) to rank ``ranks``
     of the last query vs the earlier ones (``group`` = ``"last"`` / ``"non-last"``),
     or of the best query vs the others (``"best"`` / ``"other"``).
+
+Järvelin & Kekäläinen (2002), Figures 1-4:
+
+:func:`cg_curves`
+    ``<by>, rank, measure, value, n_queries``: the mean CG, DCG, nCG and nDCG
+    vectors of each system's queries to rank ``ranks``, and the ideal curve.
 
 Sessions of different lengths (spec section 4): ``stopped="hold"`` (default; the
 paper's figures) lets a session keep its final value up to the longest session;
@@ -25,8 +32,13 @@ Normalisation: ``"per-session"`` (default) averages each session's ``S/I``;
 ``"of-averages"`` divides the average ``S`` by the average ``I`` (the paper's
 ``norm-vect`` of averages).  Both default to the evaluation's configuration.
 
-No Python loop per session: curves are weighted ``bincount`` over
-(group, position) cells plus a difference array for the held values.
+No Python loop per session: session curves are weighted ``bincount`` over
+(group, position) cells plus a difference array for the held values.  The query
+and cumulated-gain curves come from the cumulated-gain-by-rank engine of
+:mod:`sessionval.analysis.rank_curves` and are re-exported here.
+
+``ranks`` (the last rank drawn; the papers: 100) is the figures' length, not the
+cut-off X of the session measures (``SessionConfig.cutoff``).
 """
 
 from __future__ import annotations
@@ -40,12 +52,15 @@ import pandas as pd
 
 from ..errors import MeasureSpecError
 from ..evaluation.result import SessionEvaluation
-from ..kernels.discounts import rank_discount
 from ..kernels.segments import segment_sum
+from .groups import group_codes
+from .rank_curves import CG_MEASURES, cg_curves, query_curves
 
 __all__ = [
+    "CG_MEASURES",
     "Normalise",
     "Stopped",
+    "cg_curves",
     "individual_curves",
     "query_curves",
     "session_curves",
@@ -53,29 +68,6 @@ __all__ = [
 
 Stopped = Literal["hold", "active"]
 Normalise = Literal["per-session", "of-averages"]
-
-
-def _groups(
-    table: pd.DataFrame, by: Sequence[str], mask: npt.NDArray[np.bool_]
-) -> tuple[npt.NDArray[np.int64], pd.DataFrame]:
-    """Group code per row (−1 where masked out) and the group labels."""
-    missing = [c for c in by if c not in table.columns]
-    if missing:
-        raise MeasureSpecError(
-            f"cannot group by {missing}; available columns: {', '.join(map(str, table.columns))}"
-        )
-    if not by:
-        codes = np.zeros(len(table), dtype=np.int64)
-        labels = pd.DataFrame(index=range(1))
-    else:
-        sub = table.loc[mask, list(by)]
-        labels = sub.drop_duplicates().sort_values(list(by)).reset_index(drop=True)
-        key = pd.MultiIndex.from_frame(labels.astype(object))
-        codes = np.asarray(
-            key.get_indexer(pd.MultiIndex.from_frame(table[list(by)].astype(object))),
-            dtype=np.int64,
-        )
-    return np.where(mask, codes, -1), labels
 
 
 def _session_mask(
@@ -148,7 +140,7 @@ def session_curves(
         raise MeasureSpecError(f"normalise must be 'per-session' or 'of-averages', got {norm!r}")
     sessions = ev.frame.sessions
     mask = _session_mask(ev, min_queries, where)
-    gcode, labels = _groups(sessions, by, mask)
+    gcode, labels = group_codes(sessions, by, mask)
     n_g = len(labels)
     v = ev.positions()
     plen = np.diff(v.offsets)
@@ -304,89 +296,4 @@ def individual_curves(
         out[c] = out[c].astype(s[c].dtype)
     out.attrs["config"] = ev.config.model_dump(mode="json")
     del n_s
-    return out
-
-
-def query_curves(
-    ev: SessionEvaluation,
-    *,
-    by: Sequence[str] = ("system_id",),
-    compare: Literal["last", "best"] = "last",
-    depth: int = 100,
-) -> pd.DataFrame:
-    """Mean sDCG_q vectors of the last (or best) query vs the others (Figure 1).
-
-    Parameters
-    ----------
-    ev
-        An evaluation.  The curves use each query's logged list to ``depth`` (gains
-        after the unjudged policy, every document counted, no padding needed: a
-        DCG vector holds its value after the list ends), so the frame must hold the
-        ranks up to ``depth``.
-    by
-        Session columns to group by.
-    compare
-        ``"last"``: last query vs earlier ones (one-query sessions count only as
-        last); ``"best"``: the best query (``config.best_by``) vs the others.
-    depth
-        Last rank (the paper: 100).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``<by>, group, rank, measure, value, n_queries`` with ``group`` in
-        ``("last", "non-last")`` or ``("best", "other")`` and ``measure`` in
-        ``"sdcg_q"`` (mean of ``qd(q) · DCG_q[rank]``) and ``"dcg_q"``.
-    """
-    if compare not in ("last", "best"):
-        raise MeasureSpecError(f"compare must be 'last' or 'best', got {compare!r}")
-    if depth < 1:
-        raise MeasureSpecError(f"depth must be >= 1, got {depth}")
-    cfg = ev.config
-    sessions = ev.frame.sessions
-    mask = np.ones(len(sessions), dtype=bool)
-    gcode, labels = _groups(sessions, by, mask)
-    n_g = len(labels)
-    nq = ev.query_session.size
-    last, best = ev.last_and_best()
-    chosen = last if compare == "last" else best
-    is_sel = np.zeros(nq, dtype=bool)
-    is_sel[chosen[chosen >= 0]] = True
-    qclass = np.where(is_sel, 0, 1)  # 0: last/best, 1: other
-    qgroup = gcode[ev.query_session] * 2 + qclass
-    n_cls = n_g * 2
-    qidx, rank, gain = ev.ranked_gains()
-    cut = rank <= depth
-    inc = gain[cut] / rank_discount(rank[cut], b=cfg.b, kind=cfg.discount)
-    cell = qgroup[qidx[cut]] * depth + rank[cut] - 1
-    n_per = np.bincount(qgroup, minlength=n_cls).astype(np.int64)
-    dcg = np.cumsum(segment_sum(inc, cell, n_cls * depth).reshape(n_cls, depth), axis=1)
-    sdcg = np.cumsum(
-        segment_sum(inc * ev.queries["qd"][qidx[cut]], cell, n_cls * depth).reshape(n_cls, depth),
-        axis=1,
-    )
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dcg_m = dcg / n_per[:, None]
-        sdcg_m = sdcg / n_per[:, None]
-    names = ("last", "non-last") if compare == "last" else ("best", "other")
-    ranks = np.arange(1, depth + 1)
-    parts = []
-    for measure, arr in (("sdcg_q", sdcg_m), ("dcg_q", dcg_m)):
-        part = pd.DataFrame(
-            {
-                "group": np.tile(np.repeat(np.array(names, dtype=object), depth), n_g),
-                "rank": np.tile(ranks, n_cls).astype(np.int32),
-                "measure": measure,
-                "value": arr.ravel(),
-                "n_queries": np.repeat(n_per, depth),
-            }
-        )
-        for c in reversed(list(by)):
-            part.insert(0, c, np.repeat(labels[c].to_numpy(), 2 * depth))
-        parts.append(part)
-    out = pd.concat(parts, ignore_index=True)
-    for c in by:
-        out[c] = out[c].astype(sessions[c].dtype)
-    out = out[out["n_queries"] > 0].reset_index(drop=True)
-    out.attrs["config"] = cfg.model_dump(mode="json")
     return out

@@ -1,33 +1,13 @@
 """``sessionval run LOGS --qrels QRELS --out DIR [--config FILE.toml]``: the whole analysis.
 
-What a researcher with a finished user study runs first.  It validates the logs
-and judgments, evaluates every session with the paper's defaults (Järvelin et
-al. 2008: b = 2, bq = 4, X = 10, gains 0-1-10-100) or a TOML configuration, and
-writes into ``DIR``:
-
-``tables/``     per_position, per_query, per_session (CSV and Parquet)
-``figures/``    every figure (PNG, SVG, PDF) and the table behind it (CSV)
-``exports/``    per-session / per-query scores for R, SPSS, Stata + codebook
-``config.toml`` / ``config.json``   the configuration actually used
-``validation.txt`` / ``rejects.csv`` the study summary and what was rejected
-``report.html`` one self-contained report (open it in a browser)
-
-Re-running overwrites cleanly: the files of the previous run (listed in
-``DIR/.sessionval-run.json``) that this run does not write again are removed;
-nothing else in ``DIR`` is touched.
+What a researcher with a finished user study runs first: validate, evaluate, and
+write tables, figures, exports for R/SPSS/Stata and ``report.html`` into ``DIR``.
+The job (what it writes, its named steps and the configuration file) is
+:mod:`sessionval.workflow`; this module is its command line.
 
 Exit codes: 0 success; 1 the input failed validation (the problems are in
 ``DIR/validation.txt`` and on stderr); 2 usage or input error (missing file, bad
 configuration).
-
-Configuration file (TOML): top-level keys are :class:`~sessionval.evaluation.config.SessionConfig`
-fields (``preset``, ``b``, ``bq``, ``cutoff``, ``gains``, ``duplicates``, …); an
-optional ``[figures]`` table sets ``depth`` (ranks of Figure 1 and of the CG
-curves, default 100), ``scenario`` (topic of Figures 3 and 4), ``system``
-(Figure 4), ``max_sessions`` (sessions drawn in Figure 4, default 30),
-``min_queries`` (Figure 3's subset, default 4) and ``cg_gains`` (gain scheme of the
-CG/DCG curves, default the session gains); ``[run]`` sets
-``lenient`` (bool) and ``formats`` (export formats).
 """
 
 from __future__ import annotations
@@ -43,14 +23,6 @@ from ._options import logs_argument, qrels_option
 __all__ = [
     "command",
 ]
-
-
-# ---------------------------------------------------------------------------------------------
-# output directory bookkeeping
-
-
-# ---------------------------------------------------------------------------------------------
-# the run
 
 
 @click.command("run")

@@ -2,7 +2,8 @@
 
 Every function takes a tidy DataFrame (one row per plotted point), draws it
 exactly (no smoothing, no re-aggregation: the plotted y values *are* the
-table's values), puts the parameters behind the numbers (b, bq, X, gains) in the
+table's values), puts the parameters behind the numbers (b, bq, X, gains; rendered by
+:func:`sessionval.output.parameters.params_text` from the configuration) in the
 axes title, and returns the :class:`~matplotlib.axes.Axes`.  With ``ax=None`` a
 new figure sized for one column of a two-column paper (3.5 × 2.6 in) is made.
 Nothing here calls ``plt.show()``.
@@ -37,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SessionvalError
+from .parameters import params_text
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -73,47 +75,6 @@ COLUMN_FIGSIZE: Final[tuple[float, float]] = (3.5, 2.6)
 _FONT: Final = {"label": 8.0, "tick": 7.0, "legend": 6.5, "title": 6.5}
 
 ImageFormat = Literal["png", "svg", "pdf"]
-
-
-def params_text(params: Mapping[str, object]) -> str:
-    """Render the parameters behind a figure, as the papers print them.
-
-    Parameters
-    ----------
-    params
-        Configuration values (``SessionConfig.model_dump()`` or a subset);
-        ``cutoff`` is printed as ``X``.
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> params_text({"b": 2.0, "bq": 4.0, "cutoff": 10, "gains": "0-1-10-100"})
-    'b=2; bq=4; X=10; gains 0-1-10-100'
-    """
-    parts: list[str] = []
-    for key, shown in (("b", "b"), ("bq", "bq"), ("cutoff", "X"), ("X", "X")):
-        if key in params and params[key] is not None:
-            parts.append(f"{shown}={_fmt(params[key])}")
-    if "gains" in params:
-        g = params["gains"]
-        if isinstance(g, Mapping):
-            g = "-".join(_fmt(g[k]) for k in sorted(g))
-        parts.append(f"gains {g}")
-    for key in ("discount", "duplicates"):
-        if key in params and params[key] not in (None, "jk2008", "every"):
-            parts.append(f"{key} {params[key]}")
-    return "; ".join(parts)
-
-
-def _fmt(v: object) -> str:
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    if isinstance(v, float):
-        return f"{v:g}"
-    return str(v)
 
 
 def _new_axes(ax: Axes | None, figsize: tuple[float, float] = COLUMN_FIGSIZE) -> Axes:

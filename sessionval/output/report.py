@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
 
-from ..analysis.stats import score_table
+from ..analysis.stats import paired_comparison, score_table
 from ..errors import SessionvalError
+from .parameters import parameter_docs
 
 if TYPE_CHECKING:
     from ..analysis.summary import StudySummary
@@ -31,9 +32,13 @@ if TYPE_CHECKING:
 __all__ = [
     "TEMPLATE",
     "ReportFigure",
+    "paired_comparison",
     "render_report",
+    "score_table",
     "write_report",
 ]
+# paired_comparison and score_table live in sessionval.analysis.stats; they stay importable
+# from here, where the previous release had them.
 
 
 @dataclass(frozen=True)
@@ -145,28 +150,6 @@ nav a { margin-right: .8rem; }
 </html>
 """
 
-_PARAM_MEANING: Final[dict[str, str]] = {
-    "b": "log base of the rank discount (2: impatient ... 10: patient searcher)",
-    "bq": "log base of the query discount qd(q) = 1/(1 + log_bq q)",
-    "cutoff": "X: top results of each query concatenated into the session vector",
-    "scan_depth": "use the logged scan depth instead of / to cap X",
-    "gains": "gain per relevance grade (0, 1, 2, 3, ...)",
-    "negative": "negative grades: clip to 0, keep, or error",
-    "unjudged": "unjudged documents: gain 0, condensed out, or error",
-    "judgments": "whose grades drive the gains: reference assessor or searcher",
-    "discount": "rank discount variant (jk2008: 1 + log_b rank)",
-    "query_discount": "query discount variant (jk2008: 1 + log_bq q)",
-    "duplicates": "a document returned again later: every time, first time only, dropped",
-    "short_lists": "lists shorter than X: padded with zero gain, kept short, or min:m",
-    "ideal": "how the ideal session is built",
-    "normalise": "normalise each session then average, or divide averages",
-    "stopped": "sessions of different lengths: hold the last value, or only active ones",
-    "empty_ideal": "nsDCG where the ideal is 0 (no relevant document)",
-    "best_by": "the best query of a session: highest DCG or sDCG",
-    "high_grade": "lowest grade counted as highly relevant (None: top grade)",
-    "preset_name": "named published variant the configuration started from",
-}
-
 
 def _table_html(df: pd.DataFrame, *, index: bool = False, digits: int = 3) -> str:
     def fmt(x: float) -> str:
@@ -177,21 +160,12 @@ def _table_html(df: pd.DataFrame, *, index: bool = False, digits: int = 3) -> st
     )
 
 
-def _fmt_param(v: object) -> str:
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    if isinstance(v, Mapping):
-        return ", ".join(f"{k}: {_fmt_param(x)}" for k, x in v.items())
-    if isinstance(v, list | tuple):
-        return ", ".join(_fmt_param(x) for x in v)
-    return str(v)
-
-
 def render_report(
     *,
-    per_session: pd.DataFrame,
-    measures: Sequence[str],
+    per_session: pd.DataFrame | None = None,
+    measures: Sequence[str] = (),
     parameters: Mapping[str, object],
+    scores: pd.DataFrame | None = None,
     figures: Sequence[ReportFigure] = (),
     summary: StudySummary | None = None,
     validation_line: str = "",
@@ -207,11 +181,16 @@ def render_report(
     Parameters
     ----------
     per_session
-        One row per session with ``system_id`` and the ``measures``.
+        One row per session with ``system_id`` and the ``measures`` (used when no
+        ``scores`` are given).
     measures
         Score columns shown in the per-system table.
     parameters
-        The configuration actually used (name -> value), shown with its meaning.
+        The configuration actually used (name -> value), shown with its meaning
+        (:func:`sessionval.output.parameters.parameter_docs`: the configured formulas).
+    scores
+        The per-system score table (:func:`sessionval.analysis.stats.score_table`);
+        default: computed from ``per_session`` and ``measures``.
     figures
         Figures to embed, in order.
     summary
@@ -239,10 +218,12 @@ def render_report(
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     template = env.from_string(TEMPLATE)
-    scores = score_table(per_session, measures=measures, confidence=confidence)
+    if scores is None:
+        if per_session is None:
+            raise SessionvalError("render_report: give the per-session table or the scores")
+        scores = score_table(per_session, measures=measures, confidence=confidence)
     params = [
-        {"name": k, "value": _fmt_param(v), "meaning": _PARAM_MEANING.get(k, "")}
-        for k, v in parameters.items()
+        {"name": p.name, "value": p.value, "meaning": p.meaning} for p in parameter_docs(parameters)
     ]
     summary_html: dict[str, Markup] = {}
     if summary is not None:

@@ -6,59 +6,22 @@ import numpy as np
 import pandas as pd
 import pyreadstat
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from sessionval.errors import SessionvalError
 from sessionval.output.export import (
     describe_column,
     long_form,
-    stats_name,
     to_stats_frame,
-    wide_by_system,
     write_exports,
 )
-
-PARAMS = {"b": 2.0, "bq": 4.0, "cutoff": 10, "gains": "0-1-10-100", "duplicates": "every"}
-
-
-def _per_session() -> pd.DataFrame:
-    # 4 searchers x 2 systems (Latin square: each searcher used both systems on two topics)
-    users = ["u1", "u1", "u2", "u2", "u3", "u3", "u4", "u4"]
-    systems = ["Sys 1", "Sys 2", "Sys 2", "Sys 1", "Sys 1", "Sys 2", "Sys 2", "Sys 1"]
-    topics = ["A", "B", "A", "B", "C", "D", "C", "D"]
-    return pd.DataFrame(
-        {
-            "session_id": pd.Categorical([f"s{i}" for i in range(8)]),
-            "user_id": pd.Categorical(users),
-            "topic_id": pd.Categorical(topics),
-            "system_id": pd.Categorical(systems),
-            "n_queries": np.array([1, 3, 2, 2, 5, 1, 4, 2], dtype=np.int16),
-            "sdcg": [10.5, 20.25, 3.0, 0.0, 55.5, 1.0, 12.0, 7.5],
-            "nsdcg": [0.1, 0.2, 0.05, 0.0, 0.9, np.nan, 0.3, 0.15],
-            "first_rel_query": pd.array([1, 2, None, None, 1, None, 3, 2], dtype="Int16"),
-            "rating_satisfaction": [3.0, 4.0, 2.0, 1.0, 5.0, 2.0, 3.0, 4.0],
-        }
-    )
-
-
-def _per_query(ps: pd.DataFrame) -> pd.DataFrame:
-    n = ps["n_queries"].to_numpy(dtype=np.int64)
-    idx = np.repeat(np.arange(len(ps)), n)
-    pos = np.concatenate([np.arange(1, k + 1) for k in n])
-    out = ps.loc[idx, ["session_id", "user_id", "topic_id", "system_id"]].reset_index(drop=True)
-    out["query_pos"] = pos.astype(np.int16)
-    out["dcg"] = np.linspace(0.0, 30.0, len(out))
-    out["sdcg_q"] = out["dcg"] / (1 + np.log(pos) / np.log(4.0))
-    out["is_last"] = pos == n[idx]
-    return out
+from tests.analysis.scores import PARAMS, per_query_table, per_session_table
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     out = tmp_path_factory.mktemp("exports")
-    ps = _per_session()
-    res = write_exports(out, per_session=ps, per_query=_per_query(ps), parameters=PARAMS)
+    ps = per_session_table()
+    res = write_exports(out, per_session=ps, per_query=per_query_table(ps), parameters=PARAMS)
     return out, ps, res
 
 
@@ -134,37 +97,17 @@ def test_analysis_csv_parquet_roundtrip(exported):
     pd.testing.assert_frame_equal(long, res.tables["per_session_long"], check_categorical=False)
 
 
-def test_analysis_long_form_matches_wide():
-    ps = _per_session()
-    long = long_form(ps, id_columns=["session_id", "system_id"])
-    assert list(long["measure"].cat.categories) == [
-        "n_queries",
-        "sdcg",
-        "nsdcg",
-        "first_rel_query",
-        "rating_satisfaction",
-    ]
-    back = long.pivot_table(
-        index="session_id",
-        columns="measure",
-        values="value",
-        dropna=False,
-        observed=True,
-        aggfunc="first",
-    )
-    np.testing.assert_allclose(back["sdcg"].to_numpy(), ps["sdcg"].to_numpy())
-    assert len(long) == len(ps) * 5
-    assert long["value"].isna().sum() == ps["nsdcg"].isna().sum() + 3
-
-
-def test_analysis_wide_by_system_means():
-    ps = _per_session()
-    w = wide_by_system(ps, measures=["nsdcg", "sdcg"])
-    assert w["user_id"].tolist() == ["u1", "u2", "u3", "u4"]
-    assert w["sdcg__Sys_1"].tolist() == [10.5, 0.0, 55.5, 7.5]
-    assert w["sdcg__Sys_2"].tolist() == [20.25, 3.0, 1.0, 12.0]
-    assert w["n_sessions__Sys_1"].tolist() == [1, 1, 1, 1]
-    assert np.isnan(w.loc[2, "nsdcg__Sys_2"])
+def test_analysis_bad_names_and_formats(tmp_path):
+    with pytest.raises(SessionvalError, match="not a valid Stata/SPSS variable name"):
+        to_stats_frame(pd.DataFrame({"bad name": [1.0]}))
+    with pytest.raises(SessionvalError, match="unknown export format"):
+        write_exports(tmp_path, per_session=per_session_table(), parameters={}, formats=["xlsx"])
+    with pytest.raises(SessionvalError, match="id column"):
+        long_form(per_session_table(), id_columns=["nope"])
+    # names with spaces are sanitised everywhere and still documented
+    ps = per_session_table().rename(columns={"sdcg": "sDCG at 10"})
+    res = write_exports(tmp_path, per_session=ps, parameters={}, formats=["csv"])
+    assert "sDCG_at_10" in res.tables["per_session_wide"].columns
 
 
 def test_analysis_codebook_covers_every_column(exported):
@@ -183,25 +126,3 @@ def test_analysis_codebook_covers_every_column(exported):
     assert "bq=4" in q_row["parameters"]
     md = (out / "codebook.md").read_text()
     assert "`nsdcg`" in md and "`b` = `2`" in md
-
-
-def test_analysis_bad_names_and_formats(tmp_path):
-    with pytest.raises(SessionvalError, match="not a valid Stata/SPSS variable name"):
-        to_stats_frame(pd.DataFrame({"bad name": [1.0]}))
-    with pytest.raises(SessionvalError, match="unknown export format"):
-        write_exports(tmp_path, per_session=_per_session(), parameters={}, formats=["xlsx"])
-    with pytest.raises(SessionvalError, match="id column"):
-        long_form(_per_session(), id_columns=["nope"])
-    # names with spaces are sanitised everywhere and still documented
-    ps = _per_session().rename(columns={"sdcg": "sDCG at 10"})
-    res = write_exports(tmp_path, per_session=ps, parameters={}, formats=["csv"])
-    assert "sDCG_at_10" in res.tables["per_session_wide"].columns
-
-
-@settings(deadline=None, max_examples=30)
-@given(st.text(min_size=1, max_size=60), st.lists(st.text(max_size=40), max_size=5))
-def test_analysis_stats_name_valid(name, taken):
-    out = stats_name(name, taken=taken)
-    assert len(out) <= 32 and (out[0].isalpha() or out[0] == "_")
-    assert all(ch.isascii() and (ch.isalnum() or ch == "_") for ch in out)
-    assert out.lower() not in {t.lower() for t in taken}

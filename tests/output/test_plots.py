@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from sessionval.analysis import curves as ag
-from sessionval.analysis.cg_curves import _ideal_of, cg_curves
+from sessionval.analysis.rank_curves import cg_curves
 from sessionval.errors import SessionvalError
 from sessionval.evaluation.config import SessionConfig
 from sessionval.evaluation.session import evaluate
@@ -39,7 +39,7 @@ PARAMS = SessionConfig().model_dump(mode="json")
 
 
 def test_analysis_fig1_query_curves(ev):
-    table = ag.query_curves(ev, compare="last", depth=100)
+    table = ag.query_curves(ev, compare="last", ranks=100)
     ax = plots.plot_query_curves(table, params=PARAMS)
     lines = _data_lines(ax)
     systems = sorted(table["system_id"].astype(str).unique())
@@ -129,7 +129,7 @@ def test_analysis_fig4_individual_sessions(ev):
 
 @pytest.mark.parametrize("measure", ["CG", "DCG", "nCG", "nDCG"])
 def test_analysis_cg_figures(ev, measure):
-    table = cg_curves(ev, depth=30)
+    table = cg_curves(ev, ranks=30)
     part = table[table["measure"] == measure]
     ax = plots.plot_cg_curves(part, measure=measure, params={"b": 2.0, "gains": "0-1-10-100"})
     lines = _data_lines(ax)
@@ -146,13 +146,13 @@ def test_analysis_cg_figures(ev, measure):
 def test_analysis_cg_curves_against_loop(ev):
     """An independent per-query loop gives the same mean vectors (000, section 2)."""
     depth = 25
-    table = cg_curves(ev, depth=depth)
+    table = cg_curves(ev, ranks=depth)
     frame = ev.frame
     res = frame.results
     rows_kept, gains = ev.row_gains()
     gain_of = dict(zip(rows_kept.tolist(), gains.tolist(), strict=True))
     qsys = frame.sessions["system_id"].astype(str).to_numpy()[ev.query_session]
-    ideal, query_ideal = _ideal_of(ev)
+    ideal, query_ideal = ev.ideal_source, ev.query_ideal
     disc = 1 + np.log(np.arange(1, depth + 1)) / np.log(2.0)  # jk2008, b = 2
     sums: dict[tuple[str, str], list[np.ndarray]] = {}
     for q in range(frame.n_queries):

@@ -11,13 +11,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 import pytest
-from scipy import stats
 
 from sessionval.analysis.stats import paired_comparison, score_table
 from sessionval.errors import SessionvalError
 from sessionval.output.report import ReportFigure, render_report
+from tests.analysis.scores import two_system_sessions
 
 
 def _png(color: str) -> tuple[bytes, bytes]:
@@ -30,50 +29,6 @@ def _png(color: str) -> tuple[bytes, bytes]:
     return png.getvalue(), svg.getvalue()
 
 
-def _per_session() -> pd.DataFrame:
-    rng = np.random.default_rng(7)
-    users = np.repeat([f"u{i}" for i in range(6)], 2)
-    systems = np.tile(["S1", "S2"], 6)
-    return pd.DataFrame(
-        {
-            "session_id": [f"s{i}" for i in range(12)],
-            "user_id": users,
-            "topic_id": np.tile(["A", "B", "B", "A"], 3),
-            "system_id": systems,
-            "nsdcg": rng.uniform(0, 1, 12),
-            "sdcg": rng.uniform(0, 50, 12),
-        }
-    )
-
-
-def test_analysis_score_table_matches_scipy():
-    ps = _per_session()
-    t = score_table(ps, measures=["nsdcg", "sdcg"], confidence=0.9)
-    row = t[(t["system"] == "S2") & (t["measure"] == "sdcg")].iloc[0]
-    x = ps.loc[ps["system_id"] == "S2", "sdcg"].to_numpy()
-    lo, hi = stats.t.interval(0.9, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
-    assert row["n"] == 6
-    assert row["mean"] == pytest.approx(x.mean())
-    assert row["sd"] == pytest.approx(x.std(ddof=1))
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx((lo, hi))
-    with pytest.raises(SessionvalError, match="confidence"):
-        score_table(ps, measures=["nsdcg"], confidence=1.5)
-    with pytest.raises(SessionvalError, match="not in the per-session table"):
-        score_table(ps, measures=["nope"])
-
-
-def test_analysis_paired_comparison_matches_scipy():
-    ps = _per_session()
-    res = paired_comparison(ps, measures=["nsdcg"], a="S1", b="S2").iloc[0]
-    a = ps[ps["system_id"] == "S1"].sort_values("user_id")["nsdcg"].to_numpy()
-    b = ps[ps["system_id"] == "S2"].sort_values("user_id")["nsdcg"].to_numpy()
-    assert res["n_pairs"] == 6
-    assert res["p_t"] == pytest.approx(stats.ttest_rel(a, b).pvalue)
-    assert res["p_wilcoxon"] == pytest.approx(stats.wilcoxon(a, b).pvalue)
-    with pytest.raises(SessionvalError, match="system 'S9' not found"):
-        paired_comparison(ps, measures=["nsdcg"], a="S1", b="S9")
-
-
 def _report(tmp_path):
     p1, s1 = _png("#0072B2")
     p2, _ = _png("#D55E00")
@@ -81,7 +36,7 @@ def _report(tmp_path):
         ReportFigure("Session curves <b>", p1, caption="b=2, bq=4", svg=s1),
         ReportFigure("Last vs non-last", p2, caption="x"),
     ]
-    ps = _per_session()
+    ps = two_system_sessions()
     html = render_report(
         per_session=ps,
         measures=["nsdcg", "sdcg"],
@@ -138,3 +93,12 @@ def test_analysis_browser_probe_detects_broken_image(tmp_path, browser):
     )
     results = browser.probe(page)
     assert results[0].startswith("ok:") and results[1] == "broken"
+
+
+def test_analysis_report_renders_given_scores():
+    ps = two_system_sessions()
+    scores = score_table(ps, measures=["sdcg"])
+    html = render_report(scores=scores[scores["system"] == "S2"], parameters={"b": 2.0})
+    assert "S2" in html and "<td>S1</td>" not in html
+    with pytest.raises(SessionvalError, match="per-session table or the scores"):
+        render_report(parameters={})

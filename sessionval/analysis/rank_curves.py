@@ -1,0 +1,353 @@
+"""The cumulated-gain-by-rank engine and its curves: Figure 1 of 2008, Figures 1-4 of 2002.
+
+One engine (:func:`rank_gains` + :func:`cumulate_by_rank`) computes cumulated
+(discounted) gain by rank aggregated over groups of ranked lists: each result
+row's gain (or discounted gain) is summed into its (group, rank) cell with a
+weighted ``bincount`` and the cells are cumulated along ranks, so a list shorter
+than ``ranks`` holds its final value.  No Python loop per query.  Two curves use it:
+
+:func:`query_curves` (Järvelin et al. 2008, Figure 1)
+    ``<by>, group, rank, measure, value, n_queries``: the mean sDCG_q vector
+    (``measure = "sdcg_q"``; ``"dcg_q"`` without query discount) of the last
+    query vs the earlier ones, or of the best query vs the others.
+:func:`cg_curves` (Järvelin & Kekäläinen 2002, Figures 1-4)
+    ``<by>, rank, measure, value, n_queries``: the mean CG, DCG, nCG and nDCG
+    vectors of each system's queries, and the ideal curve.
+
+Both use the evaluation's gains (scheme, unjudged and negative policies) and rank
+discount (``discount``, ``b``).  ``ranks`` (the last rank drawn; the papers: 100)
+is the figures' length, not the cut-off X of the session measures
+(``SessionConfig.cutoff``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from .._types import FloatArray, IntArray
+from ..errors import MeasureSpecError
+from ..evaluation.result import SessionEvaluation
+from ..kernels.discounts import rank_discount
+from ..kernels.segments import segment_sum
+from .groups import group_codes
+
+__all__ = [
+    "CG_MEASURES",
+    "RankGains",
+    "cg_curves",
+    "cumulate_by_rank",
+    "query_curves",
+    "rank_gains",
+]
+
+CG_MEASURES: Final[tuple[str, ...]] = ("CG", "DCG", "nCG", "nDCG")
+
+
+@dataclass(frozen=True)
+class RankGains:
+    """The evaluation's result rows down to rank ``ranks``, ready to cumulate by rank.
+
+    Attributes
+    ----------
+    query
+        Query index of each row (into ``frame.queries``).
+    rank
+        Rank of each row, ``1..ranks`` (the condensed rank under ``unjudged="condense"``).
+    gain
+        Gain of each row after the unjudged and negative policies.
+    discounted
+        ``gain / d(rank)`` with the evaluation's rank discount ``d``.
+    discount
+        ``d(1..ranks)``.
+    """
+
+    query: IntArray
+    rank: IntArray
+    gain: FloatArray
+    discounted: FloatArray
+    discount: FloatArray
+
+
+def _ranks_argument(ranks: int, depth: int | None, function: str) -> int:
+    """``ranks``, or the value of the old keyword ``depth`` (with a deprecation warning)."""
+    if depth is not None:
+        warnings.warn(
+            f"{function}(depth=...) is deprecated; use ranks=... (the last rank of the curves)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        ranks = depth
+    if ranks < 1:
+        raise MeasureSpecError(f"ranks must be >= 1, got {ranks}")
+    return ranks
+
+
+def rank_gains(ev: SessionEvaluation, ranks: int) -> RankGains:
+    """Each kept result row of ``ev`` at rank ``<= ranks``, its gain and discounted gain.
+
+    The gains are the evaluation's (gain scheme, unjudged and negative policies)
+    and the rank discount is its ``discount`` with base ``b``; no session policy
+    applies (every document counts, no padding: a curve holds its value after the
+    list ends).
+    """
+    qidx, rank, gain = ev.ranked_gains()
+    cut = rank <= ranks
+    disc = rank_discount(np.arange(1, ranks + 1), b=ev.config.b, kind=ev.config.discount)
+    r = rank[cut]
+    return RankGains(
+        query=qidx[cut], rank=r, gain=gain[cut], discounted=gain[cut] / disc[r - 1], discount=disc
+    )
+
+
+def cumulate_by_rank(
+    cells: IntArray, rank: IntArray, values: npt.ArrayLike, *, n_cells: int, ranks: int
+) -> FloatArray:
+    r"""Sum ``values`` per (cell, rank) and cumulate along ranks.
+
+    Parameters
+    ----------
+    cells
+        Cell of each row (a group, or a group × topic), ``0..n_cells-1``.
+    rank
+        Rank of each row, ``1..ranks``.
+    values
+        What each row adds at its rank (a gain, a discounted gain, …).
+    n_cells, ranks
+        Shape of the result.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_cells, ranks)``: :math:`C[c, i] = \sum_{rows\ of\ c,\ rank \le i} v`,
+        the cumulated gain vector of Järvelin & Kekäläinen (2002) summed over the
+        cell's lists (divide by the number of lists for ``avg-vect``).
+
+    Examples
+    --------
+    Two lists in cell 0 (gains 3, 2 at ranks 1, 2 and gain 1 at rank 1), none in cell 1:
+
+    >>> cumulate_by_rank(np.array([0, 0, 0]), np.array([1, 2, 1]), [3.0, 2.0, 1.0],
+    ...                  n_cells=2, ranks=3)
+    array([[4., 6., 6.],
+           [0., 0., 0.]])
+    """
+    flat = segment_sum(values, cells * ranks + rank - 1, n_cells * ranks)
+    out: FloatArray = np.cumsum(flat.reshape(n_cells, ranks), axis=1)
+    return out
+
+
+def query_curves(
+    ev: SessionEvaluation,
+    *,
+    by: Sequence[str] = ("system_id",),
+    compare: Literal["last", "best"] = "last",
+    ranks: int = 100,
+    depth: int | None = None,
+) -> pd.DataFrame:
+    """Mean sDCG_q vectors of the last (or best) query vs the others (Figure 1).
+
+    Parameters
+    ----------
+    ev
+        An evaluation.  The curves use each query's logged list to ``ranks`` (gains
+        after the unjudged policy, every document counted, no padding needed: a
+        DCG vector holds its value after the list ends), so the frame must hold the
+        ranks up to ``ranks``.
+    by
+        Session columns to group by.
+    compare
+        ``"last"``: last query vs earlier ones (one-query sessions count only as
+        last); ``"best"``: the best query (``config.best_by``) vs the others.
+    ranks
+        Last rank (the paper: 100).
+    depth
+        Deprecated name of ``ranks``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``<by>, group, rank, measure, value, n_queries`` with ``group`` in
+        ``("last", "non-last")`` or ``("best", "other")`` and ``measure`` in
+        ``"sdcg_q"`` (mean of ``qd(q) · DCG_q[rank]``) and ``"dcg_q"``.
+    """
+    if compare not in ("last", "best"):
+        raise MeasureSpecError(f"compare must be 'last' or 'best', got {compare!r}")
+    ranks = _ranks_argument(ranks, depth, "query_curves")
+    cfg = ev.config
+    sessions = ev.frame.sessions
+    gcode, labels = group_codes(sessions, by, np.ones(len(sessions), dtype=bool))
+    n_g = len(labels)
+    last, best = ev.last_and_best()
+    chosen = last if compare == "last" else best
+    is_sel = np.zeros(ev.query_session.size, dtype=bool)
+    is_sel[chosen[chosen >= 0]] = True
+    qclass = np.where(is_sel, 0, 1)  # 0: last/best, 1: other
+    qgroup = gcode[ev.query_session] * 2 + qclass
+    n_cls = n_g * 2
+    rg = rank_gains(ev, ranks)
+    cells = qgroup[rg.query]
+    n_per = np.bincount(qgroup, minlength=n_cls).astype(np.int64)
+    dcg = cumulate_by_rank(cells, rg.rank, rg.discounted, n_cells=n_cls, ranks=ranks)
+    sdcg = cumulate_by_rank(
+        cells, rg.rank, rg.discounted * ev.queries["qd"][rg.query], n_cells=n_cls, ranks=ranks
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dcg_m = dcg / n_per[:, None]
+        sdcg_m = sdcg / n_per[:, None]
+    names = ("last", "non-last") if compare == "last" else ("best", "other")
+    rank_axis = np.arange(1, ranks + 1)
+    parts = []
+    for measure, arr in (("sdcg_q", sdcg_m), ("dcg_q", dcg_m)):
+        part = pd.DataFrame(
+            {
+                "group": np.tile(np.repeat(np.array(names, dtype=object), ranks), n_g),
+                "rank": np.tile(rank_axis, n_cls).astype(np.int32),
+                "measure": measure,
+                "value": arr.ravel(),
+                "n_queries": np.repeat(n_per, ranks),
+            }
+        )
+        for c in reversed(list(by)):
+            part.insert(0, c, np.repeat(labels[c].to_numpy(), 2 * ranks))
+        parts.append(part)
+    out = pd.concat(parts, ignore_index=True)
+    for c in by:
+        out[c] = out[c].astype(sessions[c].dtype)
+    out = out[out["n_queries"] > 0].reset_index(drop=True)
+    out.attrs["config"] = cfg.model_dump(mode="json")
+    return out
+
+
+def cg_curves(
+    ev: SessionEvaluation,
+    *,
+    by: str = "system_id",
+    ranks: int = 100,
+    ideal_label: str = "ideal",
+    depth: int | None = None,
+) -> pd.DataFrame:
+    r"""Mean CG, DCG, nCG and nDCG vectors by rank per system, and the ideal curve.
+
+    Järvelin & Kekäläinen (2002) plot, for each run, the average CG, DCG, nCG and
+    nDCG vector over the topics at ranks 1-100, against the ideal curve.  In a
+    session study every query is such a ranked list: this averages the vectors of
+    all queries of each system (``avg-vect``), and the ideal vector of the queries'
+    topics, with the evaluation's gains and rank discount.
+
+    Parameters
+    ----------
+    ev
+        An evaluation (its gains and rank discount are used; no session policy).
+    by
+        Session column that names the curves (the system).
+    ranks
+        Last rank (the paper: 100).
+    ideal_label
+        Value of ``by`` on the ideal curve's rows.
+    depth
+        Deprecated name of ``ranks``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``<by> (str), rank, measure, value, n_queries``.  For each system the mean
+        over its queries of ``CG_q[r]``, ``DCG_q[r]`` and of ``nCG_q[r] =
+        CG_q[r] / CG_I[r]``, ``nDCG_q[r] = DCG_q[r] / DCG_I[r]`` (queries whose
+        topic has no relevant document are left out of the normalised means and of
+        their ``n_queries``).  The ``ideal_label`` rows hold the mean ideal CG and
+        DCG over all queries, and 1 for nCG and nDCG.
+
+    Notes
+    -----
+    :math:`CG[i] = \sum_{j \le i} G[j]`, :math:`DCG[i] = \sum_{j \le i} G[j]/d(j)`
+    with the evaluation's discount ``d`` (Järvelin & Kekäläinen 2002, section 2;
+    the formula of each kind is in :data:`sessionval.kernels.discounts.RANK_DISCOUNT_TABLE`);
+    normalised vectors are divided component-wise by the ideal's (``norm-vect``),
+    then averaged (``avg-vect``).
+
+    References
+    ----------
+    Järvelin & Kekäläinen (2002), ACM TOIS 20(4), 422-446, Figures 1-4 (jarvelin2002).
+    """
+    ranks = _ranks_argument(ranks, depth, "cg_curves")
+    sessions = ev.frame.sessions
+    if by not in sessions.columns:
+        raise MeasureSpecError(
+            f"cannot name curves by {by!r}; "
+            f"session columns: {', '.join(map(str, sessions.columns))}"
+        )
+    # curves are named by the system's text (sorted as text), whatever the column's dtype
+    gcode, labels = group_codes(
+        sessions[[by]].astype(str), (by,), np.ones(len(sessions), dtype=bool)
+    )
+    names = labels[by].to_numpy(dtype=object)
+    n_g = names.size
+    qsys = gcode[ev.query_session]
+    # topics (ideal positions) actually used, compressed to 0..n_t-1 (-1: no judgments)
+    used, qtop = np.unique(np.asarray(ev.query_ideal, dtype=np.int64), return_inverse=True)
+    n_t = used.size
+    rg = rank_gains(ev, ranks)
+    ideal_dense = ev.ideal_source.dense(used, depth=ranks)  # -1 gives a zero row
+    icg = np.cumsum(ideal_dense, axis=1)  # (n_t, ranks)
+    idcg = np.cumsum(ideal_dense / rg.discount, axis=1)
+    cells = qsys[rg.query] * n_t + qtop[rg.query]
+    shape = (n_g, n_t, ranks)
+    cg = cumulate_by_rank(cells, rg.rank, rg.gain, n_cells=n_g * n_t, ranks=ranks).reshape(shape)
+    dcg = cumulate_by_rank(cells, rg.rank, rg.discounted, n_cells=n_g * n_t, ranks=ranks).reshape(
+        shape
+    )
+    count = np.bincount(qsys * n_t + qtop, minlength=n_g * n_t).reshape(n_g, n_t).astype(float)
+    n_sys = count.sum(axis=1)  # queries per system
+    defined = icg[:, 0] > 0  # topic has a relevant document (CG_I and DCG_I > 0 at every rank)
+    n_norm = count[:, defined].sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = {
+            "CG": cg.sum(axis=1) / n_sys[:, None],
+            "DCG": dcg.sum(axis=1) / n_sys[:, None],
+            "nCG": (cg[:, defined, :] / icg[None, defined, :]).sum(axis=1) / n_norm[:, None],
+            "nDCG": (dcg[:, defined, :] / idcg[None, defined, :]).sum(axis=1) / n_norm[:, None],
+        }
+        weight = count.sum(axis=0)
+        ideal = {
+            "CG": weight @ icg / weight.sum(),
+            "DCG": weight @ idcg / weight.sum(),
+            "nCG": np.ones(ranks),
+            "nDCG": np.ones(ranks),
+        }
+    rank_axis = np.arange(1, ranks + 1, dtype=np.int64)
+    parts = []
+    for m in CG_MEASURES:
+        nqs = n_norm if m.startswith("n") else n_sys
+        parts.append(
+            pd.DataFrame(
+                {
+                    by: np.repeat(names, ranks),
+                    "rank": np.tile(rank_axis, n_g).astype(np.int32),
+                    "measure": m,
+                    "value": mean[m].reshape(-1),
+                    "n_queries": np.repeat(nqs.astype(np.int64), ranks),
+                }
+            )
+        )
+        parts.append(
+            pd.DataFrame(
+                {
+                    by: ideal_label,
+                    "rank": rank_axis.astype(np.int32),
+                    "measure": m,
+                    "value": ideal[m],
+                    "n_queries": int(weight[defined].sum() if m.startswith("n") else weight.sum()),
+                }
+            )
+        )
+    out = pd.concat(parts, ignore_index=True)
+    out = out[out["n_queries"] > 0].reset_index(drop=True)
+    out.attrs["config"] = ev.config.model_dump(mode="json")
+    return out

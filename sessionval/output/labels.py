@@ -1,0 +1,217 @@
+"""What Stata and SPSS can hold: valid variable names, coded identifiers and their labels.
+
+Stata and SPSS restrict names (Stata: letters, digits, ``_``, at most 32
+characters), so generated column names go through :func:`stats_name`.  Every
+identifier column with few distinct values (systems, topics, searchers, measures)
+becomes an integer code whose **value labels** carry the names, so ``system_id``
+reads as 1 = "A", 2 = "B"; booleans become 0/1 labelled no/yes; every column
+carries a **variable label** from the data dictionary
+(:func:`~sessionval.output.columns.describe_column`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+import numpy as np
+import pandas as pd
+
+from ..errors import SessionvalError
+from .columns import Level, describe_column
+
+__all__ = [
+    "STRING_IDS",
+    "StatsFrame",
+    "sanitise_names",
+    "shared_label_maps",
+    "stats_name",
+    "to_stats_frame",
+    "value_labels",
+]
+
+#: Identifier columns that stay strings in ``.dta``/``.sav`` (too many values to label).
+STRING_IDS: Final[frozenset[str]] = frozenset({"session_id", "query_id", "text", "query_text"})
+
+_NAME_BAD = re.compile(r"[^A-Za-z0-9_]")
+
+
+def stats_name(name: str, *, taken: Iterable[str] = ()) -> str:
+    """Make ``name`` a valid Stata/SPSS variable name, unique among ``taken``.
+
+    Letters, digits and ``_`` only, not starting with a digit, at most 32
+    characters (Stata's limit; SPSS allows 64).
+
+    Parameters
+    ----------
+    name
+        Proposed name.
+    taken
+        Names already in use (case-insensitive, as Stata and SPSS compare them).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> stats_name("nsdcg__System A")
+    'nsdcg__System_A'
+    >>> stats_name("2nd query", taken=["v2nd_query"])
+    'v2nd_query_2'
+    """
+    out = _NAME_BAD.sub("_", name) or "v"
+    if out[0].isdigit():
+        out = "v" + out
+    out = out[:32]
+    used = {t.lower() for t in taken}
+    base, k = out, 2
+    while out.lower() in used:
+        suffix = f"_{k}"
+        out = base[: 32 - len(suffix)] + suffix
+        k += 1
+    return out
+
+
+def sanitise_names(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with every column name made valid and unique (:func:`stats_name`).
+
+    Returns the table itself when every name is already valid.
+    """
+    taken: list[str] = []
+    for c in table.columns:
+        taken.append(stats_name(str(c), taken=taken))
+    if taken == [str(c) for c in table.columns]:
+        return table
+    return table.set_axis(taken, axis=1)
+
+
+def value_labels(series: pd.Series) -> list[str] | None:
+    """Categories to code (1..k) in .dta/.sav, or None when the column stays as is."""
+    if pd.api.types.is_bool_dtype(series):
+        return None
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return [str(c) for c in series.cat.categories]
+    if pd.api.types.is_string_dtype(series) or series.dtype == object:
+        values = series.dropna().astype(str).unique()
+        return sorted(values)
+    return None
+
+
+def shared_label_maps(tables: Mapping[str, pd.DataFrame]) -> dict[str, list[str]]:
+    """Per coded column, the sorted union of its values over all tables (stable codes).
+
+    Codes are shared by all files written together, so per-session and per-query
+    files merge on them.
+    """
+    maps: dict[str, set[str]] = {}
+    for table in tables.values():
+        for col in table.columns:
+            if col in STRING_IDS:
+                continue
+            labels = value_labels(table[col])
+            if labels is not None:
+                maps.setdefault(col, set()).update(labels)
+    return {col: sorted(vals) for col, vals in maps.items()}
+
+
+@dataclass(frozen=True)
+class StatsFrame:
+    """A table ready for pyreadstat: coded columns, variable labels, value labels."""
+
+    data: pd.DataFrame
+    column_labels: dict[str, str | None]
+    value_labels: dict[str, dict[int | float, str]]
+    measure: dict[str, str] = field(default_factory=dict)
+
+
+def to_stats_frame(
+    table: pd.DataFrame,
+    *,
+    label_maps: Mapping[str, Sequence[str]] | None = None,
+    level: Level = "session",
+) -> StatsFrame:
+    """Convert a table to what Stata/SPSS can hold, with labels.
+
+    Coded columns (categorical or string identifiers outside :data:`STRING_IDS`)
+    become integers 1..k whose value labels are the names; booleans become 0/1
+    labelled no/yes; nullable integers become float (missing = system missing);
+    time zones are dropped (times are UTC); strings stay strings (missing = "").
+
+    Parameters
+    ----------
+    table
+        The table (not modified); column names must already be valid
+        (:func:`stats_name`).
+    label_maps
+        Labels in code order per coded column (default: from this table alone).
+    level
+        Table the columns belong to (their variable labels; see
+        :func:`~sessionval.output.columns.describe_column`).
+
+    Returns
+    -------
+    StatsFrame
+
+    Examples
+    --------
+    >>> sf = to_stats_frame(pd.DataFrame({"system_id": ["B", "A", "B"], "x": [1.0, 2.0, 3.0]}))
+    >>> sf.data["system_id"].tolist(), sf.value_labels["system_id"]
+    ([2, 1, 2], {1: 'A', 2: 'B'})
+    """
+    maps = shared_label_maps({"t": table}) if label_maps is None else label_maps
+    data: dict[str, pd.Series | np.ndarray] = {}
+    labels: dict[str, str | None] = {}
+    coded_labels: dict[str, dict[int | float, str]] = {}
+    measure: dict[str, str] = {}
+    for col in table.columns:
+        name = str(col)
+        if name != stats_name(name):
+            raise SessionvalError(
+                f"column {name!r} is not a valid Stata/SPSS variable name "
+                f"(letters, digits, _; at most 32 characters); use {stats_name(name)!r}"
+            )
+        s = table[col]
+        labels[name] = describe_column(name, level=level).label
+        if name in maps and name not in STRING_IDS:
+            cats = list(maps[name])
+            # position among the labels, -1 for missing values and values without a label
+            codes = pd.Index(cats).get_indexer(pd.Index(s.astype("string").astype(object)))
+            unknown = (codes < 0) & s.notna().to_numpy()
+            if unknown.any():
+                bad = s[unknown].iloc[0]
+                raise SessionvalError(
+                    f"column {name!r}: value {bad!r} has no label; labels are {cats}"
+                )
+            coded = codes.astype(np.float64) + 1.0
+            coded[codes < 0] = np.nan
+            data[name] = coded if (codes < 0).any() else codes.astype(np.int32) + 1
+            coded_labels[name] = {i: v for i, v in enumerate(cats, start=1)}
+            measure[name] = "nominal"
+        elif pd.api.types.is_bool_dtype(s):
+            if s.isna().any():
+                data[name] = s.astype("float64").to_numpy()
+            else:
+                data[name] = s.to_numpy(dtype=np.int8)
+            coded_labels[name] = {0: "no", 1: "yes"}
+            measure[name] = "nominal"
+        elif pd.api.types.is_integer_dtype(s):
+            if s.isna().any() or isinstance(s.dtype, pd.api.extensions.ExtensionDtype):
+                data[name] = s.to_numpy(dtype=np.float64, na_value=np.nan)
+            else:
+                data[name] = s.to_numpy()
+            measure[name] = "scale"
+        elif pd.api.types.is_float_dtype(s):
+            data[name] = s.to_numpy(dtype=np.float64, na_value=np.nan)
+            measure[name] = "scale"
+        elif pd.api.types.is_datetime64_any_dtype(s):
+            dt = s.dt.tz_convert("UTC").dt.tz_localize(None) if s.dt.tz is not None else s
+            data[name] = dt.astype("datetime64[ns]").to_numpy()
+            measure[name] = "scale"
+        else:
+            data[name] = np.asarray(s.astype("string").fillna("").astype(object), dtype=object)
+            measure[name] = "nominal"
+    out = pd.DataFrame(data, index=pd.RangeIndex(len(table)))
+    return StatsFrame(data=out, column_labels=labels, value_labels=coded_labels, measure=measure)
