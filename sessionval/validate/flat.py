@@ -8,8 +8,9 @@ and pass through :func:`frame_from_flat`, which enforces the study's rules
 checks and reports every problem with its row.  A query without results is one
 row whose ``rank`` and ``doc_id`` are null.
 
-The work is done in named phases (:mod:`sessionval.validate.phases`, one per
-entry of :data:`LOAD_PHASES`) over column converters
+The work is done in named phases (:mod:`sessionval.validate.phases` and
+:mod:`sessionval.validate.assemble`, one function per entry of
+:data:`LOAD_PHASES`) over column converters
 (:mod:`sessionval.validate.fields`) that report to a problem collector
 (:mod:`sessionval.validate.collect`).  :func:`frame_to_flat` is the inverse.
 """
@@ -26,8 +27,8 @@ import pandas as pd
 from ..frame import FLAT_COLUMNS, SessionFrame
 from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode
+from .assemble import build_frame
 from .phases import (
-    build_frame,
     check_results,
     check_sessions,
     read_query_values,
