@@ -23,7 +23,7 @@ def docs_of(frame, session, pos):
 def test_one_session_per_run_and_topic(fx):
     r = load(fx)
     f = r.frame
-    assert r.systems == ("runA", "runB")
+    assert r.details["systems"] == ("runA", "runB")
     assert f.sessions["session_id"].astype(str).tolist() == [
         "runA:201",
         "runA:202",
@@ -57,7 +57,7 @@ def test_depth_and_text_choice(fx):
     r = load(fx, depth=1, text="manual")
     assert r.frame.queries["n_results"].max() == 1
     assert r.frame.queries["text"].iloc[1] == "How big do otters get?"
-    assert r.depth == 1
+    assert r.details["depth"] == 1
 
 
 def test_judgments_per_turn(fx):
@@ -65,7 +65,7 @@ def test_judgments_per_turn(fx):
     assert r.judgments is not None
     assert r.judgments.scale == CAST_GRADE_SCALE
     assert set(r.judgments.table["topic_id"].astype(str)) == {"201_1", "201_2", "202_1"}
-    assert r.unjudged_turns == ("201_3",)
+    assert r.unjudged == ("201_3",)
 
 
 def test_without_topics_file_turns_come_from_runs(fx):

@@ -22,7 +22,7 @@ def test_sessions_queries_results(fx):
     assert f.sessions["system_id"].astype(str).tolist() == ["lab"] * 3
     assert f.sessions["n_queries"].tolist() == [3, 1, 1]
     assert f.queries["n_results"].tolist() == [0, 2, 2, 1, 2]
-    assert r.empty_serps == 1
+    assert r.details["empty_serps"] == 1
     # quotes are data, not CSV quoting
     assert f.results["title"].iloc[0] == 'A "quoted'
     assert f.results["doc_id"].astype(str).tolist() == [
@@ -38,7 +38,7 @@ def test_sessions_queries_results(fx):
 
 def test_ratings_carried_into_sessions(fx):
     r = load(fx)
-    assert r.ratings == ("rating_performance", "rating_difficulty")
+    assert r.details["ratings"] == ("rating_performance", "rating_difficulty")
     assert r.frame.sessions["rating_performance"].tolist() == [4.0, 2.0, 5.0]
     assert r.frame.sessions["rating_difficulty"].tolist() == [2.0, 5.0, 1.0]
 

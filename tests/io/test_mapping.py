@@ -21,7 +21,7 @@ def test_mapped_csv(fx):
     assert f.sessions["system_id"].astype(str).tolist() == ["lab", "lab"]
     assert f.sessions["rating_satisfaction"].tolist() == [3.0, 5.0]
     assert f.queries["n_results"].tolist() == [2, 1, 1]
-    assert m.mapping["session_id"] == "SID"
+    assert m.details["mapping"]["session_id"] == "SID"
 
 
 def test_unknown_target_lists_allowed():
