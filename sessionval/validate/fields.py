@@ -137,15 +137,15 @@ def parse_numbers(
     [('1', 'must be an integer'), ('2', 'must be a whole number')]
     """
     where = (lambda idx: idx) if at is None else (lambda idx: at[idx])
+    reported: npt.NDArray[np.bool_] | None = None  # values already reported as wrong
     if pd.api.types.is_numeric_dtype(raw.dtype) and not isinstance(raw.dtype, pd.CategoricalDtype):
         vals = raw.to_numpy(dtype=dtype, na_value=np.nan, copy=True)
-        bad_text = None
     else:
         conv = pd.to_numeric(raw.astype("string"), errors="coerce")
         vals = conv.to_numpy(dtype=dtype, na_value=np.nan, copy=True)
-        bad_text = np.isnan(vals) & raw.notna().to_numpy()
-        if bad_text.any():
-            rows = np.flatnonzero(bad_text)
+        reported = np.isnan(vals) & raw.notna().to_numpy()
+        if reported.any():
+            rows = np.flatnonzero(reported)
             kind = "an integer" if integer else "a number"
             coll.add(where(rows), name, f"must be {kind}", raw.iloc[rows].tolist())
     if integer:
@@ -155,10 +155,11 @@ def parse_numbers(
             rows = np.flatnonzero(frac)
             coll.add(where(rows), name, "must be a whole number", vals[rows].tolist())
             vals[rows] = np.nan
+            reported = frac if reported is None else reported | frac
     if nullable_rows is not None:
         missing = np.isnan(vals) & ~nullable_rows
-        if bad_text is not None:
-            missing &= ~bad_text
+        if reported is not None:
+            missing &= ~reported
         if missing.any():
             coll.add(where(np.flatnonzero(missing)), name, "is required")
     return vals

@@ -239,3 +239,12 @@ def test_click_on_an_empty_result_page(fx, tmp_path):
     r = load_trec_session(p, mode="lenient")
     assert r.frame.queries["n_results"].tolist() == [0]
     assert r.details["empty_serps"] == 1 and "click skipped" in r.notes[0].message
+
+
+def test_unjudged_are_the_topics_without_qrels(fx):
+    """Agreement: ``unjudged`` (one helper for every format) = topics of sessions not in qrels."""
+    r = load_trec_session(fx / "ts2013.xml", qrels=fx / "qrels2013.txt")
+    judged = set(r.judgments.table["topic_id"].astype(str))
+    topics = r.frame.sessions["topic_id"].cat.categories.astype(str)
+    assert r.unjudged == tuple(t for t in topics if t not in judged)
+    assert r.study.name == "ts2013" and [t.judged for t in r.study.topics] == [True, False]
