@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from ..errors import ParseError, ValidationFailed
+from ..errors import ParseError, ValidationFailed, raise_if_any
 from ..frame import SessionFrame
 from ..models.judgments import GradeScale
 from ..models.session import Session
@@ -261,10 +261,8 @@ def load_jsonl(
     for lineno, session in iter_sessions(p, report=report):
         accepted.append(session)
         lines.append(lineno)
-    if report.problems and mode == "strict":
-        raise ValidationFailed(
-            report.problems[:max_problems], truncated=len(report.problems) > max_problems
-        )
+    if mode == "strict":
+        raise_if_any(report.problems, limit=max_problems)
     if not accepted:
         raise ValidationFailed(
             report.problems[:max_problems]
