@@ -150,25 +150,10 @@ def read_study(
 ) -> LoadedStudy:
     """Read and validate a study folder or a single session file of the toolkit's layout.
 
-    Parameters
-    ----------
-    path
-        A folder with ``sessions.jsonl`` (or ``.parquet``/``.csv``) and optionally
-        ``study.json``; or one session file.
-    qrels
-        Reference judgments (TREC qrels or CSV). Without them only the log is checked.
-    header
-        A ``study.json`` elsewhere than beside the sessions.
-    mode
-        ``"strict"`` (default) fails with every problem found (up to
-        ``max_problems``); ``"lenient"`` rejects the bad sessions, keeps the rest and
-        lists each rejected session with its reasons in ``report.rejects``.
-    max_problems
-        Limit of problems listed in strict mode.
-    progress
-        Called with each loading phase's name (:data:`sessionval.validate.flat.LOAD_PHASES`).
-    max_rank
-        Read only results down to this rank (see :func:`load_sessions`).
+    ``path`` is a folder with ``sessions.jsonl`` (or ``.parquet``/``.csv``) and
+    optionally ``study.json``, or one session file; ``header`` a ``study.json``
+    elsewhere.  The other parameters are those of
+    :func:`sessionval.io.study.load_study`.
 
     Returns
     -------

@@ -16,6 +16,7 @@ from typing import Final, Literal
 
 import numpy as np
 
+from ..frame import FLAT_COLUMNS
 from ..problems import Mode, Problem
 from ._xml import _child_text, _Node
 
@@ -27,7 +28,11 @@ __all__ = [
 
 CurrentQuery = Literal["if-results", "keep", "drop"]
 
-#: the columns the walk emits (``session_start`` and ``query_secs`` are seconds)
+#: the result-level fields of a row (``None`` on the row of a query without results)
+_RESULT_FIELDS: Final = tuple(
+    c.name for c in FLAT_COLUMNS if c.level == "result" and c.name != "user_grade"
+)
+#: the columns the walk emits: flat columns, and times in seconds (``*_secs``, ``session_start``)
 FLAT_FIELDS: Final = (
     "session_id",
     "user_id",
@@ -37,17 +42,8 @@ FLAT_FIELDS: Final = (
     "query_pos",
     "query_text",
     "query_secs",
-    "rank",
-    "doc_id",
-    "url",
-    "title",
-    "snippet",
-    "clicks",
-    "dwell",
+    *_RESULT_FIELDS,
 )
-
-#: the result-level fields of a row (``None`` on the row of a query without results)
-_RESULT_FIELDS: Final = ("rank", "doc_id", "url", "title", "snippet", "clicks", "dwell")
 _CLOCK: Final = re.compile(r"^(\d{1,2}):(\d{2}):(\d{2}(?:\.\d*)?)$")
 _DOC_TAG: Final = re.compile(r"^(clueweb\d*id|docid|docno)$")
 
