@@ -32,7 +32,8 @@ from .io.cast import load_runs_as_sessions
 from .io.jsonl import load_jsonl
 from .io.lab_tables import load_lab_tables
 from .io.mapping import load_mapped_table
-from .io.study import load_judgments, load_sessions, load_study
+from .io.study import load_study
+from .io.toolkit import load_judgments, load_sessions
 from .io.trec import read_qrels, read_run
 from .io.trec_session import load_trec_session
 from .io.writers import write_flat, write_jsonl

@@ -1,13 +1,14 @@
-"""Exceptions and the problem records that every loader and validator reports.
+"""The :class:`SessionvalError` family: every error sessionval raises for bad input or options.
 
 Every user-facing failure is a :class:`SessionvalError` (a ``ValueError``) whose
 message says *where* (file, line or row, field), *what* was found and *what is
 allowed*, e.g. ``logs.jsonl:17: results[3].rank: must be >= 1, got 0``.
 
-Loaders never raise on the first problem: they collect :class:`Problem` records
-(up to a limit) and raise one :class:`ValidationFailed` that carries all of them,
-so a user fixes a file in one pass.  Lenient modes keep the same records as the
-rejects report instead of raising.
+Loaders never raise on the first problem: they collect
+:class:`~sessionval.problems.Problem` records (up to a limit) and raise one
+:class:`ValidationFailed` carrying all of them (:func:`raise_if_any`), so a user
+fixes a file in one pass.  Lenient mode keeps the same records in the
+:class:`~sessionval.problems.LoadReport` instead of raising.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class MeasureSpecError(SessionvalError):
 
 
 class ValidationFailed(SessionvalError):
-    """Strict-mode failure carrying every :class:`Problem` collected (up to the limit).
+    """Strict-mode failure carrying every :class:`~sessionval.problems.Problem` collected.
 
     Parameters
     ----------
@@ -56,6 +57,12 @@ class ValidationFailed(SessionvalError):
         The problems found, in input order.
     truncated
         True when collection stopped at the limit and more problems may exist.
+
+    Examples
+    --------
+    >>> print(ValidationFailed([Problem("s.csv", "row 2", "rank", "must be >= 1", "0")]))
+    1 problem found:
+      s.csv (row 2): rank: must be >= 1 (got 0)
     """
 
     def __init__(self, problems: Sequence[Problem], *, truncated: bool = False) -> None:
@@ -71,14 +78,29 @@ class ValidationFailed(SessionvalError):
 
 
 def raise_if_any(problems: Iterable[Problem], *, limit: int | None = None) -> None:
-    """Raise :class:`ValidationFailed` if ``problems`` is not empty.
+    """Raise :class:`ValidationFailed` if ``problems`` is not empty (the strict-mode exit).
 
     Parameters
     ----------
     problems
         Problems collected so far.
     limit
-        Keep at most this many in the error (``None``: all).
+        Keep at most this many in the error (``None``: all); the error says when
+        more were found.
+
+    Raises
+    ------
+    ValidationFailed
+        With the first ``limit`` problems.
+
+    Examples
+    --------
+    >>> raise_if_any([])  # nothing found: returns
+    >>> raise_if_any([Problem("a", "", "", "x"), Problem("a", "", "", "y")], limit=1)
+    Traceback (most recent call last):
+    ...
+    sessionval.errors.ValidationFailed: 1 problem found (stopped at the limit; there may be more):
+      a: x
     """
     collected = list(problems)
     if not collected:

@@ -33,9 +33,9 @@ category, ``grade`` int16, ``assessor`` category) plus the :class:`GradeScale`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import pandas as pd
@@ -43,7 +43,7 @@ import pandas as pd
 from .errors import InputFormatError, JudgmentError
 from .models.judgments import GradeScale
 from .models.study import Study
-from .problems import LoadReport
+from .problems import LoadReport, Problem
 
 __all__ = [
     "FLAT_COLUMNS",
@@ -57,6 +57,7 @@ __all__ = [
     "FlatColumn",
     "JudgmentFrame",
     "LoadedStudy",
+    "QrelsKey",
     "SessionFrame",
     "check_columns",
     "flat_layout_markdown",
@@ -401,23 +402,47 @@ def flat_layout_markdown() -> str:
     return "\n".join(rows)
 
 
+QrelsKey = Literal["topic", "session", "query_id"]
+"""What the judgments' ``topic_id`` holds: the session's topic, the session id or the query id."""
+
+
 @dataclass(frozen=True)
 class LoadedStudy:
-    """A validated study: header, columnar sessions, judgments and what loading found.
+    """A validated study, whatever format it was read from: what every loader returns.
 
     Attributes
     ----------
     study
-        The study header (name, scales, users, topics, systems; no sessions).
+        The study header (name, grade scales, users, topics, systems; no sessions):
+        read from ``study.json``, or built from the entities the input names.
     frame
         The sessions in columnar form.
     judgments
         Reference judgments, or ``None`` when none were given.
     report
         Records read / accepted / rejected and every problem of a rejected record.
+    notes
+        What lenient loading repaired or skipped without rejecting a session
+        (escaped ``&`` in XML, skipped clicks, dropped rows, stray judgments), as
+        :class:`~sessionval.problems.Problem` records.
+    qrels_key
+        What the judgments are keyed by (the format's convention): ``"topic"``,
+        ``"session"`` (per-session judgments, lab studies) or ``"query_id"``
+        (per-turn judgments, TREC CAsT).  Each query's key is in
+        ``frame.queries["qrels_id"]``.
+    unjudged
+        Judgment keys used by the queries that have no judgment at all, in order of
+        first use (empty without judgments).  Their results count as unjudged.
+    details
+        Facts particular to the format, named in each loader's documentation
+        (e.g. ``year`` and ``empty_serps`` for TREC Session XML).
     """
 
     study: Study
     frame: SessionFrame
     judgments: JudgmentFrame | None
     report: LoadReport
+    notes: tuple[Problem, ...] = ()
+    qrels_key: QrelsKey = "topic"
+    unjudged: tuple[str, ...] = ()
+    details: Mapping[str, Any] = field(default_factory=dict)

@@ -1,10 +1,13 @@
 """What a load read, accepted and rejected: :class:`Problem`, :class:`LoadReport`, :data:`Mode`.
 
-Every reader reports problems as :class:`Problem` records (file, line or row, field,
-message, the value as written); strict mode raises them together in one
-:class:`~sessionval.errors.ValidationFailed`, lenient mode keeps them in the
-:class:`LoadReport` of the rejected records.  This module sits below
-:mod:`sessionval.frame` so that frames and loaders can both carry a report.
+Every reader reports what is wrong with its input as :class:`Problem` records
+(file, line or row, field, message, the value as written).  In ``"strict"``
+mode they are raised together in one :class:`~sessionval.errors.ValidationFailed`,
+so a user fixes a file in one pass; in ``"lenient"`` mode the records concerned
+are rejected and their problems are kept in the :class:`LoadReport`.
+
+This module sits below :mod:`sessionval.errors` and :mod:`sessionval.frame`, so
+that exceptions, frames and loaders can all carry problems and reports.
 """
 
 from __future__ import annotations
@@ -22,47 +25,7 @@ __all__ = [
 
 
 Mode = Literal["strict", "lenient"]
-
-
-@dataclass
-class LoadReport:
-    """What a loader read, accepted and rejected.
-
-    ``records_read == sessions_accepted + sessions_rejected`` always holds; a
-    record is a session (a JSON line, or a session's rows of a flat table).
-    ``rejects`` has one row per problem of a rejected record (lenient mode).
-    """
-
-    source: str
-    records_read: int = 0
-    rows_read: int = 0
-    sessions_accepted: int = 0
-    sessions_rejected: int = 0
-    problems: list[Problem] = field(default_factory=list)
-
-    @property
-    def rejects(self) -> pd.DataFrame:
-        """Every problem of every rejected record, as a table."""
-        cols = ["record", "source", "location", "field", "message", "value"]
-        return pd.DataFrame(
-            [[p.record, p.source, p.location, p.field, p.message, p.value] for p in self.problems],
-            columns=cols,
-        )
-
-    def merge(self, other: LoadReport) -> None:
-        """Add the counts and problems of ``other`` (e.g. records rejected while parsing)."""
-        self.records_read += other.records_read
-        self.rows_read += other.rows_read
-        self.sessions_accepted += other.sessions_accepted
-        self.sessions_rejected += other.sessions_rejected
-        self.problems.extend(other.problems)
-
-    def summary_line(self) -> str:
-        """``records read = accepted + rejected`` in words."""
-        return (
-            f"{self.records_read} records read = {self.sessions_accepted} sessions accepted"
-            f" + {self.sessions_rejected} rejected"
-        )
+"""How a loader treats bad records: ``"strict"`` raises, ``"lenient"`` rejects and reports."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +37,7 @@ class Problem:
     source
         File name (or ``"<frame>"`` for in-memory tables).
     location
-        ``"line 17"``, ``"row 3"``, ``"session s12"``: where in the source.
+        Where in the source: ``"line 17"``, ``"row 3"``, ``"session s12"``.
     field
         Dotted path of the offending field (``"queries[2].results[0].rank"``), or ``""``.
     message
@@ -83,6 +46,11 @@ class Problem:
         The offending value, rendered with ``repr`` (may be ``""``).
     record
         Identifier of the record that is rejected in lenient mode (usually the session id).
+
+    Examples
+    --------
+    >>> str(Problem("logs.jsonl", "line 17", "rank", "must be >= 1", "0"))
+    'logs.jsonl:17: rank: must be >= 1 (got 0)'
     """
 
     source: str
@@ -102,3 +70,63 @@ class Problem:
         field = f" {self.field}:" if self.field else ""
         got = f" (got {self.value})" if self.value else ""
         return f"{where}:{field} {self.message}{got}"
+
+
+@dataclass
+class LoadReport:
+    """What a loader read, accepted and rejected.
+
+    A record is a session (a JSON line, or a session's rows of a flat table), and
+    ``records_read == sessions_accepted + sessions_rejected`` always holds.
+
+    Attributes
+    ----------
+    source
+        The file (or files) read.
+    records_read
+        Sessions read, accepted or not.
+    rows_read
+        Rows of the flat table the sessions were read from.
+    sessions_accepted, sessions_rejected
+        Sessions kept in the frame and sessions dropped (lenient mode).
+    problems
+        Every problem of every rejected record, in input order.
+    """
+
+    source: str
+    records_read: int = 0
+    rows_read: int = 0
+    sessions_accepted: int = 0
+    sessions_rejected: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def rejects(self) -> pd.DataFrame:
+        """Every problem of every rejected record, as a table (one row per problem)."""
+        cols = ["record", "source", "location", "field", "message", "value"]
+        return pd.DataFrame(
+            [[p.record, p.source, p.location, p.field, p.message, p.value] for p in self.problems],
+            columns=cols,
+        )
+
+    def merge(self, other: LoadReport) -> None:
+        """Add the counts and problems of ``other`` (e.g. records rejected while parsing)."""
+        self.records_read += other.records_read
+        self.rows_read += other.rows_read
+        self.sessions_accepted += other.sessions_accepted
+        self.sessions_rejected += other.sessions_rejected
+        self.problems.extend(other.problems)
+
+    def summary_line(self) -> str:
+        """``records read = accepted + rejected`` in words.
+
+        Examples
+        --------
+        >>> report = LoadReport("s.jsonl", records_read=3, sessions_accepted=2, sessions_rejected=1)
+        >>> report.summary_line()
+        '3 records read = 2 sessions accepted + 1 rejected'
+        """
+        return (
+            f"{self.records_read} records read = {self.sessions_accepted} sessions accepted"
+            f" + {self.sessions_rejected} rejected"
+        )

@@ -125,3 +125,21 @@ def assert_same_frame(a: SessionFrame, b: SessionFrame, *, ratings: bool = True)
     pd.testing.assert_frame_equal(plain(a.queries), plain(b.queries[list(a.queries.columns)]))
     cols = list(a.results.columns)
     pd.testing.assert_frame_equal(plain(a.results), plain(b.results[cols]))
+
+
+def small_flat(**overrides: Any) -> pd.DataFrame:
+    """A four-row flat table (sessions s1 with two queries, the second empty, and s2).
+
+    Keyword arguments replace or add columns, e.g. ``small_flat(rank=[1, 3, None, 1])``.
+    """
+    base: dict[str, Any] = {
+        "session_id": ["s1", "s1", "s1", "s2"],
+        "user_id": "u",
+        "topic_id": "T",
+        "system_id": "S",
+        "query_pos": [1, 1, 2, 1],
+        "rank": [1, 2, None, 1],
+        "doc_id": ["a", "b", None, "a"],
+    }
+    base.update(overrides)
+    return pd.DataFrame(base)

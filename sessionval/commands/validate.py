@@ -1,16 +1,17 @@
-"""``sessionval validate LOGS [--qrels QRELS]``: validate a study and print its summary."""
+"""``sessionval validate LOGS [--from FORMAT] [--qrels QRELS]``: validate, print a summary."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..analysis.summary import summarize
-from ..io.study import load_study
+from ..io.formats import load_input
 from ..progress import stages
 from ..validate.flat import LOAD_PHASES
-from ._options import logs_argument, qrels_option
+from ._options import input_format_options, load_input_kwargs, logs_argument, qrels_option
 
 __all__ = [
     "command",
@@ -19,12 +20,8 @@ __all__ = [
 
 @click.command("validate")
 @logs_argument
+@input_format_options
 @qrels_option
-@click.option(
-    "--header",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="study.json when it is not beside the sessions.",
-)
 @click.option(
     "--lenient",
     is_flag=True,
@@ -45,30 +42,36 @@ __all__ = [
 def command(
     logs: Path,
     qrels: Path | None,
-    header: Path | None,
     lenient: bool,
     max_problems: int,
     rejects: Path | None,
+    **input_options: Any,
 ) -> None:
-    """Validate LOGS (a folder with sessions.jsonl/.parquet/.csv and study.json, or one file).
+    """Validate LOGS in any supported format and print the study summary.
 
+    LOGS is a study folder (sessions.jsonl/.parquet/.csv and study.json), one
+    session file, or an input of another format (--from; auto recognises it).
     Prints the study summary: searchers, sessions per system x topic, queries per
     session (Table 2 of Jarvelin et al. 2008) and judgment coverage. Exit code 1
     when the input has problems (strict), 0 otherwise.
     """
     with stages([*LOAD_PHASES, "summarising"]) as bar:
-        loaded = load_study(
+        loaded = load_input(
             logs,
             qrels=qrels,
-            header=header,
             mode="lenient" if lenient else "strict",
             max_problems=max_problems,
             progress=bar.phase,
+            **load_input_kwargs(input_options),
         )
         bar.phase("summarising")
         summary = summarize(loaded)
         bar.update()
     click.echo(summary.to_text())
+    if loaded.notes:
+        click.echo(f"\n{len(loaded.notes)} repair(s) or note(s):", err=True)
+        for p in loaded.notes[:max_problems]:
+            click.echo(f"  {p}", err=True)
     report = loaded.report
     if report.problems:
         click.echo(

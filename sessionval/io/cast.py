@@ -20,8 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, Literal
 
@@ -30,18 +29,21 @@ import numpy.typing as npt
 import pandas as pd
 
 from ..errors import InputFormatError, ParseError, ValidationFailed
-from ..frame import JudgmentFrame, SessionFrame
+from ..frame import JudgmentFrame, LoadedStudy
 from ..models.judgments import GradeScale
-from ..problems import LoadReport, Mode, Problem
+from ..problems import Mode, Problem
 from ..validate.flat import frame_from_flat
+from ..validate.references import unjudged_keys
+from .header import study_header
 from .mapping import with_qrels_key
 from .trec import read_qrels, read_run
 
 __all__ = [
     "CAST_GRADE_SCALE",
-    "RunsLoad",
     "TurnText",
+    "is_cast_input",
     "load_runs_as_sessions",
+    "read_cast",
     "read_cast_topics",
 ]
 
@@ -83,33 +85,30 @@ def _run_with_lines(path: str | os.PathLike[str]) -> pd.DataFrame:
     )
 
 
-#: problems listed before a strict load stops (lenient mode lists every one)
-_STRICT_LIMIT = 20
-
-
 def _flag_rows(
     run: pd.DataFrame,
     bad: npt.NDArray[np.bool_],
     field: str,
-    value_col: str,
     message: str,
     problems: list[Problem],
+    *,
     mode: Mode,
+    max_problems: int,
 ) -> None:
     """Record a problem for each flagged run row; in strict mode raise with them.
 
     Lenient mode reports every dropped row (counts in = counts out); strict mode
-    lists the first few and says when there are more.
+    lists the first ``max_problems`` and says when there are more.
     """
     rows = np.flatnonzero(bad)
-    shown = rows[:_STRICT_LIMIT] if mode == "strict" else rows
+    shown = rows[:max_problems] if mode == "strict" else rows
     problems.extend(
         Problem(
             str(run["_file"].iloc[i]),
             f"line {int(run['_line'].iloc[i])}",
             field,
             message,
-            repr(run[value_col].iloc[i]),
+            repr(run[field].iloc[i]),
             record=str(run["qid"].iloc[i]),
         )
         for i in shown.tolist()
@@ -159,24 +158,6 @@ def read_cast_topics(path: str | os.PathLike[str], *, text: TurnText = "raw") ->
     return df
 
 
-@dataclass(frozen=True)
-class RunsLoad:
-    """Result of :func:`load_runs_as_sessions`.
-
-    ``frame`` has one session per (run, topic), ``session_id = "<tag>:<topic>"``,
-    ``system_id`` = run tag, ``query_id`` = turn id = ``qrels_id``.
-    ``unjudged_turns`` lists turn ids with no qrels (when qrels were given).
-    """
-
-    frame: SessionFrame
-    judgments: JudgmentFrame | None
-    report: LoadReport
-    depth: int | None
-    systems: tuple[str, ...]
-    unjudged_turns: tuple[str, ...] = ()
-    notes: tuple[Problem, ...] = field(default_factory=tuple)
-
-
 _TURN_RE: Final = re.compile(r"^(?P<topic>.+)_(?P<turn>\d+)$")
 
 
@@ -191,7 +172,9 @@ def load_runs_as_sessions(
     system_names: Mapping[str, str] | None = None,
     grade_scale: GradeScale | None = None,
     mode: Mode = "strict",
-) -> RunsLoad:
+    max_problems: int = 50,
+    progress: Callable[[str], None] | None = None,
+) -> LoadedStudy:
     """Load TREC runs over ``topic_turn`` ids as sessions (one per run and topic).
 
     Parameters
@@ -216,38 +199,102 @@ def load_runs_as_sessions(
     grade_scale
         Scale of the qrels grades (default :data:`CAST_GRADE_SCALE` when all grades fit it).
     mode
-        ``"strict"`` or ``"lenient"``; a turn id that is not ``<topic>_<turn>`` or
-        a run tag that differs between lines of one file is a problem.
+        ``"strict"`` or ``"lenient"``; a turn id that is not ``<topic>_<turn>``, a
+        document twice in one list or a turn missing from the topics file is a problem.
+    max_problems
+        Limit of problems listed in strict mode.
+    progress
+        Called with each loading phase's name (:data:`sessionval.validate.flat.LOAD_PHASES`).
 
     Returns
     -------
-    RunsLoad
+    LoadedStudy
+        One session per (run, topic), ``session_id = "<system>:<topic>"``,
+        ``system_id`` = ``user_id`` = run tag, ``query_id`` = turn id = ``qrels_id``
+        (``qrels_key="query_id"``).  ``unjudged`` lists the turns without qrels;
+        ``notes`` the run rows dropped in lenient mode (also in ``report.problems``).
+        ``details``: ``depth`` and ``systems`` (the run tags, in file order).
     """
     paths = [runs] if isinstance(runs, str | os.PathLike) else list(runs)
     if not paths:
         raise InputFormatError("no run file given")
     if depth is not None and depth < 1:
         raise InputFormatError(f"depth must be >= 1 or None, got {depth}")
-    frames: list[pd.DataFrame] = []
     problems: list[Problem] = []
+    run = _read_runs(paths, system_names or {})
+    run = _split_turn_ids(run, problems, mode=mode, max_problems=max_problems)
+    run = _rank_lists(
+        run, order=order, depth=depth, problems=problems, mode=mode, max_problems=max_problems
+    )
+    systems = tuple(str(s) for s in pd.unique(run["system"]))
+    turns = _turns(run, topics, text)
+    flat = _session_grid(
+        run, systems, turns, topics, problems, mode=mode, max_problems=max_problems
+    )
+    frame, report = frame_from_flat(
+        flat,
+        source=", ".join(map(str, paths)),
+        mode=mode,
+        max_problems=max_problems,
+        progress=progress,
+    )
+    frame = with_qrels_key(frame, by="query_id")
+    report.problems = [*problems, *report.problems]
+    judgments = _read_turn_qrels(qrels, grade_scale) if qrels is not None else None
+    return LoadedStudy(
+        study=study_header(frame, judgments=judgments, name=Path(paths[0]).stem),
+        frame=frame,
+        judgments=judgments,
+        report=report,
+        notes=tuple(problems),
+        qrels_key="query_id",
+        unjudged=unjudged_keys(frame, judgments),
+        details={"depth": depth, "systems": systems},
+    )
+
+
+def _read_runs(paths: list[str | os.PathLike[str]], names: Mapping[str, str]) -> pd.DataFrame:
+    """Every run line, with its file, line and system (the tag, or its name in ``names``)."""
+    frames = []
     for path in paths:
         df = _run_with_lines(path)
         df["_file"] = str(path)
         frames.append(df)
     run = pd.concat(frames, ignore_index=True)
     tags = run["tag"].astype(str)
-    sysmap = dict(system_names or {})
-    run["system"] = tags.map(lambda t: sysmap.get(t, t[:-4] if t.endswith(".run") else t))
+    run["system"] = tags.map(lambda t: names.get(t, t[:-4] if t.endswith(".run") else t))
+    return run
+
+
+def _split_turn_ids(
+    run: pd.DataFrame, problems: list[Problem], *, mode: Mode, max_problems: int
+) -> pd.DataFrame:
+    """``qid`` split into ``topic`` and ``turn``; a qid not ``<topic>_<turn>`` is a problem."""
     m = run["qid"].str.extract(_TURN_RE)
     badq = m["topic"].isna().to_numpy()
     if badq.any():
-        _flag_rows(run, badq, "qid", "qid", "turn id must be <topic>_<turn>", problems, mode)
+        msg = "turn id must be <topic>_<turn>"
+        _flag_rows(run, badq, "qid", msg, problems, mode=mode, max_problems=max_problems)
         run = run[~badq].reset_index(drop=True)
         m = m[~badq].reset_index(drop=True)
     run["topic"] = m["topic"].astype(str)
     run["turn"] = m["turn"].astype(np.int64)
+    return run
 
-    # order within (system, turn): score desc, doc desc (trec_eval) or the rank column
+
+def _rank_lists(
+    run: pd.DataFrame,
+    *,
+    order: Literal["score", "rank"],
+    depth: int | None,
+    problems: list[Problem],
+    mode: Mode,
+    max_problems: int,
+) -> pd.DataFrame:
+    """Each (system, turn) list in trec_eval's order, ranked 1..k, cut at ``depth``.
+
+    A document twice in one list is a problem (lenient: the first is kept).
+    """
     sys_codes, _ = pd.factorize(run["system"], sort=False)
     turn_codes, _ = pd.factorize(run["qid"], sort=False)
     doc_codes, _ = pd.factorize(run["doc"], sort=True)
@@ -256,30 +303,28 @@ def load_runs_as_sessions(
     srt = np.lexsort((-doc_codes, primary, turn_codes, sys_codes))
     run = run.iloc[srt].reset_index(drop=True)
     grp = (run["system"] + "\x00" + run["qid"]).to_numpy()
-    starts = np.ones(len(run), dtype=bool)
-    starts[1:] = grp[1:] != grp[:-1]
-    seg = np.cumsum(starts) - 1
-    first_idx = np.flatnonzero(starts)
-    new_rank = np.arange(len(run)) - first_idx[seg] + 1
-    # duplicate documents within one list (invalid run): keep the first, report
-    dupkey = pd.Series(grp) + "\x00" + run["doc"].astype(str)
-    dup = dupkey.duplicated().to_numpy()
+    dup = (pd.Series(grp) + "\x00" + run["doc"].astype(str)).duplicated().to_numpy()
     if dup.any():
         msg = "document occurs more than once in the same ranked list"
-        _flag_rows(run, dup, "doc", "doc", msg, problems, mode)
+        _flag_rows(run, dup, "doc", msg, problems, mode=mode, max_problems=max_problems)
         run = run[~dup].reset_index(drop=True)
         grp = grp[~dup]
-        starts = np.ones(len(run), dtype=bool)
-        starts[1:] = grp[1:] != grp[:-1]
-        seg = np.cumsum(starts) - 1
-        first_idx = np.flatnonzero(starts)
-        new_rank = np.arange(len(run)) - first_idx[seg] + 1
-    run["new_rank"] = new_rank
+    starts = np.ones(len(run), dtype=bool)
+    starts[1:] = grp[1:] != grp[:-1]
+    first_idx = np.flatnonzero(starts)
+    run["new_rank"] = np.arange(len(run)) - first_idx[np.cumsum(starts) - 1] + 1
     if depth is not None:
         run = run[run["new_rank"] <= depth].reset_index(drop=True)
+    return run
 
-    systems = tuple(str(s) for s in pd.unique(run["system"]))
-    # the turns of every topic: from the topics file, or from the run lines
+
+def _turns(
+    run: pd.DataFrame, topics: str | os.PathLike[str] | None, text: TurnText
+) -> pd.DataFrame:
+    """Every topic's turns (from the topics file, or the run lines), ``query_pos`` 1..n each.
+
+    Topics keep their order of first appearance; turns are ordered by number.
+    """
     if topics is not None:
         turns = read_cast_topics(topics, text=text)
     else:
@@ -292,20 +337,33 @@ def load_runs_as_sessions(
                 "turn_id": t["qid"].to_numpy(),
             }
         )
-    # topics in order of first appearance, turns by number; query_pos = 1..n per topic
     tcode = pd.factorize(turns["topic"], sort=False)[0]
     turns = turns.iloc[np.lexsort((turns["turn"].to_numpy(), tcode))].reset_index(drop=True)
     turns["query_pos"] = turns.groupby("topic", sort=False).cumcount() + 1
+    return turns
 
-    # cross join systems x turns, then attach each (system, turn)'s results
-    sys_df = pd.DataFrame({"system": list(systems)})
-    grid = sys_df.merge(turns, how="cross")
+
+def _session_grid(
+    run: pd.DataFrame,
+    systems: tuple[str, ...],
+    turns: pd.DataFrame,
+    topics: str | os.PathLike[str] | None,
+    problems: list[Problem],
+    *,
+    mode: Mode,
+    max_problems: int,
+) -> pd.DataFrame:
+    """The flat table: every system x turn, with that system's results for the turn.
+
+    A turn in the run but not in the topics file is a problem (lenient: dropped).
+    """
+    grid = pd.DataFrame({"system": list(systems)}).merge(turns, how="cross")
     res = run[["system", "qid", "doc", "new_rank", "score"]].rename(
         columns={"qid": "turn_id", "new_rank": "rank"}
     )
     unknown_turns = sorted(set(res["turn_id"]) - set(grid["turn_id"]))
     if unknown_turns:
-        shown = unknown_turns[:_STRICT_LIMIT] if mode == "strict" else unknown_turns
+        shown = unknown_turns[:max_problems] if mode == "strict" else unknown_turns
         problems.extend(
             Problem(
                 str(topics),
@@ -321,7 +379,7 @@ def load_runs_as_sessions(
             raise ValidationFailed(problems, truncated=len(unknown_turns) > len(shown))
         res = res[~res["turn_id"].isin(unknown_turns)]
     flat = grid.merge(res, on=["system", "turn_id"], how="left", sort=False)
-    flat = pd.DataFrame(
+    return pd.DataFrame(
         {
             "session_id": flat["system"] + ":" + flat["topic"],
             "user_id": flat["system"],
@@ -334,27 +392,62 @@ def load_runs_as_sessions(
             "doc_id": flat["doc"],
         }
     )
-    frame, report = frame_from_flat(flat, source=", ".join(map(str, paths)), mode=mode)
-    frame = with_qrels_key(frame, by="query_id")
-    report.problems = [*problems, *report.problems]
 
-    judgments = None
-    unjudged: tuple[str, ...] = ()
-    if qrels is not None:
-        j = read_qrels(qrels)
-        if grade_scale is not None:
-            j = read_qrels(qrels, scale=grade_scale)
-        elif set(j.scale.grades) <= set(CAST_GRADE_SCALE.grades):
-            j = JudgmentFrame(table=j.table, scale=CAST_GRADE_SCALE, source=j.source)
-        judgments = j
-        judged = set(j.table["topic_id"].astype(str))
-        unjudged = tuple(t for t in turns["turn_id"] if t not in judged)
-    return RunsLoad(
-        frame=frame,
-        judgments=judgments,
-        report=report,
+
+def _read_turn_qrels(
+    qrels: str | os.PathLike[str], grade_scale: GradeScale | None
+) -> JudgmentFrame:
+    """Per-turn qrels on ``grade_scale``, else :data:`CAST_GRADE_SCALE` when the grades fit."""
+    if grade_scale is not None:
+        return read_qrels(qrels, scale=grade_scale)
+    j = read_qrels(qrels)
+    if set(j.scale.grades) <= set(CAST_GRADE_SCALE.grades):
+        return JudgmentFrame(table=j.table, scale=CAST_GRADE_SCALE, source=j.source)
+    return j
+
+
+# ---------------------------------------------------------------------------------------------
+# a run file or a folder of runs
+
+
+def is_cast_input(path: Path) -> bool:
+    """A ``.run`` file, or a folder with ``*.run`` files."""
+    if path.is_dir():
+        return any(path.glob("*.run"))
+    return path.suffix.lower() == ".run"
+
+
+def read_cast(
+    path: str | os.PathLike[str],
+    *,
+    qrels: str | os.PathLike[str] | None = None,
+    topics: str | os.PathLike[str] | None = None,
+    text: TurnText = "raw",
+    depth: int | None = 10,
+    mode: Mode = "strict",
+    max_problems: int = 50,
+    progress: Callable[[str], None] | None = None,
+) -> LoadedStudy:
+    """Load a run file, or every ``*.run`` file of a folder, as sessions.
+
+    See :func:`load_runs_as_sessions`.
+
+    Raises
+    ------
+    InputFormatError
+        A folder without ``*.run`` files.
+    """
+    p = Path(path)
+    runs = sorted(p.glob("*.run")) if p.is_dir() else [p]
+    if not runs:
+        raise InputFormatError(f"{p}: no *.run file in the folder")
+    return load_runs_as_sessions(
+        runs,
+        qrels=qrels,
+        topics=topics,
+        text=text,
         depth=depth,
-        systems=systems,
-        unjudged_turns=unjudged,
-        notes=tuple(problems),
+        mode=mode,
+        max_problems=max_problems,
+        progress=progress,
     )

@@ -13,14 +13,14 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from ..errors import ParseError, ValidationFailed
-from ..frame import SessionFrame
+from ..errors import ParseError, ValidationFailed, raise_if_any
+from ..frame import FLAT_COLUMNS, SessionFrame
 from ..models.judgments import GradeScale
 from ..models.session import Session
 from ..problems import LoadReport, Mode, Problem
@@ -31,6 +31,15 @@ __all__ = [
     "load_jsonl",
     "sessions_to_flat",
 ]
+
+#: flat column -> field of the Session / Query / Result model, where the names differ
+_MODEL_FIELD: Final = {
+    "session_start": "start_time",
+    "session_end": "end_time",
+    "query_pos": "position",
+    "query_text": "text",
+    "query_time": "time",
+}
 
 _INNER_PATH = re.compile(r"^((?:results|queries)\[\d+\]\.\w+): (.*)$", re.DOTALL)
 
@@ -157,62 +166,38 @@ def iter_sessions(
 def sessions_to_flat(
     sessions: list[Session], lines: list[int] | None = None
 ) -> tuple[pd.DataFrame, np.ndarray]:
-    """Flatten sessions to the flat table layout; returns the table and each row's source line."""
-    cols: dict[str, list[Any]] = {
-        k: []
-        for k in (
-            "session_id",
-            "user_id",
-            "topic_id",
-            "system_id",
-            "session_start",
-            "session_end",
-            "query_pos",
-            "query_id",
-            "query_text",
-            "query_time",
-            "scan_depth",
-            "qrels_id",
-            "rank",
-            "doc_id",
-            "url",
-            "title",
-            "snippet",
-            "clicks",
-            "dwell",
-            "user_grade",
-        )
+    """Flatten sessions to the flat table layout; returns the table and each row's source line.
+
+    The columns are those of :data:`~sessionval.frame.FLAT_COLUMNS`, each read from
+    the session, the query or the result its level names.
+    """
+    cols: dict[str, list[Any]] = {c.name: [] for c in FLAT_COLUMNS}
+    by_level = {
+        level: [
+            (cols[c.name], _MODEL_FIELD.get(c.name, c.name))
+            for c in FLAT_COLUMNS
+            if c.level == level
+        ]
+        for level in ("session", "query", "result")
     }
     rating_names = sorted({k for s in sessions for k in s.ratings})
     ratings: dict[str, list[float | None]] = {k: [] for k in rating_names}
     row_lines: list[int] = []
     for k, s in enumerate(sessions):
         line = lines[k] if lines is not None else k + 1
+        s_values = [(out, getattr(s, name)) for out, name in by_level["session"]]
+        s_ratings = [s.ratings.get(name) for name in rating_names]
         for q in s.queries:
-            rows = q.results or (None,)
-            for r in rows:
-                cols["session_id"].append(s.session_id)
-                cols["user_id"].append(s.user_id)
-                cols["topic_id"].append(s.topic_id)
-                cols["system_id"].append(s.system_id)
-                cols["session_start"].append(s.start_time)
-                cols["session_end"].append(s.end_time)
-                cols["query_pos"].append(q.position)
-                cols["query_id"].append(q.query_id)
-                cols["query_text"].append(q.text)
-                cols["query_time"].append(q.time)
-                cols["scan_depth"].append(q.scan_depth)
-                cols["qrels_id"].append(q.qrels_id)
-                cols["rank"].append(None if r is None else r.rank)
-                cols["doc_id"].append(None if r is None else r.doc_id)
-                cols["url"].append(None if r is None else r.url)
-                cols["title"].append(None if r is None else r.title)
-                cols["snippet"].append(None if r is None else r.snippet)
-                cols["clicks"].append(None if r is None else r.clicks)
-                cols["dwell"].append(None if r is None else r.dwell)
-                cols["user_grade"].append(None if r is None else r.user_grade)
-                for name in rating_names:
-                    ratings[name].append(s.ratings.get(name))
+            q_values = [(out, getattr(q, name)) for out, name in by_level["query"]]
+            for r in q.results or (None,):
+                for out, value in s_values:
+                    out.append(value)
+                for out, value in q_values:
+                    out.append(value)
+                for out, name in by_level["result"]:
+                    out.append(None if r is None else getattr(r, name))
+                for name, value in zip(rating_names, s_ratings, strict=True):
+                    ratings[name].append(value)
                 row_lines.append(line)
     flat = pd.DataFrame(cols)
     for name, vals in ratings.items():
@@ -261,10 +246,8 @@ def load_jsonl(
     for lineno, session in iter_sessions(p, report=report):
         accepted.append(session)
         lines.append(lineno)
-    if report.problems and mode == "strict":
-        raise ValidationFailed(
-            report.problems[:max_problems], truncated=len(report.problems) > max_problems
-        )
+    if mode == "strict":
+        raise_if_any(report.problems, limit=max_problems)
     if not accepted:
         raise ValidationFailed(
             report.problems[:max_problems]

@@ -21,25 +21,37 @@ from __future__ import annotations
 
 import csv
 import os
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
-from ..errors import InputFormatError, JudgmentError, ParseError, ValidationFailed
-from ..frame import JudgmentFrame, SessionFrame
+from ..errors import (
+    InputFormatError,
+    JudgmentError,
+    ParseError,
+    ValidationFailed,
+    raise_if_any,
+)
+from ..frame import JudgmentFrame, LoadedStudy
 from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode, Problem
 from ..validate.flat import frame_from_flat
+from ..validate.references import unjudged_keys
+from .header import study_header
 from .mapping import with_qrels_key
 
 __all__ = [
     "JIANG_ALLAN_SCALE",
     "LabColumns",
-    "LabTablesLoad",
+    "find_lab_table",
+    "is_lab_tables_input",
     "load_lab_tables",
+    "read_lab_tables",
 ]
 
 #: the grades of the Jiang & Allan qrels (the meaning of −1 is not documented there)
@@ -90,24 +102,6 @@ class LabColumns:
         return self.qrels_session or self.session
 
 
-@dataclass(frozen=True)
-class LabTablesLoad:
-    """Result of :func:`load_lab_tables`.
-
-    ``frame.queries["qrels_id"]`` is the session id; ``judgments.table["topic_id"]``
-    holds session ids.  ``ratings`` lists the ``rating_<name>`` columns carried into
-    ``frame.sessions``.  ``notes`` lists what was skipped without rejecting a session
-    (sessions without any result row, judgments of unknown sessions).
-    """
-
-    frame: SessionFrame
-    judgments: JudgmentFrame | None
-    report: LoadReport
-    ratings: tuple[str, ...]
-    empty_serps: int
-    notes: tuple[Problem, ...] = field(default_factory=tuple)
-
-
 def _read_tsv(path: Path, what: str) -> pd.DataFrame:
     if not path.exists():
         raise ParseError(f"{path}: no such file ({what} table)")
@@ -147,7 +141,8 @@ def load_lab_tables(
     grade_scale: GradeScale | None = None,
     mode: Mode = "strict",
     max_problems: int = 50,
-) -> LabTablesLoad:
+    progress: Callable[[str], None] | None = None,
+) -> LoadedStudy:
     """Load per-session lab tables (session, results, per-session qrels).
 
     Parameters
@@ -163,17 +158,85 @@ def load_lab_tables(
         ``"strict"`` raises on any problem; ``"lenient"`` rejects the sessions concerned.
     max_problems
         Limit of problems listed in strict mode.
+    progress
+        Called with each loading phase's name (:data:`sessionval.validate.flat.LOAD_PHASES`).
 
     Returns
     -------
-    LabTablesLoad
+    LoadedStudy
+        Judgments keyed by session (``qrels_key="session"``): ``queries["qrels_id"]``
+        and the judgments' ``topic_id`` hold session ids.  ``notes`` lists what was
+        skipped without rejecting a session (sessions without any result row,
+        judgments of unknown sessions).  ``details``: ``ratings`` (the
+        ``rating_<name>`` columns carried into ``frame.sessions``) and
+        ``empty_serps`` (result pages marked empty).
     """
     c = columns or LabColumns()
     sp, rp = Path(session), Path(results)
+    sess, res = _read_tables(sp, rp, c)
+    rating_cols = _rating_columns(sess, c)
+    _need(sess, rating_cols, sp, "session")
+    lab = _flat_from_lab(sess, res, c, rating_cols, rp, mode=mode, max_problems=max_problems)
+    frame, inner = frame_from_flat(
+        lab.flat,
+        source=str(rp),
+        mode=mode,
+        max_problems=max_problems,
+        location_kind="line",
+        row_locations=lab.row_lines,
+        progress=progress,
+    )
+    rejected = {p.record for p in lab.problems}
+    report = LoadReport(
+        source=str(rp),
+        records_read=len(rejected),
+        sessions_rejected=len(rejected),
+        problems=list(lab.problems),
+    )
+    report.merge(inner)
+    frame = with_qrels_key(frame, by="session")
+    known = pd.Index(sess[c.session].astype(str))
+    notes = [
+        Problem(
+            str(sp), "", c.session, "session has no result rows; skipped", repr(sid), record=sid
+        )
+        for sid in sorted(set(known) - set(lab.flat["session_id"]))
+    ]
+    judgments = None
+    if qrels is not None:
+        judgments = _read_session_qrels(Path(qrels), c, grade_scale)
+        stray = sorted(set(judgments.table["topic_id"].astype(str)) - set(known))
+        notes += [
+            Problem(
+                str(qrels),
+                "",
+                c.session,
+                "judgments for a session not in the session table",
+                repr(sid),
+                record=sid,
+            )
+            for sid in stray
+        ]
+    return LoadedStudy(
+        study=study_header(frame, judgments=judgments, name=sp.parent.name),
+        frame=frame,
+        judgments=judgments,
+        report=report,
+        notes=tuple(notes),
+        qrels_key="session",
+        unjudged=unjudged_keys(frame, judgments),
+        details={"ratings": lab.ratings, "empty_serps": lab.n_empty},
+    )
+
+
+def _read_tables(sp: Path, rp: Path, c: LabColumns) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The session and results tables, with their key columns; a session listed twice fails."""
     sess = _read_tsv(sp, "session")
     res = _read_tsv(rp, "results")
     _need(sess, [c.session, c.user, c.topic], sp, "session")
     _need(res, [c.res_session, c.query_pos, c.rank], rp, "results")
+    if c.doc not in res.columns:
+        raise InputFormatError(f"{rp}: results table lacks the document column {c.doc!r}")
     dup = sess[c.session].duplicated(keep=False)
     if dup.any():
         lines = (np.flatnonzero(dup.to_numpy()) + 2).tolist()
@@ -181,49 +244,51 @@ def load_lab_tables(
             f"{sp}: session id(s) {sorted(set(sess[c.session][dup]))} listed more "
             f"than once (lines {lines})"
         )
-    fixed = {c.session, c.user, c.topic, c.system}
-    rating_cols = (
-        list(c.ratings)
-        if c.ratings is not None
-        else [
-            col
-            for col in sess.columns
-            if col not in fixed and pd.to_numeric(sess[col], errors="coerce").notna().any()
-        ]
-    )
-    _need(sess, rating_cols, sp, "session")
+    return sess, res
 
+
+def _rating_columns(sess: pd.DataFrame, c: LabColumns) -> list[str]:
+    """The rating columns: as configured, else every other column with a number in it."""
+    if c.ratings is not None:
+        return list(c.ratings)
+    fixed = {c.session, c.user, c.topic, c.system}
+    return [
+        col
+        for col in sess.columns
+        if col not in fixed and pd.to_numeric(sess[col], errors="coerce").notna().any()
+    ]
+
+
+@dataclass(frozen=True)
+class _LabFlat:
+    """The results table as a flat table, with what was found on the way."""
+
+    flat: pd.DataFrame
+    row_lines: npt.NDArray[np.int64]  # file line of each flat row
+    problems: list[Problem]  # result rows of unknown sessions
+    ratings: tuple[str, ...]
+    n_empty: int
+
+
+def _flat_from_lab(
+    sess: pd.DataFrame,
+    res: pd.DataFrame,
+    c: LabColumns,
+    rating_cols: list[str],
+    rp: Path,
+    *,
+    mode: Mode,
+    max_problems: int,
+) -> _LabFlat:
+    """One flat row per results row, with its session's user, topic, system and ratings."""
     # empty result pages: the marker sits in the rank column
     is_marker = res[c.rank].astype("string").str.strip().str.lower() == c.no_results.lower()
     marker = is_marker.fillna(False).to_numpy(dtype=bool)
-    n_empty = int(marker.sum())
-    doc_col = res[c.doc] if c.doc in res.columns else None
-    if doc_col is None:
-        raise InputFormatError(f"{rp}: results table lacks the document column {c.doc!r}")
-    rank = res[c.rank].where(~marker, None)
-    doc = doc_col.where(~marker, None)
-
-    # attach the session attributes; unknown session ids are problems
-    sess_idx = pd.Index(sess[c.session].astype(str))
-    pos = sess_idx.get_indexer(pd.Index(res[c.res_session].astype(str)))
-    problems: list[Problem] = []
-    unknown = pos < 0
-    if unknown.any():
-        for i in np.flatnonzero(unknown)[:max_problems].tolist():
-            sid = str(res[c.res_session].iloc[i])
-            problems.append(
-                Problem(
-                    str(rp),
-                    f"line {i + 2}",
-                    c.res_session,
-                    "session id not in the session table",
-                    repr(sid),
-                    record=sid,
-                )
-            )
-        if mode == "strict":
-            raise ValidationFailed(problems[:max_problems], truncated=len(problems) > max_problems)
-    keep = ~unknown
+    pos = pd.Index(sess[c.session].astype(str)).get_indexer(
+        pd.Index(res[c.res_session].astype(str))
+    )
+    problems = _unknown_sessions(res, c, pos < 0, rp, mode=mode, max_problems=max_problems)
+    keep = pos >= 0
     safe = np.where(keep, pos, 0)
     flat = pd.DataFrame(
         {
@@ -236,8 +301,8 @@ def load_lab_tables(
                 else c.default_system
             ),
             "query_pos": res[c.query_pos],
-            "rank": rank,
-            "doc_id": doc,
+            "rank": res[c.rank].where(~marker, None),
+            "doc_id": res[c.doc].where(~marker, None),
         }
     )
     if c.text in res.columns:
@@ -245,67 +310,51 @@ def load_lab_tables(
     for name, col in (("url", c.url), ("title", c.title), ("snippet", c.snippet)):
         if col in res.columns:
             flat[name] = res[col].where(~marker, None).astype("string").str.strip()
-    rating_names: list[str] = []
+    ratings: list[str] = []
     for col in rating_cols:
         name = "rating_" + str(col).strip().lower().replace(" ", "_")
-        vals = pd.to_numeric(sess[col], errors="coerce").to_numpy(dtype=np.float64)
-        flat[name] = vals[safe]
-        rating_names.append(name)
-    row_lines = (np.arange(len(res), dtype=np.int64) + 2)[keep]
+        flat[name] = pd.to_numeric(sess[col], errors="coerce").to_numpy(dtype=np.float64)[safe]
+        ratings.append(name)
     flat = flat[keep].reset_index(drop=True)
     if len(flat) == 0:
-        raise ValidationFailed(
-            problems[:max_problems]
-            or [Problem(str(rp), "", "", "no result row belongs to a known session")]
-        )
-    frame, inner = frame_from_flat(
-        flat,
-        source=str(rp),
-        mode=mode,
-        max_problems=max_problems,
-        location_kind="line",
-        row_locations=row_lines,
-    )
-    report = LoadReport(source=str(rp))
-    bad_ids = {p.record for p in problems}
-    report.records_read = report.sessions_rejected = len(bad_ids)
-    report.problems = list(problems)
-    report.merge(inner)
-    frame = with_qrels_key(frame, by="session")
+        none = Problem(str(rp), "", "", "no result row belongs to a known session")
+        raise ValidationFailed(problems[:max_problems] or [none])
+    row_lines = (np.arange(len(res), dtype=np.int64) + 2)[keep]
+    return _LabFlat(flat, row_lines, problems, tuple(ratings), int(marker.sum()))
 
-    notes: list[Problem] = []
-    no_rows = sorted(set(sess_idx) - set(flat["session_id"]))
-    for sid in no_rows:
-        notes.append(
-            Problem(
-                str(sp), "", c.session, "session has no result rows; skipped", repr(sid), record=sid
-            )
-        )
 
-    judgments = None
-    if qrels is not None:
-        judgments = _read_session_qrels(Path(qrels), c, grade_scale)
-        jt = judgments.table["topic_id"].astype(str)
-        stray = sorted(set(jt) - set(sess_idx))
-        for sid in stray:
-            notes.append(
-                Problem(
-                    str(qrels),
-                    "",
-                    c.session,
-                    "judgments for a session not in the session table",
-                    repr(sid),
-                    record=sid,
-                )
-            )
-    return LabTablesLoad(
-        frame=frame,
-        judgments=judgments,
-        report=report,
-        ratings=tuple(rating_names),
-        empty_serps=n_empty,
-        notes=tuple(notes),
-    )
+def _unknown_sessions(
+    res: pd.DataFrame,
+    c: LabColumns,
+    unknown: npt.NDArray[np.bool_],
+    rp: Path,
+    *,
+    mode: Mode,
+    max_problems: int,
+) -> list[Problem]:
+    """A problem per result row of a session the session table does not list.
+
+    Strict mode raises the first ``max_problems``; lenient mode lists every one
+    (each row is dropped, so records in = records out).
+    """
+    rows = np.flatnonzero(unknown)
+    shown = rows[: max_problems + 1] if mode == "strict" else rows
+    problems = [
+        Problem(
+            str(rp),
+            f"line {i + 2}",
+            c.res_session,
+            "session id not in the session table",
+            repr(sid),
+            record=sid,
+        )
+        for i, sid in zip(
+            shown.tolist(), res[c.res_session].iloc[shown].astype(str).tolist(), strict=True
+        )
+    ]
+    if mode == "strict":
+        raise_if_any(problems, limit=max_problems)
+    return problems
 
 
 def _read_session_qrels(path: Path, c: LabColumns, scale: GradeScale | None) -> JudgmentFrame:
@@ -354,3 +403,70 @@ def _read_session_qrels(path: Path, c: LabColumns, scale: GradeScale | None) -> 
         }
     ).reset_index(drop=True)
     return JudgmentFrame(table=table, scale=scale, source=str(path))
+
+
+# ---------------------------------------------------------------------------------------------
+# a study folder of lab tables
+
+
+#: the names a lab table may have in a folder (``session``, ``session.tsv``, ...)
+_TABLE_SUFFIXES: Final = ("", ".tsv", ".txt", ".csv")
+
+
+def find_lab_table(folder: Path, stem: str) -> Path | None:
+    """The table ``stem`` (``session``, ``results``, ``qrels``) in ``folder``, or ``None``."""
+    for suffix in _TABLE_SUFFIXES:
+        candidate = folder / f"{stem}{suffix}"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def is_lab_tables_input(path: Path) -> bool:
+    """A folder with ``session`` and ``results`` tables (or the session table beside them)."""
+    folder = path if path.is_dir() else path.parent
+    if path.is_file() and not path.name.startswith("session"):
+        return False
+    return find_lab_table(folder, "session") is not None and (
+        find_lab_table(folder, "results") is not None
+    )
+
+
+def read_lab_tables(
+    path: str | os.PathLike[str],
+    *,
+    qrels: str | os.PathLike[str] | None = None,
+    mode: Mode = "strict",
+    max_problems: int = 50,
+    progress: Callable[[str], None] | None = None,
+) -> LoadedStudy:
+    """Load the lab tables of a folder (``session``, ``results``, optional ``qrels``).
+
+    ``path`` is the folder or its session table; ``qrels`` defaults to the folder's
+    ``qrels`` table when there is one.  See :func:`load_lab_tables`.
+
+    Raises
+    ------
+    InputFormatError
+        The folder has no session or results table.
+    """
+    p = Path(path)
+    folder = p if p.is_dir() else p.parent
+    session = p if p.is_file() else _need_table(folder, "session")
+    q = qrels if qrels is not None else find_lab_table(folder, "qrels")
+    return load_lab_tables(
+        session,
+        _need_table(folder, "results"),
+        q,
+        mode=mode,
+        max_problems=max_problems,
+        progress=progress,
+    )
+
+
+def _need_table(folder: Path, stem: str) -> Path:
+    found = find_lab_table(folder, stem)
+    if found is None:
+        names = ", ".join(f"{stem}{s}" for s in _TABLE_SUFFIXES)
+        raise InputFormatError(f"{folder}: no {stem!r} table (looked for {names})")
+    return found

@@ -17,23 +17,24 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Final, Literal
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Final
 
 import numpy as np
 import pandas as pd
 
 from ..errors import InputFormatError
-from ..frame import FLAT_OPTIONAL, FLAT_REQUIRED, SessionFrame
-from ..problems import LoadReport, Mode
+from ..frame import FLAT_COLUMNS, LoadedStudy, QrelsKey, SessionFrame
+from ..problems import Mode
 from ..validate.flat import frame_from_flat
+from ..validate.references import unjudged_keys
 from .flat import read_flat_table
+from .header import study_header
+from .trec import read_judgments
 
 __all__ = [
     "TARGET_ALIASES",
-    "MappedLoad",
-    "QrelsKey",
     "apply_flat_qrels_id",
     "apply_mapping",
     "load_mapped_table",
@@ -56,11 +57,8 @@ TARGET_ALIASES: Final[dict[str, str]] = {
     "pos": "query_pos",
 }
 
-QrelsKey = Literal["topic", "session", "query_id"]
-
-
-def _targets() -> tuple[str, ...]:
-    return (*FLAT_REQUIRED, *FLAT_OPTIONAL, "qrels_id")
+#: every column a mapping may target besides ``rating_<name>``: the flat layout's
+_TARGETS: Final = tuple(c.name for c in FLAT_COLUMNS)
 
 
 def parse_mapping(spec: str) -> dict[str, str]:
@@ -107,9 +105,9 @@ def parse_mapping(spec: str) -> dict[str, str]:
 
 def _canonical_target(target: str) -> str:
     name = TARGET_ALIASES.get(target, target)
-    if name in _targets() or (name.startswith("rating_") and len(name) > len("rating_")):
+    if name in _TARGETS or (name.startswith("rating_") and len(name) > len("rating_")):
         return name
-    allowed = ", ".join([*_targets(), "rating_<name>", *sorted(TARGET_ALIASES)])
+    allowed = ", ".join([*_TARGETS, "rating_<name>", *sorted(TARGET_ALIASES)])
     raise InputFormatError(f"mapping: unknown target column {target!r} (allowed: {allowed})")
 
 
@@ -162,7 +160,7 @@ def apply_mapping(
     for col in table.columns:
         name = str(col)
         if (
-            (name in _targets() or name.startswith("rating_"))
+            (name in _TARGETS or name.startswith("rating_"))
             and name not in canonical
             and (name not in mapped_sources)
         ):
@@ -226,23 +224,16 @@ def with_qrels_key(frame: SessionFrame, *, by: QrelsKey | pd.Series) -> SessionF
     return dataclasses.replace(frame, queries=queries)
 
 
-@dataclass(frozen=True)
-class MappedLoad:
-    """Result of :func:`load_mapped_table`: the frame, its load report and the mapping used."""
-
-    frame: SessionFrame
-    report: LoadReport
-    mapping: dict[str, str]
-
-
 def load_mapped_table(
     path: str | os.PathLike[str] | pd.DataFrame,
     mapping: Mapping[str, str] | str,
     *,
+    qrels: str | os.PathLike[str] | None = None,
     mode: Mode = "strict",
     source: str | None = None,
     max_problems: int = 50,
-) -> MappedLoad:
+    progress: Callable[[str], None] | None = None,
+) -> LoadedStudy:
     """Read any one-row-per-result CSV/TSV/Parquet table through a column mapping.
 
     Parameters
@@ -250,18 +241,25 @@ def load_mapped_table(
     path
         The table file, or a DataFrame already in memory.
     mapping
-        ``"session=SessionID,query_pos=Qno,..."`` or a dict.
+        ``"session=SessionID,query_pos=Qno,..."`` or a dict (``""``: the table is
+        already in the flat layout).
+    qrels
+        Reference judgments (TREC qrels or CSV), keyed by topic or by the mapped
+        ``qrels_id``.
     mode
         ``"strict"`` or ``"lenient"`` (see :func:`~sessionval.validate.flat.frame_from_flat`).
     source
         Name used in messages (default: the path).
     max_problems
         Limit of problems listed in strict mode.
+    progress
+        Called with each loading phase's name (:data:`sessionval.validate.flat.LOAD_PHASES`).
 
     Returns
     -------
-    MappedLoad
+    LoadedStudy
         When ``qrels_id`` is mapped, ``frame.queries["qrels_id"]`` takes its values.
+        ``details``: ``mapping``, the parsed mapping (flat column -> source).
     """
     mp = (
         parse_mapping(mapping)
@@ -280,10 +278,19 @@ def load_mapped_table(
         max_problems=max_problems,
         location_kind="line",
         row_locations=np.arange(len(flat), dtype=np.int64) + 2,
+        progress=progress,
     )
     if "qrels_id" in flat.columns:
         frame = apply_flat_qrels_id(frame, flat)
-    return MappedLoad(frame=frame, report=report, mapping=mp)
+    judgments = read_judgments(qrels) if qrels is not None else None
+    return LoadedStudy(
+        study=study_header(frame, judgments=judgments, name=Path(name).stem),
+        frame=frame,
+        judgments=judgments,
+        report=report,
+        unjudged=unjudged_keys(frame, judgments),
+        details={"mapping": mp},
+    )
 
 
 def apply_flat_qrels_id(frame: SessionFrame, flat: pd.DataFrame) -> SessionFrame:

@@ -2,6 +2,7 @@
 
 * :func:`read_qrels` — ``topic iteration doc grade`` -> :class:`JudgmentFrame`.
 * :func:`read_judgments_csv` — CSV/TSV with ``topic_id, doc_id, grade[, assessor]``.
+* :func:`read_judgments` — either of the two, by the file's suffix.
 * :func:`read_run` — ``qid Q0 doc rank score tag`` -> DataFrame ``query_id``, ``doc_id``
   (categorical), ``rank`` (int64), ``score`` (float64), ``tag`` (categorical).
 
@@ -22,6 +23,7 @@ from ..frame import JudgmentFrame
 from ..models.judgments import GradeScale
 
 __all__ = [
+    "read_judgments",
     "read_judgments_csv",
     "read_qrels",
     "read_run",
@@ -210,6 +212,24 @@ def read_judgments_csv(
         scale=scale,
         line_of=line_of,
     )
+
+
+def read_judgments(
+    path: str | os.PathLike[str], *, scale: GradeScale | None = None
+) -> JudgmentFrame:
+    """Read judgments: a ``.csv``/``.tsv`` table (:func:`read_judgments_csv`), else TREC qrels.
+
+    Parameters
+    ----------
+    path
+        The judgments file.
+    scale
+        Grade scale the grades must be on (default: the grades observed).
+    """
+    suffixes = "".join(Path(path).suffixes).lower()
+    if any(s in suffixes for s in (".csv", ".tsv")):
+        return read_judgments_csv(path, scale=scale)
+    return read_qrels(path, scale=scale)
 
 
 def read_run(path: str | os.PathLike[str]) -> pd.DataFrame:

@@ -32,7 +32,7 @@ the report):
 * a document twice in one result list: the session is rejected (lenient);
 * a click on a rank with no result: the click is skipped (lenient);
 * an empty result page: kept as a query without results (``empty_serps="drop"``
-  removes such queries), counted in :attr:`TrecSessionLoad.empty_serps`;
+  removes such queries), counted in the result's ``details["empty_serps"]``;
 * a session whose topic is neither in the XML nor in the session-topic map, or
   whose map entry disagrees with the XML: the session is rejected (lenient);
 * ``<currentquery>``: kept only when it has results (``current_query=``).
@@ -46,7 +46,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -54,20 +54,23 @@ from typing import Final, Literal
 import numpy as np
 import pandas as pd
 
-from ..errors import JudgmentError, ParseError, ValidationFailed
-from ..frame import JudgmentFrame, SessionFrame
+from ..errors import JudgmentError, ParseError, ValidationFailed, raise_if_any
+from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
 from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode, Problem
 from ..validate.flat import frame_from_flat
-from ._xml import _child_text, _Node, _parse_by_session, _parse_tree, _repair, _XmlError
+from ..validate.references import unjudged_keys
+from ._xml import _Node, _parse_by_session, _parse_tree, _repair, _XmlError
+from .header import study_header
 from .trec import read_qrels
+from .trec_session_log import CurrentQuery, SessionLogWalk
 
 __all__ = [
     "TREC_SESSION_YEARS",
     "UNKNOWN_USER",
     "CurrentQuery",
-    "TrecSessionLoad",
     "TrecSessionYear",
+    "is_trec_session_input",
     "load_trec_session",
     "map_grades",
     "read_session_topic_map",
@@ -75,8 +78,6 @@ __all__ = [
 
 UNKNOWN_USER: Final = "unknown"
 """``user_id`` of sessions whose log has no ``userid`` (2011-2013)."""
-
-CurrentQuery = Literal["if-results", "keep", "drop"]
 
 
 @dataclass(frozen=True)
@@ -168,33 +169,6 @@ def map_grades(
 
 
 # ---------------------------------------------------------------------------------------------
-# a small expat tree that remembers line/column of every element
-
-
-# ---------------------------------------------------------------------------------------------
-# times
-
-
-_CLOCK: Final = re.compile(r"^(\d{1,2}):(\d{2}):(\d{2}(?:\.\d*)?)$")
-
-
-def _seconds(value: str | None) -> float:
-    """Seconds from a number (``99.39``) or a clock time (``09:54:27.67``); NaN if unknown."""
-    if value is None:
-        return float("nan")
-    v = value.strip()
-    if not v or v.upper() == "NA":
-        return float("nan")
-    m = _CLOCK.match(v)
-    if m:
-        return int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
-    try:
-        return float(v)
-    except ValueError:
-        return float("nan")
-
-
-# ---------------------------------------------------------------------------------------------
 # session-topic map
 
 
@@ -232,42 +206,12 @@ def read_session_topic_map(path: str | os.PathLike[str]) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# loader
+# loader: read and repair the XML, walk the sessions, build the flat table, judgments, report
 
 
-@dataclass(frozen=True)
-class TrecSessionLoad:
-    """Result of :func:`load_trec_session`.
-
-    Attributes
-    ----------
-    frame
-        The sessions (``qrels_id`` = topic).
-    judgments
-        The qrels with mapped grades on ``year.scale`` (``None`` without qrels).
-    report
-        Sessions read, accepted, rejected and why.
-    year
-        The track year's grade scale and mapping (``None`` when unknown and no qrels).
-    repairs
-        What lenient mode changed without rejecting a session (escaped ``&``,
-        skipped clicks, dropped empty queries, ...).
-    empty_serps
-        Number of logged queries with an empty result page.
-    unjudged_topics
-        Topics of accepted sessions that have no qrels.
-    """
-
-    frame: SessionFrame
-    judgments: JudgmentFrame | None
-    report: LoadReport
-    year: TrecSessionYear | None
-    repairs: tuple[Problem, ...] = ()
-    empty_serps: int = 0
-    unjudged_topics: tuple[str, ...] = ()
-
-
-_DOC_TAG: Final = re.compile(r"^(clueweb\d*id|docid|docno)$")
+def is_trec_session_input(path: Path) -> bool:
+    """A ``.xml`` file (the Session Track logs are ``sessiontrackYYYY.xml``)."""
+    return path.is_file() and path.suffix.lower() == ".xml"
 
 
 def load_trec_session(
@@ -285,7 +229,8 @@ def load_trec_session(
     system_id: str | None = None,
     time_origin: str = "1970-01-01T00:00:00Z",
     max_problems: int = 50,
-) -> TrecSessionLoad:
+    progress: Callable[[str], None] | None = None,
+) -> LoadedStudy:
     """Load a TREC Session Track log (+ optional session-topic map and qrels).
 
     Parameters
@@ -321,20 +266,79 @@ def load_trec_session(
         Date the logs' times are placed on.
     max_problems
         Limit of problems listed in strict mode.
+    progress
+        Called with each loading phase's name (:data:`sessionval.validate.flat.LOAD_PHASES`).
 
     Returns
     -------
-    TrecSessionLoad
+    LoadedStudy
+        Judgments keyed by topic (``qrels_key="topic"``) on the year's ``scale``;
+        ``notes`` lists the lenient repairs, ``unjudged`` the topics of accepted
+        sessions without qrels.  ``details``: ``year`` (the :class:`TrecSessionYear`,
+        ``None`` when unknown) and ``empty_serps`` (logged empty result pages).
     """
-    p = Path(xml_path)
-    src = str(p)
+    src = str(xml_path)
+    text, notes = _read_text(Path(xml_path), mode)
+    root_tag, session_nodes, rejected = _parse_sessions(text, src, mode, notes)
+    m = re.match(r"sessiontrack(\d{4})$", root_tag)
+    yr = year if year is not None else (int(m.group(1)) if m else None)
+    spec = TREC_SESSION_YEARS.get(yr) if yr is not None else None
+    log = SessionLogWalk(
+        source=src,
+        mode=mode,
+        topic_map=_topic_map(topic_map),
+        system_id=system_id or (f"trec-session-{yr}" if yr is not None else "trec-session"),
+        unknown_user=UNKNOWN_USER,
+        doc_id=doc_id,
+        current_query=current_query,
+        empty_serps=empty_serps,
+        pages=pages,
+    )
+    for snode in session_nodes:
+        log.session(snode)
+    rejected.extend(log.rejected)
+    notes.extend(log.notes)
+    report = _walk_report(src, rejected, mode=mode, max_problems=max_problems)
+    if not log.row_lines:
+        raise ValidationFailed(
+            rejected[:max_problems]
+            or [Problem(src, "", "", f"no session found in {Path(src).name}")]
+        )
+    frame, inner = frame_from_flat(
+        _flat_table(log, time_origin),
+        source=src,
+        mode=mode,
+        max_problems=max_problems,
+        location_kind="line",
+        row_locations=np.asarray(log.row_lines, dtype=np.int64),
+        progress=progress,
+    )
+    report.merge(inner)
+    judgments = None
+    if qrels is not None:
+        judgments = _read_session_qrels(qrels, spec=spec, grade_map=grade_map)
+    unjudged = unjudged_keys(frame, judgments)
+    frame = _with_topic_texts(frame, log.topics, unjudged if judgments is not None else None)
+    return LoadedStudy(
+        study=study_header(frame, judgments=judgments, name=Path(src).stem),
+        frame=frame,
+        judgments=judgments,
+        report=report,
+        notes=tuple(notes),
+        qrels_key="topic",
+        unjudged=unjudged,
+        details={"year": spec, "empty_serps": log.n_empty},
+    )
+
+
+def _read_text(p: Path, mode: Mode) -> tuple[str, list[Problem]]:
+    """The file as text; lenient mode replaces bytes that are not UTF-8 (and says so)."""
     try:
         raw = p.read_bytes()
     except FileNotFoundError as exc:
         raise ParseError(f"{p}: no such file") from exc
-    repairs: list[Problem] = []
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8"), []
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         if mode == "strict":
@@ -343,342 +347,103 @@ def load_trec_session(
                 "; save the file as UTF-8 or use mode='lenient'"
             ) from exc
         text = raw.decode("utf-8", errors="replace")
-        repairs.append(
-            Problem(
-                src,
-                f"line {line}",
-                "",
-                "bytes not valid UTF-8 replaced by U+FFFD "
-                f"(first at this line; {text.count(chr(0xFFFD))} in all)",
-            )
+        note = Problem(
+            str(p),
+            f"line {line}",
+            "",
+            "bytes not valid UTF-8 replaced by U+FFFD "
+            f"(first at this line; {text.count(chr(0xFFFD))} in all)",
         )
-    rejected: list[Problem] = []
+        return text, [note]
+
+
+def _parse_sessions(
+    text: str, src: str, mode: Mode, notes: list[Problem]
+) -> tuple[str, list[_Node], list[Problem]]:
+    """Parse the XML: ``(root tag, <session> nodes, problems of unreadable sessions)``.
+
+    Strict mode raises on malformed XML.  Lenient mode repairs it (bare ``&``,
+    control characters; each repair added to ``notes``) and, if it still does not
+    parse, parses each ``<session>`` on its own and rejects the broken ones.
+    """
     try:
         root = _parse_tree(text)
-        session_nodes = root.findall("session")
-        root_tag = root.tag
+        return root.tag, root.findall("session"), []
     except _XmlError as exc:
         if mode == "strict":
             raise ParseError(
-                f"{p}:{exc.line}:{exc.col}: malformed XML: {exc.what}"
+                f"{src}:{exc.line}:{exc.col}: malformed XML: {exc.what}"
                 " (mode='lenient' repairs bare '&' and skips broken sessions)"
             ) from exc
-        text, notes = _repair(text, src)
-        repairs.extend(notes)
-        try:
-            root = _parse_tree(text)
-            session_nodes = root.findall("session")
-            root_tag = root.tag
-        except _XmlError as exc2:
-            repairs.append(
-                Problem(
-                    src,
-                    f"line {exc2.line}:{exc2.col}",
-                    "",
-                    f"document not well-formed ({exc2.what}); each <session> parsed on its own",
-                )
+    text, repairs = _repair(text, src)
+    notes.extend(repairs)
+    try:
+        root = _parse_tree(text)
+        return root.tag, root.findall("session"), []
+    except _XmlError as exc:
+        notes.append(
+            Problem(
+                src,
+                f"line {exc.line}:{exc.col}",
+                "",
+                f"document not well-formed ({exc.what}); each <session> parsed on its own",
             )
-            session_nodes, rejected, root_tag = _parse_by_session(text, src)
-    m = re.match(r"sessiontrack(\d{4})$", root_tag)
-    yr = year if year is not None else (int(m.group(1)) if m else None)
-    spec = TREC_SESSION_YEARS.get(yr) if yr is not None else None
-
-    tmap: dict[str, str] = {}
-    if topic_map is not None:
-        tmap = (
-            dict(topic_map) if isinstance(topic_map, Mapping) else read_session_topic_map(topic_map)
         )
+    session_nodes, rejected, root_tag = _parse_by_session(text, src)
+    return root_tag, session_nodes, rejected
 
+
+def _topic_map(topic_map: str | os.PathLike[str] | Mapping[str, str] | None) -> dict[str, str]:
+    if topic_map is None:
+        return {}
+    if isinstance(topic_map, Mapping):
+        return dict(topic_map)
+    return read_session_topic_map(topic_map)
+
+
+def _walk_report(src: str, rejected: list[Problem], *, mode: Mode, max_problems: int) -> LoadReport:
+    """The sessions rejected while walking the log (strict mode raises their problems)."""
+    if mode == "strict":
+        raise_if_any(rejected, limit=max_problems)
+    rejected_ids = {p.record for p in rejected}
+    return LoadReport(
+        source=src,
+        records_read=len(rejected_ids),
+        sessions_rejected=len(rejected_ids),
+        problems=list(rejected),
+    )
+
+
+def _flat_table(log: SessionLogWalk, time_origin: str) -> pd.DataFrame:
+    """The walked rows as a flat table, times in seconds placed on ``time_origin``."""
+    cols = log.rows
     origin = pd.Timestamp(time_origin)
     if origin.tzinfo is None:
         origin = origin.tz_localize("UTC")
-    sys_id = system_id or (f"trec-session-{yr}" if yr is not None else "trec-session")
-    cols: dict[str, list[object]] = {
-        k: []
-        for k in (
-            "session_id",
-            "user_id",
-            "topic_id",
-            "system_id",
-            "session_start",
-            "query_pos",
-            "query_text",
-            "query_secs",
-            "rank",
-            "doc_id",
-            "url",
-            "title",
-            "snippet",
-            "clicks",
-            "dwell",
-        )
-    }
-    row_lines: list[int] = []
-    topics_seen: dict[str, tuple[str, str]] = {}
-    n_empty = 0
-    seen_ids: set[str] = set()
-
-    for snode in session_nodes:
-        sid = snode.attrib.get("num", "").strip()
-        sprobs: list[Problem] = []
-        srepairs: list[Problem] = []
-
-        def prob(
-            node: _Node,
-            fld: str,
-            msg: str,
-            val: str = "",
-            _sp: list[Problem] = sprobs,
-            _sid: str = sid,
-        ) -> None:
-            _sp.append(Problem(src, f"line {node.line}", fld, msg, val, record=_sid))
-
-        if not sid:
-            sid = f"line{snode.line}"
-            prob(snode, "session@num", "session has no num attribute")
-        if sid in seen_ids:
-            prob(snode, "session@num", "session num occurs twice", repr(sid))
-        seen_ids.add(sid)
-        tnode = snode.find("topic")
-        xml_topic = tnode.attrib.get("num", "").strip() if tnode is not None else ""
-        map_topic = tmap.get(sid, "")
-        if xml_topic and map_topic and xml_topic != map_topic:
-            prob(
-                snode,
-                "topic",
-                f"topic {xml_topic} in the XML but {map_topic} in the session-topic map",
-                repr(xml_topic),
-            )
-        topic = xml_topic or map_topic
-        if not topic:
-            where = "no <topic num=...> in the XML" if not tmap else "not in the session-topic map"
-            prob(snode, "topic", f"session {sid} has no topic ({where})")
-        elif tnode is not None and topic not in topics_seen:
-            title, desc = (_child_text(tnode, tag) for tag in ("title", "desc"))
-            topics_seen[topic] = (title, desc)
-        user = snode.attrib.get("userid", "").strip() or UNKNOWN_USER
-        s_start = _seconds(snode.attrib.get("starttime"))
-
-        # queries: (node, text, seconds, [(rank, doc, url, title, snippet, line)], clicks)
-        queries: list[
-            tuple[
-                _Node,
-                str,
-                float,
-                list[tuple[int, str, str, str, str, int]],
-                dict[int, tuple[int, float]],
-            ]
-        ] = []
-        items = snode.findall("interaction")
-        nums = [_seconds(it.attrib.get("num")) for it in items]
-        if all(not np.isnan(n) for n in nums):
-            items = [it for _, it in sorted(zip(nums, items, strict=True), key=lambda x: x[0])]
-        cq = snode.find("currentquery")
-        cq_items = [cq] if cq is not None else []
-        for it in [*items, *cq_items]:
-            is_cq = it.tag == "currentquery"
-            qnode = it.find("query")
-            qtext = qnode.text if qnode is not None else ""
-            res_list: list[tuple[int, str, str, str, str, int]] = []
-            results = it.find("results")
-            seen_docs: dict[str, int] = {}
-            for rnode in results.findall("result") if results is not None else []:
-                rank_s = rnode.attrib.get("rank", "")
-                try:
-                    rank = int(rank_s)
-                except ValueError:
-                    prob(rnode, "result@rank", "rank must be an integer", repr(rank_s))
-                    continue
-                dnode = next((c for c in rnode.children if _DOC_TAG.match(c.tag)), None)
-                unode = rnode.find("url")
-                url = unode.text if unode is not None else ""
-                doc = url if doc_id == "url" else (dnode.text if dnode is not None else "")
-                if not doc:
-                    prob(
-                        rnode,
-                        "result",
-                        f"result at rank {rank} has no document id "
-                        f"({'<url>' if doc_id == 'url' else '<clueweb..id>'})",
-                    )
-                    continue
-                if doc in seen_docs:
-                    prob(
-                        rnode,
-                        "result",
-                        f"document {doc} occurs twice in one result list "
-                        f"(ranks {seen_docs[doc]} and {rank})",
-                        repr(doc),
-                    )
-                seen_docs[doc] = rank
-                tn, sn = rnode.find("title"), rnode.find("snippet")
-                res_list.append(
-                    (
-                        rank,
-                        doc,
-                        url,
-                        tn.text if tn is not None else "",
-                        sn.text if sn is not None else "",
-                        rnode.line,
-                    )
-                )
-            res_list.sort(key=lambda r: r[0])
-            ranks = {r[0] for r in res_list}
-            clicks: dict[int, tuple[int, float]] = {}
-            clicked = it.find("clicked")
-            for cnode in clicked.findall("click") if clicked is not None else []:
-                rn = cnode.find("rank")
-                try:
-                    crank = int(rn.text) if rn is not None else -1
-                except ValueError:
-                    crank = -1
-                if crank not in ranks:
-                    msg = (
-                        f"click on rank {rn.text if rn is not None else '?'} but the result "
-                        f"list has {'no results' if not ranks else f'ranks 1..{max(ranks)}'}"
-                    )
-                    if mode == "strict":
-                        prob(cnode, "click", msg)
-                    else:
-                        srepairs.append(
-                            Problem(
-                                src,
-                                f"line {cnode.line}",
-                                "click",
-                                msg + "; click skipped",
-                                record=sid,
-                            )
-                        )
-                    continue
-                dur = _seconds(cnode.attrib.get("endtime")) - _seconds(
-                    cnode.attrib.get("starttime")
-                )
-                n, d = clicks.get(crank, (0, float("nan")))
-                if not np.isnan(dur):
-                    d = dur if np.isnan(d) else d + dur
-                clicks[crank] = (n + 1, d)
-            if is_cq and (
-                current_query == "drop" or (current_query == "if-results" and not res_list)
-            ):
-                continue
-            if pages == "merge" and it.attrib.get("type", "") == "page" and queries and not is_cq:
-                prev = queries[-1]
-                shift = len(prev[3]) if res_list and res_list[0][0] == 1 else 0
-                prev[3].extend((r[0] + shift, *r[1:]) for r in res_list)
-                prev[4].update({k + shift: v for k, v in clicks.items()})
-                srepairs.append(
-                    Problem(
-                        src,
-                        f"line {it.line}",
-                        "interaction",
-                        "result page merged into the previous query",
-                        record=sid,
-                    )
-                )
-                continue
-            if not res_list and not is_cq:
-                n_empty += 1
-                if empty_serps == "drop":
-                    srepairs.append(
-                        Problem(
-                            src,
-                            f"line {it.line}",
-                            "results",
-                            "empty result page: query dropped",
-                            record=sid,
-                        )
-                    )
-                    continue
-            queries.append((it, qtext, _seconds(it.attrib.get("starttime")), res_list, clicks))
-        if not queries and not sprobs:
-            prob(snode, "interaction", f"session {sid} has no query")
-        if sprobs:
-            rejected.extend(sprobs)
-            continue
-        repairs.extend(srepairs)
-        for pos, (qn, qtext, qsecs, res_list, clicks) in enumerate(queries, start=1):
-            rows: list[tuple[int, str, str, str, str, int] | None] = list(res_list) or [None]
-            for r in rows:
-                cols["session_id"].append(sid)
-                cols["user_id"].append(user)
-                cols["topic_id"].append(topic)
-                cols["system_id"].append(sys_id)
-                cols["session_start"].append(s_start)
-                cols["query_pos"].append(pos)
-                cols["query_text"].append(qtext)
-                cols["query_secs"].append(qsecs)
-                if r is None:
-                    for c in ("rank", "doc_id", "url", "title", "snippet", "clicks", "dwell"):
-                        cols[c].append(None)
-                    row_lines.append(qn.line)
-                    continue
-                cols["rank"].append(r[0])
-                cols["doc_id"].append(r[1])
-                cols["url"].append(r[2] or None)
-                cols["title"].append(r[3] or None)
-                cols["snippet"].append(r[4] or None)
-                n_c, dwell = clicks.get(r[0], (0, float("nan")))
-                cols["clicks"].append(n_c)
-                cols["dwell"].append(dwell)
-                row_lines.append(r[5])
-
-    if rejected and mode == "strict":
-        raise ValidationFailed(rejected[:max_problems], truncated=len(rejected) > max_problems)
-    pre = LoadReport(source=src)
-    rejected_ids = {pr.record for pr in rejected}
-    pre.records_read = len(rejected_ids)
-    pre.sessions_rejected = len(rejected_ids)
-    pre.problems = list(rejected)
-    if not cols["session_id"]:
-        raise ValidationFailed(
-            rejected[:max_problems] or [Problem(src, "", "", f"no session found in {p.name}")]
-        )
-
     flat = pd.DataFrame({k: v for k, v in cols.items() if k not in ("session_start", "query_secs")})
     flat["rank"] = pd.array(flat["rank"].tolist(), dtype="Int64")
     flat["clicks"] = pd.array(flat["clicks"].tolist(), dtype="Int64")
     flat["dwell"] = pd.array(flat["dwell"].tolist(), dtype="Float64")
     for c in ("url", "title", "snippet", "query_text"):
         flat[c] = flat[c].astype("string")
-    secs = np.asarray(cols["query_secs"], dtype=np.float64)
-    flat["query_time"] = origin + pd.to_timedelta(secs, unit="s")
-    ssecs = np.asarray(cols["session_start"], dtype=np.float64)
-    flat["session_start"] = origin + pd.to_timedelta(ssecs, unit="s")
-    frame, report = frame_from_flat(
-        flat,
-        source=src,
-        mode=mode,
-        max_problems=max_problems,
-        location_kind="line",
-        row_locations=np.asarray(row_lines, dtype=np.int64),
-    )
-    pre.merge(report)
-    pre.rows_read = report.rows_read
+    for name, secs in (
+        ("query_time", cols["query_secs"]),
+        ("session_start", cols["session_start"]),
+    ):
+        flat[name] = origin + pd.to_timedelta(np.asarray(secs, dtype=np.float64), unit="s")
+    return flat
 
-    judgments: JudgmentFrame | None = None
-    unjudged: tuple[str, ...] = ()
-    if qrels is not None:
-        judgments = _read_session_qrels(qrels, spec=spec, grade_map=grade_map)
-        judged = set(judgments.table["topic_id"].astype(str))
-        unjudged = tuple(
-            t for t in frame.sessions["topic_id"].cat.categories.astype(str) if t not in judged
-        )
+
+def _with_topic_texts(
+    frame: SessionFrame, texts: Mapping[str, tuple[str, str]], unjudged: tuple[str, ...] | None
+) -> SessionFrame:
+    """Topic titles and descriptions from the XML; ``judged`` is False for unjudged topics."""
     topics = frame.topics.copy()
     tid = topics["topic_id"].astype(str)
-    topics["title"] = pd.Series([topics_seen.get(t, ("", ""))[0] for t in tid], dtype="string")
-    topics["description"] = pd.Series(
-        [topics_seen.get(t, ("", ""))[1] for t in tid], dtype="string"
-    )
-    topics["judged"] = ~tid.isin(unjudged).to_numpy() if qrels is not None else True
-    frame = dataclasses.replace(frame, topics=topics)
-    return TrecSessionLoad(
-        frame=frame,
-        judgments=judgments,
-        report=pre,
-        year=spec,
-        repairs=tuple(repairs),
-        empty_serps=n_empty,
-        unjudged_topics=unjudged,
-    )
+    topics["title"] = pd.Series([texts.get(t, ("", ""))[0] for t in tid], dtype="string")
+    topics["description"] = pd.Series([texts.get(t, ("", ""))[1] for t in tid], dtype="string")
+    topics["judged"] = ~tid.isin(unjudged).to_numpy() if unjudged is not None else True
+    return dataclasses.replace(frame, topics=topics)
 
 
 def _read_session_qrels(

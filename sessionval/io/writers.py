@@ -26,16 +26,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputFormatError
 from ..frame import JudgmentFrame, SessionFrame
-from ..models.judgments import GradeScale
-from ..models.study import Study, System, Topic, User
+from ..models.study import Study
 from ..validate.flat import frame_to_flat
+from .header import study_header
 
 __all__ = [
     "FlatFormat",
@@ -43,7 +42,6 @@ __all__ = [
     "ParquetStream",
     "WrittenFiles",
     "session_json_line",
-    "study_header",
     "write_flat",
     "write_jsonl",
     "write_judgments_csv",
@@ -86,63 +84,6 @@ def _text(value: Any) -> str | None:
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return None
     return str(value)
-
-
-def study_header(
-    frame: SessionFrame, *, judgments: JudgmentFrame | None = None, name: str = ""
-) -> Study:
-    """Build the :class:`Study` header (no sessions) describing the frame's entities.
-
-    Parameters
-    ----------
-    frame
-        Source of users, topics and systems.
-    judgments
-        Their grade scale becomes the study's ``grade_scale`` (default scale otherwise).
-    name
-        Study name.
-    """
-
-    def attrs(row: dict[Any, Any], skip: str) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for k, v in row.items():
-            if k == skip:
-                continue
-            if isinstance(v, float | np.floating) and math.isnan(float(v)):
-                continue
-            out[str(k)] = v.item() if isinstance(v, np.generic) else v
-        return out
-
-    users = tuple(
-        User(user_id=str(r["user_id"]), attributes=attrs(r, "user_id"))
-        for r in frame.users.to_dict("records")
-    )
-    topics = tuple(
-        Topic(
-            topic_id=str(r["topic_id"]),
-            title=str(r.get("title", "") or ""),
-            description=str(r.get("description", "") or ""),
-            judged=bool(r.get("judged", True)),
-        )
-        for r in frame.topics.to_dict("records")
-    )
-    systems = tuple(
-        System(
-            system_id=str(r["system_id"]),
-            name=str(r.get("name", "") or ""),
-            description=str(r.get("description", "") or ""),
-        )
-        for r in frame.systems.to_dict("records")
-    )
-    scale = judgments.scale if judgments is not None else GradeScale.default()
-    return Study(
-        name=name,
-        grade_scale=scale,
-        user_grade_scale=frame.grade_scale,
-        users=users,
-        topics=topics,
-        systems=systems,
-    )
 
 
 def _session_dicts(frame: SessionFrame) -> list[dict[str, Any]]:

@@ -11,26 +11,46 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from ..errors import ValidationFailed
+from ..errors import raise_if_any
 from ..frame import JudgmentFrame, SessionFrame
 from ..models.study import Study
 from ..problems import LoadReport, Mode, Problem
 
 __all__ = [
+    "attach_entities",
+    "check_references",
     "drop_sessions",
+    "unjudged_keys",
 ]
 
 
-def _check_references(
+def check_references(
     frame: SessionFrame,
     report: LoadReport,
     study: Study,
     judgments: JudgmentFrame | None,
+    *,
     source: str,
     mode: Mode,
     max_problems: int,
 ) -> tuple[SessionFrame, LoadReport]:
-    """Unknown users/topics/systems and unjudged topics, per session (vectorised by category)."""
+    """Check every session's user, topic and system against the header, and topics judged.
+
+    A session whose user, topic or system the header does not list (when it lists
+    any), or whose topic has no judgments and is not declared unjudged, is a
+    problem: strict mode raises them all, lenient mode drops those sessions and
+    adds the problems to the report.
+
+    Returns
+    -------
+    (SessionFrame, LoadReport)
+        The frame without the rejected sessions and the updated report.
+
+    Raises
+    ------
+    ValidationFailed
+        Strict mode and at least one problem.
+    """
     s = frame.sessions
     bad = np.zeros(len(s), dtype=bool)
     problems: list[Problem] = []
@@ -84,7 +104,7 @@ def _check_references(
     if not problems:
         return frame, report
     if mode == "strict":
-        raise ValidationFailed(problems[:max_problems], truncated=len(problems) > max_problems)
+        raise_if_any(problems, limit=max_problems)
     report = dataclasses.replace(report, problems=[*report.problems, *problems])
     report.sessions_rejected += int(bad.sum())
     report.sessions_accepted -= int(bad.sum())
@@ -111,7 +131,7 @@ def drop_sessions(frame: SessionFrame, drop: np.ndarray) -> SessionFrame:
     return dataclasses.replace(frame, sessions=sessions, queries=queries, results=results)
 
 
-def _attach_entities(frame: SessionFrame, study: Study) -> SessionFrame:
+def attach_entities(frame: SessionFrame, study: Study) -> SessionFrame:
     """Replace the id-only entity tables with the header's attributes where it has them."""
     users, topics, systems = frame.users, frame.topics, frame.systems
     if study.users:
@@ -132,3 +152,23 @@ def _attach_entities(frame: SessionFrame, study: Study) -> SessionFrame:
         systems=systems,
         grade_scale=study.user_grade_scale or study.grade_scale,
     )
+
+
+def unjudged_keys(frame: SessionFrame, judgments: JudgmentFrame | None) -> tuple[str, ...]:
+    """Judgment keys (``queries["qrels_id"]``) that have no judgment, in order of first use.
+
+    Examples
+    --------
+    >>> from sessionval.validate.flat import frame_from_flat
+    >>> flat = pd.DataFrame({"session_id": ["s1", "s2"], "user_id": "u", "topic_id": ["B", "A"],
+    ...     "system_id": "S", "query_pos": 1, "rank": 1, "doc_id": "d"})
+    >>> unjudged_keys(frame_from_flat(flat)[0], JudgmentFrame.from_records([("A", "d", 1)]))
+    ('B',)
+    """
+    if judgments is None:
+        return ()
+    keys = frame.queries["qrels_id"]
+    codes = keys.cat.codes.to_numpy()
+    used = keys.cat.categories[pd.unique(codes[codes >= 0])].astype(str)
+    judged = set(judgments.topics.astype(str))
+    return tuple(k for k in used if k not in judged)

@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
 from ..errors import ParseError
+from ..frame import FLAT_REQUIRED
 
 __all__ = [
     "Columns",
@@ -28,10 +29,8 @@ __all__ = [
     "dictionary_to_categorical",
 ]
 
-#: the flat-table columns every loader needs (see ``tables.FLAT_REQUIRED``)
-_REQUIRED = frozenset(
-    ("session_id", "user_id", "topic_id", "system_id", "query_pos", "rank", "doc_id")
-)
+#: the flat-table columns every loader needs, read whatever ``columns`` asks for
+_REQUIRED: Final = frozenset(FLAT_REQUIRED)
 
 
 class Columns(Protocol):

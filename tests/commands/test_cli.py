@@ -104,3 +104,38 @@ def test_help_lists_commands(capsys):
     out = capsys.readouterr().out
     for name in ("validate", "schema", "synth"):
         assert name in out
+
+
+def test_validate_reads_trec_session_xml_directly(fx: Path, capsys):
+    args = ["validate", str(fx / "ts2013_quirks.xml"), "--lenient"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "4 records read = 2 sessions accepted + 2 rejected" in captured.out
+    assert "1 repair(s) or note(s):" in captured.err and "click skipped" in captured.err
+    assert main(["validate", str(fx / "ts2013_quirks.xml")]) == 1  # strict
+
+
+def test_validate_refuses_an_option_of_another_format(fx: Path, capsys):
+    args = ["validate", str(fx / "ts2013.xml"), "--depth", "3"]
+    assert main(args) == 2
+    assert "option(s) depth do not apply to the trec-session format" in capsys.readouterr().err
+
+
+def test_input_options_come_from_the_registry():
+    import click
+    from click.testing import CliRunner
+
+    from sessionval.commands._options import input_format_options, load_input_kwargs
+    from sessionval.io.formats import format_options
+
+    @click.command()
+    @input_format_options
+    def probe(**values: object) -> None:
+        click.echo(repr(sorted(load_input_kwargs(values).items())))
+
+    flags = {o for p in probe.params for o in p.opts}
+    assert "--from" in flags
+    assert {opt.flag for opt, _ in format_options().values() if opt.cli} <= flags
+    assert "--max-rank" not in flags  # Python only
+    result = CliRunner().invoke(probe, ["--from", "cast", "--depth", "4"])
+    assert result.output.strip() == "[('depth', 4), ('fmt', 'cast')]"

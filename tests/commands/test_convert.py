@@ -129,6 +129,15 @@ def test_convert_mapped_flat_and_jsonl_input(fx, tmp_path, same_frame):
     same_frame(first, load_mapped_table(again, "").frame)
 
 
+@pytest.mark.parametrize("fmt", ["trec-session", "lab-tables", "cast"])
+def test_convert_recognises_the_format(fx, tmp_path, fmt, same_frame):
+    load, args, _ = sources(fx)[fmt]
+    i = args.index("--from")
+    auto = [*args[:i], *args[i + 2 :]]  # the same call without --from
+    assert main(["convert", *auto, "--out", str(tmp_path / "o.parquet"), "--to", "parquet"]) == 0
+    same_frame(load().frame, load_mapped_table(tmp_path / "o.parquet", "").frame)
+
+
 def test_convert_lenient_reports_repairs(fx, tmp_path, capsys):
     rc = main(
         [
@@ -241,7 +250,7 @@ def flat_tables(draw):
 @settings(deadline=None, max_examples=15)
 @given(flat_tables())
 def test_writers_round_trip_any_frame(tmp_path_factory, same_frame, flat):
-    # frame_to_flat (tables.py) cannot flatten a frame without any result row
+    # frame_to_flat (validate/flat.py) cannot flatten a frame without any result row
     assume(flat["doc_id"].notna().any())
     frame, _ = frame_from_flat(flat)
     out = tmp_path_factory.mktemp("rt")

@@ -23,7 +23,7 @@ def docs_of(frame, session, pos):
 def test_one_session_per_run_and_topic(fx):
     r = load(fx)
     f = r.frame
-    assert r.systems == ("runA", "runB")
+    assert r.details["systems"] == ("runA", "runB")
     assert f.sessions["session_id"].astype(str).tolist() == [
         "runA:201",
         "runA:202",
@@ -57,7 +57,7 @@ def test_depth_and_text_choice(fx):
     r = load(fx, depth=1, text="manual")
     assert r.frame.queries["n_results"].max() == 1
     assert r.frame.queries["text"].iloc[1] == "How big do otters get?"
-    assert r.depth == 1
+    assert r.details["depth"] == 1
 
 
 def test_judgments_per_turn(fx):
@@ -65,7 +65,7 @@ def test_judgments_per_turn(fx):
     assert r.judgments is not None
     assert r.judgments.scale == CAST_GRADE_SCALE
     assert set(r.judgments.table["topic_id"].astype(str)) == {"201_1", "201_2", "202_1"}
-    assert r.unjudged_turns == ("201_3",)
+    assert r.unjudged == ("201_3",)
 
 
 def test_without_topics_file_turns_come_from_runs(fx):
@@ -115,3 +115,31 @@ def test_read_cast_topics_errors(tmp_path):
     p.write_text('[{"number": 1,')
     with pytest.raises(ParseError, match=r"t\.json:1:\d+: malformed JSON"):
         read_cast_topics(p)
+
+
+def test_read_cast_reads_a_folder_of_runs(fx, tmp_path):
+    from sessionval.errors import InputFormatError
+    from sessionval.io.cast import read_cast
+
+    r = read_cast(fx / "cast", qrels=fx / "cast" / "qrels.txt", topics=fx / "cast" / "topics.json")
+    assert r.details["systems"] == ("runA", "runB") and r.qrels_key == "query_id"
+    assert r.report.summary_line() == load(fx).report.summary_line()
+    with pytest.raises(InputFormatError, match=r"no \*\.run file in the folder"):
+        read_cast(tmp_path)
+
+
+def test_unjudged_turns_are_the_turns_without_qrels(fx):
+    """Agreement: ``unjudged`` (one helper for every format) = the topics file's unjudged turns."""
+    r = load(fx)
+    turns = read_cast_topics(fx / "cast" / "topics.json")
+    judged = set(r.judgments.table["topic_id"].astype(str))
+    expected = [t for t in turns.sort_values(["topic", "turn"])["turn_id"] if t not in judged]
+    assert list(r.unjudged) == expected
+
+
+def test_strict_lists_at_most_max_problems(tmp_path):
+    run = tmp_path / "bad.run"
+    run.write_text("".join(f"{i} Q0 d1 1 1.0 x\n" for i in range(5)) + "1_1 Q0 d1 1 1.0 x\n")
+    with pytest.raises(ValidationFailed) as err:
+        load_runs_as_sessions(run, max_problems=3)
+    assert len(err.value.problems) == 3 and err.value.truncated

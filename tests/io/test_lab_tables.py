@@ -22,7 +22,7 @@ def test_sessions_queries_results(fx):
     assert f.sessions["system_id"].astype(str).tolist() == ["lab"] * 3
     assert f.sessions["n_queries"].tolist() == [3, 1, 1]
     assert f.queries["n_results"].tolist() == [0, 2, 2, 1, 2]
-    assert r.empty_serps == 1
+    assert r.details["empty_serps"] == 1
     # quotes are data, not CSV quoting
     assert f.results["title"].iloc[0] == 'A "quoted'
     assert f.results["doc_id"].astype(str).tolist() == [
@@ -38,7 +38,7 @@ def test_sessions_queries_results(fx):
 
 def test_ratings_carried_into_sessions(fx):
     r = load(fx)
-    assert r.ratings == ("rating_performance", "rating_difficulty")
+    assert r.details["ratings"] == ("rating_performance", "rating_difficulty")
     assert r.frame.sessions["rating_performance"].tolist() == [4.0, 2.0, 5.0]
     assert r.frame.sessions["rating_difficulty"].tolist() == [2.0, 5.0, 1.0]
 
@@ -131,3 +131,27 @@ def test_per_session_pool_drives_the_ideal(fx):
     # session 3 pool {a:0, c:2}: the same URL a has grade 0 here, 2 in session 1
     np.testing.assert_allclose(pq["dcg"].iloc[4], 3 / log3)
     np.testing.assert_allclose(pq["ideal_dcg"].iloc[4], 3.0)
+
+
+def test_read_lab_tables_finds_the_folders_tables(fx, tmp_path):
+    from sessionval.io.lab_tables import read_lab_tables
+
+    r = read_lab_tables(fx / "lab")
+    assert r.judgments is not None and r.qrels_key == "session"
+    assert r.report.summary_line() == load(fx).report.summary_line()
+    (tmp_path / "session").write_text((fx / "lab" / "session").read_text())
+    with pytest.raises(InputFormatError, match=r"no 'results' table \(looked for results, "):
+        read_lab_tables(tmp_path)
+
+
+def test_lenient_lists_every_row_of_unknown_sessions(fx, tmp_path):
+    d = fx / "lab"
+    res = tmp_path / "results"
+    extra = "".join(f"{9 + i}\t1\t1\thttp://w/z\tZ\tz\n" for i in range(4))
+    res.write_text((d / "results").read_text() + extra)
+    r = load_lab_tables(d / "session", res, d / "qrels", mode="lenient", max_problems=2)
+    assert r.report.rejects["record"].tolist() == ["9", "10", "11", "12"]
+    assert r.report.records_read == r.report.sessions_accepted + r.report.sessions_rejected == 7
+    with pytest.raises(ValidationFailed) as err:
+        load_lab_tables(d / "session", res, d / "qrels", max_problems=2)
+    assert len(err.value.problems) == 2 and err.value.truncated

@@ -21,7 +21,7 @@ def test_mapped_csv(fx):
     assert f.sessions["system_id"].astype(str).tolist() == ["lab", "lab"]
     assert f.sessions["rating_satisfaction"].tolist() == [3.0, 5.0]
     assert f.queries["n_results"].tolist() == [2, 1, 1]
-    assert m.mapping["session_id"] == "SID"
+    assert m.details["mapping"]["session_id"] == "SID"
 
 
 def test_unknown_target_lists_allowed():
@@ -118,3 +118,18 @@ def test_renaming_is_independent_of_column_order_and_names(order, prefix):
     assert flat["rank"].tolist() == [1, 2, 1]
     assert flat["rating_sat"].tolist() == [1, 1, 2]
     assert flat["system_id"].tolist() == ["S", "S", "S"]
+
+
+def test_every_flat_column_is_a_mapping_target():
+    from sessionval.frame import FLAT_COLUMNS
+
+    spec = ",".join(f"{c.name}={c.name.upper()}" for c in FLAT_COLUMNS)
+    assert list(parse_mapping(spec)) == [c.name for c in FLAT_COLUMNS]
+
+
+def test_mapped_table_with_judgments(fx):
+    t = pd.read_csv(fx / "mapped.csv", dtype=str)
+    q = fx / "qrels2013.txt"
+    m = load_mapped_table(t, SPEC, qrels=q)
+    assert m.judgments is not None and m.unjudged == ("T1", "T2")
+    assert m.qrels_key == "topic" and m.study.name == "<table>"

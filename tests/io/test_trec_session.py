@@ -19,7 +19,7 @@ def test_2013_layout_sessions_queries_results(fx):
         fx / "ts2013.xml", qrels=fx / "qrels2013.txt", topic_map=fx / "topicmap2013.txt"
     )
     f = r.frame
-    assert r.year is not None and r.year.year == 2013
+    assert r.details["year"] is not None and r.details["year"].year == 2013
     assert f.sessions["session_id"].astype(str).tolist() == ["1", "2"]
     assert f.sessions["user_id"].astype(str).tolist() == [UNKNOWN_USER] * 2
     assert f.sessions["system_id"].astype(str).tolist() == ["trec-session-2013"] * 2
@@ -32,7 +32,7 @@ def test_2013_layout_sessions_queries_results(fx):
         "otter",
     ]
     assert f.queries["n_results"].tolist() == [3, 0, 2, 1]
-    assert r.empty_serps == 1
+    assert r.details["empty_serps"] == 1
     assert f.results["doc_id"].astype(str).tolist() == [
         "cw-a1",
         "cw-a2",
@@ -66,7 +66,7 @@ def test_empty_serps_drop(fx):
     r = load_trec_session(fx / "ts2013.xml", empty_serps="drop")
     assert r.frame.sessions["n_queries"].tolist() == [2, 1]
     assert r.frame.queries["query_pos"].tolist() == [1, 2, 1]
-    assert any("empty result page" in p.message for p in r.repairs)
+    assert any("empty result page" in p.message for p in r.notes)
 
 
 def test_2013_judgments_keep_negative_grades_and_mark_unjudged_topics(fx):
@@ -76,7 +76,7 @@ def test_2013_judgments_keep_negative_grades_and_mark_unjudged_topics(fx):
     grades = dict(zip(j.table["doc_id"].astype(str), j.table["grade"].tolist(), strict=True))
     assert grades["cw-a3"] == -2 and grades["cw-b4"] == 4
     assert j.scale.grades == (-2, 0, 1, 2, 3, 4)
-    assert r.unjudged_topics == ("2",)
+    assert r.unjudged == ("2",)
     judged = dict(
         zip(r.frame.topics["topic_id"].astype(str), r.frame.topics["judged"], strict=True)
     )
@@ -91,7 +91,7 @@ def test_2012_clock_times_pages_current_query_and_grade_mapping(fx):
         fx / "ts2012.xml", qrels=fx / "qrels2012.txt", topic_map=fx / "topicmap2012.txt"
     )
     f = r.frame
-    assert r.year is not None and r.year.year == 2012
+    assert r.details["year"] is not None and r.details["year"].year == 2012
     # page interaction merged into query 1; current query has results so it is kept
     assert f.sessions["n_queries"].tolist() == [2, 1]
     assert f.queries["n_results"].tolist() == [3, 1, 1]
@@ -148,7 +148,7 @@ def test_quirks_lenient_rejects_and_repairs(fx):
     assert r.report.sessions_rejected == 2 and r.report.sessions_accepted == 2
     rej = r.report.rejects
     assert set(rej["record"]) == {"10", "12"}
-    assert any("click skipped" in p.message for p in r.repairs)
+    assert any("click skipped" in p.message for p in r.notes)
     # the skipped click leaves no click on the list
     assert r.frame.results["clicks"].sum() == 0
 
@@ -180,7 +180,7 @@ def test_bare_ampersand_lenient_escapes_and_reports(fx):
     assert r.frame.queries["text"].tolist() == ["fish & chips"]
     assert r.frame.results["url"].tolist() == ["http://d.example/?a=1&b=2"]
     assert r.frame.results["title"].tolist() == ["Fish & chips"]
-    fixes = [p for p in r.repairs if "bare '&'" in p.message]
+    fixes = [p for p in r.notes if "bare '&'" in p.message]
     assert [p.location for p in fixes] == ["line 5:22", "line 7:56"]
 
 
@@ -221,7 +221,7 @@ def test_invalid_utf8(fx, tmp_path):
         load_trec_session(p)
     r = load_trec_session(p, mode="lenient")
     assert r.frame.queries["text"].iloc[0] == "h\ufffddgehog food"
-    assert "U+FFFD" in r.repairs[0].message
+    assert "U+FFFD" in r.notes[0].message
 
 
 def test_click_on_an_empty_result_page(fx, tmp_path):
@@ -238,4 +238,13 @@ def test_click_on_an_empty_result_page(fx, tmp_path):
         load_trec_session(p)
     r = load_trec_session(p, mode="lenient")
     assert r.frame.queries["n_results"].tolist() == [0]
-    assert r.empty_serps == 1 and "click skipped" in r.repairs[0].message
+    assert r.details["empty_serps"] == 1 and "click skipped" in r.notes[0].message
+
+
+def test_unjudged_are_the_topics_without_qrels(fx):
+    """Agreement: ``unjudged`` (one helper for every format) = topics of sessions not in qrels."""
+    r = load_trec_session(fx / "ts2013.xml", qrels=fx / "qrels2013.txt")
+    judged = set(r.judgments.table["topic_id"].astype(str))
+    topics = r.frame.sessions["topic_id"].cat.categories.astype(str)
+    assert r.unjudged == tuple(t for t in topics if t not in judged)
+    assert r.study.name == "ts2013" and [t.judged for t in r.study.topics] == [True, False]

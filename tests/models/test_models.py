@@ -147,6 +147,20 @@ def test_docs_frame_md_is_generated_from_the_schema():
     assert committed == frame_schema_markdown(), "regenerate docs/frame.md (see its header)"
 
 
+def test_docs_formats_md_flat_layout_is_generated_from_flat_columns():
+    import re
+    from pathlib import Path
+
+    from sessionval.frame import flat_layout_markdown
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text()
+    section = re.search(
+        r"<!-- flat-layout:begin[^\n]*-->\n(.*?)\n<!-- flat-layout:end -->", text, re.S
+    )
+    assert section is not None, "docs/formats.md lost its flat-layout markers"
+    assert section.group(1) == flat_layout_markdown(), "regenerate the table (see its marker)"
+
+
 def test_judgment_frame_from_records():
     from sessionval import JudgmentError, JudgmentFrame
 

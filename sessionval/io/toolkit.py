@@ -1,0 +1,236 @@
+"""The toolkit's own layout: ``study.json`` + a JSON-lines log or a flat table + judgments.
+
+A study folder holds ``sessions.jsonl`` (or ``sessions.parquet`` / ``.csv`` /
+``.tsv``), optionally ``study.json`` (the header) and the reference judgments
+given with ``qrels=``.  :func:`read_study` reads it (the readers of the ``jsonl``
+and ``flat`` formats of :data:`sessionval.io.formats.FORMATS`): it validates the
+sessions (models at the edges, vectorised rules on the columns), checks the
+study-level references (every session's user, topic and system known; every
+topic judged or declared unjudged) and returns a :class:`LoadedStudy`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Final, Literal
+
+import pandas as pd
+
+from ..errors import InputFormatError, ParseError
+from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
+from ..models.study import Study
+from ..problems import LoadReport, Mode
+from ..validate.flat import frame_from_flat
+from ..validate.references import attach_entities, check_references, unjudged_keys
+from ..validate.sources import ParquetColumns
+from .flat import read_flat_table
+from .header import read_study_header
+from .jsonl import load_jsonl
+from .mapping import load_mapped_table
+from .trec import read_judgments
+
+__all__ = [
+    "FLAT_SUFFIXES",
+    "JSONL_SUFFIXES",
+    "SESSION_FILES",
+    "is_flat_input",
+    "is_jsonl_input",
+    "load_judgments",
+    "load_sessions",
+    "read_flat_study",
+    "read_study",
+]
+
+#: the session log of a study folder, looked for in this order
+SESSION_FILES: Final = ("sessions.jsonl", "sessions.parquet", "sessions.csv", "sessions.tsv")
+#: file suffixes of a JSON-lines log (also compressed: ``.jsonl.gz``)
+JSONL_SUFFIXES: Final = (".jsonl", ".ndjson")
+#: file suffixes of a flat table (``.txt`` is read as CSV)
+FLAT_SUFFIXES: Final = (".parquet", ".pq", ".csv", ".tsv", ".txt")
+
+
+def _suffixes(p: Path) -> str:
+    return "".join(p.suffixes).lower()
+
+
+def _is_parquet(p: Path) -> bool:
+    suffixes = _suffixes(p)
+    return ".parquet" in suffixes or suffixes.endswith(".pq")
+
+
+def is_jsonl_input(path: Path) -> bool:
+    """A ``.jsonl`` log, or a folder with ``sessions.jsonl``."""
+    if path.is_dir():
+        return (path / SESSION_FILES[0]).exists()
+    return any(s in _suffixes(path) for s in JSONL_SUFFIXES)
+
+
+def is_flat_input(path: Path) -> bool:
+    """A ``.parquet``/``.csv``/``.tsv`` table, or a folder with ``sessions.parquet``/``.csv``."""
+    if path.is_dir():
+        return any((path / name).exists() for name in SESSION_FILES[1:])
+    suffixes = _suffixes(path)
+    return any(s in suffixes for s in FLAT_SUFFIXES) and not is_jsonl_input(path)
+
+
+def load_sessions(
+    path: str | os.PathLike[str],
+    *,
+    mode: Mode = "strict",
+    max_problems: int = 50,
+    study: Study | None = None,
+    progress: Callable[[str], None] | None = None,
+    max_rank: int | None = None,
+    columns: Sequence[str] | None = None,
+) -> tuple[SessionFrame, LoadReport]:
+    """Load a session log file by its extension: ``.jsonl``, ``.csv``/``.tsv`` or ``.parquet``.
+
+    ``max_rank`` reads only the results down to that rank: enough for session
+    measures over the top X, not for deep single-query measures or the rank-100
+    figures.  ``columns`` (Parquet) reads only those optional columns besides the
+    required ones, e.g. ``()`` for a bare evaluation of a million sessions.
+    """
+    p = Path(path)
+    scale = (study.user_grade_scale or study.grade_scale) if study is not None else None
+    if is_jsonl_input(p):
+        if max_rank is not None:
+            raise InputFormatError(f"{p}: max_rank is for Parquet and flat tables, not JSON-lines")
+        return load_jsonl(
+            p, mode=mode, max_problems=max_problems, user_grade_scale=scale, progress=progress
+        )
+    # Parquet is read column by column (a million sessions never sit in one wide table)
+    if _is_parquet(p):
+        flat: pd.DataFrame | ParquetColumns = ParquetColumns(p, max_rank=max_rank, columns=columns)
+    else:
+        flat = read_flat_table(p)
+        if max_rank is not None:
+            ranks = pd.to_numeric(flat["rank"], errors="coerce") if "rank" in flat else None
+            if ranks is not None:
+                flat = flat[(ranks <= max_rank) | flat["rank"].isna()]
+    kind: Literal["row", "line"] = "row" if _is_parquet(p) else "line"
+    return frame_from_flat(
+        flat,
+        source=str(p),
+        mode=mode,
+        max_problems=max_problems,
+        user_grade_scale=scale,
+        location_kind=kind,
+        progress=progress,
+        max_rank=max_rank,
+    )
+
+
+def load_judgments(path: str | os.PathLike[str], *, study: Study | None = None) -> JudgmentFrame:
+    """Read reference judgments: TREC qrels (``topic iter doc grade``) or CSV/TSV.
+
+    The CSV form has columns ``topic_id, doc_id, grade[, assessor]``.  Grades must
+    be integers on the study's grade scale (when a study header gives one).
+    """
+    return read_judgments(path, scale=study.grade_scale if study is not None else None)
+
+
+def _locate_sessions(root: Path) -> Path:
+    for name in SESSION_FILES:
+        if (root / name).exists():
+            return root / name
+    raise InputFormatError(f"{root}: no session log found (looked for {', '.join(SESSION_FILES)})")
+
+
+def read_study(
+    path: str | os.PathLike[str],
+    *,
+    qrels: str | os.PathLike[str] | None = None,
+    header: str | os.PathLike[str] | None = None,
+    mode: Mode = "strict",
+    max_problems: int = 50,
+    progress: Callable[[str], None] | None = None,
+    max_rank: int | None = None,
+) -> LoadedStudy:
+    """Read and validate a study folder or a single session file of the toolkit's layout.
+
+    ``path`` is a folder with ``sessions.jsonl`` (or ``.parquet``/``.csv``) and
+    optionally ``study.json``, or one session file; ``header`` a ``study.json``
+    elsewhere.  The other parameters are those of
+    :func:`sessionval.io.study.load_study`.
+
+    Returns
+    -------
+    LoadedStudy
+        Keyed by topic (``qrels_key="topic"``; a query may carry its own key in
+        ``qrels_id``); no ``details``.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise ParseError(f"{p}: no such file or folder")
+    root = p if p.is_dir() else p.parent
+    sessions_path = _locate_sessions(p) if p.is_dir() else p
+    header_path = Path(header) if header is not None else root / "study.json"
+    study = read_study_header(header_path) if header_path.exists() else None
+    frame, report = load_sessions(
+        sessions_path,
+        mode=mode,
+        max_problems=max_problems,
+        study=study,
+        progress=progress,
+        max_rank=max_rank,
+    )
+    judgments = load_judgments(qrels, study=study) if qrels is not None else None
+    if study is None:
+        scale = judgments.scale if judgments is not None else None
+        study = Study(name=root.name, **({"grade_scale": scale} if scale is not None else {}))
+    frame, report = check_references(
+        frame,
+        report,
+        study,
+        judgments,
+        source=str(sessions_path),
+        mode=mode,
+        max_problems=max_problems,
+    )
+    frame = attach_entities(frame, study)
+    return LoadedStudy(
+        study=study,
+        frame=frame,
+        judgments=judgments,
+        report=report,
+        unjudged=unjudged_keys(frame, judgments),
+    )
+
+
+def read_flat_study(
+    path: str | os.PathLike[str],
+    *,
+    qrels: str | os.PathLike[str] | None = None,
+    mapping: str | Mapping[str, str] | None = None,
+    header: str | os.PathLike[str] | None = None,
+    mode: Mode = "strict",
+    max_problems: int = 50,
+    progress: Callable[[str], None] | None = None,
+    max_rank: int | None = None,
+) -> LoadedStudy:
+    """Read a flat table: the toolkit's layout (:func:`read_study`), or any table via ``mapping``.
+
+    With a column ``mapping`` (``"session=SessionID,query_pos=Qno,..."``) the table
+    goes through :func:`~sessionval.io.mapping.load_mapped_table`; ``header`` and
+    ``max_rank`` apply only to a table already in the toolkit's layout.
+    """
+    if mapping is None:
+        return read_study(
+            path,
+            qrels=qrels,
+            header=header,
+            mode=mode,
+            max_problems=max_problems,
+            progress=progress,
+            max_rank=max_rank,
+        )
+    if header is not None or max_rank is not None:
+        raise InputFormatError(
+            f"{path}: header and max_rank apply to a table in the toolkit's layout, "
+            "not to a table read through a column mapping"
+        )
+    return load_mapped_table(
+        path, mapping, qrels=qrels, mode=mode, max_problems=max_problems, progress=progress
+    )

@@ -1,0 +1,343 @@
+"""Walking a TREC Session Track log: ``<session>`` elements to the rows of a flat table.
+
+:class:`SessionLogWalk` visits each ``<session>`` of a parsed log (see
+:mod:`sessionval.io._xml`), reads its topic, interactions, result lists and
+clicks, and either emits one flat row per result (one row per query without
+results) or, when the session breaks a rule, keeps its problems to reject it.
+The options and quirks are those of :func:`sessionval.io.trec_session.load_trec_session`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+import numpy as np
+
+from ..frame import FLAT_COLUMNS
+from ..problems import Mode, Problem
+from ._xml import _child_text, _Node
+
+__all__ = [
+    "FLAT_FIELDS",
+    "SessionLogWalk",
+    "seconds",
+]
+
+CurrentQuery = Literal["if-results", "keep", "drop"]
+
+#: the result-level fields of a row (``None`` on the row of a query without results)
+_RESULT_FIELDS: Final = tuple(
+    c.name for c in FLAT_COLUMNS if c.level == "result" and c.name != "user_grade"
+)
+#: the columns the walk emits: flat columns, and times in seconds (``*_secs``, ``session_start``)
+FLAT_FIELDS: Final = (
+    "session_id",
+    "user_id",
+    "topic_id",
+    "system_id",
+    "session_start",
+    "query_pos",
+    "query_text",
+    "query_secs",
+    *_RESULT_FIELDS,
+)
+_CLOCK: Final = re.compile(r"^(\d{1,2}):(\d{2}):(\d{2}(?:\.\d*)?)$")
+_DOC_TAG: Final = re.compile(r"^(clueweb\d*id|docid|docno)$")
+
+
+def seconds(value: str | None) -> float:
+    """Seconds from a number (``99.39``) or a clock time (``09:54:27.67``); NaN if unknown.
+
+    Examples
+    --------
+    >>> seconds("99.5"), seconds("01:00:01.5"), seconds("NA")
+    (99.5, 3601.5, nan)
+    """
+    if value is None:
+        return float("nan")
+    v = value.strip()
+    if not v or v.upper() == "NA":
+        return float("nan")
+    m = _CLOCK.match(v)
+    if m:
+        return int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
+    try:
+        return float(v)
+    except ValueError:
+        return float("nan")
+
+
+@dataclass
+class _Result:
+    rank: int
+    doc: str
+    url: str
+    title: str
+    snippet: str
+    line: int
+
+
+@dataclass
+class _Query:
+    line: int
+    text: str
+    secs: float
+    results: list[_Result]
+    clicks: dict[int, tuple[int, float]]  # rank -> (number of clicks, dwell seconds)
+
+
+@dataclass
+class _Session:
+    """One session being read: its problems reject it, its repairs are kept if it is not."""
+
+    sid: str
+    problems: list[Problem] = field(default_factory=list)
+    repairs: list[Problem] = field(default_factory=list)
+    queries: list[_Query] = field(default_factory=list)
+
+
+@dataclass
+class SessionLogWalk:
+    """Reads ``<session>`` elements into flat rows; collects rejections, repairs and topics.
+
+    Parameters
+    ----------
+    source
+        File name for messages.
+    mode
+        ``"strict"`` or ``"lenient"`` (a click on a missing rank is a problem, or skipped).
+    topic_map
+        ``{session: topic}`` from the session-topic map (may be empty).
+    system_id, unknown_user
+        The system of every session; the user of a session without ``userid``.
+    doc_id, current_query, empty_serps, pages
+        As in :func:`~sessionval.io.trec_session.load_trec_session`.
+    """
+
+    source: str
+    mode: Mode
+    topic_map: Mapping[str, str]
+    system_id: str
+    unknown_user: str
+    doc_id: Literal["clueweb", "url"] = "clueweb"
+    current_query: CurrentQuery = "if-results"
+    empty_serps: Literal["keep", "drop"] = "keep"
+    pages: Literal["merge", "separate"] = "merge"
+    #: the flat columns, one list each (see :data:`FLAT_FIELDS`)
+    rows: dict[str, list[object]] = field(default_factory=lambda: {k: [] for k in FLAT_FIELDS})
+    #: file line of each row
+    row_lines: list[int] = field(default_factory=list)
+    #: problems of rejected sessions
+    rejected: list[Problem] = field(default_factory=list)
+    #: repairs in accepted sessions
+    notes: list[Problem] = field(default_factory=list)
+    #: topic -> (title, description) as the XML gives them
+    topics: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: logged queries with an empty result page (of every session read)
+    n_empty: int = 0
+    _seen: set[str] = field(default_factory=set)
+
+    def session(self, snode: _Node) -> None:
+        """Read one ``<session>``: emit its rows, or reject it with its problems."""
+        num = snode.attrib.get("num", "").strip()
+        sid = num or f"line{snode.line}"
+        s = _Session(sid)
+        if not num:
+            self._problem(s, snode, "session@num", "session has no num attribute")
+        if sid in self._seen:
+            self._problem(s, snode, "session@num", "session num occurs twice", repr(sid))
+        self._seen.add(sid)
+        topic = self._topic(s, snode)
+        user = snode.attrib.get("userid", "").strip() or self.unknown_user
+        for it in self._interactions(snode):
+            self._interaction(s, it)
+        if not s.queries and not s.problems:
+            self._problem(s, snode, "interaction", f"session {sid} has no query")
+        if s.problems:
+            self.rejected.extend(s.problems)
+            return
+        self.notes.extend(s.repairs)
+        self._emit(s, user, topic, seconds(snode.attrib.get("starttime")))
+
+    def _problem(self, s: _Session, node: _Node, fld: str, msg: str, val: str = "") -> None:
+        s.problems.append(Problem(self.source, f"line {node.line}", fld, msg, val, record=s.sid))
+
+    def _repair(self, s: _Session, node: _Node, fld: str, msg: str) -> None:
+        s.repairs.append(Problem(self.source, f"line {node.line}", fld, msg, record=s.sid))
+
+    def _topic(self, s: _Session, snode: _Node) -> str:
+        """The session's topic: ``<topic num>``, else the map's; a conflict is a problem."""
+        tnode = snode.find("topic")
+        xml_topic = tnode.attrib.get("num", "").strip() if tnode is not None else ""
+        map_topic = self.topic_map.get(s.sid, "")
+        if xml_topic and map_topic and xml_topic != map_topic:
+            self._problem(
+                s,
+                snode,
+                "topic",
+                f"topic {xml_topic} in the XML but {map_topic} in the session-topic map",
+                repr(xml_topic),
+            )
+        topic = xml_topic or map_topic
+        if not topic:
+            where = (
+                "no <topic num=...> in the XML"
+                if not self.topic_map
+                else "not in the session-topic map"
+            )
+            self._problem(s, snode, "topic", f"session {s.sid} has no topic ({where})")
+        elif tnode is not None and topic not in self.topics:
+            self.topics[topic] = (_child_text(tnode, "title"), _child_text(tnode, "desc"))
+        return topic
+
+    @staticmethod
+    def _interactions(snode: _Node) -> list[_Node]:
+        """``<interaction>`` elements in ``num`` order, then ``<currentquery>``.
+
+        File order is kept when an interaction has no number.
+        """
+        items = snode.findall("interaction")
+        nums = [seconds(it.attrib.get("num")) for it in items]
+        if all(not np.isnan(n) for n in nums):
+            items = [it for _, it in sorted(zip(nums, items, strict=True), key=lambda x: x[0])]
+        cq = snode.find("currentquery")
+        return [*items, *([cq] if cq is not None else [])]
+
+    def _interaction(self, s: _Session, it: _Node) -> None:
+        """One interaction: a query of its own, a page of the previous one, or skipped."""
+        is_cq = it.tag == "currentquery"
+        qnode = it.find("query")
+        results = self._results(s, it)
+        clicks = self._clicks(s, it, {r.rank for r in results})
+        if is_cq and (
+            self.current_query == "drop" or (self.current_query == "if-results" and not results)
+        ):
+            return
+        if (
+            self.pages == "merge"
+            and it.attrib.get("type", "") == "page"
+            and s.queries
+            and not is_cq
+        ):
+            prev = s.queries[-1]
+            shift = len(prev.results) if results and results[0].rank == 1 else 0
+            for r in results:
+                r.rank += shift
+            prev.results.extend(results)
+            prev.clicks.update({k + shift: v for k, v in clicks.items()})
+            self._repair(s, it, "interaction", "result page merged into the previous query")
+            return
+        if not results and not is_cq:
+            self.n_empty += 1
+            if self.empty_serps == "drop":
+                self._repair(s, it, "results", "empty result page: query dropped")
+                return
+        text = qnode.text if qnode is not None else ""
+        s.queries.append(
+            _Query(it.line, text, seconds(it.attrib.get("starttime")), results, clicks)
+        )
+
+    def _results(self, s: _Session, it: _Node) -> list[_Result]:
+        """The result list in rank order; a bad rank, no document or a repeated one is a problem."""
+        out: list[_Result] = []
+        node = it.find("results")
+        seen_docs: dict[str, int] = {}
+        for rnode in node.findall("result") if node is not None else []:
+            rank_s = rnode.attrib.get("rank", "")
+            try:
+                rank = int(rank_s)
+            except ValueError:
+                self._problem(s, rnode, "result@rank", "rank must be an integer", repr(rank_s))
+                continue
+            dnode = next((c for c in rnode.children if _DOC_TAG.match(c.tag)), None)
+            url = _child_text(rnode, "url")
+            doc = url if self.doc_id == "url" else (dnode.text if dnode is not None else "")
+            if not doc:
+                self._problem(
+                    s,
+                    rnode,
+                    "result",
+                    f"result at rank {rank} has no document id "
+                    f"({'<url>' if self.doc_id == 'url' else '<clueweb..id>'})",
+                )
+                continue
+            if doc in seen_docs:
+                self._problem(
+                    s,
+                    rnode,
+                    "result",
+                    f"document {doc} occurs twice in one result list "
+                    f"(ranks {seen_docs[doc]} and {rank})",
+                    repr(doc),
+                )
+            seen_docs[doc] = rank
+            title, snippet = _child_text(rnode, "title"), _child_text(rnode, "snippet")
+            out.append(_Result(rank, doc, url, title, snippet, rnode.line))
+        out.sort(key=lambda r: r.rank)
+        return out
+
+    def _clicks(self, s: _Session, it: _Node, ranks: set[int]) -> dict[int, tuple[int, float]]:
+        """Clicks and dwell per rank of one interaction.
+
+        A click on a rank without a result is a problem (strict) or skipped (lenient).
+        """
+        clicks: dict[int, tuple[int, float]] = {}
+        clicked = it.find("clicked")
+        for cnode in clicked.findall("click") if clicked is not None else []:
+            rn = cnode.find("rank")
+            try:
+                crank = int(rn.text) if rn is not None else -1
+            except ValueError:
+                crank = -1
+            if crank not in ranks:
+                msg = (
+                    f"click on rank {rn.text if rn is not None else '?'} but the result "
+                    f"list has {'no results' if not ranks else f'ranks 1..{max(ranks)}'}"
+                )
+                if self.mode == "strict":
+                    self._problem(s, cnode, "click", msg)
+                else:
+                    self._repair(s, cnode, "click", msg + "; click skipped")
+                continue
+            dur = seconds(cnode.attrib.get("endtime")) - seconds(cnode.attrib.get("starttime"))
+            n, d = clicks.get(crank, (0, float("nan")))
+            if not np.isnan(dur):
+                d = dur if np.isnan(d) else d + dur
+            clicks[crank] = (n + 1, d)
+        return clicks
+
+    def _emit(self, s: _Session, user: str, topic: str, start: float) -> None:
+        """One row per result of each query (one row with empty result fields if none)."""
+        for pos, q in enumerate(s.queries, start=1):
+            query: dict[str, object] = {
+                "session_id": s.sid,
+                "user_id": user,
+                "topic_id": topic,
+                "system_id": self.system_id,
+                "session_start": start,
+                "query_pos": pos,
+                "query_text": q.text,
+                "query_secs": q.secs,
+            }
+            if not q.results:
+                self._row(query, dict.fromkeys(_RESULT_FIELDS), q.line)
+            for r in q.results:
+                n_clicks, dwell = q.clicks.get(r.rank, (0, float("nan")))
+                result: dict[str, object] = {
+                    "rank": r.rank,
+                    "doc_id": r.doc,
+                    "url": r.url or None,
+                    "title": r.title or None,
+                    "snippet": r.snippet or None,
+                    "clicks": n_clicks,
+                    "dwell": dwell,
+                }
+                self._row(query, result, r.line)
+
+    def _row(self, query: dict[str, object], result: dict[str, object], line: int) -> None:
+        for name, value in (*query.items(), *result.items()):
+            self.rows[name].append(value)
+        self.row_lines.append(line)

@@ -1,0 +1,212 @@
+"""The last phase of :func:`~sessionval.validate.flat.frame_from_flat`: assemble the tables.
+
+From the checked :class:`~sessionval.validate.phases.LoadState` and the rows to
+keep, build the ``sessions``, ``queries`` and ``results`` tables of the
+:class:`~sessionval.frame.SessionFrame` (accepted sessions only, renumbered).  Each
+array of the state is released as soon as its column is built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from .._types import BoolArray, IntArray
+from ..frame import FLAT_COLUMNS, SessionFrame
+from ..models.judgments import GradeScale
+from .fields import compact_categorical
+from .phases import ENTITY_COLUMNS, LoadState
+
+__all__ = [
+    "build_frame",
+]
+
+#: optional result-level text columns, carried as they are
+_RESULT_TEXT: Final = tuple(
+    c.name for c in FLAT_COLUMNS if c.level == "result" and c.kind == "text"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """The accepted sessions and queries, renumbered."""
+
+    s_keep: BoolArray  # per session (first-appearance order)
+    q_keep: BoolArray  # per query
+    res_kept: BoolArray  # per sorted row: a result of an accepted session
+    sess_names: pd.Index
+    sess_cat: pd.CategoricalDtype
+    q_rows: IntArray  # input row of each kept query's first row
+    q_sess: npt.NDArray[np.int32]  # new session code of each kept query
+    q_pos: npt.NDArray[np.int16]  # position of each kept query
+    q_new: npt.NDArray[np.int32]  # new query index of each old query
+
+
+def _kept(st: LoadState, keep: BoolArray | None) -> _Kept:
+    n_q = st.n_queries
+    q_keep = np.ones(n_q, dtype=bool) if keep is None else keep[st.q_first_sorted]
+    s_keep = np.ones(len(st.s_first), dtype=bool) if keep is None else keep[st.sstart]
+    res_kept = st.res_mask if keep is None else st.res_mask & keep
+    kept_sessions = st.sc[st.sstart][s_keep]  # codes of kept sessions, first-appearance order
+    sess_names = st.names[kept_sessions]
+    new_code = np.full(len(st.names) + 1, -1, dtype=np.int32)
+    new_code[kept_sessions] = np.arange(len(kept_sessions), dtype=np.int32)
+    return _Kept(
+        s_keep=s_keep,
+        q_keep=q_keep,
+        res_kept=res_kept,
+        sess_names=sess_names,
+        sess_cat=pd.CategoricalDtype(pd.Index(sess_names, dtype="string"), ordered=False),
+        q_rows=st.q_first[q_keep],
+        q_sess=new_code[st.q_session[q_keep]],
+        q_pos=st.q_pos[q_keep].astype(np.int16),
+        q_new=(np.cumsum(q_keep, dtype=np.int64) - 1).astype(np.int32),  # renumber kept queries
+    )
+
+
+def build_frame(
+    st: LoadState, keep: BoolArray | None, *, grade_scale: GradeScale | None
+) -> SessionFrame:
+    """Phase "building tables": the sessions, queries and results of the accepted sessions.
+
+    Consumes the state: each array is released as soon as its column is built.
+    """
+    k = _kept(st, keep)
+    del st.res_mask
+    sessions = _sessions_table(st, k)
+    queries = _queries_table(st, k, sessions["topic_id"])
+    results = _results_table(st, k)
+    return SessionFrame(
+        sessions=sessions,
+        queries=queries,
+        results=results,
+        users=pd.DataFrame({"user_id": sessions["user_id"].cat.categories.astype("string")}),
+        topics=pd.DataFrame(
+            {
+                "topic_id": sessions["topic_id"].cat.categories.astype("string"),
+                "title": "",
+                "description": "",
+                "judged": True,
+            }
+        ),
+        systems=pd.DataFrame(
+            {
+                "system_id": sessions["system_id"].cat.categories.astype("string"),
+                "name": "",
+                "description": "",
+            }
+        ),
+        grade_scale=grade_scale,
+        source=st.source,
+    )
+
+
+def _sessions_table(st: LoadState, k: _Kept) -> pd.DataFrame:
+    n_kept = len(k.sess_names)
+
+    def entity(name: str) -> pd.Categorical:
+        col = st.entity_at_start[name][k.s_keep]
+        return compact_categorical(col.cat.codes.to_numpy(), col.cat.categories)
+
+    sessions = pd.DataFrame(
+        {
+            "session_id": pd.Categorical.from_codes(
+                np.arange(n_kept, dtype=np.int32), dtype=k.sess_cat
+            ),
+            **{name: entity(name) for name in ENTITY_COLUMNS},
+            "start_time": st.s_start[k.s_keep].reset_index(drop=True),
+            "end_time": st.s_end[k.s_keep].reset_index(drop=True),
+            "n_queries": np.bincount(k.q_sess, minlength=n_kept).astype(np.int16),
+        }
+    )
+    for c, vals in st.ratings.items():
+        sessions[c] = vals[k.s_keep]
+    return sessions
+
+
+def _queries_table(st: LoadState, k: _Kept, topic_of_session: pd.Series) -> pd.DataFrame:
+    src = st.src
+    q_pos = k.q_pos
+    default_qid = (
+        pd.Series(k.sess_names[k.q_sess], dtype="string") + ":" + pd.Series(q_pos).astype("string")
+    )
+    qid = (
+        src.take("query_id", k.q_rows).astype("string").fillna(default_qid)
+        if "query_id" in src
+        else default_qid
+    )
+    text = (
+        src.take("query_text", k.q_rows).astype("string").fillna("")
+        if "query_text" in src
+        else pd.Series([""] * len(k.q_rows), dtype="string")
+    )
+    qrels_key = topic_of_session.astype("string").iloc[k.q_sess].reset_index(drop=True)
+    if "qrels_id" in src:
+        # per-session or per-turn judgment keys; an empty key falls back to the topic
+        qrels_key = src.take("qrels_id", k.q_rows).astype("string").fillna(qrels_key)
+    if st.scan is not None:
+        kept_scan = st.scan[k.q_keep]
+        scan_col = pd.arrays.IntegerArray(
+            np.nan_to_num(kept_scan).astype(np.int32), np.isnan(kept_scan)
+        )
+    else:
+        n_kept = len(k.q_rows)
+        scan_col = pd.arrays.IntegerArray(
+            np.zeros(n_kept, dtype=np.int32), np.ones(n_kept, dtype=bool)
+        )
+    return pd.DataFrame(
+        {
+            "session_id": pd.Categorical.from_codes(k.q_sess, dtype=k.sess_cat),
+            "query_pos": q_pos,
+            "query_id": qid,
+            "text": text,
+            "time": st.q_time[k.q_keep].reset_index(drop=True),
+            "n_results": st.n_res_q[k.q_keep].astype(np.int32),
+            "scan_depth": scan_col,
+            "qrels_id": qrels_key.astype("category"),
+        }
+    )
+
+
+def _results_table(st: LoadState, k: _Kept) -> pd.DataFrame:
+    # each column is taken from the kept rows and its source freed at once, so the peak
+    # stays near the size of the result (boolean compress when rows are already sorted)
+    res_kept = k.res_kept
+    r_rows = None if st.order is None else st.order[res_kept]
+
+    def pick(arr: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """Kept result rows of a column in input order."""
+        return arr[res_kept] if r_rows is None else arr[r_rows]
+
+    query_idx = k.q_new[st.q_of_row[res_kept]]
+    del st.q_of_row, st.sc, st.pos_i
+    results = pd.DataFrame(
+        {
+            "query_idx": query_idx,
+            "session_id": pd.Categorical.from_codes(k.q_sess[query_idx], dtype=k.sess_cat),
+            "query_pos": k.q_pos[query_idx],
+        },
+        copy=False,
+    )
+    results["rank"] = pick(st.rank_i)
+    del st.rank_i
+    results["doc_id"] = compact_categorical(pick(st.doc_codes), st.doc_categories)
+    del st.doc_codes
+    n_r = len(results)
+    text_rows = r_rows if r_rows is not None else np.flatnonzero(res_kept)
+    for c in _RESULT_TEXT:
+        if c in st.src:
+            results[c] = st.src.take(c, text_rows).astype("string")
+    results["clicks"] = pick(st.clicks) if st.clicks is not None else np.zeros(n_r, dtype=np.int16)
+    st.clicks = None
+    results["dwell"] = pick(st.dwell) if st.dwell is not None else np.full(n_r, np.nan, np.float32)
+    st.dwell = None
+    results["user_grade"] = (
+        pick(st.ugrade) if st.ugrade is not None else np.full(n_r, np.nan, np.float32)
+    )
+    st.ugrade = None
+    return results

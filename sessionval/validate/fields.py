@@ -1,0 +1,265 @@
+"""Column converters of the flat-table loader: raw column in, typed array out, problems noted.
+
+Each converter reads one column (any dtype a CSV, Parquet file or DataFrame gives),
+returns it as the typed NumPy array or Series the frame stores, and reports every
+value it cannot convert to a :class:`~sessionval.validate.collect.ProblemCollector`
+with its row.  Ids become categoricals once, so the rules run on integer codes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from .collect import ProblemCollector
+
+__all__ = [
+    "as_category",
+    "compact_categorical",
+    "first_appearance_codes",
+    "floats_to_ints",
+    "missing_times",
+    "parse_integers",
+    "parse_numbers",
+    "parse_times",
+    "take_rows",
+]
+
+
+def as_category(col: pd.Series) -> pd.Series:
+    """The column as a categorical with string categories (ids are encoded once).
+
+    Examples
+    --------
+    >>> as_category(pd.Series([3, 1, 3])).cat.categories.tolist()
+    ['3', '1']
+    """
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        cats = col.cat.categories
+        if cats.dtype != "string":
+            col = col.cat.rename_categories(list(cats.astype(str)))
+            col = col.cat.set_categories(pd.Index(col.cat.categories, dtype="string"))
+        return col
+    codes, uniques = pd.factorize(col, sort=False)
+    cat = pd.Categorical.from_codes(codes, categories=pd.Index(uniques.astype(str), dtype="string"))
+    out: pd.Series = pd.Series(cat)
+    return out
+
+
+def first_appearance_codes(
+    col: pd.Series,
+) -> tuple[pd.Index, npt.NDArray[np.int32], npt.NDArray[np.bool_]]:
+    """Encode ids by order of first appearance: ``(names, code per row, missing rows)``.
+
+    A missing id gets code ``-1``.  Only the rows where the value changes are
+    factorised, so a table sorted by session costs one pass over the codes.
+
+    Examples
+    --------
+    >>> names, codes, missing = first_appearance_codes(pd.Series(["b", "b", None, "a", "b"]))
+    >>> names.tolist(), codes.tolist(), missing.tolist()
+    (['b', 'a'], [0, 0, -1, 1, 0], [False, False, True, False, False])
+    """
+    raw = as_category(col)
+    raw_codes = raw.cat.codes.to_numpy()
+    missing = raw_codes < 0
+    present = raw_codes[~missing] if missing.any() else raw_codes
+    change = np.flatnonzero(present[1:] != present[:-1]) + 1
+    first_seen = pd.unique(np.concatenate([present[:1], present[change]]))
+    remap = np.full(len(raw.cat.categories) + 1, -1, dtype=np.int32)
+    remap[first_seen] = np.arange(len(first_seen), dtype=np.int32)
+    codes = remap[raw_codes]  # -1 (missing) picks the sentinel slot
+    names = pd.Index(raw.cat.categories[first_seen].astype(str))
+    return names, codes, missing
+
+
+def compact_categorical(
+    codes: npt.NDArray[np.integer[Any]], categories: pd.Index
+) -> pd.Categorical:
+    """A categorical of ``codes`` keeping only the categories used (a bincount, no sort).
+
+    Examples
+    --------
+    >>> compact_categorical(np.array([2, -1, 2]), pd.Index(["a", "b", "c"])).tolist()
+    ['c', nan, 'c']
+    """
+    valid = codes >= 0
+    used = np.bincount(codes[valid], minlength=len(categories)) > 0
+    remap = (np.cumsum(used) - 1).astype(np.int32)
+    new = np.where(valid, remap[np.maximum(codes, 0)], -1).astype(np.int32)
+    return pd.Categorical.from_codes(new, categories=categories[used])
+
+
+def take_rows(arr: npt.NDArray[Any], rows: npt.NDArray[np.int64] | None) -> npt.NDArray[Any]:
+    """``arr[rows]``, or ``arr`` itself when ``rows`` is ``None`` (rows already in order)."""
+    return arr if rows is None else arr[rows]
+
+
+def parse_numbers(
+    raw: pd.Series,
+    name: str,
+    coll: ProblemCollector,
+    *,
+    integer: bool,
+    dtype: type[np.floating[Any]] = np.float64,
+    nullable_rows: npt.NDArray[np.bool_] | None = None,
+    at: npt.NDArray[np.int64] | None = None,
+) -> npt.NDArray[np.floating[Any]]:
+    """Column values as floats (NaN = missing); non-numbers and fractions are problems.
+
+    Parameters
+    ----------
+    raw
+        The column at rows ``at`` (all rows when ``None``): query- and session-level
+        columns are read at the first row of each query or session.
+    name
+        Column name in messages.
+    coll
+        Where problems go.
+    integer
+        Whole numbers only (a fraction is a problem and becomes NaN).
+    dtype
+        ``float32`` for row-level columns: exact for the integers they hold.
+    nullable_rows
+        When given, a missing value is a problem except on these rows.
+    at
+        Table row of each value of ``raw``.
+
+    Examples
+    --------
+    >>> coll = ProblemCollector("t", np.zeros(3, np.int32), pd.Index(["s"]), str)
+    >>> parse_numbers(pd.Series(["1", "x", "2.5"]), "clicks", coll, integer=True).tolist()
+    [1.0, nan, nan]
+    >>> [(p.location, p.message) for p in coll.problems]
+    [('1', 'must be an integer'), ('2', 'must be a whole number')]
+    """
+    where = (lambda idx: idx) if at is None else (lambda idx: at[idx])
+    reported: npt.NDArray[np.bool_] | None = None  # values already reported as wrong
+    if pd.api.types.is_numeric_dtype(raw.dtype) and not isinstance(raw.dtype, pd.CategoricalDtype):
+        vals = raw.to_numpy(dtype=dtype, na_value=np.nan, copy=True)
+    else:
+        conv = pd.to_numeric(raw.astype("string"), errors="coerce")
+        vals = conv.to_numpy(dtype=dtype, na_value=np.nan, copy=True)
+        reported = np.isnan(vals) & raw.notna().to_numpy()
+        if reported.any():
+            rows = np.flatnonzero(reported)
+            kind = "an integer" if integer else "a number"
+            coll.add(where(rows), name, f"must be {kind}", raw.iloc[rows].tolist())
+    if integer:
+        frac = vals != np.floor(vals)  # NaN compares unequal to itself: excluded below
+        frac &= ~np.isnan(vals)
+        if frac.any():
+            rows = np.flatnonzero(frac)
+            coll.add(where(rows), name, "must be a whole number", vals[rows].tolist())
+            vals[rows] = np.nan
+            reported = frac if reported is None else reported | frac
+    if nullable_rows is not None:
+        missing = np.isnan(vals) & ~nullable_rows
+        if reported is not None:
+            missing &= ~reported
+        if missing.any():
+            coll.add(where(np.flatnonzero(missing)), name, "is required")
+    return vals
+
+
+def parse_integers(
+    raw: pd.Series,
+    name: str,
+    coll: ProblemCollector,
+    *,
+    fill: int,
+    nullable_rows: npt.NDArray[np.bool_] | None,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bool_]]:
+    """An integer column as int32 (missing -> ``fill``) and its missing mask.
+
+    Integer columns (Parquet, typed DataFrames) are converted directly; anything
+    else goes through :func:`parse_numbers`, which reports non-numbers and
+    fractions.  ``nullable_rows`` marks rows that may be empty (``None``: none may).
+
+    Examples
+    --------
+    >>> coll = ProblemCollector("t", np.zeros(3, np.int32), pd.Index(["s"]), str)
+    >>> ints, missing = parse_integers(
+    ...     pd.Series([1, None, 3], dtype="Int64"), "rank", coll, fill=0, nullable_rows=None
+    ... )
+    >>> ints.tolist(), missing.tolist(), [p.message for p in coll.problems]
+    ([1, 0, 3], [False, True, False], ['is required'])
+    """
+    if pd.api.types.is_integer_dtype(raw.dtype) and not isinstance(raw.dtype, pd.CategoricalDtype):
+        missing = raw.isna().to_numpy()
+        values = raw.to_numpy(dtype=np.int64, na_value=fill) if missing.any() else raw.to_numpy()
+        lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+        out_of_range = (values < lo) | (values > hi)
+        if out_of_range.any():
+            rows = np.flatnonzero(out_of_range)
+            coll.add(rows, name, "must fit in 32 bits", values[rows].tolist())
+        ints = values.astype(np.int32)
+        required = missing if nullable_rows is None else missing & ~nullable_rows
+        if required.any():
+            coll.add(np.flatnonzero(required), name, "is required")
+        return ints, missing
+    allowed = np.zeros(len(raw), dtype=bool) if nullable_rows is None else nullable_rows
+    vals = parse_numbers(raw, name, coll, integer=True, dtype=np.float64, nullable_rows=allowed)
+    missing = np.isnan(vals)
+    return floats_to_ints(vals, fill=fill, dtype=np.int32), missing
+
+
+def floats_to_ints(
+    values: npt.NDArray[np.floating[Any]], *, fill: int, dtype: type[np.integer[Any]]
+) -> npt.NDArray[Any]:
+    """Floats with NaN as integers, NaN replaced by ``fill`` (no ±inf scan as in nan_to_num).
+
+    Examples
+    --------
+    >>> floats_to_ints(np.array([1.0, np.nan]), fill=-1, dtype=np.int32).tolist()
+    [1, -1]
+    """
+    with np.errstate(invalid="ignore"):  # NaN casts to garbage here, replaced just below
+        out = values.astype(dtype)
+    nan = np.isnan(values)
+    if nan.any():
+        out[nan] = fill
+    return out
+
+
+def parse_times(
+    raw: pd.Series, name: str, coll: ProblemCollector, at: npt.NDArray[np.int64]
+) -> pd.Series:
+    """Times at rows ``at`` (``raw`` already taken there) as UTC; unparseable ones are problems.
+
+    Naive times are taken as UTC; aware ones are converted to it.
+
+    Examples
+    --------
+    >>> coll = ProblemCollector("t", np.zeros(2, np.int32), pd.Index(["s"]), str)
+    >>> t = parse_times(pd.Series(["2008-03-01T09:00:05+01:00", "noon"]), "query_time", coll,
+    ...                 np.arange(2))
+    >>> str(t.iloc[0]), [p.location for p in coll.problems]
+    ('2008-03-01 08:00:05+00:00', ['1'])
+    """
+    raw = raw.reset_index(drop=True)
+    if isinstance(raw.dtype, pd.DatetimeTZDtype):
+        aware: pd.Series = raw.dt.tz_convert("UTC").astype("datetime64[ns, UTC]")
+        return aware
+    if pd.api.types.is_datetime64_dtype(raw.dtype):
+        naive: pd.Series = raw.dt.tz_localize("UTC").astype("datetime64[ns, UTC]")
+        return naive
+    conv = pd.to_datetime(raw.astype("string"), errors="coerce", utc=True, format="ISO8601")
+    bad = conv.isna().to_numpy() & raw.notna().to_numpy()
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        coll.add(
+            at[rows],
+            name,
+            "must be an ISO-8601 time (e.g. 2008-03-01T09:00:05Z)",
+            raw.iloc[rows].tolist(),
+        )
+    return conv.astype("datetime64[ns, UTC]")
+
+
+def missing_times(n: int) -> pd.Series:
+    """``n`` unknown times (NaT, UTC): the value of a time column the table does not have."""
+    return pd.Series(pd.NaT, index=range(n), dtype="datetime64[ns, UTC]")

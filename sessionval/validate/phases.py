@@ -1,0 +1,429 @@
+"""The phases of :func:`~sessionval.validate.flat.frame_from_flat`, one function per phase.
+
+Each phase reads a few columns of the flat table, checks the study's rules on
+them for all rows at once and leaves what later phases need in a
+:class:`LoadState`.  The phases run in the order of
+:data:`~sessionval.validate.flat.LOAD_PHASES`; :func:`settle` then raises (strict)
+or picks the sessions to keep (lenient), and
+:func:`~sessionval.validate.assemble.build_frame` assembles the three tables.
+Arrays are released from the state as soon as no later phase needs them, which
+keeps the peak memory of a million-session load near the size of the frame it
+builds.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from .._types import BoolArray, IntArray
+from ..errors import InputFormatError, ParseError, raise_if_any
+from ..frame import FLAT_COLUMNS, FLAT_REQUIRED
+from ..models.judgments import GradeScale
+from ..problems import LoadReport, Mode
+from ..rules import check_in_levels, check_one_to_n, check_unique_within
+from .collect import ProblemCollector, row_locator
+from .fields import (
+    as_category,
+    first_appearance_codes,
+    missing_times,
+    parse_integers,
+    parse_numbers,
+    parse_times,
+    take_rows,
+)
+from .sources import Columns, FrameColumns
+
+__all__ = [
+    "ENTITY_COLUMNS",
+    "LoadState",
+    "check_results",
+    "check_sessions",
+    "read_query_values",
+    "read_ranks",
+    "read_result_values",
+    "read_sessions",
+    "settle",
+]
+
+#: the session-level ids besides ``session_id`` (user, topic, system): one value per session
+ENTITY_COLUMNS: Final = tuple(
+    c.name
+    for c in FLAT_COLUMNS
+    if c.level == "session" and c.kind == "id" and c.name != "session_id"
+)
+
+#: rows per piece for the grouped rule checks: bounds their temporaries on huge tables
+_CHECK_CHUNK: Final = 1 << 24
+
+#: row-level values are float32, query- and session-level ones float64
+Floats = npt.NDArray[np.floating[Any]]
+
+
+@dataclass(slots=True, eq=False, repr=False)
+class LoadState:
+    """What the phases of one load share; each field is set by the phase named beside it.
+
+    Rows are table rows in input order; "sorted" arrays follow the rows ordered by
+    (session, query position, rank), which ``order`` maps back to input rows
+    (``None`` when the input is already in that order).
+    """
+
+    # read_sessions
+    src: Columns
+    source: str
+    n_rows: int
+    coll: ProblemCollector
+    names: pd.Index  # session ids in order of first appearance
+    s_codes: npt.NDArray[np.int32]  # session code per row (-1: none)
+    missing_sess: BoolArray
+    # read_ranks
+    doc_codes: npt.NDArray[np.integer[Any]] = field(init=False)
+    doc_categories: pd.Index = field(init=False)
+    empty_row: BoolArray = field(init=False)  # no document: a query without results
+    pos_i: npt.NDArray[np.int32] = field(init=False)
+    rank_i: npt.NDArray[np.int32] = field(init=False)
+    rank_present: BoolArray = field(init=False)
+    order: IntArray | None = field(init=False)
+    sc: npt.NDArray[np.int32] = field(init=False)  # session code per sorted row
+    pc: npt.NDArray[np.int32] = field(init=False)  # query position per sorted row
+    qstart: BoolArray = field(init=False)  # sorted row starts a query
+    sstart: BoolArray = field(init=False)  # sorted row starts a session
+    q_first_sorted: IntArray = field(init=False)
+    q_first: IntArray = field(init=False)  # input row of each query's first row
+    s_first: IntArray = field(init=False)  # input row of each session's first row
+    # check_sessions
+    entity_at_start: dict[str, pd.Series] = field(init=False)
+    q_session: npt.NDArray[np.int32] = field(init=False)
+    q_pos: npt.NDArray[np.int32] = field(init=False)
+    # check_results
+    q_of_row: npt.NDArray[np.int32] = field(init=False)  # query per sorted row
+    res_mask: BoolArray = field(init=False)  # sorted row is a result (not an empty query)
+    n_res_q: IntArray = field(init=False)
+    # read_result_values
+    clicks: npt.NDArray[np.int16] | None = field(init=False)
+    dwell: Floats | None = field(init=False)
+    ugrade: Floats | None = field(init=False)
+    # read_query_values
+    scan: Floats | None = field(init=False)
+    q_time: pd.Series = field(init=False)
+    s_start: pd.Series = field(init=False)
+    s_end: pd.Series = field(init=False)
+    ratings: dict[str, Floats] = field(init=False)
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries (one per session and query position)."""
+        return len(self.q_first)
+
+    def input_rows(self, sorted_rows: IntArray) -> IntArray:
+        """The input rows of ``sorted_rows``."""
+        return sorted_rows if self.order is None else self.order[sorted_rows]
+
+
+# ---------------------------------------------------------------------------------------------
+# the phases, in the order of LOAD_PHASES
+
+
+def read_sessions(
+    flat: pd.DataFrame | Columns,
+    *,
+    source: str | None,
+    location_kind: Literal["row", "line"],
+    row_locations: IntArray | None,
+) -> LoadState:
+    """Phase "reading sessions": check the columns, encode session ids, start the state.
+
+    Raises
+    ------
+    InputFormatError
+        A required column is missing (the message lists those found).
+    ParseError
+        The table has no rows.
+    """
+    src: Columns = (
+        FrameColumns(flat, source=source or "<frame>") if isinstance(flat, pd.DataFrame) else flat
+    )
+    source = source or src.source
+    missing = [c for c in FLAT_REQUIRED if c not in src]
+    if missing:
+        raise InputFormatError(
+            f"{source}: missing column(s) {', '.join(missing)}; "
+            f"found {', '.join(src.names)}"
+            f" (required: {', '.join(FLAT_REQUIRED)})"
+        )
+    n_rows = len(src)
+    if n_rows == 0:
+        raise ParseError(f"{source}: no rows (expected one row per result)")
+    names, s_codes, missing_sess = first_appearance_codes(src.column("session_id"))
+    coll = ProblemCollector(source, s_codes, names, row_locator(location_kind, row_locations))
+    if missing_sess.any():
+        coll.add(np.flatnonzero(missing_sess), "session_id", "is required")
+    return LoadState(src, source, n_rows, coll, names, s_codes, missing_sess)
+
+
+def read_ranks(st: LoadState) -> None:
+    """Phase "reading documents and ranks": documents, query positions, ranks; row order."""
+    doc = as_category(st.src.column("doc_id"))
+    st.doc_codes = doc.cat.codes.to_numpy()
+    st.doc_categories = doc.cat.categories
+    del doc
+    st.empty_row = st.doc_codes < 0
+    st.pos_i, _ = parse_integers(
+        st.src.column("query_pos"), "query_pos", st.coll, fill=-1, nullable_rows=None
+    )
+    st.rank_i, rank_missing = parse_integers(
+        st.src.column("rank"), "rank", st.coll, fill=0, nullable_rows=st.empty_row
+    )
+    st.rank_present = ~rank_missing
+    half = st.rank_present & st.empty_row  # a rank but no document
+    if half.any():
+        st.coll.add(
+            np.flatnonzero(half),
+            "doc_id",
+            "is required when rank is given (leave both empty for a query without results)",
+        )
+    _order_rows(st)
+
+
+def _order_rows(st: LoadState) -> None:
+    """Order rows by session (first appearance), query position, rank; mark query starts."""
+    st.order = None
+    if not _is_sorted(st.s_codes, st.pos_i, st.rank_i):
+        st.order = np.lexsort((st.rank_i, st.pos_i, st.s_codes))
+    st.sc, st.pc = take_rows(st.s_codes, st.order), take_rows(st.pos_i, st.order)
+    sc, pc = st.sc, st.pc
+    st.qstart = np.ones(st.n_rows, dtype=bool)
+    st.qstart[1:] = (sc[1:] != sc[:-1]) | (pc[1:] != pc[:-1])
+    st.sstart = np.ones(st.n_rows, dtype=bool)
+    st.sstart[1:] = sc[1:] != sc[:-1]
+    st.q_first_sorted = np.flatnonzero(st.qstart)
+    st.q_first = st.input_rows(st.q_first_sorted)
+    st.s_first = st.input_rows(np.flatnonzero(st.sstart))
+
+
+def _is_sorted(
+    s: npt.NDArray[np.int32], p: npt.NDArray[np.int32], r: npt.NDArray[np.int32]
+) -> bool:
+    """Rows ordered by (session, query_pos, rank) with no repeated triple, checked in pieces."""
+    n = len(s)
+    for a in range(0, max(n - 1, 0), _CHECK_CHUNK):
+        b = min(a + _CHECK_CHUNK + 1, n)
+        ds, dp, dr = np.diff(s[a:b]), np.diff(p[a:b]), np.diff(r[a:b])
+        ok = (ds > 0) | ((ds == 0) & ((dp > 0) | ((dp == 0) & (dr > 0))))
+        if not ok.all():
+            return False
+    return True
+
+
+def check_sessions(st: LoadState) -> None:
+    """Phase "checking sessions": one user, topic and system per session; positions 1..n."""
+    st.entity_at_start = {name: _one_per_session(st, name) for name in ENTITY_COLUMNS}
+    st.q_session = st.sc[st.q_first_sorted]
+    st.q_pos = st.pc[st.q_first_sorted]
+    del st.pc
+    v = check_one_to_n(st.q_pos, st.q_session, what="query position")
+    if v:
+        st.coll.add(st.q_first[v.rows], "query_pos", v.messages, st.q_pos[v.rows].tolist())
+
+
+def _one_per_session(st: LoadState, name: str) -> pd.Series:
+    """The column's value at each session's first row; a row that differs is a problem."""
+    col = as_category(st.src.column(name))
+    codes = col.cat.codes.to_numpy()
+    miss = (codes < 0) & ~st.missing_sess
+    if miss.any():
+        st.coll.add(np.flatnonzero(miss), name, "is required")
+    in_order = take_rows(codes, st.order)
+    change = np.zeros(st.n_rows, dtype=bool)
+    change[1:] = (st.sc[1:] == st.sc[:-1]) & (in_order[1:] != in_order[:-1])
+    del in_order
+    if change.any():
+        rows = st.input_rows(np.flatnonzero(change))
+        st.coll.add(
+            rows,
+            name,
+            f"differs from an earlier row of the same session (one {name[:-3]} per session)",
+            col.iloc[rows].astype(str).tolist(),
+        )
+    at_start: pd.Series = col.iloc[st.s_first].reset_index(drop=True)
+    return at_start
+
+
+def check_results(st: LoadState) -> None:
+    """Phase "checking ranks and documents": ranks 1..k per query, each document once.
+
+    Checked in pieces of whole queries, so the temporaries stay bounded.
+    """
+    n_q = st.n_queries
+    st.q_of_row = np.cumsum(st.qstart, dtype=np.int32)
+    st.q_of_row -= 1
+    empty_sorted = take_rows(st.empty_row, st.order)
+    present_sorted = take_rows(st.rank_present, st.order)
+    st.res_mask = present_sorted & ~empty_sorted
+    empty_q = np.zeros(n_q, dtype=bool)
+    empty_q[st.q_of_row[empty_sorted & ~present_sorted]] = True
+    st.n_res_q = np.bincount(st.q_of_row[st.res_mask], minlength=n_q)
+    mixed = empty_q & (st.n_res_q > 0)
+    if mixed.any():
+        rows = st.q_first[np.flatnonzero(mixed)]
+        st.coll.add(rows, "doc_id", "a query has both results and an empty-result row")
+    del empty_sorted, present_sorted, empty_q, mixed
+    rank_s = take_rows(st.rank_i, st.order)
+    doc_s = take_rows(st.doc_codes, st.order)
+    for a, b in _segment_bounds(st.qstart, _CHECK_CHUNK):
+        in_piece = np.flatnonzero(st.res_mask[a:b]) + a
+        rq, rr = st.q_of_row[in_piece], rank_s[in_piece]
+        v = check_one_to_n(rr, rq, what="rank", presorted=True)  # sorted space
+        if v:
+            st.coll.add(st.input_rows(in_piece[v.rows]), "rank", v.messages, rr[v.rows].tolist())
+        v = check_unique_within(doc_s[in_piece], rq, what="document", presorted_groups=True)
+        if v:
+            rows = st.input_rows(in_piece[v.rows])
+            docs = st.doc_categories[st.doc_codes[rows]].astype(str).tolist()
+            st.coll.add(rows, "doc_id", v.messages, docs)
+
+
+def _segment_bounds(starts: BoolArray, chunk: int) -> list[tuple[int, int]]:
+    """Split ``range(len(starts))`` into pieces of about ``chunk`` rows at group starts."""
+    n = len(starts)
+    if n <= chunk:
+        return [(0, n)]
+    start_idx = np.flatnonzero(starts)
+    cuts = np.unique(
+        start_idx[
+            np.searchsorted(start_idx, np.arange(chunk, n, chunk)).clip(max=len(start_idx) - 1)
+        ]
+    )
+    edges = [0, *[int(c) for c in cuts if c > 0], n]
+    return [(a, b) for a, b in itertools.pairwise(edges) if b > a]
+
+
+def read_result_values(st: LoadState, user_grade_scale: GradeScale | None) -> None:
+    """Phase "reading clicks and grades": clicks, dwell and the searchers' own grades.
+
+    Row-level values are float32 (exact for the values they hold) and clicks int16.
+    """
+    src, coll = st.src, st.coll
+    clicks = None
+    if "clicks" in src:
+        clicks, _ = parse_integers(
+            src.column("clicks"),
+            "clicks",
+            coll,
+            fill=0,
+            nullable_rows=np.ones(st.n_rows, dtype=bool),
+        )
+    st.dwell = _row_numbers(st, "dwell", integer=False)
+    st.ugrade = _row_numbers(st, "user_grade", integer=True)
+    for name, arr in (("clicks", clicks), ("dwell", st.dwell)):
+        if arr is not None:
+            neg = arr < 0
+            if neg.any():
+                rows = np.flatnonzero(neg)
+                coll.add(rows, name, "must be >= 0", arr[rows].tolist())
+    if st.ugrade is not None and user_grade_scale is not None:
+        v = check_in_levels(st.ugrade, user_grade_scale.grades, what="user_grade")
+        if v:
+            coll.add(v.rows, "user_grade", v.messages)
+    st.clicks = None
+    if clicks is not None:
+        too_many = clicks > np.iinfo(np.int16).max
+        if too_many.any():
+            rows = np.flatnonzero(too_many)
+            coll.add(rows, "clicks", "must be <= 32767", clicks[rows].tolist())
+        st.clicks = clicks.clip(0, np.iinfo(np.int16).max).astype(np.int16)
+
+
+def _row_numbers(st: LoadState, name: str, *, integer: bool) -> Floats | None:
+    if name not in st.src:
+        return None
+    return parse_numbers(st.src.column(name), name, st.coll, integer=integer, dtype=np.float32)
+
+
+def read_query_values(st: LoadState, max_rank: int | None) -> None:
+    """Phase "reading queries and sessions": scan depth, times and ratings, once per query/session.
+
+    ``max_rank``: the lists were cut at this rank when read, so a logged scan depth
+    beyond a cut list is clipped to it instead of reported.
+    """
+    src, coll = st.src, st.coll
+    st.scan = None
+    if "scan_depth" in src:
+        st.scan = _scan_depths(st, max_rank)
+    st.q_time = _times_at(st, "query_time", st.q_first)
+    st.s_start = _times_at(st, "session_start", st.s_first)
+    st.s_end = _times_at(st, "session_end", st.s_first)
+    st.ratings = {
+        c: parse_numbers(src.take(c, st.s_first), c, coll, integer=False, at=st.s_first)
+        for c in src.names
+        if c.startswith("rating_")
+    }
+
+
+def _scan_depths(st: LoadState, max_rank: int | None) -> Floats:
+    scan = parse_numbers(
+        st.src.take("scan_depth", st.q_first), "scan_depth", st.coll, integer=True, at=st.q_first
+    )
+    n_res = st.n_res_q
+    over = scan > n_res
+    if max_rank is not None:
+        cut = over & (n_res >= max_rank)
+        scan[cut] = n_res[cut]
+        over &= ~cut
+    bad = ~np.isnan(scan) & ((scan < 0) | over)
+    if bad.any():
+        qi = np.flatnonzero(bad)
+        st.coll.add(
+            st.q_first[qi],
+            "scan_depth",
+            [f"must be between 0 and the number of results ({int(n_res[i])})" for i in qi],
+            scan[qi].tolist(),
+        )
+    return scan
+
+
+def _times_at(st: LoadState, name: str, at: IntArray) -> pd.Series:
+    if name not in st.src:
+        return missing_times(len(at))
+    return parse_times(st.src.take(name, at), name, st.coll, at)
+
+
+# ---------------------------------------------------------------------------------------------
+# after the checks
+
+
+def settle(st: LoadState, *, mode: Mode, max_problems: int) -> tuple[LoadReport, BoolArray | None]:
+    """Raise every problem (strict), or pick the sorted rows to keep (lenient).
+
+    Returns
+    -------
+    (LoadReport, keep)
+        ``keep`` marks the sorted rows of accepted sessions, ``None`` when all are kept.
+
+    Raises
+    ------
+    ValidationFailed
+        Strict mode and at least one problem (up to ``max_problems`` listed).
+    """
+    coll = st.coll
+    report = LoadReport(source=st.source, records_read=len(st.names), rows_read=st.n_rows)
+    if mode == "strict":
+        raise_if_any(coll.problems, limit=max_problems)
+    # lenient: drop every row of a rejected session (and rows without a session)
+    keep: BoolArray | None = None
+    if coll.bad_sessions or st.missing_sess.any():
+        bad_codes = np.fromiter(coll.bad_sessions, dtype=np.int64, count=len(coll.bad_sessions))
+        bad_session = np.zeros(len(st.names) + 1, dtype=bool)  # last slot: rows without a session
+        bad_session[bad_codes] = True
+        bad_session[-1] = True
+        keep = ~bad_session[st.sc]
+        report.problems = coll.problems
+    report.sessions_rejected = len(coll.bad_sessions)
+    report.sessions_accepted = len(st.names) - report.sessions_rejected
+    return report, keep

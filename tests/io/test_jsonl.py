@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sessionval.errors import ParseError, ValidationFailed
+from sessionval.io.jsonl import load_jsonl
+
+
+def test_jsonl_builds_the_frame(tmp_path: Path, make_session, write_jsonl):
+    p = write_jsonl(
+        tmp_path / "s.jsonl", [make_session("s1"), make_session("s2", queries=[[], ["x"]])]
+    )
+    frame, report = load_jsonl(p)
+    assert report.records_read == 2 == report.sessions_accepted
+    assert frame.queries["n_results"].tolist() == [2, 1, 0, 1]
+    assert frame.results["query_idx"].tolist() == [0, 0, 1, 3]
+    assert frame.results["rank"].tolist() == [1, 2, 1, 1]
+    assert list(frame.sessions["session_id"].astype(str)) == ["s1", "s2"]
+    assert frame.sessions["n_queries"].tolist() == [2, 2]
+    assert frame.queries["query_id"].tolist() == ["s1:1", "s1:2", "s2:1", "s2:2"]
+    assert frame.query_offsets().tolist() == [0, 2, 3, 3, 4]
+
+
+def test_empty_file(tmp_path: Path):
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n \n")
+    with pytest.raises(
+        ParseError, match=r"s\.jsonl: file is empty \(expected one JSON session per line\)"
+    ):
+        load_jsonl(p)
+
+
+def test_wrong_encoding(tmp_path: Path, make_session):
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(
+        json.dumps(make_session()).encode() + b"\n" + '{"x": "caf\xe9"}'.encode("latin-1") + b"\n"
+    )
+    with pytest.raises(ParseError, match=r"s\.jsonl:2: not valid UTF-8 \(byte \d+: b'\\xe9'\)"):
+        load_jsonl(p)
+
+
+def test_truncated_json_names_line_and_column(tmp_path: Path, make_session, write_jsonl):
+    good = json.dumps(make_session("s1"))
+    p = write_jsonl(tmp_path / "s.jsonl", [good, json.dumps(make_session("s2"))[:40]])
+    with pytest.raises(ValidationFailed) as err:
+        load_jsonl(p)
+    msg = str(err.value)
+    assert (
+        "s.jsonl:2: invalid JSON: Unterminated string" in msg and "the line looks truncated" in msg
+    )
+
+
+def test_duplicate_session_ids(tmp_path: Path, make_session, write_jsonl):
+    p = write_jsonl(
+        tmp_path / "s.jsonl", [make_session("s1"), make_session("s2"), make_session("s1")]
+    )
+    with pytest.raises(
+        ValidationFailed, match=r"s.jsonl:3: session_id: duplicate session id \(first on line 1\)"
+    ):
+        load_jsonl(p)
+
+
+def test_model_errors_carry_field_path_and_value(tmp_path: Path, make_session, write_jsonl):
+    bad = make_session("s1")
+    bad["queries"][0]["results"][1]["rank"] = 0
+    p = write_jsonl(tmp_path / "s.jsonl", [bad])
+    with pytest.raises(ValidationFailed) as err:
+        load_jsonl(p)
+    assert (
+        "s.jsonl:1: queries[0].results[1].rank: Input should be greater than or equal to 1 (got 0)"
+        in str(err.value)
+    )
+
+
+def test_lenient_counts_in_equal_counts_out(tmp_path: Path, make_session, write_jsonl):
+    bad = make_session("s3")
+    bad["queries"][0]["results"][1]["doc_id"] = "d1"  # twice in one list
+    p = write_jsonl(
+        tmp_path / "s.jsonl", [make_session("s1"), "{not json", bad, make_session("s4")]
+    )
+    frame, report = load_jsonl(p, mode="lenient")
+    assert report.records_read == 4
+    assert report.sessions_accepted == 2 and report.sessions_rejected == 2
+    assert report.records_read == report.sessions_accepted + report.sessions_rejected
+    assert set(frame.sessions["session_id"].astype(str)) == {"s1", "s4"}
+    rej = report.rejects
+    assert set(rej["location"]) == {"line 2", "line 3"}
+    assert rej.loc[rej["location"] == "line 3", "record"].item() == "s3"
+
+
+def test_strict_collects_several_problems(tmp_path: Path, make_session, write_jsonl):
+    a, b = make_session("s1"), make_session("s2")
+    a["queries"][0]["results"][0]["rank"] = -1
+    b["queries"][1]["position"] = 5
+    p = write_jsonl(tmp_path / "s.jsonl", [a, b])
+    with pytest.raises(ValidationFailed) as err:
+        load_jsonl(p)
+    assert len(err.value.problems) == 2
+    assert "2 problems found" in str(err.value)
