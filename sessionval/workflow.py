@@ -281,6 +281,7 @@ def run(
     from .evaluation.config import SessionConfig, config_from_mapping
     from .evaluation.session import evaluate
     from .io.study import load_study
+    from .judgments.gains import gain_scheme
     from .output import plots
     from .output.export import write_exports
     from .output.report import ReportFigure, render_report
@@ -418,7 +419,7 @@ def run(
         n_cell, n_shown = cell.size, int(shown.sum())
         data["fig4_individual_sessions"] = ag.individual_curves(ev, where=shown)
         cg_ev = ev
-        if fs.cg_gains is not None and fs.cg_gains != config.gains:
+        if fs.cg_gains is not None and gain_scheme(fs.cg_gains) != config.gains:
             cg_ev = evaluate(
                 loaded.frame, loaded.judgments, config.model_copy(update={"gains": fs.cg_gains})
             )
@@ -432,7 +433,7 @@ def run(
         bar.update()
 
         # 5. figures
-        cg_params = {**params, "gains": fs.cg_gains or config.gains}
+        cg_params = {**params, "gains": fs.cg_gains or params["gains"]}
         cg_params.pop("bq", None)
         cg_params.pop("cutoff", None)  # CG curves run to the figure depth, not X
         cutoff = config.cutoff

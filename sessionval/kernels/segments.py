@@ -22,7 +22,9 @@ __all__ = [
     "offsets_from_counts",
     "segment_cumsum",
     "segment_ids",
+    "segment_last",
     "segment_lengths",
+    "segment_max",
     "segment_ranks",
     "segment_sum",
     "take_prefix",
@@ -110,6 +112,38 @@ def segment_cumsum(
     before = np.concatenate(([0.0], cs))[offsets[:-1]]
     s = segment_ids(offsets) if seg is None else seg
     out: FloatArray = cs - before[s]
+    return out
+
+
+def segment_last(values: npt.ArrayLike, offsets: IntArray) -> FloatArray:
+    """Last value of each segment (NaN for an empty segment), as float64.
+
+    Examples
+    --------
+    >>> segment_last([1.0, 2, 3], np.array([0, 2, 2, 3]))
+    array([ 2., nan,  3.])
+    """
+    v = np.asarray(values, dtype=np.float64)
+    out = np.full(offsets.size - 1, np.nan)
+    full = np.diff(offsets) > 0
+    out[full] = v[offsets[1:][full] - 1]
+    return out
+
+
+def segment_max(values: npt.ArrayLike, offsets: IntArray) -> FloatArray:
+    """Largest value of each segment, NaN values left out (NaN: empty or all NaN).
+
+    Examples
+    --------
+    >>> segment_max([1.0, np.nan, 3, np.nan], np.array([0, 3, 3, 4]))
+    array([ 3., nan, nan])
+    """
+    v = np.asarray(values, dtype=np.float64)
+    out = np.full(offsets.size - 1, np.nan)
+    full = np.flatnonzero(np.diff(offsets) > 0)
+    if full.size:
+        # empty segments are skipped: each reduction runs to the next non-empty start
+        out[full] = np.fmax.reduceat(v, offsets[full])
     return out
 
 
