@@ -204,11 +204,10 @@ class GradeLookup:
         pos = self.key_positions[np.asarray(key_codes)]
         return np.where(pos < 0, _UNKNOWN_KEY, pos * self.n_docs).astype(np.int64)
 
-    def _probe(self, q: IntArray, *, grouped: bool) -> FloatArray:
-        """Grades of combined keys ``q`` (NaN when absent)."""
-        out = np.full(q.size, np.nan)
+    def _probe(self, q: IntArray, out: FloatArray, *, grouped: bool) -> None:
+        """Write the grades of combined keys ``q`` into ``out`` (NaN-filled: absent stay NaN)."""
         if self.keys.size == 0 or q.size == 0:
-            return out
+            return
         if grouped:
             # rows grouped by key (every ranked list is): binary search on the sorted
             # judgment keys stays in cache and beats hashing ~2x
@@ -222,7 +221,6 @@ class GradeLookup:
             pos = self.key_index.get_indexer(pd.Index(q, copy=False))
             hit = np.flatnonzero(pos >= 0)
             out[hit] = self.grades[pos[hit]]
-        return out
 
     def rows(self, key_codes: npt.ArrayLike, doc_codes: npt.ArrayLike) -> FloatArray:
         """Grade of each row given its key code and document code (any row order).
@@ -233,7 +231,9 @@ class GradeLookup:
         q = self._key_parts(kc)
         q += self.doc_parts[np.asarray(doc_codes)]
         grouped = bool(kc.size > 1 and np.count_nonzero(kc[1:] != kc[:-1]) * 8 < kc.size)
-        return self._probe(q, grouped=grouped)
+        out = np.full(q.size, np.nan)
+        self._probe(q, out, grouped=grouped)
+        return out
 
     def lists(
         self, key_codes: npt.ArrayLike, counts: npt.ArrayLike, doc_codes: npt.ArrayLike
@@ -256,7 +256,7 @@ class GradeLookup:
             part = np.minimum(off[i0 + 1 : i1 + 1], b) - np.maximum(off[i0:i1], a)
             q = self.doc_parts[dc[a:b]]
             q += np.repeat(base[i0:i1], part)
-            out[a:b] = self._probe(q, grouped=True)
+            self._probe(q, out[a:b], grouped=True)
         return out
 
 

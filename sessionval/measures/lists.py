@@ -317,9 +317,9 @@ def _ranked_rows(
         row = int(np.flatnonzero(np.isnan(score))[0])
         raise InputFormatError(f"run table: row {row}: score is missing or not a number")
     if judged_q.all():
-        return run_order(qrank[qc], score, dc, dcat, ties=ties)
+        return run_order(qc, qrank, score, dc, dcat, ties=ties)
     rows_in = np.flatnonzero(judged_q[qc])
-    return rows_in[run_order(qrank[qc[rows_in]], score[rows_in], dc[rows_in], dcat, ties=ties)]
+    return rows_in[run_order(qc[rows_in], qrank, score[rows_in], dc[rows_in], dcat, ties=ties)]
 
 
 def _add_unretrieved_topics(

@@ -126,7 +126,8 @@ def _score_order(
 
 
 def run_order(
-    qrank: npt.NDArray[np.integer],
+    query_codes: npt.NDArray[np.integer],
+    query_ranks: npt.NDArray[np.integer],
     score: FloatArray,
     doc_codes: npt.NDArray[np.integer],
     doc_categories: pd.Index,
@@ -135,16 +136,16 @@ def run_order(
 ) -> IntArray:
     """Rows of a run in ranked order: query rank, score descending, then the tie-break.
 
-    ``qrank`` is each row's query rank (the order lists are printed in); ties in
-    score are broken by document id ascending (``"doc_id"``), descending
-    (``"trec_eval"``) or kept in input order (``"input"``).  Only tied rows have
-    their ids compared.
+    ``query_codes`` code each row's query; ``query_ranks`` rank the query codes (the
+    order lists are printed in).  Ties in score are broken by document id ascending
+    (``"doc_id"``), descending (``"trec_eval"``) or kept in input order
+    (``"input"``).  Only tied rows have their ids compared.
     """
     # ties are broken by doc id below unless ties="input": the sort need not be stable
-    rows = _score_order(qrank, score, stable=ties == "input")
+    rows = _score_order(query_ranks[query_codes], score, stable=ties == "input")
     if ties == "input" or rows.size < 2:
         return rows
-    q_rows = qrank[rows]
+    q_rows = query_codes[rows]
     ss = score[rows]
     same = (q_rows[1:] == q_rows[:-1]) & (ss[1:] == ss[:-1])
     del ss, q_rows
