@@ -18,6 +18,7 @@ from .errors import (
     ValidationFailed,
 )
 from .evaluation.config import PRESETS, SessionConfig
+from .evaluation.engine import Engine, LocalEngine
 from .evaluation.lists import SingleEvaluation, evaluate_lists
 from .evaluation.result import SessionEvaluation
 from .evaluation.session import evaluate
@@ -33,6 +34,7 @@ from .io.writers import write_flat, write_jsonl
 from .judgments.gains import GainScheme, gain_scheme
 from .judgments.ideal import IdealGains, ideal_gains
 from .judgments.lookup import result_grades
+from .kernels.slots import ShortLists
 from .measures.cg import (
     avg_pos,
     avg_vect,
@@ -52,6 +54,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "PRESETS",
+    "Engine",
     "GainScheme",
     "GradeScale",
     "IdealGains",
@@ -61,6 +64,7 @@ __all__ = [
     "JudgmentFrame",
     "LoadReport",
     "LoadedStudy",
+    "LocalEngine",
     "Measure",
     "MeasureSpecError",
     "ParseError",
@@ -73,6 +77,7 @@ __all__ = [
     "SessionEvaluation",
     "SessionFrame",
     "SessionvalError",
+    "ShortLists",
     "SingleEvaluation",
     "Study",
     "StudySummary",
