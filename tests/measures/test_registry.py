@@ -21,6 +21,11 @@ ROUND_TRIP = [
     "R@10",
     "Pmeasure",
     "Pplus(beta=2)",
+    # session measures and aggregates (issue 9): the same grammar
+    "sDCG(b=2,bq=4)@10",
+    "nsDCG@10",
+    "last(nDCG@10)",
+    "best(DCG(gain=exp)@5)",
 ]
 
 
