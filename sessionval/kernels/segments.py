@@ -169,17 +169,17 @@ def first_true_rank(mask: BoolArray, offsets: IntArray, seg: IntArray) -> IntArr
     return out
 
 
-def cut_segments(offsets: IntArray, k: int | None) -> tuple[IntArray, IntArray]:
-    """Rows (indices) and new offsets keeping the first ``k`` rows of each segment.
+def cut_segments(offsets: IntArray, cutoff: int | None) -> tuple[IntArray, IntArray]:
+    """Rows (indices) and new offsets keeping the first ``cutoff`` rows of each segment.
 
     Examples
     --------
     >>> cut_segments(np.array([0, 3, 4]), 2)
     (array([0, 1, 3]), array([0, 2, 3]))
     """
-    if k is None:
+    if cutoff is None:
         return np.arange(int(offsets[-1]), dtype=np.int64), offsets
-    kept = np.minimum(np.diff(offsets), k)
+    kept = np.minimum(np.diff(offsets), cutoff)
     new = offsets_from_counts(kept)
     # kept rows only: row j of the cut list i is offsets[i] + (j - new[i])
     rows: IntArray = np.arange(int(new[-1]), dtype=np.int64)

@@ -359,14 +359,14 @@ def make(
 def _split_params(raw: str) -> list[str]:
     """Split on commas outside braces (a gain mapping ``{0:0,1:5}`` holds commas)."""
     items: list[str] = []
-    depth = 0
+    level = 0
     cur: list[str] = []
     for ch in raw:
         if ch == "{":
-            depth += 1
+            level += 1
         elif ch == "}":
-            depth -= 1
-        if ch == "," and depth == 0:
+            level -= 1
+        if ch == "," and level == 0:
             items.append("".join(cur))
             cur = []
         else:
@@ -386,13 +386,13 @@ def _split_spec(spec: str) -> tuple[str, str | None, str | None]:
     if not name or not (name[0].isalpha() or name[0] == "_"):
         raise ValueError
     if rest.startswith("("):
-        depth = 0
+        level = 0
         end = 0
         for end, ch in enumerate(rest):  # noqa: B007 - ``end`` is read after the loop
-            depth += (ch == "(") - (ch == ")")
-            if depth == 0:
+            level += (ch == "(") - (ch == ")")
+            if level == 0:
                 break
-        if depth != 0:
+        if level != 0:
             raise ValueError
         inside, rest = rest[1:end], rest[end + 1 :].strip()
     cutoff = None

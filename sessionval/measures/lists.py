@@ -435,10 +435,10 @@ class _Cut:
     grades: FloatArray
 
 
-def _cut(lists: RankedLists, k: int | None) -> _Cut:
-    if k is not None and k < 1:
-        raise MeasureSpecError(f"cut-off must be >= 1, got {k}")
-    rows, off = cut_segments(lists.offsets, k)
+def _cut(lists: RankedLists, cutoff: int | None) -> _Cut:
+    if cutoff is not None and cutoff < 1:
+        raise MeasureSpecError(f"cut-off must be >= 1, got {cutoff}")
+    rows, off = cut_segments(lists.offsets, cutoff)
     seg = segment_ids(off)
     return _Cut(rows, off, seg, segment_ranks(off, seg), lists.grades[rows])
 
