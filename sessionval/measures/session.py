@@ -106,7 +106,9 @@ def _aggregate(
         pretty,
         description,
         formula,
-        _JARVELIN + " (last and best queries); jiang2016 (per-session aggregates)",
+        "jarvelin2008 (Järvelin et al. 2008, ECIR, sec. 3.2 and Figure 1: last and best "
+        "queries; sec. 4: their gain as a session score); "
+        "jiang2016 (Jiang & Allan 2016, CHIIR: per-session aggregates)",
         (),
         fn,
         scope="session",
