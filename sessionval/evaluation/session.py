@@ -342,7 +342,9 @@ def evaluate(
         if key not in runs:
             ctx_m = _context(frame, lay, src, cfg_m, src.ideal(frame, cfg_m))
             runs[key] = _scores(*_gather(eng.map_sessions(run_chunk, ctx_m)), lay)
-        session_values[repr(m)] = m.definition.compute(runs[key], empty=cfg.empty_ideal)
+        session_values[repr(m)] = m.definition.compute(
+            runs[key], empty=cfg.empty_ideal, **m.own_params()
+        )
     return SessionEvaluation(
         config=cfg,
         frame=frame,

@@ -72,8 +72,9 @@ class Param:
         Turns the text of a ``str`` parameter into its typed value (raises
         :class:`MeasureSpecError`); ``str(value)`` must give the canonical text back.
     field
-        The :class:`~sessionval.evaluation.config.SessionConfig` field the value sets
-        (session measures).
+        Session measures: the :class:`~sessionval.evaluation.config.SessionConfig`
+        field the value sets; ``None``: the measure's own parameter, passed to its
+        ``compute`` (every single-query parameter).
     """
 
     name: str
@@ -147,9 +148,10 @@ class MeasureDef:
         Typed parameters (besides the cut-off).
     compute
         ``scope="query"``: ``compute(lists, *, cutoff, empty, **params)``, one float
-        per list.  ``scope="session"``: ``compute(scores, *, empty)`` on the
+        per list.  ``scope="session"``: ``compute(scores, *, empty, **params)`` on the
         :class:`~sessionval.measures.session.SessionScores` of a run with the
-        measure's parameters, one float per session.  With ``of_measure``:
+        configuration changed by the measure's field parameters (``params``: its own,
+        the ones without a ``field``), one float per session.  With ``of_measure``:
         ``compute(values, query_offsets)``, one float per session from one float per
         query.
     scope
@@ -254,14 +256,19 @@ class Measure:
         }
 
     def config_changes(self) -> dict[str, ParamValue]:
-        """``SessionConfig`` fields a session measure sets: its parameters and ``cutoff``."""
+        """``SessionConfig`` fields a session measure sets: its field parameters and ``cutoff``."""
         out: dict[str, ParamValue] = {}
         for k, v in self.given().items():
             target = self.definition.param(k).field
-            out[target or k] = v
+            if target is not None:
+                out[target] = v
         if self.cutoff is not None:
             out["cutoff"] = self.cutoff
         return out
+
+    def own_params(self) -> dict[str, ParamValue]:
+        """The parameters the measure's ``compute`` takes (all but the configuration's)."""
+        return {p.name: self.value(p.name) for p in self.definition.params if p.field is None}
 
     def __repr__(self) -> str:
         if self.inner is not None:
@@ -317,8 +324,7 @@ class Measure:
                 f"{self!r} is a session measure: compute it with "
                 f"sessionval.evaluate(frame, judgments, measures=[{str(self)!r}])"
             )
-        kwargs = {p.name: self.value(p.name) for p in self.definition.params}
-        return self.definition.compute(lists, cutoff=self.cutoff, empty=empty, **kwargs)
+        return self.definition.compute(lists, cutoff=self.cutoff, empty=empty, **self.own_params())
 
 
 def check_cutoff(k: object, name: str) -> int:
@@ -379,7 +385,7 @@ def _split_spec(spec: str) -> tuple[str, str | None, str | None]:
     """``Name(inside)@cutoff`` -> (name, inside or None, cutoff text or None)."""
     s = spec.strip()
     i = 0
-    while i < len(s) and (s[i].isalnum() or s[i] in "_+"):
+    while i < len(s) and (s[i].isalnum() or s[i] in "_+/"):
         i += 1
     name, rest = s[:i], s[i:].strip()
     inside = None

@@ -165,14 +165,29 @@ BETA: Final = Param("beta", "float", 1.0, "weight of gain in the blended ratio",
 _INHERIT = " (default: the evaluation's configuration)"
 
 SESSION_PARAMS: Final[tuple[Param, ...]] = (
-    Param("b", "float", None, "log base of the rank discount, > 1" + _INHERIT, check=_b_check),
-    Param("bq", "float", None, "log base of the query discount, > 1" + _INHERIT, check=_b_check),
+    Param(
+        "b",
+        "float",
+        None,
+        "log base of the rank discount, > 1" + _INHERIT,
+        check=_b_check,
+        field="b",
+    ),
+    Param(
+        "bq",
+        "float",
+        None,
+        "log base of the query discount, > 1" + _INHERIT,
+        check=_b_check,
+        field="bq",
+    ),
     Param(
         "discount",
         "str",
         None,
         "rank discount d(i) (" + _table_text(RANK_DISCOUNT_TABLE) + ")" + _INHERIT,
         choices=RANK_DISCOUNTS,
+        field="discount",
     ),
     Param(
         "query_discount",
@@ -180,6 +195,7 @@ SESSION_PARAMS: Final[tuple[Param, ...]] = (
         None,
         "query discount qd(q) (" + _table_text(QUERY_DISCOUNT_TABLE) + ")" + _INHERIT,
         choices=QUERY_DISCOUNTS,
+        field="query_discount",
     ),
     Param(
         "gain",
@@ -195,6 +211,7 @@ SESSION_PARAMS: Final[tuple[Param, ...]] = (
         None,
         "a document shown by an earlier query: every, first or drop" + _INHERIT,
         choices=DUPLICATE_POLICIES,
+        field="duplicates",
     ),
     Param(
         "short_lists",
@@ -202,6 +219,7 @@ SESSION_PARAMS: Final[tuple[Param, ...]] = (
         None,
         "a query with fewer than X results: pad, none or min:m" + _INHERIT,
         parse=ShortLists.parse,
+        field="short_lists",
     ),
     Param(
         "ideal",
@@ -209,6 +227,7 @@ SESSION_PARAMS: Final[tuple[Param, ...]] = (
         None,
         "ideal session: repeat or no-repeat" + _INHERIT,
         choices=IDEAL_RULES,
+        field="ideal",
     ),
     Param(
         "scan_depth",
@@ -216,6 +235,7 @@ SESSION_PARAMS: Final[tuple[Param, ...]] = (
         None,
         "per-query scan depth from the log: ignore, replace or cap X" + _INHERIT,
         choices=("ignore", "replace", "cap"),
+        field="scan_depth",
     ),
 )
 """The parameters of the sDCG family; each sets the SessionConfig field of its name

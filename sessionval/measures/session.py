@@ -13,8 +13,10 @@ Two kinds, both declared in the registry with the one grammar:
   each session in segment layout.
 
 Adding a measure is one declaration plus a kernel call: sDCG/q is
-``MeasureDef("sDCGq", ..., SESSION_PARAMS, lambda s, *, empty: s.final / s.n_queries,
-scope="session")``; a ``mean`` aggregate is ``_aggregate("mean", ..., segment_mean)``.
+``MeasureDef("sDCG/q", ..., SESSION_PARAMS, lambda s, *, empty: s.final / s.n_queries,
+scope="session")``; a ``mean`` aggregate is ``_aggregate("mean", ..., segment_mean)``; a
+parameter of the measure's own (a patience ``p``) is a :class:`Param` without ``field``,
+passed to ``compute``.
 
 References
 ----------

@@ -8,6 +8,8 @@ import pytest
 from sessionval.errors import MeasureSpecError
 from sessionval.evaluation.config import SessionConfig
 from sessionval.evaluation.session import evaluate
+from sessionval.measures.grammar import MeasureDef, Param, parse_with
+from sessionval.measures.params import SESSION_PARAMS
 from sessionval.measures.registry import parse_measure
 
 
@@ -88,3 +90,26 @@ def test_an_unused_base_is_refused_under_the_configuration(random_study) -> None
         evaluate(frame, judg, SessionConfig(discount="log2p1"), measures=["sDCG(b=3)@10"])
     with pytest.raises(MeasureSpecError, match="bq is not used by query_discount=none"):
         evaluate(frame, judg, SessionConfig(query_discount="none"), measures=["sDCG(bq=3)"])
+
+
+def test_a_new_session_measure_is_one_declaration_and_a_kernel_call(random_study) -> None:
+    """The seam issue 13 builds on: sDCG/q with an own parameter, declared here only."""
+    per_query = MeasureDef(
+        "sDCG/q",
+        "sDCG per query",
+        "sDCG divided by the number of queries",
+        "sDCG/q = S[P] / n",
+        "jiang2016",
+        (*SESSION_PARAMS, Param("scale", "float", 1.0, "a factor of the measure's own")),
+        lambda s, *, empty, scale: scale * s.final / s.n_queries,
+        scope="session",
+        normalised=False,
+        upper=None,
+        ideal_is_one=False,
+    )
+    m = parse_with("sDCG/q(bq=2,scale=2)@5", {"sDCG/q": per_query})
+    assert m.config_changes() == {"bq": 2.0, "cutoff": 5} and m.own_params() == {"scale": 2.0}
+    frame, judg = random_study(4, n_sessions=10)
+    ev = evaluate(frame, judg, measures=[m])
+    ref = evaluate(frame, judg, SessionConfig(bq=2, cutoff=5)).per_session()
+    np.testing.assert_allclose(ev.per_session()[repr(m)], 2 * ref["sdcg_per_query"])
