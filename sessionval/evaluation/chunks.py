@@ -20,7 +20,7 @@ from ..errors import JudgmentError
 from ..judgments.gains import GainScheme, NegativePolicy
 from ..judgments.lookup import GradeLookup
 from ..judgments.unjudged import UnjudgedPolicy, apply_unjudged
-from ..kernels.segments import segment_sum
+from ..kernels.segments import segment_ids, segment_sum
 from ..kernels.session import SessionParams, SessionVectors, session_vectors
 from ..measures.session import normalise
 
@@ -215,7 +215,7 @@ def run_chunk(ctx: ChunkContext, s0: int, s1: int, *, positions: bool = False) -
         row_rank=rows.rank,
     )
     n_pos = np.diff(v.session_offsets)
-    pos_s = np.repeat(np.arange(n_s, dtype=np.int64), n_pos)
+    pos_s = segment_ids(v.session_offsets)
     shown = np.flatnonzero(v.pos_row >= 0)
     krow = v.pos_row[shown]
     frame_row = (rows.kept[krow] if rows.kept is not None else krow) + r0

@@ -19,6 +19,7 @@ from .._types import FloatArray, IntArray
 from ..frame import SessionFrame
 from ..judgments.ideal import IdealGains
 from ..judgments.unjudged import apply_unjudged
+from ..kernels.segments import offsets_from_counts
 from ..measures.session import normalise
 from .chunks import ChunkContext, concat_parts, run_chunk
 from .config import SessionConfig
@@ -126,9 +127,7 @@ class SessionEvaluation:
         if "positions" not in self._cache:
             parts = self._engine.map_sessions(partial(run_chunk, positions=True), self._ctx)
             p = concat_parts([x.p for x in parts if x.p is not None])
-            n_s = self.frame.n_sessions
-            offsets = np.zeros(n_s + 1, dtype=np.int64)
-            np.cumsum(self.sessions["n_positions"], out=offsets[1:])
+            offsets = offsets_from_counts(self.sessions["n_positions"])
             if not p:
                 e = np.zeros(0)
                 ei = np.zeros(0, dtype=np.int64)

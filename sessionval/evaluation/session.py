@@ -46,6 +46,7 @@ from ..errors import InputFormatError, JudgmentError, MeasureSpecError
 from ..frame import JudgmentFrame, SessionFrame
 from ..judgments.ideal import IdealGains, ideal_gains, searcher_ideal_gains
 from ..judgments.lookup import GradeLookup, JudgmentIndex, frame_lookup
+from ..kernels.segments import offsets_from_counts
 from ..measures.grammar import Measure
 from ..measures.lists import RankedLists
 from ..measures.registry import parse_measures
@@ -92,8 +93,7 @@ def _layout(frame: SessionFrame) -> _Layout:
             f"{frame.source}: queries.n_results sums to {int(q_row_off[-1])} but results has "
             f"{frame.n_results} rows"
         )
-    s_q_off = np.zeros(frame.n_sessions + 1, dtype=np.int64)
-    np.cumsum(np.bincount(qs, minlength=frame.n_sessions), out=s_q_off[1:])
+    s_q_off = offsets_from_counts(np.bincount(qs, minlength=frame.n_sessions))
     return _Layout(qs, qp, q_row_off, s_q_off)
 
 

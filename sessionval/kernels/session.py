@@ -48,7 +48,13 @@ import numpy.typing as npt
 from .._types import BoolArray, FloatArray, IntArray
 from ..errors import MeasureSpecError
 from .discounts import QueryDiscount, RankDiscount, query_discount, rank_discount
-from .segments import offsets_from_counts, segment_cumsum, segment_ranks, segment_sum
+from .segments import (
+    offsets_from_counts,
+    segment_cumsum,
+    segment_ids,
+    segment_ranks,
+    segment_sum,
+)
 from .slots import DuplicatePolicy, ShortLists, row_slots
 
 __all__ = [
@@ -170,9 +176,8 @@ def _layout(
     lengths: IntArray, qs: IntArray, qp: IntArray, n_sessions: int, params: SessionParams
 ) -> _Layout:
     """Step 2: lay the slots out as session positions and weigh them ``qd(q) / d(i)``."""
-    nq = qs.size
     slot_off = offsets_from_counts(lengths)
-    pos_query = np.repeat(np.arange(nq, dtype=np.int64), lengths)
+    pos_query = segment_ids(slot_off)
     pos_slot = segment_ranks(slot_off)
     s_counts = np.bincount(qs, weights=lengths, minlength=n_sessions).astype(np.int64)
     qd = query_discount(qp, bq=params.bq, kind=params.query_discount)
@@ -216,8 +221,8 @@ def _ideal_repeat(
         r_len = np.where(valid, np.minimum(ioff[safe + 1] - ioff[safe], width), 0)
     table = np.zeros((uk.size, width))
     t_off = offsets_from_counts(r_len)
-    t_key = np.repeat(np.arange(uk.size, dtype=np.int64), r_len)
-    t_col = segment_ranks(t_off) - 1
+    t_key = segment_ids(t_off)
+    t_col = segment_ranks(t_off, t_key) - 1
     if t_key.size:
         table[t_key, t_col] = ival[ioff[safe[t_key]] + t_col]
     icum = np.cumsum(table * lay.inv_d[None, :], axis=1)
@@ -348,7 +353,7 @@ def session_vectors(
         )
     else:
         weight = lay.qd_pos * lay.inv_pos
-        pos_session = np.repeat(np.arange(n_sessions, dtype=np.int64), np.diff(lay.session_offsets))
+        pos_session = segment_ids(lay.session_offsets)
         ideal_gain = _ideal_no_repeat(
             qs, qkey, ioff, ival, weight, pos_session, lay.session_offsets
         )

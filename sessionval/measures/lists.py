@@ -43,7 +43,7 @@ from ..judgments.gains import GainScheme, NegativePolicy
 from ..judgments.ideal import IdealGains, ideal_gains
 from ..judgments.lookup import JudgmentIndex, string_ranks
 from ..judgments.unjudged import UnjudgedPolicy, apply_unjudged
-from ..kernels.segments import cut_segments, segment_ids, segment_ranks
+from ..kernels.segments import cut_segments, offsets_from_counts, segment_ids, segment_ranks
 from .ranking import _codes, _first_duplicate, run_order
 
 __all__ = [
@@ -170,8 +170,7 @@ class RankedLists:
             if np.any(rb <= 0):
                 raise JudgmentError("recall_base grades must be > 0")
         order = np.lexsort((-rb, rb_seg))
-        ioff = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rb_seg, minlength=n), out=ioff[1:])
+        ioff = offsets_from_counts(np.bincount(rb_seg, minlength=n))
         if n_judged is None:
             seg = segment_ids(off)
             nonrel = np.bincount(seg, weights=(g <= 0), minlength=n).astype(np.int64)
@@ -285,8 +284,7 @@ class RankedLists:
             labels, pos, counts, grades = _add_unretrieved_topics(
                 labels, pos, counts, grades, stats
             )
-        offsets = np.zeros(counts.size + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
+        offsets = offsets_from_counts(counts)
         return _assemble(labels, offsets, grades, pos, stats, negative, unjudged, n_skipped)
 
 
@@ -336,9 +334,9 @@ def _add_unretrieved_topics(
     counts = np.concatenate([counts, np.zeros(judged_keys.size, dtype=np.int64)])
     o = np.argsort(string_ranks(labels), kind="stable")
     # re-sort lists; rows move with their list (vectorised gather)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    starts = offsets_from_counts(counts)[:-1]
     c_new = counts[o]
-    new_starts = np.concatenate([[0], np.cumsum(c_new)[:-1]]).astype(np.int64)
+    new_starts = offsets_from_counts(c_new)[:-1]
     row_idx = np.arange(int(c_new.sum()), dtype=np.int64) + np.repeat(starts[o] - new_starts, c_new)
     return labels[o], pos[o], counts[o], grades[row_idx]
 
