@@ -162,80 +162,52 @@ BETA: Final = Param("beta", "float", 1.0, "weight of gain in the blended ratio",
 # session parameters: SessionConfig fields, no default of their own
 # ---------------------------------------------------------------------------
 
-_INHERIT = " (default: the evaluation's configuration)"
+
+def _config_param(
+    name: str, description: str, *, kind: str = "str", field: str | None = None, **kw: Any
+) -> Param:
+    """A session parameter: sets the configuration field ``field`` (default: ``name``)."""
+    return Param(
+        name,
+        "float" if kind == "float" else "str",
+        None,
+        description + " (default: the evaluation's configuration)",
+        field=field or name,
+        **kw,
+    )
+
 
 SESSION_PARAMS: Final[tuple[Param, ...]] = (
-    Param(
-        "b",
-        "float",
-        None,
-        "log base of the rank discount, > 1" + _INHERIT,
-        check=_b_check,
-        field="b",
-    ),
-    Param(
-        "bq",
-        "float",
-        None,
-        "log base of the query discount, > 1" + _INHERIT,
-        check=_b_check,
-        field="bq",
-    ),
-    Param(
+    _config_param("b", "log base of the rank discount, > 1", kind="float", check=_b_check),
+    _config_param("bq", "log base of the query discount, > 1", kind="float", check=_b_check),
+    _config_param(
         "discount",
-        "str",
-        None,
-        "rank discount d(i) (" + _table_text(RANK_DISCOUNT_TABLE) + ")" + _INHERIT,
+        "rank discount d(i) (" + _table_text(RANK_DISCOUNT_TABLE) + ")",
         choices=RANK_DISCOUNTS,
-        field="discount",
     ),
-    Param(
+    _config_param(
         "query_discount",
-        "str",
-        None,
-        "query discount qd(q) (" + _table_text(QUERY_DISCOUNT_TABLE) + ")" + _INHERIT,
+        "query discount qd(q) (" + _table_text(QUERY_DISCOUNT_TABLE) + ")",
         choices=QUERY_DISCOUNTS,
-        field="query_discount",
     ),
-    Param(
-        "gain",
-        "str",
-        None,
-        "gain scheme (SessionConfig field gains)" + _INHERIT,
-        parse=_gain_parse,
-        field="gains",
+    _config_param(
+        "gain", "gain scheme (SessionConfig field gains)", field="gains", parse=_gain_parse
     ),
-    Param(
+    _config_param(
         "duplicates",
-        "str",
-        None,
-        "a document shown by an earlier query: every, first or drop" + _INHERIT,
+        "a document shown by an earlier query: every, first or drop",
         choices=DUPLICATE_POLICIES,
-        field="duplicates",
     ),
-    Param(
+    _config_param(
         "short_lists",
-        "str",
-        None,
-        "a query with fewer than X results: pad, none or min:m" + _INHERIT,
+        "a query with fewer than X results: pad, none or min:m",
         parse=ShortLists.parse,
-        field="short_lists",
     ),
-    Param(
-        "ideal",
-        "str",
-        None,
-        "ideal session: repeat or no-repeat" + _INHERIT,
-        choices=IDEAL_RULES,
-        field="ideal",
-    ),
-    Param(
+    _config_param("ideal", "ideal session: repeat or no-repeat", choices=IDEAL_RULES),
+    _config_param(
         "scan_depth",
-        "str",
-        None,
-        "per-query scan depth from the log: ignore, replace or cap X" + _INHERIT,
+        "per-query scan depth from the log: ignore, replace or cap X",
         choices=("ignore", "replace", "cap"),
-        field="scan_depth",
     ),
 )
 """The parameters of the sDCG family; each sets the SessionConfig field of its name
