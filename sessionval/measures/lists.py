@@ -41,7 +41,7 @@ from ..errors import InputFormatError, JudgmentError, MeasureSpecError
 from ..frame import JudgmentFrame, SessionFrame
 from ..judgments.gains import GainScheme, NegativePolicy
 from ..judgments.ideal import IdealGains, ideal_gains
-from ..judgments.lookup import JudgmentIndex, string_ranks
+from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
 from ..judgments.unjudged import UnjudgedPolicy, apply_unjudged
 from ..kernels.segments import cut_segments, offsets_from_counts, segment_ids, segment_ranks
 from .ranking import _codes, _first_duplicate, run_order
@@ -253,9 +253,8 @@ class RankedLists:
         stats = _KeyStats.build(judgments, negative=negative)
         qc, qcat = _codes(run["query_id"])
         dc, dcat = _codes(run["doc_id"])
-        lookup = stats.index.prepare(qcat, dcat)
         # judgment topic of each query category (−1: no judgments, skipped)
-        qpos_cat = lookup.key_positions[:-1]
+        qpos_cat = index_in(qcat, stats.index.topics)
         judged_q = qpos_cat >= 0
         n_skipped = int(np.count_nonzero(~judged_q & (np.bincount(qc, minlength=len(qcat)) > 0)))
         # query order: sorted ids (as trec_eval prints them)
@@ -276,7 +275,8 @@ class RankedLists:
         present = np.flatnonzero(counts_all > 0)
         present = present[np.argsort(qrank[present])]
         counts = counts_all[present]
-        grades = lookup.lists(present, counts, d_rows)
+        # the join is prepared after the sort: its document map is not held through it
+        grades = stats.index.prepare(qcat, dcat).lists(present, counts, d_rows)
         del d_rows
         labels = pd.Index(qcat[present]).astype(str)
         pos = qpos_cat[present]
