@@ -24,6 +24,7 @@ from .errors import (
     ValidationFailed,
 )
 from .evaluation.config import PRESETS, SessionConfig
+from .evaluation.engine import Engine, LocalEngine
 from .evaluation.lists import SingleEvaluation, evaluate_lists
 from .evaluation.result import SessionEvaluation
 from .evaluation.session import evaluate
@@ -40,6 +41,7 @@ from .io.writers import write_flat, write_jsonl
 from .judgments.gains import GainScheme, gain_scheme
 from .judgments.ideal import IdealGains, ideal_gains
 from .judgments.lookup import result_grades
+from .kernels.slots import ShortLists
 from .measures.cg import (
     avg_pos,
     avg_vect,
@@ -76,6 +78,7 @@ def __getattr__(name: str) -> ModuleType:
 
 __all__ = [
     "PRESETS",
+    "Engine",
     "GainScheme",
     "GradeScale",
     "IdealGains",
@@ -85,6 +88,7 @@ __all__ = [
     "JudgmentFrame",
     "LoadReport",
     "LoadedStudy",
+    "LocalEngine",
     "Measure",
     "MeasureSpecError",
     "ParseError",
@@ -97,6 +101,7 @@ __all__ = [
     "SessionEvaluation",
     "SessionFrame",
     "SessionvalError",
+    "ShortLists",
     "SingleEvaluation",
     "Study",
     "StudySummary",

@@ -1,82 +1,116 @@
-"""One chunk of whole sessions through the sDCG pipeline (the unit an engine runs).
+"""One chunk of whole sessions through the sDCG pipeline: the unit an engine runs.
 
-:class:`_Context` holds the arrays prepared once per evaluation; :func:`_run_chunk`
-turns the sessions ``s0:s1`` into per-query, per-session and (on request)
-per-position arrays with the pure kernels of :mod:`sessionval.kernels.session`.
+:class:`ChunkContext` holds what an evaluation prepares once (plain arrays and
+frozen typed values, so it pickles); :func:`run_chunk` is pure: it turns the
+sessions ``s0:s1`` into per-query, per-session and (on request) per-position
+arrays with the kernels of :mod:`sessionval.kernels`.  An
+:class:`~sessionval.evaluation.engine.Engine` decides where chunks run.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .._types import FloatArray, IntArray
+from .._types import BoolArray, FloatArray, IntArray
 from ..errors import JudgmentError
-from ..frame import SessionFrame
-from ..judgments.gains import GainScheme
-from ..judgments.ideal import IdealGains
-from ..judgments.lookup import JudgmentIndex
-from ..judgments.unjudged import apply_unjudged
-from ..kernels.segments import segment_sum
-from ..kernels.session import session_vectors
-from .config import SessionConfig
+from ..judgments.gains import GainScheme, NegativePolicy
+from ..judgments.lookup import GradeLookup
+from ..judgments.unjudged import UnjudgedPolicy, apply_unjudged
+from ..kernels.segments import segment_ids, segment_sum
+from ..kernels.session import SessionParams, SessionVectors, session_vectors
+from ..measures.session import normalise
 
-__all__: list[str] = []
-
-
-_CHUNK_ROWS: Final = 1 << 20
-"""Result rows per chunk: bounds the kernels' temporary memory (about 40 arrays of it)."""
+__all__ = [
+    "ChunkContext",
+    "ChunkResult",
+    "concat_parts",
+    "run_chunk",
+]
 
 
 @dataclass(frozen=True)
-class _Context:
-    """Arrays prepared once per evaluation, sliced per chunk of sessions."""
+class ChunkContext:
+    """Everything a chunk of sessions needs, prepared once per evaluation.
 
-    cfg: SessionConfig
+    Queries are grouped by session and results by query (segment layout:
+    ``session_query_offsets``, ``query_row_offsets``).  Grades come from the
+    prepared reference join (``lookup`` with each query's judgment-key code in
+    ``query_keys``) or from the searchers' own grades (``user_grade``).  Every
+    field is an array or a frozen value.
+
+    Parameters
+    ----------
+    params
+        The session kernel's typed parameters.
+    scheme, negative, unjudged, empty_ideal
+        Gain scheme, negative-grade, unjudged and empty-ideal policies.
+    query_session, query_pos, query_cutoff, query_ideal
+        Per query: session index, position, cut-off (X or its scan depth) and
+        position of its judgment key in ``ideal_offsets`` (−1: none).
+    ideal_offsets, ideal_values
+        Ideal gains per judgment key (segment layout, descending).
+    query_row_offsets, session_query_offsets
+        Rows per query and queries per session.
+    row_query, row_rank, doc_codes
+        Per result row: query index, logged rank, document code.
+    lookup, query_keys, user_grade
+        The grade source (see above).
+    high
+        Lowest grade counted as highly relevant.
+    """
+
+    params: SessionParams
     scheme: GainScheme
-    frame: SessionFrame
-    qs: IntArray
-    qp: IntArray
-    depth: IntArray
+    negative: NegativePolicy
+    unjudged: UnjudgedPolicy
+    empty_ideal: str
+    query_session: IntArray
+    query_pos: IntArray
+    query_cutoff: IntArray
     query_ideal: IntArray
-    ideal: IdealGains
-    q_row_off: IntArray
-    s_q_off: IntArray
-    row_qidx: npt.NDArray[np.integer[Any]]
+    ideal_offsets: IntArray
+    ideal_values: FloatArray
+    query_row_offsets: IntArray
+    session_query_offsets: IntArray
+    row_query: npt.NDArray[np.integer[Any]]
     row_rank: npt.NDArray[np.integer[Any]]
     doc_codes: npt.NDArray[np.integer[Any]]
-    index: JudgmentIndex | None
-    q_key: IntArray | None
-    doc_map: IntArray | None
+    lookup: GradeLookup | None
+    query_keys: IntArray | None
     user_grade: FloatArray | None
     high: float
 
-    def grades(self, r0: int, r1: int) -> FloatArray:
-        """Grades of result rows ``r0:r1`` (NaN = unjudged)."""
+    @property
+    def n_sessions(self) -> int:
+        """Number of sessions."""
+        return int(self.session_query_offsets.size - 1)
+
+    @property
+    def session_row_offsets(self) -> IntArray:
+        """Result rows per session (segment layout), what an engine cuts chunks by."""
+        out: IntArray = self.query_row_offsets[self.session_query_offsets]
+        return out
+
+    def grades(self, q0: int, q1: int) -> FloatArray:
+        """Grades of the result rows of queries ``q0:q1`` (NaN = unjudged)."""
+        r0, r1 = int(self.query_row_offsets[q0]), int(self.query_row_offsets[q1])
         if self.user_grade is not None:
             return self.user_grade[r0:r1].astype(np.float64)
-        if self.index is None or self.q_key is None or self.doc_map is None:
+        if self.lookup is None or self.query_keys is None:
             raise JudgmentError("reference judgments are required to look up grades")
-        kc = self.q_key[self.row_qidx[r0:r1]]
-        dc = self.doc_map[self.doc_codes[r0:r1]]
-        return self.index.lookup_codes(kc, self.index.topics, dc, self.index.docs)
-
-    def chunks(self, target: int | None = None) -> list[tuple[int, int]]:
-        """Session ranges ``(s0, s1)`` of about ``target`` rows each (never splitting one)."""
-        target = target or _CHUNK_ROWS
-        n_s = self.s_q_off.size - 1
-        s_row_off = self.q_row_off[self.s_q_off]
-        total = int(s_row_off[-1])
-        cuts = np.searchsorted(s_row_off, np.arange(target, max(total, 1), target), side="left")
-        bounds = np.unique(np.concatenate(([0], cuts, [n_s])))
-        return list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
+        return self.lookup.lists(
+            self.query_keys[q0:q1],
+            np.diff(self.query_row_offsets[q0 : q1 + 1]),
+            self.doc_codes[r0:r1],
+        )
 
 
 @dataclass
-class _Chunk:
+class ChunkResult:
     """Outputs of one chunk: per query, per session and (on request) per position."""
 
     q: dict[str, npt.NDArray[Any]]
@@ -86,94 +120,122 @@ class _Chunk:
     n_negative: int
 
 
-def _ratio(num: FloatArray, den: FloatArray, empty: str) -> FloatArray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out: FloatArray = num / den
-    out[den == 0] = 0.0 if empty == "zero" else np.nan
-    return out
+@dataclass(frozen=True)
+class _Rows:
+    """A chunk's result rows after the gain, negative and unjudged policies."""
+
+    grades: FloatArray  # kept rows (negative grades clipped under "clip")
+    gain: FloatArray
+    query: IntArray  # chunk-local query index
+    rank: IntArray | None  # logged rank when the lists were not condensed
+    doc: IntArray | None  # document codes when the duplicate policy needs them
+    kept: IntArray | None  # kept rows' positions among the chunk's rows (condense)
+    n_unjudged: int
+    n_negative: int
 
 
-def _run_chunk(ctx: _Context, s0: int, s1: int, *, positions: bool) -> _Chunk:
-    """Run the pipeline on sessions ``s0:s1`` (contiguous queries and rows)."""
-    cfg = ctx.cfg
-    q0, q1 = int(ctx.s_q_off[s0]), int(ctx.s_q_off[s1])
-    r0, r1 = int(ctx.q_row_off[q0]), int(ctx.q_row_off[q1])
-    n_s = s1 - s0
-    grades = ctx.grades(r0, r1)
+def _rows(ctx: ChunkContext, q0: int, q1: int) -> _Rows:
+    """Step 1: grades -> gains -> unjudged policy for the rows of queries ``q0:q1``."""
+    r0, r1 = int(ctx.query_row_offsets[q0]), int(ctx.query_row_offsets[q1])
+    grades = ctx.grades(q0, q1)
     n_unj = int(np.count_nonzero(np.isnan(grades)))
     n_neg = int(np.count_nonzero(grades < 0))
-    gain = ctx.scheme.gains(grades, negative=cfg.negative)
-    local_off = ctx.q_row_off[q0 : q1 + 1] - r0
-    rows: IntArray | None = None
-    if cfg.unjudged == "zero":
+    gain = ctx.scheme.gains(grades, negative=ctx.negative)
+    kept: IntArray | None = None
+    if ctx.unjudged == "zero":
         np.nan_to_num(gain, copy=False, nan=0.0)
     else:
-        gain, _, rows = apply_unjudged(gain, local_off, policy=cfg.unjudged)
-    if cfg.negative == "clip":
+        local_off = ctx.query_row_offsets[q0 : q1 + 1] - r0
+        gain, _, kept = apply_unjudged(gain, local_off, policy=ctx.unjudged)
+    if ctx.negative == "clip":
         grades = np.where(grades < 0, 0.0, grades)
-    row_q = ctx.row_qidx[r0:r1].astype(np.int64) - q0
-    row_rank: npt.ArrayLike | None = ctx.row_rank[r0:r1]
-    row_doc: IntArray | None = (
-        ctx.doc_codes[r0:r1].astype(np.int64) if cfg.duplicates != "every" else None
+    query = ctx.row_query[r0:r1].astype(np.int64) - q0
+    rank: IntArray | None = ctx.row_rank[r0:r1].astype(np.int64, copy=False)
+    doc: IntArray | None = (
+        ctx.doc_codes[r0:r1].astype(np.int64) if ctx.params.duplicates != "every" else None
     )
-    if rows is not None:
-        row_q = row_q[rows]
-        grades = grades[rows]
-        row_rank = None  # condensed lists: ranks move up
-        row_doc = row_doc[rows] if row_doc is not None else None
+    if kept is not None:
+        query, grades = query[kept], grades[kept]
+        rank = None  # condensed lists: ranks move up
+        doc = doc[kept] if doc is not None else None
+    return _Rows(grades, gain, query, rank, doc, kept, n_unj, n_neg)
+
+
+def _first_found(
+    ctx: ChunkContext,
+    hit: BoolArray,
+    shown: IntArray,
+    pos_s: IntArray,
+    v: SessionVectors,
+    q0: int,
+    frame_row: IntArray,
+    doc_all: IntArray,
+    n_s: int,
+) -> tuple[npt.NDArray[Any], ...]:
+    """First query and rank of a shown hit per session, whether one was found, distinct hits."""
+    idx = np.flatnonzero(hit)
+    hs = pos_s[shown[idx]]
+    fq = np.zeros(n_s, dtype=np.int16)
+    fr = np.zeros(n_s, dtype=np.int32)
+    found = np.zeros(n_s, dtype=bool)
+    if idx.size:
+        first = idx[np.r_[True, hs[1:] != hs[:-1]]]
+        fs = pos_s[shown[first]]
+        found[fs] = True
+        fq[fs] = ctx.query_pos[q0 + v.pos_query[shown[first]]]
+        fr[fs] = ctx.row_rank[frame_row[first]]
+    ndoc = int(doc_all.max(initial=0)) + 1
+    uniq = np.unique(hs * ndoc + doc_all[idx])
+    return fq, fr, found, np.bincount(uniq // ndoc, minlength=n_s).astype(np.int32)
+
+
+def run_chunk(ctx: ChunkContext, s0: int, s1: int, *, positions: bool = False) -> ChunkResult:
+    """Run the pipeline on sessions ``s0:s1`` (contiguous queries and rows); pure.
+
+    Steps: rows (grades, gains, unjudged policy), the session vectors, then the
+    per-session sums, the first relevant and highly relevant documents found and,
+    with ``positions``, the per-position arrays.
+    """
+    q0, q1 = int(ctx.session_query_offsets[s0]), int(ctx.session_query_offsets[s1])
+    r0 = int(ctx.query_row_offsets[q0])
+    n_s = s1 - s0
+    rows = _rows(ctx, q0, q1)
     v = session_vectors(
-        row_query=row_q,
-        row_gain=gain,
-        row_doc=row_doc,
-        query_session=ctx.qs[q0:q1] - s0,
-        query_pos=ctx.qp[q0:q1],
-        query_depth=ctx.depth[q0:q1],
+        row_query=rows.query,
+        row_gain=rows.gain,
+        row_doc=rows.doc,
+        query_session=ctx.query_session[q0:q1] - s0,
+        query_pos=ctx.query_pos[q0:q1],
+        query_cutoff=ctx.query_cutoff[q0:q1],
         query_ideal=ctx.query_ideal[q0:q1],
-        ideal_offsets=ctx.ideal.offsets,
-        ideal_values=ctx.ideal.values,
+        ideal_offsets=ctx.ideal_offsets,
+        ideal_values=ctx.ideal_values,
         n_sessions=n_s,
-        b=cfg.b,
-        bq=cfg.bq,
-        discount=cfg.discount,
-        qdiscount=cfg.query_discount,
-        duplicates=cfg.duplicates,
-        short_lists=cfg.short_lists,
-        ideal=cfg.ideal,
-        row_rank=row_rank,
+        params=ctx.params,
+        row_rank=rows.rank,
     )
     n_pos = np.diff(v.session_offsets)
-    pos_s = np.repeat(np.arange(n_s, dtype=np.int64), n_pos)
-    ratio = _ratio(v.sdcg, v.ideal, cfg.empty_ideal)
+    pos_s = segment_ids(v.session_offsets)
     shown = np.flatnonzero(v.pos_row >= 0)
     krow = v.pos_row[shown]
-    frame_row = (rows[krow] if rows is not None else krow) + r0
-    g_shown = grades[krow]
+    frame_row = (rows.kept[krow] if rows.kept is not None else krow) + r0
+    g_shown = rows.grades[krow]
+    doc_all = ctx.doc_codes[frame_row].astype(np.int64)
     s_out: dict[str, npt.NDArray[Any]] = {
         "n_positions": n_pos,
         "final": v.final,
         "ideal_final": v.ideal_final,
         "sum_sdcg": segment_sum(v.sdcg, pos_s, n_s),
-        "sum_nsdcg": segment_sum(ratio, pos_s, n_s),
+        "sum_nsdcg": segment_sum(normalise(v.sdcg, v.ideal, ctx.empty_ideal), pos_s, n_s),
     }
-    doc_all = ctx.doc_codes[frame_row].astype(np.int64)
-    ndoc = int(doc_all.max(initial=0)) + 1
     for tag, hit in (("rel", g_shown > 0), ("hrel", g_shown >= ctx.high)):
-        idx = np.flatnonzero(hit)
-        hs = pos_s[shown[idx]]
-        fq = np.zeros(n_s, dtype=np.int16)
-        fr = np.zeros(n_s, dtype=np.int32)
-        found = np.zeros(n_s, dtype=bool)
-        if idx.size:
-            first = idx[np.r_[True, hs[1:] != hs[:-1]]]
-            fs = pos_s[shown[first]]
-            found[fs] = True
-            fq[fs] = ctx.qp[q0 + v.pos_query[shown[first]]]
-            fr[fs] = ctx.row_rank[frame_row[first]]
+        fq, fr, found, n_found = _first_found(
+            ctx, hit, shown, pos_s, v, q0, frame_row, doc_all, n_s
+        )
         s_out[f"first_{tag}_query"] = fq
         s_out[f"first_{tag}_rank"] = fr
         s_out[f"found_{tag}"] = found
-        uniq = np.unique(hs * ndoc + doc_all[idx])
-        s_out[f"n_{tag}"] = np.bincount(uniq // ndoc, minlength=n_s).astype(np.int32)
+        s_out[f"n_{tag}"] = n_found
     q_out: dict[str, npt.NDArray[Any]] = {
         "n_available": v.n_available,
         "n_repeats": v.n_repeats,
@@ -198,10 +260,15 @@ def _run_chunk(ctx: _Context, s0: int, s1: int, *, positions: bool) -> _Chunk:
             "sdcg": v.sdcg,
             "ideal": v.ideal,
         }
-    return _Chunk(q_out, s_out, p_out, n_unj, n_neg)
+    return ChunkResult(q_out, s_out, p_out, rows.n_unjudged, rows.n_negative)
 
 
-def _concat(parts: list[dict[str, npt.NDArray[Any]]]) -> dict[str, npt.NDArray[Any]]:
+QUERY_ARRAYS: tuple[str, ...] = ("n_available", "n_repeats", "n_scored", "qd", "dcg", "ideal_dcg")
+"""Per-query arrays of a chunk (what a study without sessions gets empty)."""
+
+
+def concat_parts(parts: list[dict[str, npt.NDArray[Any]]]) -> dict[str, npt.NDArray[Any]]:
+    """Concatenate the chunks' arrays of one kind, key by key, in chunk order."""
     if not parts:
         return {}
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}

@@ -9,15 +9,16 @@ kernels trust it.  Presets reproduce published variants
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Final, Literal
+from typing import Annotated, Any, ClassVar, Final, Literal, TypeAlias
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, PlainSerializer, PlainValidator, WithJsonSchema
 
 from ..errors import MeasureSpecError
-from ..judgments.gains import GainScheme, NegativePolicy, gain_scheme
+from ..judgments.gains import GAIN_SCHEMES, GainScheme, NegativePolicy, gain_scheme
 from ..judgments.unjudged import UnjudgedPolicy
-from ..kernels.discounts import QueryDiscount, RankDiscount
-from ..kernels.session import DuplicatePolicy, IdealRule, parse_short_lists
+from ..kernels.discounts import QUERY_DISCOUNTS, RANK_DISCOUNTS, QueryDiscount, RankDiscount
+from ..kernels.session import IdealRule, SessionParams
+from ..kernels.slots import DuplicatePolicy, ShortLists
 from ..models._base import Model
 
 __all__ = [
@@ -67,72 +68,167 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
 """Named parameter sets reproducing published variants (``docs/sessions.md`` variant table)."""
 
 
+def _gains_in(value: Any) -> GainScheme:
+    """Parse the ``gains`` field once into a :class:`GainScheme` (TOML/JSON keys are text)."""
+    if isinstance(value, Mapping):
+        try:
+            value = {int(k) if isinstance(k, str) else k: v for k, v in value.items()}
+        except ValueError:
+            raise MeasureSpecError(
+                f"gain scheme mapping {dict(value)!r}: keys must be integer grades"
+            ) from None
+    return gain_scheme(value)
+
+
+def _gains_out(scheme: GainScheme) -> str | dict[int, float]:
+    """Write a scheme as it was given: a mapping for custom tables, else its name."""
+    return dict(scheme.mapping) if scheme.name.startswith("{") else scheme.name
+
+
+GainsField: TypeAlias = Annotated[
+    GainScheme,
+    PlainValidator(_gains_in),
+    PlainSerializer(_gains_out),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string"},
+                {"type": "object", "additionalProperties": {"type": "number"}},
+            ]
+        }
+    ),
+]
+"""A gain scheme field: parsed once into a :class:`GainScheme`, written back as given."""
+
+ShortListsField: TypeAlias = Annotated[
+    ShortLists,
+    PlainValidator(ShortLists.parse),
+    PlainSerializer(str),
+    WithJsonSchema({"type": "string", "pattern": "^(pad|none|min:[0-9]+)$"}),
+]
+"""A short-list policy field: parsed once into a :class:`ShortLists`, written as text."""
+
+
 class SessionConfig(Model):
     """Every parameter of the session measures (spec section 4); defaults = the paper.
 
-    Defaults are the illustration of Järvelin et al. (2008): ``b = 2``, ``bq = 4``,
-    ``X = 10`` (``cutoff``), gains 0-1-10-100, rank discount ``jk2008``, duplicates
-    counted every time, short lists padded, reference judgments, the topic's ideal
-    repeated per query, per-session normalisation, sessions held after stopping.
+    The one place of the session context's defaults: the illustration of Järvelin et
+    al. (2008): ``b = 2``, ``bq = 4``, ``X = 10`` (``cutoff``), gains 0-1-10-100,
+    rank and query discounts ``jk2008``, duplicates counted every time, short lists
+    padded, reference judgments, the topic's ideal repeated per query, per-session
+    normalisation, sessions held after stopping.  Values are parsed once, here, into
+    typed values (``gains`` a :class:`~sessionval.judgments.gains.GainScheme`,
+    ``short_lists`` a :class:`~sessionval.kernels.slots.ShortLists`); the kernels
+    trust them.  A dump writes them back as text, so JSON and TOML round trips
+    keep their form.  Each field's ``description`` is its meaning (the data
+    dictionary of the outputs prints it).
 
     Examples
     --------
     >>> cfg = SessionConfig()
-    >>> cfg.b, cfg.bq, cfg.cutoff, cfg.gains, cfg.duplicates, cfg.short_lists
+    >>> cfg.b, cfg.bq, cfg.cutoff, str(cfg.gains), cfg.duplicates, str(cfg.short_lists)
     (2.0, 4.0, 10, '0-1-10-100', 'every', 'pad')
+    >>> cfg.model_dump(mode="json")["gains"], cfg.model_dump()["short_lists"]
+    ('0-1-10-100', 'pad')
     >>> SessionConfig.model_validate_json(cfg.model_dump_json()) == cfg
     True
     >>> SessionConfig.preset("jiang-allan-2016").query_discount
     'shifted-log'
     """
 
-    b: float = Field(2.0, gt=1, description="log base of the rank discount")
-    bq: float = Field(4.0, gt=1, description="log base of the query discount (inf: none)")
-    cutoff: int = Field(10, ge=1, description="X: top ranks of each query concatenated")
+    b: float = Field(
+        2.0,
+        gt=1,
+        description="log base b of the rank discount d(i), > 1 (used by the discounts with "
+        "a base; larger b discounts later ranks less: 2 an impatient searcher, 10 a patient one)",
+    )
+    bq: float = Field(
+        4.0,
+        gt=1,
+        description="log base bq of the query discount qd(q), > 1 (inf: no query discount)",
+    )
+    cutoff: int = Field(
+        10, ge=1, description="X: the top X ranks of each query enter the session vector"
+    )
     scan_depth: Literal["ignore", "replace", "cap"] = Field(
         "ignore",
         description="per-query scan depth from the log: ignore it (X for every query), "
         "replace X by it where known, or cap X by it (min)",
     )
-    gains: str | dict[int, float] = Field("0-1-10-100", description="gain scheme")
-    negative: NegativePolicy = "clip"
-    unjudged: UnjudgedPolicy = "zero"
-    judgments: Literal["reference", "searcher"] = Field(
-        "reference", description="whose grades drive the gains"
+    gains: GainsField = Field(
+        GAIN_SCHEMES["0-1-10-100"],
+        json_schema_extra={"default": "0-1-10-100"},
+        description="gain scheme: the gain G of a document of each relevance grade "
+        "(a named scheme, a dash list of gains for grades 0, 1, 2, ... or a mapping)",
     )
-    discount: RankDiscount = "jk2008"
-    query_discount: QueryDiscount = "jk2008"
-    duplicates: DuplicatePolicy = "every"
-    short_lists: str = Field("pad", description="pad, none or min:m")
-    ideal: IdealRule = "repeat"
-    normalise: Literal["per-session", "of-averages"] = "per-session"
-    stopped: Literal["hold", "active"] = "hold"
+    negative: NegativePolicy = Field(
+        "clip",
+        description="negative grades: clip to grade 0, keep them through the gain "
+        "function, or raise an error",
+    )
+    unjudged: UnjudgedPolicy = Field(
+        "zero",
+        description="unjudged documents: gain 0, condense (removed; later results move "
+        "up), or raise an error",
+    )
+    judgments: Literal["reference", "searcher"] = Field(
+        "reference",
+        description="whose grades drive the gains: the reference judgments (qrels) or the "
+        "searchers' own grades",
+    )
+    discount: RankDiscount = Field(
+        "jk2008",
+        description="rank discount kind: the denominator d(i) of a gain at rank i of a "
+        "query's slot (formulas in the discount table: " + ", ".join(RANK_DISCOUNTS) + ")",
+    )
+    query_discount: QueryDiscount = Field(
+        "jk2008",
+        description="query discount kind: the multiplier qd(q) of the q-th query of a "
+        "session (formulas in the discount table: " + ", ".join(QUERY_DISCOUNTS) + ")",
+    )
+    duplicates: DuplicatePolicy = Field(
+        "every",
+        description="a document shown by an earlier query of the session: every (earns its "
+        "gain again), first (earns 0, keeps its rank) or drop (removed, the list moves up)",
+    )
+    short_lists: ShortListsField = Field(
+        ShortLists("pad"),
+        json_schema_extra={"default": "pad"},
+        description="a query with fewer than X results: pad (occupies X positions, gain 0 "
+        "on the missing ones), none (occupies its n results) or min:m (at least m positions)",
+    )
+    ideal: IdealRule = Field(
+        "repeat",
+        description="ideal session: repeat (each query's slot holds the top ideal gains of "
+        "its judgment key) or no-repeat (each relevant document used once, greedily)",
+    )
+    normalise: Literal["per-session", "of-averages"] = Field(
+        "per-session",
+        description="averaged curves: normalise each session then average, or divide the "
+        "average vector by the average ideal",
+    )
+    stopped: Literal["hold", "active"] = Field(
+        "hold",
+        description="averaged curves: a session that stopped holds its last value up to the "
+        "longest session, or leaves the average",
+    )
     empty_ideal: Literal["nan", "zero"] = Field(
-        "nan", description="value of nsDCG / nDCG where the ideal is 0"
+        "nan", description="value of a normalised score (nsDCG, nDCG) where the ideal is 0"
     )
     best_by: Literal["dcg", "sdcg"] = Field(
-        "dcg", description="the best query of a session: highest DCG_q or highest sDCG_q"
+        "dcg",
+        description="the best query of a session: the highest DCG_q or the highest sDCG_q "
+        "(the earliest on ties)",
     )
     high_grade: int | None = Field(
-        None, description="lowest 'highly relevant' grade (None: the top grade of the scale)"
+        None,
+        description="lowest grade counted as highly relevant (None: the top grade of the scale)",
     )
     preset_name: str | None = Field(None, description="preset the configuration started from")
 
     model_config = ConfigDict(**Model.model_config, ser_json_inf_nan="constants")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = PRESETS
-
-    @field_validator("short_lists")
-    @classmethod
-    def _short(cls, v: str) -> str:
-        parse_short_lists(v)
-        return v
-
-    @field_validator("gains")
-    @classmethod
-    def _gains(cls, v: str | dict[int, float]) -> str | dict[int, float]:
-        gain_scheme(v)
-        return v
 
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> SessionConfig:
@@ -148,9 +244,17 @@ class SessionConfig(Model):
         params = {**PRESETS[name]["params"], "preset_name": name, **overrides}
         return cls(**params)
 
-    def scheme(self) -> GainScheme:
-        """Return the gain scheme object."""
-        return gain_scheme(self.gains)
+    def session_params(self) -> SessionParams:
+        """The typed parameters of :func:`~sessionval.kernels.session.session_vectors`."""
+        return SessionParams(
+            b=self.b,
+            bq=self.bq,
+            discount=self.discount,
+            query_discount=self.query_discount,
+            duplicates=self.duplicates,
+            short_lists=self.short_lists,
+            ideal=self.ideal,
+        )
 
     def replace(self, **changes: Any) -> SessionConfig:
         """A copy with some parameters changed, validated like a new configuration.

@@ -105,6 +105,12 @@ def evaluate_lists(
     ms = tuple(parse_measures(measures))
     if not ms:
         raise MeasureSpecError("no measure given")
+    sessions = [repr(m) for m in ms if m.scope != "query"]
+    if sessions:
+        raise MeasureSpecError(
+            f"{', '.join(sessions)}: session measure(s) need sessions; ranked lists take "
+            "single-query measures (use sessionval.evaluate on a study for session measures)"
+        )
     n = lists.n
     values = [m.compute(lists, empty=empty) for m in ms]
     qids = np.asarray(lists.query_ids, dtype=object)

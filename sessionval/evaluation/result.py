@@ -8,6 +8,7 @@ for (a million sessions have tens of millions of positions).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, cast
 
 import numpy as np
@@ -18,8 +19,11 @@ from .._types import FloatArray, IntArray
 from ..frame import SessionFrame
 from ..judgments.ideal import IdealGains
 from ..judgments.unjudged import apply_unjudged
-from .chunks import _concat, _Context, _ratio, _run_chunk
+from ..kernels.segments import offsets_from_counts
+from ..measures.session import normalise
+from .chunks import ChunkContext, concat_parts, run_chunk
 from .config import SessionConfig
+from .engine import Engine
 
 __all__ = [
     "Positions",
@@ -76,6 +80,10 @@ class SessionEvaluation:
         The lowest grade counted as highly relevant.
     measures
         Requested single-query measures (canonical names, the ``per_query`` columns).
+    session_measures
+        Requested session measures (canonical names, the ``per_session`` columns).
+    session_values
+        Their values, one array per measure in ``frame.sessions`` order.
     """
 
     config: SessionConfig
@@ -89,13 +97,17 @@ class SessionEvaluation:
     n_empty_ideal: int
     high_grade: float
     measures: tuple[str, ...]
-    _ctx: _Context = field(repr=False, compare=False)
+    _ctx: ChunkContext = field(repr=False, compare=False)
+    _engine: Engine = field(repr=False, compare=False)
+    _ideal: IdealGains = field(repr=False, compare=False)
+    session_measures: tuple[str, ...] = ()
+    session_values: dict[str, FloatArray] = field(default_factory=dict, repr=False)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def ideal_source(self) -> IdealGains:
         """Ideal gain vectors per judgment key (segment layout) the evaluation used."""
-        return self._ctx.ideal
+        return self._ideal
 
     @property
     def query_ideal(self) -> IntArray:
@@ -108,18 +120,14 @@ class SessionEvaluation:
         return df
 
     def _ratio(self, num: FloatArray, den: FloatArray) -> FloatArray:
-        return _ratio(num, den, self.config.empty_ideal)
+        return normalise(num, den, self.config.empty_ideal)
 
     def positions(self) -> Positions:
-        """Per-position arrays of every session (recomputed chunk by chunk, then cached)."""
+        """Per-position arrays of every session (recomputed through the engine, then cached)."""
         if "positions" not in self._cache:
-            parts = [
-                _run_chunk(self._ctx, s0, s1, positions=True).p for s0, s1 in self._ctx.chunks()
-            ]
-            p = _concat([x for x in parts if x is not None])
-            n_s = self.frame.n_sessions
-            offsets = np.zeros(n_s + 1, dtype=np.int64)
-            np.cumsum(self.sessions["n_positions"], out=offsets[1:])
+            parts = self._engine.map_sessions(partial(run_chunk, positions=True), self._ctx)
+            p = concat_parts([x.p for x in parts if x.p is not None])
+            offsets = offsets_from_counts(self.sessions["n_positions"])
             if not p:
                 e = np.zeros(0)
                 ei = np.zeros(0, dtype=np.int64)
@@ -161,9 +169,9 @@ class SessionEvaluation:
     def _kept_gains(self) -> tuple[IntArray, FloatArray, IntArray]:
         """(frame rows kept, their gains, per-query offsets) after the unjudged policy."""
         ctx = self._ctx
-        grades = ctx.grades(0, self.frame.n_results)
-        gain = ctx.scheme.gains(grades, negative=self.config.negative)
-        gain, offsets, rows = apply_unjudged(gain, ctx.q_row_off, policy=self.config.unjudged)
+        grades = ctx.grades(0, ctx.query_session.size)
+        gain = ctx.scheme.gains(grades, negative=ctx.negative)
+        gain, offsets, rows = apply_unjudged(gain, ctx.query_row_offsets, policy=ctx.unjudged)
         return rows, gain, offsets
 
     # ---- tables
@@ -296,7 +304,8 @@ class SessionEvaluation:
         logged rank of the first scored document with grade > 0 / grade >=
         ``high_grade`` (<NA> when none); ``n_relevant_found`` /
         ``n_highly_relevant_found`` = distinct such documents shown in the session
-        vector.  Then the study's ``rating_*`` columns.
+        vector.  Then the study's ``rating_*`` columns and the requested session
+        measures (one column each, named by the canonical name).
         """
         if "session" in self._cache:
             df_cached: pd.DataFrame = self._cache["session"]
@@ -355,6 +364,8 @@ class SessionEvaluation:
         for c in s.columns:
             if str(c).startswith("rating_"):
                 df[c] = s[c].to_numpy()
+        for name in self.session_measures:
+            df[name] = self.session_values[name]
         self._cache["session"] = self._attach(df)
         return df
 

@@ -18,32 +18,43 @@ Output tables (column names are stable; documented in ``docs/sessions.md``)
     one row per query: ``session_id, user_id, topic_id, system_id, query_pos,
     query_id, qrels_id, n_results, n_available, n_scored, padded, n_repeats, qd,
     dcg, sdcg, ideal_dcg, ndcg, is_last, is_best`` and one column per requested
-    single-query measure.
+    single-query measure (its canonical name).
 ``SessionEvaluation.per_session()``
     one row per session: ``session_id, user_id, topic_id, system_id, n_queries,
     n_positions, sdcg, ideal, nsdcg, avg_pos_sdcg, avg_pos_nsdcg, sdcg_per_query,
     last_sdcg, last_dcg, best_query_pos, best_sdcg, best_dcg, first_rel_query,
     first_rel_rank, first_hrel_query, first_hrel_rank, n_relevant_found,
-    n_highly_relevant_found`` and the ``rating_*`` columns of the study.
+    n_highly_relevant_found``, the ``rating_*`` columns of the study and one column
+    per requested session measure (its canonical name: ``sDCG(b=2,bq=4)@10``,
+    ``last(nDCG@10)``).
+
+The chunks of whole sessions run through an
+:class:`~sessionval.evaluation.engine.Engine` (:class:`LocalEngine` by default).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
+from .._types import FloatArray, IntArray
 from ..errors import InputFormatError, JudgmentError, MeasureSpecError
 from ..frame import JudgmentFrame, SessionFrame
-from ..judgments.ideal import _searcher_ideal, ideal_gains
-from ..judgments.lookup import JudgmentIndex
+from ..judgments.ideal import IdealGains, ideal_gains, searcher_ideal_gains
+from ..judgments.lookup import GradeLookup, JudgmentIndex, frame_lookup
+from ..kernels.segments import offsets_from_counts
+from ..measures.grammar import Measure
 from ..measures.lists import RankedLists
 from ..measures.registry import parse_measures
+from ..measures.session import SessionScores
 from ..models.judgments import GradeScale
-from .chunks import _concat, _Context, _run_chunk
+from .chunks import QUERY_ARRAYS, ChunkContext, ChunkResult, concat_parts, run_chunk
 from .config import SessionConfig
+from .engine import Engine, LocalEngine
 from .result import SessionEvaluation
 
 __all__ = [
@@ -51,40 +62,170 @@ __all__ = [
 ]
 
 
-# ---------------------------------------------------------------------------------------------
-# configuration
+@dataclass(frozen=True)
+class _Layout:
+    """The study's segment layout: queries per session, rows per query."""
+
+    query_session: IntArray
+    query_pos: IntArray
+    query_row_offsets: IntArray
+    session_query_offsets: IntArray
 
 
-# ---------------------------------------------------------------------------------------------
-# chunked runner
-
-
-# ---------------------------------------------------------------------------------------------
-# result object
-
-
-# ---------------------------------------------------------------------------------------------
-# evaluate
-
-
-# ---------------------------------------------------------------------------------------------
-# evaluate
-
-
-def _check_order(
-    query_session: npt.NDArray[np.int64], query_pos: npt.NDArray[np.int64], source: str
-) -> None:
-    if query_session.size < 2:
-        return
-    ds = np.diff(query_session)
-    bad = (ds < 0) | ((ds == 0) & (np.diff(query_pos) != 1))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0]) + 1
+def _layout(frame: SessionFrame) -> _Layout:
+    """Step 1: the study's layout, checked (queries grouped by session, rows by query)."""
+    q = frame.queries
+    qs = q["session_id"].cat.codes.to_numpy().astype(np.int64)
+    qp = q["query_pos"].to_numpy().astype(np.int64)
+    if qs.size > 1:
+        ds = np.diff(qs)
+        bad = (ds < 0) | ((ds == 0) & (np.diff(qp) != 1))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0]) + 1
+            raise InputFormatError(
+                f"{frame.source}: queries table row {i}: queries must be grouped by session in "
+                f"session order with positions 1..n (got session index {int(qs[i])}, "
+                f"query_pos {int(qp[i])} after {int(qp[i - 1])})"
+            )
+    q_row_off = frame.query_offsets()
+    if int(q_row_off[-1]) != frame.n_results:
         raise InputFormatError(
-            f"{source}: queries table row {i}: queries must be grouped by session in session "
-            f"order with positions 1..n (got session index {int(query_session[i])}, "
-            f"query_pos {int(query_pos[i])} after {int(query_pos[i - 1])})"
+            f"{frame.source}: queries.n_results sums to {int(q_row_off[-1])} but results has "
+            f"{frame.n_results} rows"
         )
+    s_q_off = offsets_from_counts(np.bincount(qs, minlength=frame.n_sessions))
+    return _Layout(qs, qp, q_row_off, s_q_off)
+
+
+@dataclass(frozen=True)
+class _GradeSource:
+    """Where grades come from: the prepared reference join or the searchers' grades."""
+
+    judgments: JudgmentFrame | None
+    lookup: GradeLookup | None
+    query_keys: IntArray | None
+    user_grade: FloatArray | None
+    scale: GradeScale | None
+
+    def ideal(self, frame: SessionFrame, cfg: SessionConfig) -> IdealGains:
+        """Ideal gains per judgment key under the configuration's gains and negative policy."""
+        if self.judgments is not None:
+            return ideal_gains(self.judgments, cfg.gains, negative=cfg.negative)
+        return searcher_ideal_gains(frame, cfg.gains, cfg.negative)
+
+    def high(self, cfg: SessionConfig) -> float:
+        """The lowest grade counted as highly relevant."""
+        if cfg.high_grade is not None:
+            return float(cfg.high_grade)
+        if self.scale is not None:
+            return float(max(self.scale.grades))
+        ug = self.user_grade if self.user_grade is not None else np.zeros(0)
+        observed = ug[~np.isnan(ug)]
+        return float(observed.max()) if observed.size else float("inf")
+
+
+def _grade_source(
+    frame: SessionFrame, judgments: JudgmentFrame | None, cfg: SessionConfig
+) -> _GradeSource:
+    """Step 2: prepare the grade lookup once (reference) or take the searchers' grades."""
+    if cfg.judgments == "reference":
+        if judgments is None:
+            raise JudgmentError(
+                "judgment source 'reference' needs judgments (qrels); none were given"
+            )
+        lookup = frame_lookup(frame, JudgmentIndex.build(judgments))
+        keys = frame.queries["qrels_id"].cat.codes.to_numpy().astype(np.int64)
+        return _GradeSource(judgments, lookup, keys, None, judgments.scale)
+    user_grade = frame.results["user_grade"].to_numpy(dtype=np.float64, na_value=np.nan)
+    return _GradeSource(None, None, None, user_grade, frame.grade_scale)
+
+
+def _query_cutoffs(frame: SessionFrame, cfg: SessionConfig) -> IntArray:
+    """Cut-off of each query: X, or its logged scan depth (``scan_depth``)."""
+    x = cfg.cutoff
+    cut = np.full(len(frame.queries), x, dtype=np.int64)
+    if cfg.scan_depth != "ignore":
+        sd = frame.queries["scan_depth"].to_numpy(dtype=np.float64, na_value=np.nan)
+        known = ~np.isnan(sd)
+        if cfg.scan_depth == "replace":
+            cut[known] = sd[known].astype(np.int64)
+        else:
+            cut[known] = np.minimum(sd[known].astype(np.int64), x)
+    return cut
+
+
+def _context(
+    frame: SessionFrame,
+    lay: _Layout,
+    src: _GradeSource,
+    cfg: SessionConfig,
+    ideal: IdealGains,
+) -> ChunkContext:
+    """Step 3: the arrays every chunk reads, prepared once."""
+    res = frame.results
+    return ChunkContext(
+        params=cfg.session_params(),
+        scheme=cfg.gains,
+        negative=cfg.negative,
+        unjudged=cfg.unjudged,
+        empty_ideal=cfg.empty_ideal,
+        query_session=lay.query_session,
+        query_pos=lay.query_pos,
+        query_cutoff=_query_cutoffs(frame, cfg),
+        query_ideal=ideal.positions(frame.queries["qrels_id"]),
+        ideal_offsets=ideal.offsets,
+        ideal_values=ideal.values,
+        query_row_offsets=lay.query_row_offsets,
+        session_query_offsets=lay.session_query_offsets,
+        row_query=res["query_idx"].to_numpy(),
+        row_rank=res["rank"].to_numpy(),
+        doc_codes=res["doc_id"].cat.codes.to_numpy(),
+        lookup=src.lookup,
+        query_keys=src.query_keys,
+        user_grade=src.user_grade,
+        high=src.high(cfg),
+    )
+
+
+def _gather(
+    chunks: list[ChunkResult],
+) -> tuple[dict[str, npt.NDArray[Any]], dict[str, npt.NDArray[Any]]]:
+    """Per-query and per-session arrays of all chunks, in session order."""
+    qa = concat_parts([c.q for c in chunks])
+    sa = concat_parts([c.s for c in chunks])
+    if not chunks:  # a study without sessions
+        qa = {k: np.zeros(0) for k in QUERY_ARRAYS}
+        sa = {"final": np.zeros(0), "ideal_final": np.zeros(0), "n_positions": np.zeros(0)}
+    return qa, sa
+
+
+def _scores(
+    qa: dict[str, npt.NDArray[Any]], sa: dict[str, npt.NDArray[Any]], lay: _Layout
+) -> SessionScores:
+    return SessionScores(
+        final=sa["final"],
+        ideal_final=sa["ideal_final"],
+        n_positions=sa["n_positions"],
+        query_offsets=lay.session_query_offsets,
+        dcg=qa["dcg"],
+        qd=qa["qd"],
+        ideal_dcg=qa["ideal_dcg"],
+    )
+
+
+def _measure_config(cfg: SessionConfig, m: Measure) -> SessionConfig:
+    """The configuration of a session measure's column: its parameters override ``cfg``."""
+    changed = cfg.replace(**m.config_changes())
+    rule = m.definition.validate
+    if rule is not None:
+
+        def value(name: str) -> Any:
+            return getattr(changed, m.definition.param(name).field or name)
+
+        problem = rule(m.given(), value)
+        if problem:
+            raise MeasureSpecError(f"{m!r} under this configuration: {problem}")
+    return changed
 
 
 def evaluate(
@@ -92,9 +233,10 @@ def evaluate(
     judgments: JudgmentFrame | None,
     config: SessionConfig | None = None,
     *,
-    measures: Sequence[str] = (),
+    measures: Sequence[str | Measure] = (),
+    engine: Engine | None = None,
 ) -> SessionEvaluation:
-    """Score every session of a study with sDCG and its summaries.
+    """Score every session of a study with sDCG, its summaries and requested measures.
 
     Parameters
     ----------
@@ -106,12 +248,19 @@ def evaluate(
     config
         Parameters (default: the paper's, :class:`SessionConfig`).
     measures
-        Single-query measures to add to :meth:`SessionEvaluation.per_query`, in the
-        measure grammar of :mod:`sessionval.measures` (``"nDCG(gain=0-1-10-100)@10"``,
-        ``"AP"``, ``"RR"``); each is computed on every query's own logged list with
-        its own parameters (the registry's defaults, not the session's), using the
-        configuration's judgment source, negative and unjudged policies.  The column
-        is the measure's canonical name.
+        Measures in the grammar of :mod:`sessionval.measures`.  *Single-query*
+        measures (``"nDCG(gain=0-1-10-100)@10"``, ``"AP"``, ``"RR"``) become
+        :meth:`SessionEvaluation.per_query` columns: each is computed on every query's
+        own logged list with its own parameters (the registry's defaults, not the
+        session's), using the configuration's judgment source, negative and unjudged
+        policies.  *Session* measures (``"sDCG(b=2,bq=4)@10"``, ``"nsDCG@10"``,
+        ``"last(nDCG@10)"``, ``"best(AP)"``) become :meth:`SessionEvaluation.per_session`
+        columns: ``sDCG``/``nsDCG`` run the session vectors with the configuration
+        changed by the measure's parameters (``@X`` sets ``cutoff``), aggregates take
+        their single-query measure per query.  Columns are named by canonical names.
+    engine
+        Runs the chunks of whole sessions (default :class:`LocalEngine`, chunks of
+        about a million result rows in this process).
 
     Returns
     -------
@@ -131,14 +280,15 @@ def evaluate(
     Järvelin et al. (2008), sections 2.2 and 3.3: ``sDCG_q = DCG_q / (1 + log_bq q)``,
     top-X of each query concatenated, the ideal session = the topic's ideal top-X
     repeated and discounted the same way, ``nsDCG = S / I`` component-wise.
-    Sessions are processed in chunks of about a million result rows (a loop over
-    chunks, each fully vectorised), so memory stays bounded; per-position vectors
-    are recomputed only when asked for.
+    Steps: the layout, the grade source (the judgment join prepared once), the
+    chunk context, the chunks through the engine, then the requested measures.
+    Per-position vectors are recomputed (through the same engine) only when asked.
 
     Examples
     --------
     A one-query session equals the query's DCG (rank discount ``1 + log_2 i``):
 
+    >>> import pandas as pd
     >>> from sessionval.validate.flat import frame_from_flat
     >>> flat = pd.DataFrame({"session_id": "s", "user_id": "u", "topic_id": "T",
     ...     "system_id": "S", "query_pos": 1, "rank": [1, 2, 3], "doc_id": ["a", "b", "c"]})
@@ -146,122 +296,70 @@ def evaluate(
     >>> qrels = pd.DataFrame({"topic_id": "T", "doc_id": ["a", "c"], "grade": [1, 3],
     ...     "assessor": ""}).astype({"topic_id": "category", "doc_id": "category",
     ...     "grade": "int16", "assessor": "category"})
-    >>> ev = evaluate(frame, JudgmentFrame(qrels, GradeScale.default()))
+    >>> ev = evaluate(frame, JudgmentFrame(qrels, GradeScale.default()),
+    ...               measures=["sDCG(b=2)@3", "last(RR)"])
     >>> round(float(ev.per_session()["sdcg"][0]), 4)  # 1/1 + 100/(1 + log2 3)
     39.6853
+    >>> ev.per_session()[["sDCG(b=2)@3", "last(RR)"]].round(4).values.tolist()
+    [[39.6853, 1.0]]
     """
     cfg = config or SessionConfig()
-    scheme = cfg.scheme()
-    q = frame.queries
-    qs = q["session_id"].cat.codes.to_numpy().astype(np.int64)
-    qp = q["query_pos"].to_numpy().astype(np.int64)
-    _check_order(qs, qp, frame.source)
-    q_row_off = frame.query_offsets()
-    if int(q_row_off[-1]) != frame.n_results:
-        raise InputFormatError(
-            f"{frame.source}: queries.n_results sums to {int(q_row_off[-1])} but results has "
-            f"{frame.n_results} rows"
-        )
+    eng = engine if engine is not None else LocalEngine()
+    lay = _layout(frame)
     parsed = parse_measures(measures) if measures else []
-    if cfg.unjudged not in ("zero", "condense", "error"):  # pragma: no cover - pydantic
-        raise MeasureSpecError(f"unjudged policy {cfg.unjudged!r} unknown")
-    res = frame.results
-    index: JudgmentIndex | None = None
-    q_key = doc_map = None
-    user_grade = None
-    qcat = q["qrels_id"].cat
-    if cfg.judgments == "reference":
-        if judgments is None:
-            raise JudgmentError(
-                "judgment source 'reference' needs judgments (qrels); none were given"
-            )
-        index = JudgmentIndex.build(judgments)
-        ideal = ideal_gains(judgments, scheme, negative=cfg.negative)
-        scale: GradeScale | None = judgments.scale
-        kmap = np.append(index.topics.get_indexer(pd.Index(qcat.categories)), -1).astype(np.int64)
-        q_key = kmap[qcat.codes.to_numpy().astype(np.int64)]
-        doc_map = np.append(
-            index.docs.get_indexer(pd.Index(res["doc_id"].cat.categories)), -1
-        ).astype(np.int64)
-    else:
-        ideal = _searcher_ideal(frame, scheme, cfg.negative)
-        scale = frame.grade_scale
-        user_grade = res["user_grade"].to_numpy(dtype=np.float64, na_value=np.nan)
-    query_ideal = ideal.positions(q["qrels_id"])
-    if cfg.high_grade is not None:
-        high = float(cfg.high_grade)
-    elif scale is not None:
-        high = float(max(scale.grades))
-    else:
-        observed = user_grade[~np.isnan(user_grade)] if user_grade is not None else np.zeros(0)
-        high = float(observed.max()) if observed.size else float("inf")
+    src = _grade_source(frame, judgments, cfg)
+    ideal = src.ideal(frame, cfg)
+    ctx = _context(frame, lay, src, cfg, ideal)
+    chunks = eng.map_sessions(run_chunk, ctx)
+    qa, sa = _gather(chunks)
 
-    x = cfg.cutoff
-    depth = np.full(len(q), x, dtype=np.int64)
-    if cfg.scan_depth != "ignore":
-        sd = q["scan_depth"].to_numpy(dtype=np.float64, na_value=np.nan)
-        known = ~np.isnan(sd)
-        if cfg.scan_depth == "replace":
-            depth[known] = sd[known].astype(np.int64)
-        else:
-            depth[known] = np.minimum(sd[known].astype(np.int64), x)
-
-    n_s = frame.n_sessions
-    s_q_off = np.zeros(n_s + 1, dtype=np.int64)
-    np.cumsum(np.bincount(qs, minlength=n_s), out=s_q_off[1:])
-    ctx = _Context(
-        cfg=cfg,
-        scheme=scheme,
-        frame=frame,
-        qs=qs,
-        qp=qp,
-        depth=depth,
-        query_ideal=query_ideal,
-        ideal=ideal,
-        q_row_off=q_row_off,
-        s_q_off=s_q_off,
-        row_qidx=res["query_idx"].to_numpy(),
-        row_rank=res["rank"].to_numpy(),
-        doc_codes=res["doc_id"].cat.codes.to_numpy(),
-        index=index,
-        q_key=q_key,
-        doc_map=doc_map,
-        user_grade=user_grade,
-        high=high,
-    )
-    chunks = [_run_chunk(ctx, s0, s1, positions=False) for s0, s1 in ctx.chunks()]
-    qa = _concat([c.q for c in chunks])
-    sa = _concat([c.s for c in chunks])
-    if not chunks:  # a study without sessions
-        qa = {
-            k: np.zeros(0)
-            for k in (
-                "n_available",
-                "n_repeats",
-                "n_scored",
-                "qd",
-                "dcg",
-                "ideal_dcg",
-            )
-        }
-    if parsed:
-        # single-query measures from the registry, on each query's own logged list
+    # single-query measures (and the measures inside aggregates), on each query's list
+    inner = [m for m in parsed if m.scope == "query"]
+    inner += [m.inner for m in parsed if m.inner is not None and m.inner not in inner]
+    values: dict[str, FloatArray] = {}
+    if inner:
         lists = RankedLists.from_frame(
             frame, judgments, source=cfg.judgments, negative=cfg.negative, unjudged=cfg.unjudged
         )
-        for m in parsed:
-            qa[repr(m)] = m.compute(lists, empty=cfg.empty_ideal)
+        values = {repr(m): m.compute(lists, empty=cfg.empty_ideal) for m in inner}
+    query_ms = [m for m in parsed if m.scope == "query"]
+    for m in query_ms:
+        qa[repr(m)] = values[repr(m)]
+
+    # session measures: one run of the session vectors per distinct configuration
+    runs: dict[str, SessionScores] = {cfg.model_dump_json(): _scores(qa, sa, lay)}
+    session_values: dict[str, FloatArray] = {}
+    for m in parsed:
+        if m.scope != "session":
+            continue
+        if m.inner is not None:
+            session_values[repr(m)] = m.definition.compute(
+                values[repr(m.inner)], lay.session_query_offsets
+            )
+            continue
+        cfg_m = _measure_config(cfg, m)
+        key = cfg_m.model_dump_json()
+        if key not in runs:
+            ctx_m = _context(frame, lay, src, cfg_m, src.ideal(frame, cfg_m))
+            runs[key] = _scores(*_gather(eng.map_sessions(run_chunk, ctx_m)), lay)
+        session_values[repr(m)] = m.definition.compute(
+            runs[key], empty=cfg.empty_ideal, **m.own_params()
+        )
     return SessionEvaluation(
         config=cfg,
         frame=frame,
-        query_session=qs,
-        query_pos=qp,
+        query_session=lay.query_session,
+        query_pos=lay.query_pos,
         queries=qa,
         sessions=sa,
         n_unjudged=sum(c.n_unjudged for c in chunks),
         n_negative=sum(c.n_negative for c in chunks),
         n_empty_ideal=int(np.count_nonzero(sa["ideal_final"] == 0)) if chunks else 0,
-        high_grade=high,
-        measures=tuple(repr(m) for m in parsed),
+        high_grade=ctx.high,
+        measures=tuple(repr(m) for m in query_ms),
+        session_measures=tuple(session_values),
+        session_values=session_values,
         _ctx=ctx,
+        _engine=eng,
+        _ideal=ideal,
     )

@@ -53,9 +53,9 @@ API for measure code (all vectorised, no Python loop per row, query or session)
    (int64, ``len(keys) + 1``) and ``values`` (float64 gains of the recall base,
    grade > 0, descending within each key).  ``n_relevant`` is the recall base size
    ``R`` per key.  ``ideal.positions(labels)`` maps labels to key positions (−1 when a
-   key has no judgments); ``ideal.dense(positions, depth=X)`` gives an
-   ``(n, X)`` matrix of the top-X ideal gains (zero-padded), which is what sDCG's
-   ideal session needs; ``ideal.segments(positions, depth=k)`` gives the same as
+   key has no judgments); ``ideal.dense(positions, depth=n)`` gives an
+   ``(len(positions), n)`` matrix of the top-n ideal gains (zero-padded: the ideal
+   curves of the figures); ``ideal.segments(positions, depth=n)`` gives the same as
    (offsets, values) without padding for long depths.
 
 Examples

@@ -23,13 +23,18 @@ from .lookup import _as_categorical, index_in
 __all__ = [
     "IdealGains",
     "ideal_gains",
+    "searcher_ideal_gains",
 ]
 
 
-def _searcher_ideal(
+def searcher_ideal_gains(
     frame: SessionFrame, scheme: GainScheme, negative: NegativePolicy
 ) -> IdealGains:
-    """Recall base from the searchers' own grades: max grade per (qrels_id, document)."""
+    """Ideal gains from the searchers' own grades: max grade per (qrels_id, document).
+
+    The recall base of each judgment key pools the grades its searchers gave
+    (``results.user_grade``); keys are the study's ``qrels_id`` categories.
+    """
     res = frame.results
     ug = res["user_grade"].to_numpy(dtype=np.float64, na_value=np.nan)
     ok = ~np.isnan(ug)

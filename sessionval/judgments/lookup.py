@@ -1,8 +1,10 @@
 """The one (judgment key, document) -> grade join, on integer codes.
 
 Ids are encoded once per category (Arrow hashing for strings), pairs combined
-into one int64 key and probed against the sorted judgment keys.  Every grade a
-measure sees comes through :class:`JudgmentIndex`.
+into one int64 key and probed against the sorted judgment keys.
+:class:`JudgmentIndex` holds the judgments sorted for the join; its
+:class:`GradeLookup` is the join prepared for one set of key and document
+categories, applied per chunk.  Every grade a measure sees comes through it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from ..errors import JudgmentError, MeasureSpecError
 from ..frame import JudgmentFrame, SessionFrame
 
 __all__ = [
+    "GradeLookup",
     "JudgmentIndex",
+    "frame_lookup",
     "index_in",
     "lookup_grades",
     "result_grades",
@@ -82,7 +86,8 @@ def string_ranks(values: pd.Index) -> IntArray:
 class JudgmentIndex:
     """Judgments prepared for joins: sorted int64 keys ``topic_code * n_docs + doc_code``.
 
-    Build once with :meth:`build` and reuse for many :func:`lookup_grades` calls.
+    Build once with :meth:`build`; :meth:`prepare` turns it into the
+    :class:`GradeLookup` for one set of key and document categories.
     """
 
     topics: pd.Index
@@ -91,10 +96,6 @@ class JudgmentIndex:
     grades: FloatArray
     source: str
     key_index: pd.Index
-
-    @property
-    def _grades_nan(self) -> FloatArray:
-        return np.append(self.grades, np.nan)
 
     @classmethod
     def build(cls, judgments: JudgmentFrame) -> JudgmentIndex:
@@ -133,95 +134,130 @@ class JudgmentIndex:
             pd.Index(keys),
         )
 
-    def lookup_codes(
-        self,
-        key_codes: npt.ArrayLike,
-        key_categories: pd.Index,
-        doc_codes: npt.ArrayLike,
-        doc_categories: pd.Index,
-    ) -> FloatArray:
-        """Grades for rows given as integer codes into their own category indexes.
+    def prepare(self, key_categories: pd.Index, doc_categories: pd.Index) -> GradeLookup:
+        """The join prepared for rows coded against these key and document categories."""
+        return GradeLookup.prepare(self, key_categories, doc_categories)
 
-        Categories are translated once (``get_indexer`` over the categories, not the
-        rows); rows then cost two ``take``, one multiply-add and one hash probe.
-        """
-        kc = np.asarray(key_codes)
-        dc = np.asarray(doc_codes)
-        nd = max(len(self.docs), 1)
-        # ids absent from the judgments map to values that make the combined key
-        # negative (never a judgment key); code -1 (missing) indexes the appended slot.
-        # An unknown key is -1: key * nd + doc then lies in [-nd, -1] (a huge negative
-        # sentinel times nd would overflow int64 beyond ~8M judged documents)
-        kmap = index_in(pd.Index(key_categories), self.topics)
-        kmap = np.append(np.where(kmap < 0, -1, kmap), -1)
-        dmap = index_in(pd.Index(doc_categories), self.docs)
-        dmap = np.append(np.where(dmap < 0, -(2**60), dmap), -(2**60))
-        q = kmap[kc]
-        q *= nd
-        q += dmap[dc]
-        n = q.size
-        if n > 1 and np.count_nonzero(kc[1:] != kc[:-1]) * 8 < n:
+
+_UNKNOWN_KEY: Final[int] = -(2**61)
+"""Key part of a row whose judgment key has no judgments: the combined key stays negative."""
+
+_UNKNOWN_DOC: Final[int] = -(2**60)
+"""Document part of a row whose document was never judged: the combined key stays negative."""
+
+_BLOCK_ROWS: Final[int] = 1 << 20
+"""Rows per probe block: the temporaries stay small and in cache on tens of millions of rows."""
+
+
+@dataclass(frozen=True)
+class GradeLookup:
+    """The one (judgment key, document) -> grade join, prepared once and applied per chunk.
+
+    :meth:`prepare` translates the caller's key and document *categories* to the
+    judgments' codes once (``key_positions``, ``doc_parts``; each with a last slot
+    for code −1, missing).  Applying it to rows then costs two ``take``, one
+    multiply-add and one probe of the sorted judgment keys per row, whatever the
+    chunk.  Every grade a measure sees comes through here: the session evaluation
+    (per chunk of sessions), :func:`result_grades`, :func:`lookup_grades` and
+    :meth:`~sessionval.measures.lists.RankedLists.from_run`.  The fields are arrays
+    (and the judgments' hash index), so a prepared lookup pickles to a worker.
+
+    Parameters
+    ----------
+    keys, grades
+        Sorted combined judgment keys ``topic * n_docs + doc`` and their grades.
+    n_docs
+        Number of judged documents (the multiplier of the combined key).
+    key_positions
+        Judgment topic position of each key category (−1: no judgments), plus −1.
+    doc_parts
+        Judged document code of each document category (a large negative sentinel
+        when never judged), plus the sentinel.
+    key_index
+        ``keys`` as a pandas Index: its hash table serves scattered probes.
+    """
+
+    keys: IntArray
+    grades: FloatArray
+    n_docs: int
+    key_positions: IntArray
+    doc_parts: IntArray
+    key_index: pd.Index
+
+    @classmethod
+    def prepare(
+        cls, index: JudgmentIndex, key_categories: pd.Index, doc_categories: pd.Index
+    ) -> GradeLookup:
+        """Translate key and document categories to the judgments' codes (once)."""
+        kpos = index_in(pd.Index(key_categories), index.topics)
+        dpos = index_in(pd.Index(doc_categories), index.docs)
+        return cls(
+            index.keys,
+            index.grades,
+            max(len(index.docs), 1),
+            np.append(np.where(kpos < 0, -1, kpos), -1),
+            np.append(np.where(dpos < 0, _UNKNOWN_DOC, dpos), _UNKNOWN_DOC),
+            index.key_index,
+        )
+
+    def _key_parts(self, key_codes: npt.ArrayLike) -> IntArray:
+        pos = self.key_positions[np.asarray(key_codes)]
+        return np.where(pos < 0, _UNKNOWN_KEY, pos * self.n_docs).astype(np.int64)
+
+    def _probe(self, q: IntArray, out: FloatArray, *, grouped: bool) -> None:
+        """Write the grades of combined keys ``q`` into ``out`` (NaN-filled: absent stay NaN)."""
+        if self.keys.size == 0 or q.size == 0:
+            return
+        if grouped:
             # rows grouped by key (every ranked list is): binary search on the sorted
             # judgment keys stays in cache and beats hashing ~2x
             pos = np.searchsorted(self.keys, q)
-            pos[pos == self.keys.size] = 0
-            hit = self.keys[pos] == q if self.keys.size else np.zeros(n, dtype=bool)
-            pos[~hit] = -1
+            np.minimum(pos, self.keys.size - 1, out=pos)
+            hit = np.flatnonzero(self.keys[pos] == q)
+            out[hit] = self.grades[pos[hit]]
         else:
             # hash join (pandas' int64 hash table, built once per index and cached);
-            # on random probes ~4x faster than searchsorted
+            # on scattered probes ~4x faster than searchsorted
             pos = self.key_index.get_indexer(pd.Index(q, copy=False))
-        del q
-        out: FloatArray = self._grades_nan[pos]  # -1 -> the NaN slot
+            hit = np.flatnonzero(pos >= 0)
+            out[hit] = self.grades[pos[hit]]
+
+    def rows(self, key_codes: npt.ArrayLike, doc_codes: npt.ArrayLike) -> FloatArray:
+        """Grade of each row given its key code and document code (any row order).
+
+        Codes index the categories given to :meth:`prepare` (−1: missing).
+        """
+        kc = np.asarray(key_codes)
+        q = self._key_parts(kc)
+        q += self.doc_parts[np.asarray(doc_codes)]
+        grouped = bool(kc.size > 1 and np.count_nonzero(kc[1:] != kc[:-1]) * 8 < kc.size)
+        out = np.full(q.size, np.nan)
+        self._probe(q, out, grouped=grouped)
         return out
 
-    def lookup_lists(
-        self,
-        key_positions: npt.ArrayLike,
-        counts: npt.ArrayLike,
-        doc_codes: npt.ArrayLike,
-        doc_categories: pd.Index,
+    def lists(
+        self, key_codes: npt.ArrayLike, counts: npt.ArrayLike, doc_codes: npt.ArrayLike
     ) -> FloatArray:
-        """Grades for rows grouped in lists (NaN when unjudged).
+        """Grades of rows grouped in lists: list ``i`` owns the next ``counts[i]`` rows.
 
-        List ``i`` owns the next ``counts[i]`` rows; its judgment key is
-        ``topics[key_positions[i]]`` (−1: a key without judgments);
-        ``doc_codes`` index ``doc_categories`` (−1: missing).  The key part of each
-        row's combined key is built per list, and the probe is a binary search on the
-        sorted judgment keys (rows grouped by key stay in cache).
+        ``key_codes`` holds one key code per list; the key part of each row is spread
+        per block of rows (not per list, not per row in Python), so memory stays small.
         """
         dc = np.asarray(doc_codes)
-        nd = max(len(self.docs), 1)
-        kmap = np.asarray(key_positions, dtype=np.int64)
-        # an unknown key or doc makes the combined key negative (never a judgment key)
-        base = np.where(kmap < 0, -(2**61), kmap * nd).astype(np.int64)
-        dmap = index_in(pd.Index(doc_categories), self.docs)
-        dmap = np.append(np.where(dmap < 0, -(2**60), dmap), -(2**60))
-        cnt = np.asarray(counts, dtype=np.int64)
-        off = np.zeros(cnt.size + 1, dtype=np.int64)
-        np.cumsum(cnt, out=off[1:])
+        base = self._key_parts(key_codes)
+        off = np.zeros(np.size(counts) + 1, dtype=np.int64)
+        np.cumsum(np.asarray(counts, dtype=np.int64), out=off[1:])
         n = int(off[-1])
         out = np.full(n, np.nan)
-        if self.keys.size == 0:
-            return out
-        last = self.keys.size - 1
-        # fixed-size blocks of rows (not a loop per list): the temporaries stay small
-        # and in cache, which bounds peak memory on tens of millions of rows
-        for a in range(0, n, _LOOKUP_BLOCK):
-            b = min(a + _LOOKUP_BLOCK, n)
+        for a in range(0, n, _BLOCK_ROWS):
+            b = min(a + _BLOCK_ROWS, n)
             i0 = int(np.searchsorted(off, a, side="right")) - 1
             i1 = int(np.searchsorted(off, b, side="left"))
             part = np.minimum(off[i0 + 1 : i1 + 1], b) - np.maximum(off[i0:i1], a)
-            q = dmap[dc[a:b]]
+            q = self.doc_parts[dc[a:b]]
             q += np.repeat(base[i0:i1], part)
-            pos = np.searchsorted(self.keys, q)
-            np.minimum(pos, last, out=pos)
-            hit = np.flatnonzero(self.keys[pos] == q)
-            out[a + hit] = self.grades[pos[hit]]
+            self._probe(q, out[a:b], grouped=True)
         return out
-
-
-_LOOKUP_BLOCK: Final[int] = 1 << 20
 
 
 def _as_categorical(values: object) -> tuple[IntArray, pd.Index]:
@@ -260,8 +296,8 @@ def lookup_grades(
     Notes
     -----
     Ids are encoded to integer codes once per category; pairs are combined into one
-    int64 key and joined against the judgment keys with a hash table
-    (O(n log m), no Python loop per row).
+    int64 key and joined against the judgment keys (:class:`GradeLookup`; no Python
+    loop per row).
 
     Examples
     --------
@@ -281,7 +317,7 @@ def lookup_grades(
     dc, dcat = _as_categorical(docs)
     if kc.shape != dc.shape:
         raise JudgmentError(f"keys and docs differ in length ({kc.size} vs {dc.size})")
-    return index.lookup_codes(kc, kcat, dc, dcat)
+    return index.prepare(kcat, dcat).rows(kc, dc)
 
 
 def result_grades(
@@ -314,10 +350,18 @@ def result_grades(
     if judgments is None:
         raise JudgmentError("judgment source 'reference' needs judgments (qrels); none were given")
     index = judgments if isinstance(judgments, JudgmentIndex) else JudgmentIndex.build(judgments)
-    qcat = frame.queries["qrels_id"].cat
-    qidx = frame.results["query_idx"].to_numpy().astype(np.int64)
-    kc = qcat.codes.to_numpy().astype(np.int64)[qidx]
-    dcat = frame.results["doc_id"].cat
-    return index.lookup_codes(
-        kc, pd.Index(qcat.categories), dcat.codes.to_numpy(), pd.Index(dcat.categories)
+    # results are grouped by query (a frame invariant): one key per query
+    counts = np.bincount(frame.results["query_idx"].to_numpy(), minlength=len(frame.queries))
+    return frame_lookup(frame, index).lists(
+        frame.queries["qrels_id"].cat.codes.to_numpy(),
+        counts,
+        frame.results["doc_id"].cat.codes.to_numpy(),
+    )
+
+
+def frame_lookup(frame: SessionFrame, index: JudgmentIndex) -> GradeLookup:
+    """The join prepared for a study's ``queries.qrels_id`` and ``results.doc_id`` categories."""
+    return index.prepare(
+        pd.Index(frame.queries["qrels_id"].cat.categories),
+        pd.Index(frame.results["doc_id"].cat.categories),
     )

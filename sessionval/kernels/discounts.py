@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final, Literal, TypeAlias
+from typing import Final, Literal, TypeAlias, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +29,8 @@ __all__ = [
     "DiscountKind",
     "QueryDiscount",
     "RankDiscount",
+    "check_query_discount",
+    "check_rank_discount",
     "query_discount",
     "rank_discount",
 ]
@@ -39,24 +41,28 @@ QueryDiscount: TypeAlias = Literal["jk2008", "shifted-log", "none"]
 RankDiscount: TypeAlias = Literal["jk2008", "jk2002", "jk2002rn", "log2p1", "shifted-log", "none"]
 
 
-QUERY_DISCOUNTS: Final = ("jk2008", "shifted-log", "none")
+QUERY_DISCOUNTS: Final[tuple[QueryDiscount, ...]] = get_args(QueryDiscount)
+"""Query-discount kinds, in table order (the one list; derived from :data:`QueryDiscount`)."""
 
-
-RANK_DISCOUNTS: Final = ("jk2008", "jk2002", "jk2002rn", "log2p1", "shifted-log", "none")
+RANK_DISCOUNTS: Final[tuple[RankDiscount, ...]] = get_args(RankDiscount)
+"""Rank-discount kinds, in table order (the one list; derived from :data:`RankDiscount`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class DiscountKind:
-    """One discount: its name, formula (plain text), source and function.
+    """One discount: its name, formula (plain text), source, function and use of a base.
 
     ``fn(x, base)`` maps ranks (rank discounts: the denominator ``d(i)``) or query
-    positions (query discounts: the multiplier ``qd(q)``) to float64 values.
+    positions (query discounts: the multiplier ``qd(q)``) to float64 values;
+    ``uses_base`` says whether ``base`` (``b`` or ``bq``) enters the formula, so a
+    measure can refuse a base its discount ignores.
     """
 
     name: str
     formula: str
     reference: str
     fn: Callable[[FloatArray, float], FloatArray]
+    uses_base: bool = True
 
 
 def _log(x: FloatArray, base: float) -> FloatArray:
@@ -88,6 +94,7 @@ RANK_DISCOUNT_TABLE: Final[dict[str, DiscountKind]] = {
         "d(i) = log_2(i + 1)",
         "Burges et al. 2005; trec_eval ndcg",
         lambda r, b: np.log2(r + 1.0),
+        uses_base=False,
     ),
     "shifted-log": DiscountKind(
         "shifted-log",
@@ -95,7 +102,9 @@ RANK_DISCOUNT_TABLE: Final[dict[str, DiscountKind]] = {
         "Jiang & Allan 2016, session-metrics code",
         lambda r, b: _log(r + b - 1.0, b),
     ),
-    "none": DiscountKind("none", "d(i) = 1 (no discount: CG)", "", lambda r, b: np.ones_like(r)),
+    "none": DiscountKind(
+        "none", "d(i) = 1 (no discount: CG)", "", lambda r, b: np.ones_like(r), uses_base=False
+    ),
 }
 """Rank discounts by kind; :data:`RANK_DISCOUNTS` lists the names in this order."""
 
@@ -113,15 +122,51 @@ QUERY_DISCOUNT_TABLE: Final[dict[str, DiscountKind]] = {
         lambda q, bq: math.log(bq) / np.log(q + bq - 1.0),
     ),
     "none": DiscountKind(
-        "none", "qd(q) = 1 (no query discount)", "", lambda q, bq: np.ones_like(q)
+        "none",
+        "qd(q) = 1 (no query discount)",
+        "Kanoulas et al. 2011, no discount",
+        lambda q, bq: np.ones_like(q),
+        uses_base=False,
     ),
 }
 """Query discounts by kind; :data:`QUERY_DISCOUNTS` lists the names in this order."""
 
 
-def query_discount(
-    positions: npt.ArrayLike, *, bq: float = 4.0, kind: QueryDiscount = "jk2008"
-) -> FloatArray:
+def check_rank_discount(kind: str, b: float) -> None:
+    """Validate a rank discount at a boundary (configuration, measure parameters, public call).
+
+    Raises
+    ------
+    MeasureSpecError
+        An unknown kind (the message lists the table's kinds) or ``b <= 1`` for a kind
+        that uses its base.
+    """
+    entry = RANK_DISCOUNT_TABLE.get(kind)
+    if entry is None:
+        raise MeasureSpecError(
+            f"rank discount {kind!r} unknown; valid discounts: {', '.join(RANK_DISCOUNTS)}"
+        )
+    if entry.uses_base and not b > 1:
+        raise MeasureSpecError(f"rank log base b must be > 1, got {b}")
+
+
+def check_query_discount(kind: str, bq: float) -> None:
+    """Validate a query discount at a boundary; ``bq`` must be > 1 (``inf``: no discount).
+
+    Raises
+    ------
+    MeasureSpecError
+        An unknown kind or ``bq <= 1``.
+    """
+    if kind not in QUERY_DISCOUNT_TABLE:
+        raise MeasureSpecError(
+            f"query discount {kind!r} unknown; valid discounts: {', '.join(QUERY_DISCOUNTS)}"
+        )
+    if not bq > 1:
+        raise MeasureSpecError(f"query log base bq must be > 1, got {bq}")
+
+
+def query_discount(positions: npt.ArrayLike, *, bq: float, kind: QueryDiscount) -> FloatArray:
     r"""Multiplier of the query at each session position ``q`` (1-based).
 
     Parameters
@@ -140,32 +185,26 @@ def query_discount(
     numpy.ndarray
         float64 multipliers, 1 at ``q = 1`` for every kind.
 
-    Raises
-    ------
-    MeasureSpecError
-        ``bq <= 1`` or an unknown ``kind``.
+    Notes
+    -----
+    A kernel: ``kind`` and ``bq`` were validated where they entered
+    (:class:`~sessionval.evaluation.config.SessionConfig`, a measure's parameters,
+    :func:`check_query_discount`) and are trusted here.
 
     Examples
     --------
-    >>> query_discount([1, 2, 4, 16], bq=4)
+    >>> query_discount([1, 2, 4, 16], bq=4, kind="jk2008")
     array([1.        , 0.66666667, 0.5       , 0.33333333])
     >>> query_discount([1, 2], bq=4, kind="shifted-log").round(4)
     array([1.    , 0.8614])
     """
     q = np.asarray(positions, dtype=np.float64)
-    if not bq > 1:
-        raise MeasureSpecError(f"query log base bq must be > 1, got {bq}")
-    entry = QUERY_DISCOUNT_TABLE.get(kind)
-    if entry is None:
-        raise MeasureSpecError(f"query discount {kind!r} unknown; use one of {QUERY_DISCOUNTS}")
     if math.isinf(bq):
         return np.ones_like(q)
-    return entry.fn(q, bq)
+    return QUERY_DISCOUNT_TABLE[kind].fn(q, bq)
 
 
-def rank_discount(
-    ranks: npt.ArrayLike, *, b: float = 2.0, kind: RankDiscount = "jk2008"
-) -> FloatArray:
+def rank_discount(ranks: npt.ArrayLike, *, b: float, kind: RankDiscount) -> FloatArray:
     r"""Denominator ``d(i)`` of the rank discount: ``DCG[i] = Σ_{j<=i} G[j] / d(j)``.
 
     Parameters
@@ -186,6 +225,11 @@ def rank_discount(
     numpy.ndarray
         float64 denominators.
 
+    Notes
+    -----
+    A kernel: ``kind`` and ``b`` are trusted (validated at the boundary,
+    :func:`check_rank_discount`); kinds without a base (``log2p1``, ``none``) ignore ``b``.
+
     Examples
     --------
     The appendix of Järvelin et al. (2008), ``b = 4``, ``G' = <3,2,3,0,0,1,2,2,3,0>``:
@@ -193,13 +237,7 @@ def rank_discount(
     The paper prints 4 and 8.14 at ranks 2 and 8 (slips; spec section 2 erratum).
 
     >>> g = np.array([3, 2, 3, 0, 0, 1, 2, 2, 3, 0.0])
-    >>> np.cumsum(g / rank_discount(np.arange(1, 11), b=4)).round(2)
+    >>> np.cumsum(g / rank_discount(np.arange(1, 11), b=4, kind="jk2008")).round(2)
     array([3.  , 4.33, 6.01, 6.01, 6.01, 6.44, 7.28, 8.08, 9.24, 9.24])
     """
-    r = np.asarray(ranks, dtype=np.float64)
-    if not b > 1:
-        raise MeasureSpecError(f"rank log base b must be > 1, got {b}")
-    entry = RANK_DISCOUNT_TABLE.get(kind)
-    if entry is None:
-        raise MeasureSpecError(f"rank discount {kind!r} unknown; use one of {RANK_DISCOUNTS}")
-    return entry.fn(r, b)
+    return RANK_DISCOUNT_TABLE[kind].fn(np.asarray(ranks, dtype=np.float64), b)

@@ -22,7 +22,9 @@ __all__ = [
     "offsets_from_counts",
     "segment_cumsum",
     "segment_ids",
+    "segment_last",
     "segment_lengths",
+    "segment_max",
     "segment_ranks",
     "segment_sum",
     "take_prefix",
@@ -113,6 +115,38 @@ def segment_cumsum(
     return out
 
 
+def segment_last(values: npt.ArrayLike, offsets: IntArray) -> FloatArray:
+    """Last value of each segment (NaN for an empty segment), as float64.
+
+    Examples
+    --------
+    >>> segment_last([1.0, 2, 3], np.array([0, 2, 2, 3]))
+    array([ 2., nan,  3.])
+    """
+    v = np.asarray(values, dtype=np.float64)
+    out = np.full(offsets.size - 1, np.nan)
+    full = np.diff(offsets) > 0
+    out[full] = v[offsets[1:][full] - 1]
+    return out
+
+
+def segment_max(values: npt.ArrayLike, offsets: IntArray) -> FloatArray:
+    """Largest value of each segment, NaN values left out (NaN: empty or all NaN).
+
+    Examples
+    --------
+    >>> segment_max([1.0, np.nan, 3, np.nan], np.array([0, 3, 3, 4]))
+    array([ 3., nan, nan])
+    """
+    v = np.asarray(values, dtype=np.float64)
+    out = np.full(offsets.size - 1, np.nan)
+    full = np.flatnonzero(np.diff(offsets) > 0)
+    if full.size:
+        # empty segments are skipped: each reduction runs to the next non-empty start
+        out[full] = np.fmax.reduceat(v, offsets[full])
+    return out
+
+
 def first_true_rank(mask: BoolArray, offsets: IntArray, seg: IntArray) -> IntArray:
     """Rank (1-based) of the first True row of each segment, 0 when there is none.
 
@@ -135,17 +169,17 @@ def first_true_rank(mask: BoolArray, offsets: IntArray, seg: IntArray) -> IntArr
     return out
 
 
-def cut_segments(offsets: IntArray, k: int | None) -> tuple[IntArray, IntArray]:
-    """Rows (indices) and new offsets keeping the first ``k`` rows of each segment.
+def cut_segments(offsets: IntArray, cutoff: int | None) -> tuple[IntArray, IntArray]:
+    """Rows (indices) and new offsets keeping the first ``cutoff`` rows of each segment.
 
     Examples
     --------
     >>> cut_segments(np.array([0, 3, 4]), 2)
     (array([0, 1, 3]), array([0, 2, 3]))
     """
-    if k is None:
+    if cutoff is None:
         return np.arange(int(offsets[-1]), dtype=np.int64), offsets
-    kept = np.minimum(np.diff(offsets), k)
+    kept = np.minimum(np.diff(offsets), cutoff)
     new = offsets_from_counts(kept)
     # kept rows only: row j of the cut list i is offsets[i] + (j - new[i])
     rows: IntArray = np.arange(int(new[-1]), dtype=np.int64)

@@ -8,7 +8,7 @@ from the one table in :mod:`sessionval.kernels.discounts`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -17,11 +17,28 @@ import pandas as pd
 from .._types import FloatArray, IntArray
 from ..errors import MeasureSpecError
 from ..judgments.gains import GainScheme, gain_scheme
-from ..kernels.discounts import RANK_DISCOUNTS, RankDiscount, rank_discount
+from ..kernels.discounts import (
+    RANK_DISCOUNT_TABLE,
+    RankDiscount,
+    check_rank_discount,
+    rank_discount,
+)
 from ..kernels.segments import cut_segments, segment_ids, segment_ranks, segment_sum
+from .grammar import Compute, MeasureDef
 from .lists import EmptyPolicy, RankedLists, _cut, _empty, _gains, _ideal_gain_segments, _safe_div
+from .params import (
+    DISCOUNT,
+    GAIN,
+    JK2002,
+    LOG_BASE_DEFAULT,
+    QUERY_DISCOUNT_DEFAULT,
+    QUERY_GAIN_DEFAULT,
+    B,
+    base_rule,
+)
 
 __all__ = [
+    "DEFINITIONS",
     "avg_pos",
     "avg_vect",
     "cumulated_gain",
@@ -60,7 +77,10 @@ def cumulated_gain(gains: Sequence[float] | npt.ArrayLike) -> FloatArray:
 
 
 def discounted_cumulated_gain(
-    gains: Sequence[float] | npt.ArrayLike, *, discount: RankDiscount = "jk2002", b: float = 2.0
+    gains: Sequence[float] | npt.ArrayLike,
+    *,
+    discount: RankDiscount = QUERY_DISCOUNT_DEFAULT,
+    b: float = LOG_BASE_DEFAULT,
 ) -> FloatArray:
     r"""Discounted cumulated gain vector of one ranked list.
 
@@ -69,11 +89,14 @@ def discounted_cumulated_gain(
     gains
         Gain at ranks 1, 2, ….
     discount
-        ``jk2008`` (:math:`1 + \log_b j`), ``jk2002`` (1 for :math:`j < b`, else
-        :math:`\log_b j`), ``jk2002rn`` (1 at rank 1, :math:`\log_b j` from rank 2),
-        ``log2p1`` (:math:`\log_2(j + 1)`) or ``none``.
+        A kind of the discount table
+        (:data:`~sessionval.kernels.discounts.RANK_DISCOUNT_TABLE`): ``jk2008``
+        (:math:`1 + \log_b j`), ``jk2002`` (1 for :math:`j < b`, else :math:`\log_b j`),
+        ``jk2002rn`` (1 at rank 1, :math:`\log_b j` from rank 2), ``log2p1``
+        (:math:`\log_2(j + 1)`, the single-query default, as trec_eval),
+        ``shifted-log`` (:math:`\log_b(j + b - 1)`) or ``none``.
     b
-        Log base (> 1) of the ``jk*`` discounts.
+        Log base (> 1) of the discounts with a base (ignored by ``log2p1`` and ``none``).
 
     Returns
     -------
@@ -104,19 +127,10 @@ def discounted_cumulated_gain(
     >>> discounted_cumulated_gain(g, discount="jk2008", b=4).round(2)
     array([3.  , 4.33, 6.01, 6.01, 6.01, 6.44, 7.28, 8.08, 9.24, 9.24])
     """
-    _check_discount(discount, b)
+    check_rank_discount(discount, b)
     g = np.asarray(gains, dtype=np.float64)
     r = np.arange(1, g.size + 1, dtype=np.int64)
     return np.cumsum(g / rank_discount(r, b=b, kind=discount))
-
-
-def _check_discount(discount: str, b: float) -> None:
-    if discount not in RANK_DISCOUNTS:
-        raise MeasureSpecError(
-            f"unknown discount {discount!r}; valid discounts: {', '.join(RANK_DISCOUNTS)}"
-        )
-    if discount.startswith("jk") and not b > 1:
-        raise MeasureSpecError(f"log base b must be > 1, got {b}")
 
 
 def gain_scalar(
@@ -124,9 +138,9 @@ def gain_scalar(
     *,
     kind: Literal["CG", "DCG", "nCG", "nDCG"] = "nDCG",
     cutoff: int | None = None,
-    discount: RankDiscount = "log2p1",
-    b: float = 2.0,
-    gain: str | GainScheme = "grade",
+    discount: RankDiscount = QUERY_DISCOUNT_DEFAULT,
+    b: float = LOG_BASE_DEFAULT,
+    gain: str | GainScheme = QUERY_GAIN_DEFAULT,
     empty: EmptyPolicy = "nan",
 ) -> FloatArray:
     r"""CG, DCG, nCG or nDCG at a cut-off, one value per list.
@@ -140,8 +154,8 @@ def gain_scalar(
     cutoff
         Rank ``k``; ``None``: the whole list against the whole ideal vector.
     discount, b
-        Discount and log base (see :func:`discounted_cumulated_gain`); ``CG``/``nCG``
-        ignore them.
+        Discount and log base (see :func:`discounted_cumulated_gain`; defaults
+        ``log2p1`` and 2, the single-query context's); ``CG``/``nCG`` ignore them.
     gain
         Gain scheme (:func:`~sessionval.judgments.gains.gain_scheme`); ``grade`` is
         trec_eval's.
@@ -170,7 +184,7 @@ def gain_scalar(
     >>> gain_scalar(lists, kind="DCG", cutoff=10, discount="jk2002", b=2).round(2)
     array([9.61])
     """
-    _check_discount(discount, b)
+    check_rank_discount(discount, b)
     scheme = gain_scheme(gain)
     c = _cut(lists, cutoff)
     g = _gains(c.grades, scheme, lists.negative)
@@ -195,9 +209,9 @@ def gain_vectors(
     *,
     kind: Literal["CG", "DCG", "nCG", "nDCG"] = "nDCG",
     depth: int = 10,
-    discount: RankDiscount = "jk2002",
-    b: float = 2.0,
-    gain: str | GainScheme = "grade",
+    discount: RankDiscount = QUERY_DISCOUNT_DEFAULT,
+    b: float = LOG_BASE_DEFAULT,
+    gain: str | GainScheme = QUERY_GAIN_DEFAULT,
     empty: EmptyPolicy = "nan",
     ideal: bool = False,
 ) -> pd.DataFrame:
@@ -211,9 +225,12 @@ def gain_vectors(
         ``CG``, ``DCG``, ``nCG`` or ``nDCG`` (norm-vect: component-wise division by
         the ideal vector's measure).
     depth
-        Ranks 1..depth; shorter lists are extended with gain 0.
+        Length of the vectors: ranks 1..depth (shorter lists are extended with gain
+        0).  Not a cut-off: the scalar at cut-off ``k`` is the vector's value at rank
+        ``k`` (:func:`gain_scalar`).
     discount, b, gain, empty
-        As in :func:`gain_scalar`.
+        As in :func:`gain_scalar` (the same single-query defaults, so vectors and
+        scalars agree).
     ideal
         Return the ideal vector's ``CG``/``DCG`` instead (``kind`` CG or DCG).
 
@@ -233,12 +250,13 @@ def gain_vectors(
     ...                                 recall_base=[[3, 3, 3, 2, 2, 2, 1, 1, 1, 1]])
     >>> gain_vectors(lists, kind="nCG", depth=10)["value"].round(2).tolist()
     [1.0, 0.83, 0.89, 0.73, 0.62, 0.6, 0.69, 0.76, 0.89, 0.84]
-    >>> gain_vectors(lists, kind="DCG", depth=6, ideal=True)["value"].round(2).tolist()
+    >>> ideal = gain_vectors(lists, kind="DCG", depth=6, discount="jk2002", ideal=True)
+    >>> ideal["value"].round(2).tolist()
     [3.0, 6.0, 7.89, 8.89, 9.75, 10.52]
     """
     if depth < 1:
         raise MeasureSpecError(f"depth must be >= 1, got {depth}")
-    _check_discount(discount, b)
+    check_rank_discount(discount, b)
     scheme = gain_scheme(gain)
     n = lists.n
     dname: RankDiscount = discount if kind in ("DCG", "nDCG") else "none"
@@ -368,3 +386,76 @@ def avg_pos(vectors: pd.DataFrame, k: int) -> pd.DataFrame:
         q = short.index[int(np.flatnonzero((short < k).to_numpy())[0])]
         raise MeasureSpecError(f"vector of query {q!r} is shorter than k={k}")
     return (top.groupby("query_id", sort=False)["value"].sum() / k).reset_index()
+
+
+# ---------------------------------------------------------------------------
+# declarations
+# ---------------------------------------------------------------------------
+
+
+def _cg(kind: Literal["CG", "DCG", "nCG", "nDCG"]) -> Compute:
+    def compute(
+        lists: RankedLists,
+        *,
+        cutoff: int | None,
+        empty: EmptyPolicy,
+        gain: GainScheme,
+        discount: RankDiscount = "none",
+        b: float = LOG_BASE_DEFAULT,
+    ) -> FloatArray:
+        return gain_scalar(
+            lists, kind=kind, cutoff=cutoff, discount=discount, b=b, gain=gain, empty=empty
+        )
+
+    return compute
+
+
+_B_WITH_DISCOUNT = base_rule(("b", "discount", RANK_DISCOUNT_TABLE))
+
+DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
+    MeasureDef(
+        "CG",
+        "Cumulated gain",
+        "sum of gains down to rank k (whole list without a cut-off)",
+        "CG@k = sum_{j<=k} G[j]",
+        JK2002,
+        (GAIN,),
+        _cg("CG"),
+        normalised=False,
+        upper=None,
+        ideal_is_one=False,
+    ),
+    MeasureDef(
+        "DCG",
+        "Discounted cumulated gain",
+        "sum of discounted gains down to rank k",
+        "DCG@k = sum_{j<=k} G[j] / d(j)",
+        JK2002 + "; jk2008 (Järvelin et al. 2008, ECIR, sec. 3); Burges et al. 2005 (log2p1)",
+        (DISCOUNT, B, GAIN),
+        _cg("DCG"),
+        normalised=False,
+        upper=None,
+        ideal_is_one=False,
+        validate=_B_WITH_DISCOUNT,
+    ),
+    MeasureDef(
+        "nCG",
+        "Normalised cumulated gain",
+        "CG@k divided by the ideal vector's CG@k",
+        "nCG@k = CG@k / CG_I@k",
+        JK2002,
+        (GAIN,),
+        _cg("nCG"),
+    ),
+    MeasureDef(
+        "nDCG",
+        "Normalised discounted cumulated gain",
+        "DCG@k over the ideal DCG@k; defaults are trec_eval's ndcg / ndcg_cut",
+        "nDCG@k = DCG@k / DCG_I@k",
+        JK2002 + "; jk2008; trec_eval ndcg",
+        (DISCOUNT, B, GAIN),
+        _cg("nDCG"),
+        validate=_B_WITH_DISCOUNT,
+    ),
+)
+"""The cumulated-gain family in the registry."""

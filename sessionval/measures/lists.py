@@ -43,8 +43,8 @@ from ..judgments.gains import GainScheme, NegativePolicy
 from ..judgments.ideal import IdealGains, ideal_gains
 from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
 from ..judgments.unjudged import UnjudgedPolicy, apply_unjudged
-from ..kernels.segments import cut_segments, segment_ids, segment_ranks
-from .ranking import _codes, _first_duplicate, _id_ranks, _score_order
+from ..kernels.segments import cut_segments, offsets_from_counts, segment_ids, segment_ranks
+from .ranking import _codes, _first_duplicate, run_order
 
 __all__ = [
     "EmptyPolicy",
@@ -170,8 +170,7 @@ class RankedLists:
             if np.any(rb <= 0):
                 raise JudgmentError("recall_base grades must be > 0")
         order = np.lexsort((-rb, rb_seg))
-        ioff = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rb_seg, minlength=n), out=ioff[1:])
+        ioff = offsets_from_counts(np.bincount(rb_seg, minlength=n))
         if n_judged is None:
             seg = segment_ids(off)
             nonrel = np.bincount(seg, weights=(g <= 0), minlength=n).astype(np.int64)
@@ -250,59 +249,19 @@ class RankedLists:
         negative, unjudged
             Policies, see :mod:`sessionval.judgments.gains`.
         """
-        for col in ("query_id", "doc_id", "score"):
-            if col not in run.columns:
-                raise InputFormatError(
-                    f"run table: missing column {col!r} (found {', '.join(map(str, run.columns))})"
-                )
-        if ties not in ("doc_id", "trec_eval", "input"):
-            raise MeasureSpecError(f"tie-break {ties!r} unknown; use doc_id, trec_eval or input")
+        _check_run(run, ties=ties, missing=missing)
         stats = _KeyStats.build(judgments, negative=negative)
         qc, qcat = _codes(run["query_id"])
         dc, dcat = _codes(run["doc_id"])
-        # keep only queries with judgments
-        qpos_cat = index_in(qcat, stats.ideal.keys)
+        # judgment topic of each query category (−1: no judgments, skipped)
+        qpos_cat = index_in(qcat, stats.index.topics)
         judged_q = qpos_cat >= 0
-        qcount = np.bincount(qc, minlength=len(qcat))
-        n_skipped = int(np.count_nonzero(~judged_q & (qcount > 0)))
+        n_skipped = int(np.count_nonzero(~judged_q & (np.bincount(qc, minlength=len(qcat)) > 0)))
         # query order: sorted ids (as trec_eval prints them)
         qrank = string_ranks(qcat).astype(np.int32)
         score = run["score"].to_numpy(dtype=np.float64)
-        if np.isnan(score).any():
-            row = int(np.flatnonzero(np.isnan(score))[0])
-            raise InputFormatError(f"run table: row {row}: score is missing or not a number")
-        # ties are broken by doc id below unless ties="input": the sort need not be stable
-        stable = ties == "input"
-        if judged_q.all():
-            rows = _score_order(qrank[qc], score, stable=stable)
-        else:
-            rows_in = np.flatnonzero(judged_q[qc])
-            rows = rows_in[_score_order(qrank[qc[rows_in]], score[rows_in], stable=stable)]
-            del rows_in
-        q_rows = qc[rows]
-        if ties != "input" and rows.size > 1:
-            # break score ties by doc id; only tied rows need their ids compared
-            ss = score[rows]
-            same = (q_rows[1:] == q_rows[:-1]) & (ss[1:] == ss[:-1])
-            del ss
-            if same.any():
-                tied = np.zeros(rows.size, dtype=bool)
-                tied[1:] |= same
-                tied[:-1] |= same
-                at = np.flatnonzero(tied)
-                del tied
-                # a tied row opens a new group unless it ties with the row before it
-                group = np.cumsum(~np.concatenate([[False], same])[at])
-                at_rows = rows[at]
-                dkey = _id_ranks(dc[at_rows], dcat)
-                if ties == "trec_eval":
-                    dkey = int(dkey.max()) - dkey
-                # one argsort of a packed (group, doc rank) key instead of a lexsort
-                packed = group * (int(dkey.max()) + 1) + dkey
-                rows[at] = at_rows[np.argsort(packed)]
-                del at, at_rows, group, dkey, packed
-            del same
-        d_rows = dc[rows]
+        rows = _ranked_rows(qc, qrank, judged_q, score, dc, dcat, ties)
+        q_rows, d_rows = qc[rows], dc[rows]
         del rows, dc
         i = _first_duplicate(q_rows, d_rows)
         if i >= 0:
@@ -310,35 +269,76 @@ class RankedLists:
                 f"run table: document {dcat[d_rows[i]]!r} appears twice for query "
                 f"{qcat[q_rows[i]]!r}; a document may appear once per ranked list"
             )
-        present = np.flatnonzero(np.bincount(q_rows, minlength=len(qcat)) > 0)
+        # one list per query present, in query-rank order
+        counts_all = np.bincount(q_rows, minlength=len(qcat))
+        del q_rows
+        present = np.flatnonzero(counts_all > 0)
         present = present[np.argsort(qrank[present])]
-        counts = np.bincount(q_rows, minlength=len(qcat))[present]
+        counts = counts_all[present]
+        # the join is prepared after the sort: its document map is not held through it
+        grades = stats.index.prepare(qcat, dcat).lists(present, counts, d_rows)
+        del d_rows
         labels = pd.Index(qcat[present]).astype(str)
         pos = qpos_cat[present]
-        grades = stats.index.lookup_lists(pos, counts, d_rows, pd.Index(dcat))
-        del q_rows, d_rows
         if missing == "empty":
-            have = np.zeros(len(stats.ideal.keys), dtype=bool)
-            have[pos] = True
-            judged_keys = np.flatnonzero(~have & (stats.n_judged > 0))
-            if judged_keys.size:
-                labels = labels.append(pd.Index(stats.ideal.keys[judged_keys].astype(str)))
-                pos = np.concatenate([pos, judged_keys])
-                counts = np.concatenate([counts, np.zeros(judged_keys.size, dtype=np.int64)])
-                o = np.argsort(string_ranks(labels), kind="stable")
-                # re-sort lists; rows move with their list (vectorised gather)
-                starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-                c_new = counts[o]
-                new_starts = np.concatenate([[0], np.cumsum(c_new)[:-1]]).astype(np.int64)
-                row_idx = np.arange(int(c_new.sum()), dtype=np.int64) + np.repeat(
-                    starts[o] - new_starts, c_new
-                )
-                grades, labels, pos, counts = grades[row_idx], labels[o], pos[o], counts[o]
-        elif missing != "skip":
-            raise MeasureSpecError(f"missing={missing!r} unknown; use 'skip' or 'empty'")
-        offsets = np.zeros(counts.size + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
+            labels, pos, counts, grades = _add_unretrieved_topics(
+                labels, pos, counts, grades, stats
+            )
+        offsets = offsets_from_counts(counts)
         return _assemble(labels, offsets, grades, pos, stats, negative, unjudged, n_skipped)
+
+
+def _check_run(run: pd.DataFrame, *, ties: str, missing: str) -> None:
+    """Columns and options of :meth:`RankedLists.from_run` (the boundary)."""
+    for col in ("query_id", "doc_id", "score"):
+        if col not in run.columns:
+            raise InputFormatError(
+                f"run table: missing column {col!r} (found {', '.join(map(str, run.columns))})"
+            )
+    if ties not in ("doc_id", "trec_eval", "input"):
+        raise MeasureSpecError(f"tie-break {ties!r} unknown; use doc_id, trec_eval or input")
+    if missing not in ("skip", "empty"):
+        raise MeasureSpecError(f"missing={missing!r} unknown; use 'skip' or 'empty'")
+
+
+def _ranked_rows(
+    qc: npt.NDArray[np.int32],
+    qrank: npt.NDArray[np.int32],
+    judged_q: BoolArray,
+    score: FloatArray,
+    dc: npt.NDArray[np.int32],
+    dcat: pd.Index,
+    ties: TieBreak,
+) -> IntArray:
+    """Rows of the judged queries in ranked order (query rank, score, tie-break)."""
+    if np.isnan(score).any():
+        row = int(np.flatnonzero(np.isnan(score))[0])
+        raise InputFormatError(f"run table: row {row}: score is missing or not a number")
+    if judged_q.all():
+        return run_order(qc, qrank, score, dc, dcat, ties=ties)
+    rows_in = np.flatnonzero(judged_q[qc])
+    return rows_in[run_order(qc[rows_in], qrank, score[rows_in], dc[rows_in], dcat, ties=ties)]
+
+
+def _add_unretrieved_topics(
+    labels: pd.Index, pos: IntArray, counts: IntArray, grades: FloatArray, stats: _KeyStats
+) -> tuple[pd.Index, IntArray, IntArray, FloatArray]:
+    """``missing="empty"``: an empty list for every judged topic the run lacks (trec_eval -c)."""
+    have = np.zeros(len(stats.ideal.keys), dtype=bool)
+    have[pos] = True
+    judged_keys = np.flatnonzero(~have & (stats.n_judged > 0))
+    if judged_keys.size == 0:
+        return labels, pos, counts, grades
+    labels = labels.append(pd.Index(stats.ideal.keys[judged_keys].astype(str)))
+    pos = np.concatenate([pos, judged_keys])
+    counts = np.concatenate([counts, np.zeros(judged_keys.size, dtype=np.int64)])
+    o = np.argsort(string_ranks(labels), kind="stable")
+    # re-sort lists; rows move with their list (vectorised gather)
+    starts = offsets_from_counts(counts)[:-1]
+    c_new = counts[o]
+    new_starts = offsets_from_counts(c_new)[:-1]
+    row_idx = np.arange(int(c_new.sum()), dtype=np.int64) + np.repeat(starts[o] - new_starts, c_new)
+    return labels[o], pos[o], counts[o], grades[row_idx]
 
 
 def _check_negative(g: FloatArray, negative: NegativePolicy, *, where: str) -> None:
@@ -433,10 +433,10 @@ class _Cut:
     grades: FloatArray
 
 
-def _cut(lists: RankedLists, k: int | None) -> _Cut:
-    if k is not None and k < 1:
-        raise MeasureSpecError(f"cut-off must be >= 1, got {k}")
-    rows, off = cut_segments(lists.offsets, k)
+def _cut(lists: RankedLists, cutoff: int | None) -> _Cut:
+    if cutoff is not None and cutoff < 1:
+        raise MeasureSpecError(f"cut-off must be >= 1, got {cutoff}")
+    rows, off = cut_segments(lists.offsets, cutoff)
     seg = segment_ids(off)
     return _Cut(rows, off, seg, segment_ranks(off, seg), lists.grades[rows])
 

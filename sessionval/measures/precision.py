@@ -13,9 +13,12 @@ import numpy as np
 from .._types import BoolArray, FloatArray, IntArray
 from ..errors import MeasureSpecError
 from ..kernels.segments import segment_cumsum, segment_sum
+from .grammar import MeasureDef
 from .lists import EmptyPolicy, RankedLists, _Cut, _cut, _empty, _safe_div
+from .params import REL, SAKAI2007, plain
 
 __all__ = [
+    "DEFINITIONS",
     "INFAP_EPSILON",
     "average_precision",
     "bpref",
@@ -208,3 +211,71 @@ def inf_ap(
     s = segment_sum(np.where(isrel, est, 0.0), c.seg, lists.n)
     r = lists.n_relevant(rel)
     return _empty(_safe_div(s, r.astype(np.float64)), r, empty)
+
+
+# ---------------------------------------------------------------------------
+# declarations
+# ---------------------------------------------------------------------------
+
+DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
+    MeasureDef(
+        "AP",
+        "Average precision",
+        "mean precision at the relevant documents; AP@k divides by R (trec_eval map_cut)",
+        "AP@k = (1/R) sum_{r<=k} isrel(r) count(r)/r",
+        SAKAI2007 + "; trec_eval map",
+        (REL,),
+        plain(average_precision),
+    ),
+    MeasureDef(
+        "RR",
+        "Reciprocal rank",
+        "1 / rank of the first relevant document, 0 when none (trec_eval recip_rank)",
+        "RR = 1 / r_1",
+        SAKAI2007 + "; trec_eval recip_rank",
+        (REL,),
+        plain(reciprocal_rank, zero_empty=True),
+        normalised=False,
+    ),
+    MeasureDef(
+        "P",
+        "Precision",
+        "relevant documents in the top k divided by k (trec_eval P_k)",
+        "P@k = count(k) / k",
+        "trec_eval P",
+        (REL,),
+        plain(precision, zero_empty=True),
+        cutoff="required",
+        normalised=False,
+        ideal_is_one=False,
+    ),
+    MeasureDef(
+        "R",
+        "Recall",
+        "relevant documents in the top k divided by R (trec_eval recall_k)",
+        "R@k = count(k) / R",
+        "trec_eval recall",
+        (REL,),
+        plain(recall),
+    ),
+    MeasureDef(
+        "Bpref",
+        "bpref",
+        "binary preference: judged non-relevant documents above each relevant one",
+        "bpref = (1/R) sum_{rel x} (1 - min(|N above x|, R) / min(R, N))",
+        "bompada2007 (Bompada et al. 2007, SIGIR, sec. 2); Buckley & Voorhees 2004; trec_eval",
+        (REL,),
+        plain(bpref),
+        aliases=("bpref",),
+    ),
+    MeasureDef(
+        "infAP",
+        "Inferred average precision",
+        "AP estimated from incomplete judgments (agrees with trec_eval infAP)",
+        "infAP = (1/R) sum_{rel k} [1/k + ((k-1)/k)(|J|/(k-1))((R_a+e)/(R_a+N_a+2e))]",
+        "bompada2007 (sec. 2); Yilmaz & Aslam 2006; trec_eval infAP",
+        (REL,),
+        plain(inf_ap),
+    ),
+)
+"""The binary-relevance measures in the registry."""

@@ -17,7 +17,10 @@ import pandas as pd
 from .._types import FloatArray, IntArray
 from ..judgments.lookup import string_ranks
 
-__all__: list[str] = []
+__all__ = [
+    "SORT_BLOCK_ROWS",
+    "run_order",
+]
 
 
 def _id_ranks(codes: npt.NDArray[np.integer], cats: pd.Index) -> IntArray:
@@ -42,12 +45,22 @@ def _blocks(q: npt.NDArray[np.integer]) -> tuple[IntArray, IntArray]:
     return starts, np.diff(np.concatenate([starts, [n]])).astype(np.int64)
 
 
+SORT_BLOCK_ROWS: Final[int] = 1 << 20
+"""Rows per block when whole lists are sorted or checked as padded matrices (bounds memory)."""
+
+
 def _padded(n: int, lengths: IntArray) -> bool:
     """Whether a (blocks x longest block) matrix stays small (per-row sorts pay off)."""
     return lengths.size > 0 and lengths.size * int(lengths.max()) <= 4 * n + 1024
 
 
-def _score_order(q: npt.NDArray[np.integer], score: FloatArray, *, stable: bool = True) -> IntArray:
+def _score_order(
+    q: npt.NDArray[np.integer],
+    score: FloatArray,
+    *,
+    stable: bool = True,
+    block: int = SORT_BLOCK_ROWS,
+) -> IntArray:
     """Order rows by query rank, then score descending.
 
     With ``stable=True`` rows of equal query and score keep their input order; with
@@ -59,7 +72,7 @@ def _score_order(q: npt.NDArray[np.integer], score: FloatArray, *, stable: bool 
     query (blocks moved, or a stable sort when a query's rows are scattered) and each
     query's scores are sorted as one row of a padded matrix, which is much faster than
     one global lexsort; when every query has the same number of rows the matrix is a
-    reshape of the grouped scores.
+    reshape of the grouped scores.  ``block``: rows per padded matrix.
     """
     n = q.size
     kind: Literal["stable", "quicksort"] = "stable" if stable else "quicksort"
@@ -99,9 +112,9 @@ def _score_order(q: npt.NDArray[np.integer], score: FloatArray, *, stable: bool 
         kind = "stable"
     # the result overwrites ``grouped`` block by block (a block only reads its own rows)
     out = np.empty(n, dtype=np.int64) if grouped is None else grouped
-    # whole lists in blocks of about _SORT_BLOCK rows (a loop over fixed-size blocks,
+    # whole lists in blocks of about ``block`` rows (a loop over fixed-size blocks,
     # not over lists): the matrices stay small, which bounds peak memory
-    firsts = np.unique(np.searchsorted(starts, np.arange(0, n, _SORT_BLOCK), side="right") - 1)
+    firsts = np.unique(np.searchsorted(starts, np.arange(0, n, block), side="right") - 1)
     bounds = np.append(firsts, lengths.size).tolist()
     for l0, l1 in pairwise(bounds):
         r0 = int(starts[l0])
@@ -112,7 +125,47 @@ def _score_order(q: npt.NDArray[np.integer], score: FloatArray, *, stable: bool 
     return out
 
 
-_SORT_BLOCK: Final[int] = 1 << 20
+def run_order(
+    query_codes: npt.NDArray[np.integer],
+    query_ranks: npt.NDArray[np.integer],
+    score: FloatArray,
+    doc_codes: npt.NDArray[np.integer],
+    doc_categories: pd.Index,
+    *,
+    ties: Literal["doc_id", "trec_eval", "input"],
+) -> IntArray:
+    """Rows of a run in ranked order: query rank, score descending, then the tie-break.
+
+    ``query_codes`` code each row's query; ``query_ranks`` rank the query codes (the
+    order lists are printed in).  Ties in score are broken by document id ascending
+    (``"doc_id"``), descending (``"trec_eval"``) or kept in input order
+    (``"input"``).  Only tied rows have their ids compared.
+    """
+    # ties are broken by doc id below unless ties="input": the sort need not be stable
+    rows = _score_order(query_ranks[query_codes], score, stable=ties == "input")
+    if ties == "input" or rows.size < 2:
+        return rows
+    q_rows = query_codes[rows]
+    ss = score[rows]
+    same = (q_rows[1:] == q_rows[:-1]) & (ss[1:] == ss[:-1])
+    del ss, q_rows
+    if not same.any():
+        return rows
+    tied = np.zeros(rows.size, dtype=bool)
+    tied[1:] |= same
+    tied[:-1] |= same
+    at = np.flatnonzero(tied)
+    del tied
+    # a tied row opens a new group unless it ties with the row before it
+    group = np.cumsum(~np.concatenate([[False], same])[at])
+    at_rows = rows[at]
+    dkey = _id_ranks(doc_codes[at_rows], doc_categories)
+    if ties == "trec_eval":
+        dkey = int(dkey.max()) - dkey
+    # one argsort of a packed (group, doc rank) key instead of a lexsort
+    packed = group * (int(dkey.max()) + 1) + dkey
+    rows[at] = at_rows[np.argsort(packed)]
+    return rows
 
 
 def _sort_rows(
@@ -136,15 +189,23 @@ def _sort_rows(
     return np.asarray((o + starts[:, None])[valid], dtype=np.int64)
 
 
-def _first_duplicate(q_rows: npt.NDArray[np.integer], d_rows: npt.NDArray[np.integer]) -> int:
-    """Row of a document repeated within its list (rows grouped by list), or -1."""
+def _first_duplicate(
+    q_rows: npt.NDArray[np.integer],
+    d_rows: npt.NDArray[np.integer],
+    *,
+    block: int = SORT_BLOCK_ROWS,
+) -> int:
+    """Row of a document repeated within its list (rows grouped by list), or -1.
+
+    ``block``: rows per padded matrix of lists.
+    """
     n = q_rows.size
     if n < 2:
         return -1
     starts, lengths = _blocks(q_rows)
     if _padded(n, lengths):
         # one padded row per list, sorted, in fixed-size blocks of lists
-        firsts = np.unique(np.searchsorted(starts, np.arange(0, n, _SORT_BLOCK), side="right") - 1)
+        firsts = np.unique(np.searchsorted(starts, np.arange(0, n, block), side="right") - 1)
         for l0, l1 in pairwise(np.append(firsts, lengths.size).tolist()):
             r0 = int(starts[l0])
             r1 = int(starts[l1]) if l1 < lengths.size else n
@@ -161,9 +222,9 @@ def _first_duplicate(q_rows: npt.NDArray[np.integer], d_rows: npt.NDArray[np.int
             if hit.size == 0:
                 continue
             b = l0 + int(hit[0])
-            block = d_rows[starts[b] : starts[b] + lengths[b]]
-            _, first = np.unique(block, return_index=True)
-            dup = np.setdiff1d(np.arange(block.size), first)
+            docs = d_rows[starts[b] : starts[b] + lengths[b]]
+            _, first = np.unique(docs, return_index=True)
+            dup = np.setdiff1d(np.arange(docs.size), first)
             return int(starts[b] + dup[0])
         return -1
     pair = q_rows.astype(np.int64) * (int(d_rows.max()) + 1) + d_rows

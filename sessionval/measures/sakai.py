@@ -8,6 +8,7 @@ and return one float per list.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, Final
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from ..kernels.segments import (
     segment_sum,
     take_prefix,
 )
+from .grammar import MeasureDef, Param
 from .lists import (
     EmptyPolicy,
     RankedLists,
@@ -31,9 +33,11 @@ from .lists import (
     _ideal_gain_segments,
     _safe_div,
 )
+from .params import BETA, GAIN, SAKAI2007, plain
 from .precision import _rel_counts
 
 __all__ = [
+    "DEFINITIONS",
     "nwrr",
     "o_measure",
     "p_measure",
@@ -284,3 +288,86 @@ def nwrr(
     out = np.zeros(lists.n)
     out[has] = w[has] * (1.0 - 1.0 / _beta_of(m[has], pen))
     return _empty(out, r, empty)
+
+
+# ---------------------------------------------------------------------------
+# declarations
+# ---------------------------------------------------------------------------
+
+
+def _pen_check(v: Any) -> str | None:
+    try:
+        _penalties(str(v))
+    except MeasureSpecError as exc:
+        return str(exc)
+    return None
+
+
+_PEN = Param(
+    "penalties",
+    "str",
+    "4-3-2",
+    "WRR penalty beta per grade 1, 2, 3, ... (each > 1)",
+    check=_pen_check,
+)
+
+DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
+    MeasureDef(
+        "Q",
+        "Q-measure",
+        "AP with the blended ratio; Q@k divides by min(R, k) (NTCIREVAL)",
+        "BR(r) = (count(r) + beta cg(r)) / (r + beta cg_I(r)); Q = (1/R) sum_r isrel(r) BR(r)",
+        SAKAI2007,
+        (BETA, GAIN),
+        plain(q_measure),
+    ),
+    MeasureDef(
+        "O",
+        "O-measure",
+        "blended ratio at the first relevant document (0 when none)",
+        "O = BR(r_1)",
+        SAKAI2007,
+        (BETA, GAIN),
+        plain(o_measure),
+    ),
+    MeasureDef(
+        "Pmeasure",
+        "P-measure",
+        "blended ratio at the first document of the highest grade retrieved",
+        "P = BR(r_p)",
+        SAKAI2007,
+        (BETA, GAIN),
+        plain(p_measure),
+    ),
+    MeasureDef(
+        "Pplus",
+        "P+-measure",
+        "mean blended ratio over relevant documents down to r_p",
+        "P+ = (1/count(r_p)) sum_{r<=r_p} isrel(r) BR(r)",
+        SAKAI2007,
+        (BETA, GAIN),
+        plain(p_plus),
+    ),
+    MeasureDef(
+        "WRR",
+        "Weighted reciprocal rank",
+        "reciprocal rank with a grade-dependent penalty (can exceed 1)",
+        "WRR = 1 / (r_1 - 1/beta(L_1))",
+        SAKAI2007,
+        (_PEN,),
+        plain(wrr, zero_empty=True),
+        normalised=False,
+        upper=2.0,
+        ideal_is_one=False,
+    ),
+    MeasureDef(
+        "NWRR",
+        "Normalised weighted reciprocal rank",
+        "WRR divided by its maximum for the topic's highest grade M",
+        "NWRR = (1 - 1/beta(M)) / (r_1 - 1/beta(L_1))",
+        SAKAI2007,
+        (_PEN,),
+        plain(nwrr),
+    ),
+)
+"""Sakai's graded measures in the registry."""

@@ -42,19 +42,6 @@ Parameters: TypeAlias = SessionConfig | Mapping[str, object]
 #: How a parameter is printed where the papers use a symbol (the cut-off is X).
 PARAMETER_SYMBOLS: Final[dict[str, str]] = {"cutoff": "X"}
 
-# Meanings of the fields SessionConfig leaves without a description (its own
-# ``Field(description=...)`` wins as soon as it has one).
-_FIELD_FALLBACK: Final[dict[str, str]] = {
-    "negative": "negative grades: clip to 0, keep, or error",
-    "unjudged": "unjudged documents: gain 0, condensed out, or error",
-    "discount": "rank discount",
-    "query_discount": "query discount",
-    "duplicates": "a document returned again later: every time, first time only, dropped",
-    "ideal": "how the ideal session is built",
-    "normalise": "normalise each session then average, or divide averages",
-    "stopped": "sessions of different lengths: hold the last value, or only active ones",
-}
-
 
 def configuration(parameters: Parameters) -> SessionConfig:
     """The typed configuration behind ``parameters`` (fields not given take their defaults).
@@ -111,14 +98,14 @@ def parameter_meaning(name: str, parameters: Parameters) -> str:
     Examples
     --------
     >>> parameter_meaning("bq", {})
-    'log base of the query discount (inf: none): qd(q) = 1 / (1 + log_bq(q)) (...)'
-    >>> parameter_meaning("gains", {"gains": "0-1-10-100"})
-    'gain scheme: 0-1-10-100 (grade 0 -> 0, 1 -> 1, 2 -> 10, 3 -> 100)'
+    'log base bq of the query discount qd(q), > 1 (inf: no query discount): qd(q) = 1 / (1 + ...'
+    >>> parameter_meaning("gains", {"gains": "0-1-10-100"}).split(": ")[-1]
+    '0-1-10-100 (grade 0 -> 0, 1 -> 1, 2 -> 10, 3 -> 100)'
     """
     field = SessionConfig.model_fields.get(name)
     if field is None:
         return ""
-    base = field.description or _FIELD_FALLBACK.get(name, "")
+    base = field.description or ""
     cfg = configuration(parameters)
     kinds = discount_kinds(cfg)
     d, qd = _with_source(kinds["d"]), _with_source(kinds["qd"])
@@ -127,7 +114,7 @@ def parameter_meaning(name: str, parameters: Parameters) -> str:
         "discount": f"{cfg.discount}, {d}",
         "bq": qd,
         "query_discount": f"{cfg.query_discount}, {qd}",
-        "gains": _scheme_text(cfg.scheme()),
+        "gains": _scheme_text(cfg.gains),
     }.get(name)
     return f"{base}: {detail}" if detail else base
 
@@ -223,7 +210,7 @@ def params_text(params: Mapping[str, object]) -> str:
         if params.get(key) is not None:
             parts.append(f"{PARAMETER_SYMBOLS.get(key, key)}={format_value(params[key])}")
     if "gains" in params:
-        parts.append(f"gains {configuration({'gains': params['gains']}).scheme().name}")
+        parts.append(f"gains {configuration({'gains': params['gains']}).gains.name}")
     for key in ("discount", "query_discount", "duplicates"):
         value = params.get(key)
         if value is not None and value != SessionConfig.model_fields[key].default:

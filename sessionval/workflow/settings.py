@@ -163,7 +163,9 @@ def run_settings(config_path: Path | None, *, lenient: bool | None, has_qrels: b
     try:
         config = config_from_mapping(rc.session) if rc.session else SessionConfig()
         cg = rc.figures.cg_gains
-        cg_config = config.replace(gains=cg) if cg is not None and cg != config.gains else None
+        cg_config = config.replace(gains=cg) if cg is not None else None
+        if cg_config is not None and cg_config.gains == config.gains:
+            cg_config = None
     except SessionvalError:
         raise
     except ValueError as exc:  # pydantic.ValidationError

@@ -407,13 +407,13 @@ def test_individual_curves_held() -> None:
 
 def test_query_curves_last_vs_nonlast() -> None:
     ev = evaluate(AB, T, SessionConfig(cutoff=1))
-    df = query_curves(ev, depth=2)
+    df = query_curves(ev, ranks=2)
     sd = df[df["measure"] == "sdcg_q"]
     last = sd[sd["group"] == "last"]["value"].tolist()
     # last: A's Q1 (100, 100) and B's Q2 (10·2/3 at rank 1) -> mean
     assert last == pytest.approx([(100 + 10 * Q2) / 2] * 2)
     assert sd[sd["group"] == "non-last"]["value"].tolist() == [0, 0]
-    best = query_curves(ev, depth=1, compare="best")
+    best = query_curves(ev, ranks=1, compare="best")
     assert set(best["group"]) == {"best", "other"}
 
 
@@ -486,5 +486,5 @@ def test_condense_moves_judged_documents_up() -> None:
     assert cond.per_session()["sdcg"][0] == pytest.approx(100)  # a moves to rank 1
     assert cond.per_position()["doc_rank"].tolist()[0] == 2
     assert zero.n_unjudged == 1
-    curves = query_curves(cond, depth=2)
+    curves = query_curves(cond, ranks=2)
     assert curves[curves["measure"] == "dcg_q"]["value"].tolist() == [100, 100]

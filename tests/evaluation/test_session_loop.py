@@ -156,8 +156,8 @@ import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from sessionval.evaluation import chunks as pipeline  # noqa: E402
 from sessionval.evaluation.config import SessionConfig  # noqa: E402
+from sessionval.evaluation.engine import LocalEngine  # noqa: E402
 from sessionval.evaluation.session import evaluate  # noqa: E402
 from sessionval.validate.flat import frame_from_flat  # noqa: E402
 
@@ -213,15 +213,10 @@ def test_vectorised_equals_loop(study: tuple[list, dict, dict]) -> None:
     frame, _ = frame_from_flat(flat_table(sessions, scan))
     cfg = SessionConfig(**cfg_kw)
     # small chunks: sessions are processed in several vectorised chunks
-    saved = pipeline._CHUNK_ROWS
-    pipeline._CHUNK_ROWS = extra["chunk"]
-    try:
-        ev = evaluate(frame, judg, cfg)
-        per_pos = ev.per_position()
-        per_q = ev.per_query()
-        per_s = ev.per_session()
-    finally:
-        pipeline._CHUNK_ROWS = saved
+    ev = evaluate(frame, judg, cfg, engine=LocalEngine(chunk_rows=extra["chunk"]))
+    per_pos = ev.per_position()
+    per_q = ev.per_query()
+    per_s = ev.per_session()
     pos_by = {str(k): g for k, g in per_pos.groupby(per_pos["session_id"].astype(str))}
     q_by = {str(k): g for k, g in per_q.groupby(per_q["session_id"].astype(str))}
     empty_pos = per_pos.iloc[:0]
@@ -238,7 +233,7 @@ def test_vectorised_equals_loop(study: tuple[list, dict, dict]) -> None:
             discount=cfg.discount,
             qdiscount=cfg.query_discount,
             duplicates=cfg.duplicates,
-            short=cfg.short_lists,
+            short=str(cfg.short_lists),
             ideal=cfg.ideal,
             unjudged=cfg.unjudged,
         )

@@ -78,10 +78,8 @@ def test_trec_eval_ties_break_by_doc_id_descending() -> None:
 
 
 @pytest.mark.parametrize("block", [1 << 20, 7])
-def test_unstable_score_order_sorts_by_query_then_score(
-    block: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(single, "_SORT_BLOCK", block)  # many small blocks of lists
+def test_unstable_score_order_sorts_by_query_then_score(block: int) -> None:
+    # block=7: many small blocks of lists
     rng = np.random.default_rng(5)
     for trial in range(200):
         n = int(rng.integers(1, 80))
@@ -89,12 +87,13 @@ def test_unstable_score_order_sorts_by_query_then_score(
         s = rng.integers(0, 6, n).astype(float)
         if trial % 5 == 0:
             s[int(rng.integers(0, n))] = -np.inf
-        o = _score_order(q.astype(np.int64), s, stable=False)
+        o = _score_order(q.astype(np.int64), s, stable=False, block=block)
         assert sorted(o.tolist()) == list(range(n))
         ref = np.lexsort((-s, q))
         np.testing.assert_array_equal(q[o], q[ref])
         np.testing.assert_array_equal(s[o], s[ref])
-        np.testing.assert_array_equal(_score_order(q.astype(np.int64), s), ref)  # stable
+        stable = _score_order(q.astype(np.int64), s, block=block)
+        np.testing.assert_array_equal(stable, ref)  # stable
 
 
 def test_arrow_codes_match_factorize() -> None:
@@ -122,9 +121,9 @@ def test_grouped_lookup_matches_row_lookup() -> None:
     counts = np.r_[2, np.bincount(qc)]
     keyc = np.repeat(np.arange(labels.size), counts)
     dcodes = np.r_[dc[:2], dc]
-    pos = pd.Index(index.topics).get_indexer(labels)
-    got = index.lookup_lists(pos, counts, dcodes, dcat)
-    ref = index.lookup_codes(keyc, labels, dcodes, dcat)
+    lookup = index.prepare(labels, dcat)
+    got = lookup.lists(np.arange(labels.size), counts, dcodes)
+    ref = lookup.rows(keyc, dcodes)
     np.testing.assert_array_equal(got, ref)
     assert np.isnan(got[:2]).all()
     ev = evaluate_lists(RankedLists.from_run(run, _judgments(qrels)), ["AP", "RR"])
@@ -132,9 +131,9 @@ def test_grouped_lookup_matches_row_lookup() -> None:
 
 
 @pytest.mark.parametrize("block", [1 << 20, 3])
-def test_first_duplicate_in_blocks(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(single, "_SORT_BLOCK", block)
+def test_first_duplicate_in_blocks(block: int) -> None:
     qq = np.array([0, 0, 0, 1, 1, 2, 3, 3, 3, 3])
-    assert single._first_duplicate(qq, np.array([1, 2, 3, 1, 2, 1, 4, 5, 6, 7])) == -1
-    assert single._first_duplicate(qq, np.array([1, 2, 3, 1, 2, 1, 4, 5, 4, 7])) == 8
-    assert single._first_duplicate(qq, np.array([1, 2, 3, 4, 4, 1, 4, 5, 4, 7])) == 4
+    dup = single._first_duplicate
+    assert dup(qq, np.array([1, 2, 3, 1, 2, 1, 4, 5, 6, 7]), block=block) == -1
+    assert dup(qq, np.array([1, 2, 3, 1, 2, 1, 4, 5, 4, 7]), block=block) == 8
+    assert dup(qq, np.array([1, 2, 3, 4, 4, 1, 4, 5, 4, 7]), block=block) == 4

@@ -11,7 +11,8 @@ from sessionval.evaluation.lists import evaluate_lists
 from sessionval.measures.lists import RankedLists
 from sessionval.measures.registry import REGISTRY, parse_measure
 
-NAMES = sorted(REGISTRY)
+# single-query measures: the properties are about ranked lists (session measures: tests/evaluation)
+NAMES = sorted(n for n, d in REGISTRY.items() if d.scope == "query")
 CUTOFF_REQUIRED = {n for n, d in REGISTRY.items() if d.cutoff == "required"}
 
 

@@ -21,6 +21,11 @@ ROUND_TRIP = [
     "R@10",
     "Pmeasure",
     "Pplus(beta=2)",
+    # session measures and aggregates (issue 9): the same grammar
+    "sDCG(b=2,bq=4)@10",
+    "nsDCG@10",
+    "last(nDCG@10)",
+    "best(DCG(gain=exp)@5)",
 ]
 
 
@@ -43,7 +48,8 @@ def test_gain_names_are_canonicalised() -> None:
     assert repr(parse_measure("nDCG(gain={0:0,1:1,2:10,3:100})")) == (
         "nDCG(gain={0:0,1:1,2:10,3:100})"
     )
-    assert parse_measure("CG(gain=0-1-2-3)").value("gain") == "0-1-2-3"
+    # parsed once into a typed GainScheme (issue 9); its text is the canonical name
+    assert str(parse_measure("CG(gain=0-1-2-3)").value("gain")) == "0-1-2-3"
 
 
 def test_python_api_call_and_matmul() -> None:
@@ -98,6 +104,6 @@ def test_parse_measures_dedupes() -> None:
 
 def test_every_measure_is_described_with_formula_and_reference() -> None:
     rows = describe_measures()
-    assert {r["name"].split("[")[0].split("@")[0] for r in rows} == set(REGISTRY)
+    assert {r["name"].split("[")[0].split("@")[0].split("(")[0] for r in rows} == set(REGISTRY)
     for r in rows:
         assert r["formula"] and r["reference"] and r["description"]

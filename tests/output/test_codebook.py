@@ -28,5 +28,5 @@ def test_codebook_types_and_markdown():
         "coded (integer with value labels)",
     ]
     md = codebook_markdown(book, cfg.model_dump())
-    assert "- `cutoff` = `10`: X: top ranks" in md
+    assert "- `cutoff` = `10`: X: the top X ranks" in md
     assert "x\\|y" in md  # pipes in cells are escaped

@@ -54,7 +54,7 @@ def test_run_settings_validate_everything_up_front(tmp_path):
         has_qrels=True,
     )
     assert s.config.discount == "shifted-log" and s.lenient is True
-    assert s.cg_config is not None and s.cg_config.gains == "0-1-2-3"
+    assert s.cg_config is not None and str(s.cg_config.gains) == "0-1-2-3"
     assert s.cg_config.discount == "shifted-log"
     assert run_settings(None, lenient=True, has_qrels=True).lenient is True
     # a bad CG gain scheme or session parameter fails before any file is written

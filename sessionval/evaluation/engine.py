@@ -1,0 +1,97 @@
+"""The engine seam: how the chunks of whole sessions of an evaluation are run.
+
+The session evaluation cuts a study into *chunks*, each a range ``s0:s1`` of whole
+sessions, and hands a pure chunk function (context in, arrays out; see
+:mod:`sessionval.evaluation.chunks`) to an :class:`Engine`.  The engine decides
+where and in what pieces the chunks run and returns their results in session
+order.  :class:`LocalEngine` is the loop in this process; another engine (Dask
+over partitions) implements the same protocol with the same chunk function, whose
+inputs are plain arrays and frozen values, so they pickle.  Nothing above
+:mod:`sessionval.evaluation` knows how chunks run: callers pass an engine or
+take the default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, Protocol, TypeVar, runtime_checkable
+
+import numpy as np
+
+from .._types import IntArray
+from ..errors import MeasureSpecError
+from .chunks import ChunkContext
+
+__all__ = [
+    "DEFAULT_CHUNK_ROWS",
+    "Engine",
+    "LocalEngine",
+    "session_ranges",
+]
+
+T = TypeVar("T")
+
+DEFAULT_CHUNK_ROWS: Final[int] = 1 << 20
+"""Result rows per chunk of the local engine: bounds the kernels' temporaries (~40 arrays)."""
+
+
+def session_ranges(session_row_offsets: IntArray, target_rows: int) -> list[tuple[int, int]]:
+    """Session ranges ``(s0, s1)`` of about ``target_rows`` result rows, never splitting a session.
+
+    ``session_row_offsets`` (``n_sessions + 1``) are the sessions' row offsets; a
+    session longer than ``target_rows`` is a chunk of its own.
+
+    Examples
+    --------
+    >>> session_ranges(np.array([0, 3, 4, 9, 10]), 4)
+    [(0, 2), (2, 3), (3, 4)]
+    >>> session_ranges(np.array([0]), 4)
+    []
+    """
+    n_s = session_row_offsets.size - 1
+    total = int(session_row_offsets[-1])
+    cuts = np.searchsorted(
+        session_row_offsets, np.arange(target_rows, max(total, 1), target_rows), side="left"
+    )
+    bounds = np.unique(np.concatenate(([0], cuts, [n_s])))
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """Runs a chunk function over ranges of whole sessions covering a context, in order."""
+
+    def map_sessions(self, fn: Callable[[ChunkContext, int, int], T], ctx: ChunkContext) -> list[T]:
+        """Return ``[fn(ctx, s0, s1), ...]`` for consecutive ranges covering every session.
+
+        The ranges are whole sessions, in session order, without gaps or overlaps; the
+        results come back in that order.  ``fn`` is pure (no side effect), so an
+        engine may run the ranges anywhere and in any order.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class LocalEngine:
+    """The chunk loop in this process: chunks of about ``chunk_rows`` result rows.
+
+    Each chunk is fully vectorised; the loop over chunks bounds memory (a million
+    sessions have tens of millions of positions).
+
+    Examples
+    --------
+    >>> LocalEngine(chunk_rows=10_000).chunk_rows
+    10000
+    """
+
+    chunk_rows: int = DEFAULT_CHUNK_ROWS
+
+    def __post_init__(self) -> None:
+        if self.chunk_rows < 1:
+            raise MeasureSpecError(f"chunk_rows must be >= 1, got {self.chunk_rows}")
+
+    def map_sessions(self, fn: Callable[[ChunkContext, int, int], T], ctx: ChunkContext) -> list[T]:
+        """Run ``fn`` on each range of whole sessions, one after another."""
+        ranges = session_ranges(ctx.session_row_offsets, self.chunk_rows)
+        return [fn(ctx, s0, s1) for s0, s1 in ranges]
