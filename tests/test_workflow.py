@@ -284,3 +284,40 @@ def test_analysis_run_settings_checked_before_tables_are_written(
     # right after validation, before any score is written
     assert out.exists() is written
     assert not (out / "tables").exists()
+
+
+@pytest.mark.parametrize(
+    ("inputs", "extra"),
+    [
+        ("lab", []),  # auto-detected; the folder brings its own qrels
+        ("cast", ["--from", "cast", "--qrels", "{fx}/cast/qrels.txt", "--depth", "3"]),
+    ],
+)
+def test_run_reads_every_format(fx, tmp_path, inputs, extra):
+    """``run`` loads through the format registry, as ``validate`` and ``convert`` do."""
+    out = tmp_path / "out"
+    config = tmp_path / "config.toml"
+    config.write_text('gains = "exp"\n', encoding="utf-8")  # CAsT grades run to 4
+    args = [a.replace("{fx}", str(fx)) for a in extra]
+    code = main(
+        [
+            "run",
+            str(fx / inputs),
+            *args,
+            "--config",
+            str(config),
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    ps = pd.read_csv(out / "tables" / "per_session.csv")
+    assert len(ps) > 0 and ps["sdcg"].notna().all()
+    assert (out / "report.html").is_file()
+
+
+def test_run_without_judgments_stops_before_writing(tmp_path):
+    out = tmp_path / "out"
+    code = main(["run", str(SAMPLE), "--out", str(out), "--no-progress"])
+    assert code == 2 and not out.exists()

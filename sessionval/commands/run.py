@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..workflow import run
-from ._options import logs_argument, qrels_option
+from ._options import input_format_options, load_input_kwargs, logs_argument, qrels_option
 
 __all__ = [
     "command",
@@ -28,6 +29,7 @@ __all__ = [
 @click.command("run")
 @logs_argument
 @qrels_option
+@input_format_options
 @click.option(
     "--out",
     "out",
@@ -59,6 +61,7 @@ def command(
     config_path: Path | None,
     lenient: bool | None,
     progress: bool | None,
+    **input_options: Any,
 ) -> None:
     """Validate, evaluate and write tables, figures, exports and report.html to --out.
 
@@ -66,7 +69,13 @@ def command(
     error.
     """
     result = run(
-        logs, qrels=qrels, out=out, config_path=config_path, lenient=lenient, progress=progress
+        logs,
+        qrels=qrels,
+        out=out,
+        config_path=config_path,
+        lenient=lenient,
+        progress=progress,
+        input_options=load_input_kwargs(input_options),
     )
     table = result.score_table
     show = table[table["measure"].isin(["nsdcg", "sdcg"])]

@@ -1,4 +1,4 @@
-"""Session evaluation pipeline: a typed configuration and :func:`evaluate`.
+"""Scoring a whole study: :func:`evaluate`, the sDCG pipeline of Järvelin et al. (2008).
 
 ``evaluate(frame, judgments, config)`` runs the sDCG pipeline of Järvelin et al.
 (2008) on a whole study at once: grades → gains → unjudged policy → session

@@ -1,29 +1,15 @@
-"""Grades to gains: gain schemes, negative/unjudged policies, grade lookup, ideal vectors.
+"""Grades to gains: the gain schemes and the negative-grade policy.
 
 This module is the bridge between judgments and every measure (single-query and
 session).  Everything is columnar: one float per result row, NaN meaning *unjudged*.
-Spec: ``docs`` / ``spec/metrics.md`` section 1.
+Spec: ``spec/metrics.md`` section 1.  The grade of each row comes from the one join
+in :mod:`sessionval.judgments.lookup`, the unjudged policy is in
+:mod:`sessionval.judgments.unjudged` and the ideal vectors in
+:mod:`sessionval.judgments.ideal`.
 
-API for measure code (all vectorised, no Python loop per row, query or session)
-------------------------------------------------------------------------------
-1. **Grades per result row**
-
-   ``result_grades(frame, judgments, *, source="reference") -> float64[n_results]``
-       grade of every row of ``frame.results`` (NaN = unjudged).  With
-       ``source="reference"`` the judgment key of a row is
-       ``frame.queries["qrels_id"]`` at ``frame.results["query_idx"]``; with
-       ``source="searcher"`` it is ``frame.results["user_grade"]`` (``judgments``
-       may then be ``None``).
-
-   ``lookup_grades(keys, docs, judgments) -> float64[n]``
-       the same join for any (judgment key, doc id) pairs (categorical Series,
-       ``pd.Categorical`` or plain arrays).  Ids are encoded once against the
-       judgments' categories (per *category*, not per row), the two integer codes are
-       combined into one int64 key and joined with a hash table (pandas ``Index``).
-       Build a :class:`JudgmentIndex` once (``JudgmentIndex.build(judgments)``) and
-       pass it instead of the frame to reuse the sorted keys across calls.
-
-2. **Gains from grades**: a frozen :class:`GainScheme`, obtained with
+API (all vectorised, no Python loop per row, query or session)
+--------------------------------------------------------------
+**Gains from grades**: a frozen :class:`GainScheme`, obtained with
    ``gain_scheme(spec)`` where ``spec`` is a name (``"0-1-2-3"``, ``"0-1-1-1"``,
    ``"0-0-0-1"``, ``"0-1-10-100"``, ``"0-1-4-10"``, ``"exp"`` = 2^g − 1,
    ``"grade"`` = the grade itself, trec_eval's ndcg gain), any dash list of gains
@@ -40,23 +26,6 @@ API for measure code (all vectorised, no Python loop per row, query or session)
    gain function (``exp``: 2^−1 − 1 = −0.5; a mapping must then contain them);
    ``"error"`` raises.
 
-3. **Unjudged documents**: ``apply_unjudged(gains, offsets, *, policy)`` with
-   ``policy`` in ``"zero"`` (gain 0, default), ``"condense"`` (remove unjudged rows
-   from each list, later rows move up; Sakai's condensed lists) and ``"error"``.
-   It returns ``(gains, offsets, rows)``: the new per-row values (no NaN left), the new
-   segment offsets and, per output row, its row number in the input, so any other
-   column can follow with ``column[rows]``.
-
-4. **Ideal gain vectors**: ``ideal_gains(judgments, scheme, *, negative="clip")``
-   returns an :class:`IdealGains` in *segment layout*: ``keys`` (a ``pd.Index`` of
-   judgment keys: every topic of the judgments, in category order), ``offsets``
-   (int64, ``len(keys) + 1``) and ``values`` (float64 gains of the recall base,
-   grade > 0, descending within each key).  ``n_relevant`` is the recall base size
-   ``R`` per key.  ``ideal.positions(labels)`` maps labels to key positions (−1 when a
-   key has no judgments); ``ideal.dense(positions, depth=n)`` gives an
-   ``(len(positions), n)`` matrix of the top-n ideal gains (zero-padded: the ideal
-   curves of the figures); ``ideal.segments(positions, depth=n)`` gives the same as
-   (offsets, values) without padding for long depths.
 
 Examples
 --------

@@ -1,6 +1,8 @@
-"""Single-query measures: the cumulated-gain family and the seeds' other measures.
+"""The single-query input: :class:`RankedLists`, built from a study, a run or plain arrays.
 
-All measures run on a :class:`RankedLists` (every ranked list of a study or a run in
+All single-query measures (:mod:`~sessionval.measures.cg`,
+:mod:`~sessionval.measures.precision`, :mod:`~sessionval.measures.sakai`) run on a
+:class:`RankedLists` (every ranked list of a study or a run in
 one segment layout: per-row grades plus per-list offsets, and each list's recall base)
 and return one float per list, computed for all lists at once with NumPy segment
 operations (``sessionval.kernels.segments``).  Spec: ``spec/metrics.md`` sections 2–3.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 __all__ = [
     "TEMPLATE",
     "ReportFigure",
+    "ReportSection",
+    "ReportTable",
     "paired_comparison",
     "render_report",
     "score_table",
@@ -79,6 +82,52 @@ class ReportFigure:
         return "data:image/svg+xml;base64," + base64.b64encode(self.svg).decode("ascii")
 
 
+@dataclass(frozen=True)
+class ReportTable:
+    """A table of a report section: a tidy DataFrame rendered as HTML, with a note under it."""
+
+    title: str
+    table: pd.DataFrame
+    note: str = ""
+    index: bool = False
+    digits: int = 4
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """A section of the report beyond the fixed ones (statistics, correlations, notes, ...).
+
+    The workflow builds sections from tidy tables; the report only renders them, in
+    order, after the session scores.  Texts are plain text (escaped when rendered).
+
+    Parameters
+    ----------
+    id
+        HTML anchor (letters, digits, ``-``), also the navigation link.
+    title
+        Heading.
+    intro
+        Paragraphs above the tables (how the numbers were computed).
+    tables, figures
+        Tables and figures, in order.
+    notes
+        Remarks listed at the end (e.g. a figure that could not be drawn, and why).
+    """
+
+    id: str
+    title: str
+    intro: tuple[str, ...] = ()
+    tables: tuple[ReportTable, ...] = ()
+    figures: tuple[ReportFigure, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", self.id):
+            raise SessionvalError(
+                f"report section id {self.id!r}: use letters, digits and '-' (an HTML anchor)"
+            )
+
+
 TEMPLATE: Final[str] = """<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -108,6 +157,7 @@ nav a { margin-right: .8rem; }
 <p class="meta">Generated {{ generated }} by sessionval {{ version }}{% if source %}
  from <code>{{ source }}</code>{% endif %}.</p>
 <nav><a href="#parameters">Parameters</a><a href="#scores">Session scores</a>
+{% for sec in sections %}<a href="#{{ sec.id }}">{{ sec.title }}</a>{% endfor %}
 <a href="#figures">Figures</a><a href="#study">Study</a><a href="#validation">Validation</a></nav>
 
 <h2 id="parameters">Parameters</h2>
@@ -125,6 +175,17 @@ nav a { margin-right: .8rem; }
 {{ paired_note }}
 {{ paired_html }}{% endif %}
 
+{% for sec in sections %}<h2 id="{{ sec.id }}">{{ sec.title }}</h2>
+{% for para in sec.intro %}<p>{{ para }}</p>
+{% endfor %}{% for t in sec.tables %}<h3>{{ t.title }}</h3>
+{{ t.html }}{% if t.note %}<p class="meta">{{ t.note }}</p>{% endif %}
+{% endfor %}{% for f in sec.figures %}<figure id="{{ sec.id }}-figure-{{ loop.index }}">
+<h3>{{ f.title }}</h3>
+<img src="{{ f.png_uri }}" alt="{{ f.title }}">
+<figcaption>{{ f.caption }}</figcaption>
+</figure>
+{% endfor %}{% if sec.notes %}<ul>{% for n in sec.notes %}<li>{{ n }}</li>{% endfor %}</ul>
+{% endif %}{% endfor %}
 <h2 id="figures">Figures</h2>
 {% for f in figures %}<figure id="figure-{{ loop.index }}">
 <h3>{{ loop.index }}. {{ f.title }}</h3>
@@ -175,6 +236,7 @@ def render_report(
     title: str = "sessionval report",
     source: str = "",
     confidence: float = 0.95,
+    sections: Sequence[ReportSection] = (),
 ) -> str:
     """Render the self-contained HTML report.
 
@@ -205,6 +267,8 @@ def render_report(
         Heading and where the study came from.
     confidence
         Level of the confidence intervals.
+    sections
+        Further sections (:class:`ReportSection`), rendered in order after the scores.
 
     Returns
     -------
@@ -260,7 +324,27 @@ def render_report(
         validation_line=validation_line or "no problems found",
         validation_ok=validation_ok,
         rejects_html=rejects_html,
+        sections=[_section_view(sec, Markup) for sec in sections],
     )
+
+
+def _section_view(sec: ReportSection, markup: Any) -> dict[str, Any]:
+    """A section as the template reads it: tables already rendered to (escaped) HTML."""
+    return {
+        "id": sec.id,
+        "title": sec.title,
+        "intro": sec.intro,
+        "tables": [
+            {
+                "title": t.title,
+                "note": t.note,
+                "html": markup(_table_html(t.table, index=t.index, digits=t.digits)),
+            }
+            for t in sec.tables
+        ],
+        "figures": sec.figures,
+        "notes": sec.notes,
+    }
 
 
 def _format_p(p: float) -> str:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import pandas as pd
 
 from ..errors import InputFormatError, ValidationFailed
+from ..io.formats import detect_format
 from ..progress import stages
 from .outputs import RunOutputs
-from .settings import run_settings
+from .settings import NO_JUDGMENTS, run_settings
 from .steps import (
     draw_figures,
     evaluate_step,
@@ -64,6 +66,7 @@ def run(
     config_path: Path | None = None,
     lenient: bool | None = None,
     progress: bool | None = None,
+    input_options: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Validate, evaluate and write every output (the body of ``sessionval run``).
 
@@ -81,6 +84,9 @@ def run(
         Reject bad sessions instead of failing (default: the configuration's ``[run]``).
     progress
         Show the progress bar (``None``: only on a terminal).
+    input_options
+        ``fmt`` (default ``"auto"``: recognised by its files) and the input format's
+        options (``docs/formats.md``), so ``run`` reads every format ``validate`` reads.
 
     Returns
     -------
@@ -93,16 +99,28 @@ def run(
     SessionvalError
         Bad configuration or unreadable input.
     """
-    settings = run_settings(config_path, lenient=lenient, has_qrels=qrels is not None)
+    # a lab-tables folder brings its own judgments; other inputs need --qrels (checked up front)
+    fmt = str((input_options or {}).get("fmt", "auto"))
+    own_judgments = (detect_format(logs) if fmt == "auto" else fmt) == "lab-tables"
+    settings = run_settings(
+        config_path, lenient=lenient, has_qrels=qrels is not None or own_judgments
+    )
     out.mkdir(parents=True, exist_ok=True)
     outputs = RunOutputs(out)
     with stages(STAGES, disable=None if progress is None else not progress) as bar:
         try:
-            loaded = load_step(logs, qrels=qrels, mode="lenient" if settings.lenient else "strict")
+            loaded = load_step(
+                logs,
+                qrels=qrels,
+                mode="lenient" if settings.lenient else "strict",
+                input_options=input_options,
+            )
         except ValidationFailed as exc:
             write_validation_failure(outputs, logs, exc)
             raise
         summary = write_validation(outputs, loaded)
+        if loaded.judgments is None and settings.config.judgments == "reference":
+            raise InputFormatError(f"{logs}: {NO_JUDGMENTS}")
         if loaded.frame.n_sessions == 0:
             raise InputFormatError(f"{logs}: no session left to evaluate")
         cell = figure_cell(loaded, settings.figures)

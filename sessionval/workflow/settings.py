@@ -41,6 +41,13 @@ _FIGURE_KEYS: Final = frozenset(
 _RUN_KEYS: Final = frozenset({"lenient", "formats"})
 
 
+#: Why a run without judgments stops (the configuration asks for reference judgments).
+NO_JUDGMENTS: Final = (
+    'reference judgments are needed (give --qrels, or set judgments = "searcher" in the '
+    "configuration to use the searchers' own grades)"
+)
+
+
 @dataclass(frozen=True)
 class FigureSettings:
     """What the figures show beyond the session configuration.
@@ -171,10 +178,7 @@ def run_settings(config_path: Path | None, *, lenient: bool | None, has_qrels: b
     except ValueError as exc:  # pydantic.ValidationError
         raise MeasureSpecError(f"{config_path}: invalid configuration: {exc}") from exc
     if not has_qrels and config.judgments == "reference":
-        raise InputFormatError(
-            'no --qrels given: reference judgments are needed (or set judgments = "searcher" '
-            "in the configuration to use the searchers' own grades)"
-        )
+        raise InputFormatError(f"no --qrels given: {NO_JUDGMENTS}")
     return RunSettings(
         config=config,
         cg_config=cg_config,

@@ -13,6 +13,7 @@ manifest.  :func:`sessionval.workflow.run` chains them.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -32,7 +33,7 @@ from ..frame import LoadedStudy
 from ..io.study import load_study
 from ..output import plots
 from ..output.export import ExportResult, Format, write_exports
-from ..output.report import ReportFigure, render_report
+from ..output.report import ReportFigure, ReportSection, render_report
 from ..problems import Mode
 from .outputs import RunOutputs
 from .settings import FigureSettings, RunSettings, figure_table, to_toml
@@ -70,17 +71,26 @@ _CG_MEASURES: Final = ("CG", "DCG", "nCG", "nDCG")
 # load and validate
 
 
-def load_step(logs: Path, *, qrels: Path | None, mode: Mode) -> LoadedStudy:
+def load_step(
+    logs: Path,
+    *,
+    qrels: Path | None,
+    mode: Mode,
+    input_options: Mapping[str, Any] | None = None,
+) -> LoadedStudy:
     """Read and validate the study: the run's only read of its input.
 
     Parameters
     ----------
     logs
-        Study folder or session file.
+        Study folder or file, in any format of :data:`sessionval.io.formats.FORMATS`.
     qrels
         Reference judgments, or None.
     mode
         ``"strict"`` (fail on any problem) or ``"lenient"`` (reject bad sessions).
+    input_options
+        ``fmt`` (default ``"auto"``) and the format's options, as
+        :func:`sessionval.io.formats.load_input` takes them.
 
     Returns
     -------
@@ -91,7 +101,7 @@ def load_step(logs: Path, *, qrels: Path | None, mode: Mode) -> LoadedStudy:
     ValidationFailed
         Strict mode and the input has problems.
     """
-    return load_study(logs, qrels=qrels, mode=mode)
+    return load_study(logs, qrels=qrels, mode=mode, **dict(input_options or {}))
 
 
 def write_validation_failure(outputs: RunOutputs, logs: Path, error: ValidationFailed) -> None:
@@ -415,11 +425,13 @@ def write_report_step(
     settings: RunSettings,
     figures: list[ReportFigure],
     source: Path,
+    sections: Sequence[ReportSection] = (),
 ) -> pd.DataFrame:
     """Write ``report.html`` and return its per-system score table.
 
     The report shows the per-system scores of :data:`REPORT_MEASURES` and, in a
-    study of two systems with searchers, their paired comparison by searcher.
+    study of two systems with searchers, their paired comparison by searcher;
+    ``sections`` (statistics, correlations, notes) follow the scores.
     """
     per_session = tables.per_session
     measures = [m for m in REPORT_MEASURES if m in per_session.columns]
@@ -441,6 +453,7 @@ def write_report_step(
         paired=paired,
         title=f"sessionval report: {loaded.study.name or Path(source).name}",
         source=str(source),
+        sections=sections,
     )
     outputs.write_text("report.html", html)
     return scores

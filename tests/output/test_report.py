@@ -11,11 +11,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
 
 from sessionval.analysis.stats import paired_comparison, score_table
 from sessionval.errors import SessionvalError
-from sessionval.output.report import ReportFigure, render_report
+from sessionval.output.report import ReportFigure, ReportSection, ReportTable, render_report
 from tests.analysis.scores import two_system_sessions
 
 
@@ -102,3 +103,24 @@ def test_analysis_report_renders_given_scores():
     assert "S2" in html and "<td>S1</td>" not in html
     with pytest.raises(SessionvalError, match="per-session table or the scores"):
         render_report(parameters={})
+
+
+def test_report_sections_render_in_order_and_escape(tmp_path):
+    """Sections built by the workflow render after the scores, escaped, with their anchors."""
+    table = pd.DataFrame({"measure": ["<b>nsdcg</b>"], "value": [0.12345]})
+    sections = [
+        ReportSection(
+            "stats-a", "First", intro=("How: <script>",), tables=(ReportTable("T", table),)
+        ),
+        ReportSection("second", "Second", notes=("figure 4 skipped: no sessions",)),
+    ]
+    html = render_report(
+        per_session=two_system_sessions(), measures=["nsdcg"], parameters={}, sections=sections
+    )
+    assert html.index('id="stats-a"') < html.index('id="second"') < html.index('id="figures"')
+    assert html.index('id="scores"') < html.index('id="stats-a"')
+    assert '<a href="#stats-a">First</a>' in html
+    assert "How: &lt;script&gt;" in html and "&lt;b&gt;nsdcg&lt;/b&gt;" in html
+    assert "0.1235" in html and "<li>figure 4 skipped: no sessions</li>" in html
+    with pytest.raises(SessionvalError, match="HTML anchor"):
+        ReportSection("bad id", "x")
