@@ -9,7 +9,7 @@ arrays with the kernels of :mod:`sessionval.kernels`.  An
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,10 @@ class ChunkContext:
         The grade source (see above).
     high
         Lowest grade counted as highly relevant.
+    session_base, query_base, row_base
+        Index of this context's first session, query and result row in the whole
+        study: 0, except in a context :meth:`restrict` cut out of a larger one (the
+        per-position indices a chunk reports are then still the study's).
     """
 
     params: SessionParams
@@ -83,6 +87,9 @@ class ChunkContext:
     query_keys: IntArray | None
     user_grade: FloatArray | None
     high: float
+    session_base: int = 0
+    query_base: int = 0
+    row_base: int = 0
 
     @property
     def n_sessions(self) -> int:
@@ -94,6 +101,38 @@ class ChunkContext:
         """Result rows per session (segment layout), what an engine cuts chunks by."""
         out: IntArray = self.query_row_offsets[self.session_query_offsets]
         return out
+
+    def restrict(self, s0: int, s1: int) -> ChunkContext:
+        """The context of sessions ``s0:s1`` alone: its arrays sliced and re-based.
+
+        What a distributed engine ships to a worker: only the rows of those
+        sessions, plus the parts every chunk shares (the grade lookup and the
+        ideal gains, which an engine broadcasts once).  ``run_chunk(sub, 0, s1 - s0)``
+        equals ``run_chunk(self, s0, s1)``, indices included.
+        """
+        q0, q1 = int(self.session_query_offsets[s0]), int(self.session_query_offsets[s1])
+        r0, r1 = int(self.query_row_offsets[q0]), int(self.query_row_offsets[q1])
+
+        def rows(a: npt.NDArray[Any] | None) -> Any:
+            return None if a is None else a[r0:r1]
+
+        return replace(
+            self,
+            query_session=self.query_session[q0:q1] - s0,
+            query_pos=self.query_pos[q0:q1],
+            query_cutoff=self.query_cutoff[q0:q1],
+            query_ideal=self.query_ideal[q0:q1],
+            query_row_offsets=self.query_row_offsets[q0 : q1 + 1] - r0,
+            session_query_offsets=self.session_query_offsets[s0 : s1 + 1] - q0,
+            row_query=self.row_query[r0:r1] - q0,
+            row_rank=self.row_rank[r0:r1],
+            doc_codes=self.doc_codes[r0:r1],
+            query_keys=None if self.query_keys is None else self.query_keys[q0:q1],
+            user_grade=rows(self.user_grade),
+            session_base=self.session_base + s0,
+            query_base=self.query_base + q0,
+            row_base=self.row_base + r0,
+        )
 
     def grades(self, q0: int, q1: int) -> FloatArray:
         """Grades of the result rows of queries ``q0:q1`` (NaN = unjudged)."""
@@ -247,12 +286,12 @@ def run_chunk(ctx: ChunkContext, s0: int, s1: int, *, positions: bool = False) -
     p_out = None
     if positions:
         full_row = np.full(v.pos_row.size, -1, dtype=np.int64)
-        full_row[shown] = frame_row
+        full_row[shown] = frame_row + ctx.row_base
         grade_pos = np.full(v.pos_row.size, np.nan)
         grade_pos[shown] = g_shown
         p_out = {
-            "session": pos_s + s0,
-            "query": v.pos_query + q0,
+            "session": pos_s + (s0 + ctx.session_base),
+            "query": v.pos_query + (q0 + ctx.query_base),
             "slot": v.pos_slot,
             "frame_row": full_row,
             "grade": grade_pos,

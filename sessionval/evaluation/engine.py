@@ -4,17 +4,23 @@ The session evaluation cuts a study into *chunks*, each a range ``s0:s1`` of who
 sessions, and hands a pure chunk function (context in, arrays out; see
 :mod:`sessionval.evaluation.chunks`) to an :class:`Engine`.  The engine decides
 where and in what pieces the chunks run and returns their results in session
-order.  :class:`LocalEngine` is the loop in this process; another engine (Dask
-over partitions) implements the same protocol with the same chunk function, whose
-inputs are plain arrays and frozen values, so they pickle.  Nothing above
+order.  :class:`LocalEngine` is the loop in this process;
+:class:`~sessionval.evaluation.dask_engine.DaskEngine` implements the same protocol
+with the same chunk function on a Dask cluster (each chunk's context cut out with
+:meth:`~sessionval.evaluation.chunks.ChunkContext.restrict`; its inputs are plain
+arrays and frozen values, so they pickle).  Nothing above
 :mod:`sessionval.evaluation` knows how chunks run: callers pass an engine or
 take the default.
+
+Engines also map a function over independent items (:class:`ItemMapper`): the
+partitions of a partitioned input are loaded that way
+(:mod:`sessionval.io.partitioned`), and the measures of a single-query evaluation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Final, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
@@ -26,11 +32,17 @@ from .chunks import ChunkContext
 __all__ = [
     "DEFAULT_CHUNK_ROWS",
     "Engine",
+    "ItemMapper",
     "LocalEngine",
+    "Progress",
     "session_ranges",
 ]
 
 T = TypeVar("T")
+U = TypeVar("U")
+
+Progress = Callable[[int, int], None]
+"""``progress(done, total)``: called as the pieces of a long step finish (a progress bar)."""
 
 DEFAULT_CHUNK_ROWS: Final[int] = 1 << 20
 """Result rows per chunk of the local engine: bounds the kernels' temporaries (~40 arrays)."""
@@ -72,6 +84,15 @@ class Engine(Protocol):
         ...
 
 
+@runtime_checkable
+class ItemMapper(Protocol):
+    """Maps a pure function over independent items (partitions, measures), in order."""
+
+    def map_items(self, fn: Callable[[U], T], items: Sequence[U]) -> list[T]:
+        """Return ``[fn(item) for item in items]``, computed wherever the engine runs."""
+        ...
+
+
 @dataclass(frozen=True)
 class LocalEngine:
     """The chunk loop in this process: chunks of about ``chunk_rows`` result rows.
@@ -86,6 +107,7 @@ class LocalEngine:
     """
 
     chunk_rows: int = DEFAULT_CHUNK_ROWS
+    progress: Progress | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.chunk_rows < 1:
@@ -94,4 +116,18 @@ class LocalEngine:
     def map_sessions(self, fn: Callable[[ChunkContext, int, int], T], ctx: ChunkContext) -> list[T]:
         """Run ``fn`` on each range of whole sessions, one after another."""
         ranges = session_ranges(ctx.session_row_offsets, self.chunk_rows)
-        return [fn(ctx, s0, s1) for s0, s1 in ranges]
+        out = []
+        for i, (s0, s1) in enumerate(ranges):
+            out.append(fn(ctx, s0, s1))
+            if self.progress is not None:
+                self.progress(i + 1, len(ranges))
+        return out
+
+    def map_items(self, fn: Callable[[U], T], items: Sequence[U]) -> list[T]:
+        """``[fn(item) for item in items]``, one after another."""
+        out = []
+        for i, item in enumerate(items):
+            out.append(fn(item))
+            if self.progress is not None:
+                self.progress(i + 1, len(items))
+        return out

@@ -25,6 +25,7 @@ from ..frame import LoadedStudy, QrelsKey
 from ..problems import Mode
 from .cast import is_cast_input, read_cast
 from .lab_tables import is_lab_tables_input, read_lab_tables
+from .partitioned import PARTITIONED, has_glob, is_partitioned_input, read_partitioned_study
 from .toolkit import is_flat_input, is_jsonl_input, read_flat_study, read_study
 from .trec_session import is_trec_session_input, load_trec_session
 
@@ -137,6 +138,22 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
             ),
         ),
         InputFormat(
+            PARTITIONED,
+            "a folder or glob of flat Parquet files partitioned by session (docs/scale-out.md)",
+            read_partitioned_study,
+            is_partitioned_input,
+            "*.parquet files in a folder (or its sessions/), or a glob of them",
+            (
+                _MAX_RANK,
+                FormatOption(
+                    "mapper",
+                    "--mapper",
+                    "how the partitions are loaded (an engine's map_items).",
+                    cli=False,
+                ),
+            ),
+        ),
+        InputFormat(
             "trec-session",
             "TREC Session Track XML 2011-2014 (+ session-topic map)",
             load_trec_session,
@@ -221,6 +238,10 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         No format recognises it; the message lists what each format looks for.
     """
     p = Path(path)
+    if has_glob(p):  # a pattern names the files of a partitioned input
+        if not is_partitioned_input(p):
+            raise ParseError(f"{p}: no file matches this pattern")
+        return PARTITIONED
     if not p.exists():
         raise ParseError(f"{p}: no such file or folder")
     for fmt in FORMATS.values():

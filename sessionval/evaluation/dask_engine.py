@@ -1,0 +1,198 @@
+"""The Dask engine: the same pure chunk function on the workers of a Dask cluster.
+
+:class:`DaskEngine` implements the :class:`~sessionval.evaluation.engine.Engine`
+protocol over a ``distributed.Client``.  The parts every chunk shares (the
+prepared grade lookup, i.e. the judgments, and the ideal gain vectors) are
+broadcast to the workers once per evaluation; each chunk of whole sessions then
+travels as its own slice of the study
+(:meth:`~sessionval.evaluation.chunks.ChunkContext.restrict`) and runs the same
+:func:`~sessionval.evaluation.chunks.run_chunk` as the local engine.  The results
+come back in session order, so the tables are identical to the local engine's.
+
+It also maps a function over independent items (:meth:`DaskEngine.map_items`):
+the partitions of a partitioned input are loaded and validated on the workers
+that way (:mod:`sessionval.io.partitioned`).
+
+Dask is an optional extra (``pip install "sessionval[dask]"``);
+:func:`dask_engine` opens a client on an existing scheduler or on a
+``LocalCluster`` and closes it afterwards.  ``docs/scale-out.md`` says when to
+use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any, Final, TypeVar
+
+from ..errors import MeasureSpecError, SessionvalError
+from .chunks import ChunkContext
+from .engine import Progress, session_ranges
+
+__all__ = [
+    "DEFAULT_DASK_CHUNK_ROWS",
+    "DaskEngine",
+    "dask_engine",
+]
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+DEFAULT_DASK_CHUNK_ROWS: Final[int] = 1 << 22
+"""Result rows per chunk on a cluster: large enough that scheduling costs little per row
+(a task costs about a millisecond), small enough that a worker's temporaries stay near
+1 GB (about 40 arrays of 8 bytes per row, a fraction of them alive at once)."""
+
+_INSTALL: Final = 'the Dask engine needs the dask extra: pip install "sessionval[dask]"'
+
+
+def _distributed() -> Any:
+    """The ``distributed`` package (untyped: used through ``Any``), or why it is missing."""
+    import importlib
+
+    try:
+        return importlib.import_module("distributed")
+    except ImportError as exc:  # pragma: no cover - the extra is installed with [all]
+        raise SessionvalError(_INSTALL) from exc
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What every chunk of an evaluation shares, broadcast to the workers once."""
+
+    lookup: Any
+    ideal_offsets: Any
+    ideal_values: Any
+
+
+def _run_range(fn: Callable[[ChunkContext, int, int], T], shared: _Shared, sub: ChunkContext) -> T:
+    """On a worker: put the shared parts back into the chunk's context and run ``fn`` on it."""
+    ctx = replace(
+        sub,
+        lookup=shared.lookup,
+        ideal_offsets=shared.ideal_offsets,
+        ideal_values=shared.ideal_values,
+    )
+    return fn(ctx, 0, ctx.n_sessions)
+
+
+@dataclass
+class DaskEngine:
+    """Runs the chunks of whole sessions (and independent items) on a Dask cluster.
+
+    Parameters
+    ----------
+    client
+        A connected ``distributed.Client``.
+    chunk_rows
+        Result rows per chunk (whole sessions; a longer session is a chunk of its own).
+    progress
+        Called with ``(done, total)`` as chunks or items finish.
+    """
+
+    client: Any
+    chunk_rows: int = DEFAULT_DASK_CHUNK_ROWS
+    progress: Progress | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.chunk_rows < 1:
+            raise MeasureSpecError(f"chunk_rows must be >= 1, got {self.chunk_rows}")
+
+    @property
+    def n_workers(self) -> int:
+        """Number of workers the scheduler knows now."""
+        return len(self.client.scheduler_info().get("workers", {}))
+
+    def _gather(self, futures: list[Any]) -> list[Any]:
+        """Results of ``futures`` in their order; a task's error is raised as it was raised."""
+        if self.progress is not None:
+            for i, _ in enumerate(_distributed().as_completed(futures), start=1):
+                self.progress(i, len(futures))
+        out: list[Any] = self.client.gather(futures)
+        return out
+
+    def map_sessions(self, fn: Callable[[ChunkContext, int, int], T], ctx: ChunkContext) -> list[T]:
+        """Run ``fn`` on each range of whole sessions on the workers; results in session order."""
+        ranges = session_ranges(ctx.session_row_offsets, self.chunk_rows)
+        if not ranges:
+            return []
+        shared = self.client.scatter(
+            _Shared(ctx.lookup, ctx.ideal_offsets, ctx.ideal_values), broadcast=True, hash=False
+        )
+        # the slices travel without the shared parts (they are put back on the worker)
+        bare = replace(
+            ctx, lookup=None, ideal_offsets=ctx.ideal_offsets[:0], ideal_values=ctx.ideal_values[:0]
+        )
+        futures = [
+            self.client.submit(_run_range, fn, shared, bare.restrict(s0, s1), pure=False)
+            for s0, s1 in ranges
+        ]
+        try:
+            return self._gather(futures)
+        finally:
+            del futures, shared
+
+    def map_items(self, fn: Callable[[U], T], items: Sequence[U]) -> list[T]:
+        """``[fn(item) for item in items]`` computed on the workers, in order."""
+        futures = [self.client.submit(fn, item, pure=False) for item in items]
+        return self._gather(futures)
+
+
+@contextmanager
+def dask_engine(
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    threads_per_worker: int = 1,
+    processes: bool = True,
+    memory_limit: str | float | None = "auto",
+    chunk_rows: int = DEFAULT_DASK_CHUNK_ROWS,
+    progress: Progress | None = None,
+) -> Iterator[DaskEngine]:
+    """A :class:`DaskEngine` on an existing cluster (``scheduler``) or a local one (``workers``).
+
+    Parameters
+    ----------
+    scheduler
+        Address of a running scheduler (``tcp://host:8786``); the cluster is left running.
+    workers
+        Workers of a ``LocalCluster`` started here and closed afterwards (default: 2).
+    threads_per_worker, processes, memory_limit
+        Passed to ``LocalCluster`` (``processes=False``: threads in this process, no
+        copies; what the tests use).
+    chunk_rows, progress
+        See :class:`DaskEngine`.
+
+    Raises
+    ------
+    SessionvalError
+        Dask is not installed, both ``scheduler`` and ``workers`` are given, or the
+        scheduler cannot be reached.
+    """
+    dd = _distributed()
+    if scheduler is not None and workers is not None:
+        raise SessionvalError("give either a scheduler address or a number of workers, not both")
+    cluster = None
+    try:
+        if scheduler is not None:
+            client = dd.Client(scheduler, timeout="10s")
+        else:
+            cluster = dd.LocalCluster(
+                n_workers=workers or 2,
+                threads_per_worker=threads_per_worker,
+                processes=processes,
+                memory_limit=memory_limit,
+                dashboard_address=None,
+            )
+            client = dd.Client(cluster)
+    except OSError as exc:
+        if cluster is not None:
+            cluster.close()
+        raise SessionvalError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from exc
+    try:
+        yield DaskEngine(client, chunk_rows=chunk_rows, progress=progress)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
