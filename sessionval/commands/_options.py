@@ -7,26 +7,49 @@ options reach ``validate``, ``convert`` and ``run`` without touching them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ..io.formats import FORMATS, FormatOption, format_options
+from ..errors import ParseError
+from ..io.formats import FORMATS, FormatOption, detect_format, format_options
+from ..io.partitioned import PARTITIONED, has_glob, partition_files
+
+if TYPE_CHECKING:
+    from ..evaluation.engine import ItemMapper
 
 __all__ = [
+    "engine_options",
     "input_format_options",
     "load_input_kwargs",
     "logs_argument",
+    "open_engine",
+    "partition_mapper",
     "qrels_option",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: LOGS: a study folder (sessions.jsonl/.parquet/.csv and study.json), one session file, or an
-#: input of another format (--from)
-logs_argument = click.argument("logs", type=click.Path(exists=True, path_type=Path))
+
+class _LogsPath(click.Path):
+    """An existing file or folder, or a glob pattern matching at least one file."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and has_glob(value) and not Path(value).exists():
+            try:
+                partition_files(value)
+            except ParseError as exc:
+                self.fail(str(exc), param, ctx)
+            return Path(value)
+        return super().convert(value, param, ctx)
+
+
+#: LOGS: a study folder (sessions.jsonl/.parquet/.csv and study.json), one session file, an
+#: input of another format (--from), or a folder or glob of Parquet partitions
+logs_argument = click.argument("logs", type=_LogsPath(exists=True, path_type=Path))
 
 #: --qrels: reference judgments, TREC qrels or CSV
 qrels_option = click.option(
@@ -88,3 +111,67 @@ def load_input_kwargs(values: Mapping[str, Any]) -> dict[str, Any]:
     """
     keys = {"fmt", *(name for name, (opt, _) in format_options().items() if opt.cli)}
     return {k: v for k, v in values.items() if k in keys and v is not None}
+
+
+def engine_options(command: F) -> F:
+    """Add ``--engine local|dask``, ``--scheduler ADDRESS`` and ``--workers N`` to a command.
+
+    The command receives ``engine``, ``scheduler`` and ``workers``; :func:`open_engine`
+    turns them into an engine for the duration of the command.
+    """
+    command = click.option(
+        "--workers",
+        type=click.IntRange(min=1),
+        default=None,
+        help="--engine dask: start a local cluster of N worker processes (default 2).",
+    )(command)
+    command = click.option(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="--engine dask: the scheduler of a running cluster (tcp://host:8786).",
+    )(command)
+    return click.option(
+        "--engine",
+        type=click.Choice(["local", "dask"]),
+        default="local",
+        show_default=True,
+        help="Where the work runs: this process, or a Dask cluster (partitions loaded and "
+        'sessions scored on its workers; pip install "sessionval[dask]"; docs/scale-out.md).',
+    )(command)
+
+
+@contextmanager
+def open_engine(engine: str, scheduler: str | None, workers: int | None) -> Iterator[Any]:
+    """The engine the options ask for, open while the command runs (``None``: the local one).
+
+    Yields a :class:`~sessionval.evaluation.dask_engine.DaskEngine` for ``dask``.
+
+    Raises
+    ------
+    click.UsageError
+        ``--scheduler`` or ``--workers`` without ``--engine dask``, or both given.
+    """
+    if engine != "dask":
+        if scheduler is not None or workers is not None:
+            raise click.UsageError("--scheduler and --workers need --engine dask")
+        yield None
+        return
+    if scheduler is not None and workers is not None:
+        raise click.UsageError("give --scheduler (a running cluster) or --workers, not both")
+    from ..evaluation.dask_engine import dask_engine
+
+    with dask_engine(scheduler=scheduler, workers=workers) as eng:
+        yield eng
+
+
+def partition_mapper(logs: Path, fmt: str, engine: ItemMapper | None) -> dict[str, Any]:
+    """``{"mapper": engine.map_items}`` when ``logs`` is a partitioned input, else ``{}``.
+
+    The partitions of a folder or glob of Parquet files are then loaded and
+    validated where the engine runs; other inputs are read in this process.
+    """
+    if engine is None:
+        return {}
+    name = detect_format(logs) if fmt == "auto" else fmt
+    return {"mapper": engine.map_items} if name == PARTITIONED else {}

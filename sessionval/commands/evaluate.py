@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
+from ._options import engine_options, open_engine
+
 if TYPE_CHECKING:
     from ..judgments.gains import NegativePolicy
     from ..judgments.unjudged import UnjudgedPolicy
@@ -82,6 +84,7 @@ def _fmt(v: float) -> str:
     show_default=True,
     help="Unjudged documents: gain 0, removed from the list, or error.",
 )
+@engine_options
 def command(
     qrels: Path,
     run: Path,
@@ -93,11 +96,15 @@ def command(
     empty: str,
     negative: str,
     unjudged: str,
+    engine: str,
+    scheduler: str | None,
+    workers: int | None,
 ) -> None:
     """Evaluate a TREC RUN against QRELS (trec_eval / ir_measures style).
 
     Prints per-query rows (with -q) and the mean of every measure over the queries
-    with a defined value (query id "all"); diagnostics go to stderr.
+    with a defined value (query id "all"); diagnostics go to stderr. With --engine
+    dask the measures are computed on the cluster's workers, one task each.
     """
     from ..evaluation.lists import evaluate_lists
     from ..io.trec import read_qrels, read_run
@@ -115,7 +122,8 @@ def command(
         negative=cast("NegativePolicy", negative),
         unjudged=cast("UnjudgedPolicy", unjudged),
     )
-    ev = evaluate_lists(lists, ms, empty=cast("EmptyPolicy", empty))
+    with open_engine(engine, scheduler, workers) as eng:
+        ev = evaluate_lists(lists, ms, empty=cast("EmptyPolicy", empty), mapper=eng)
     rows: list[tuple[str, str, float]] = []
     if per_query:
         pq = ev.per_query

@@ -19,7 +19,14 @@ from typing import Any
 import click
 
 from ..workflow import run
-from ._options import input_format_options, load_input_kwargs, logs_argument, qrels_option
+from ._options import (
+    engine_options,
+    input_format_options,
+    load_input_kwargs,
+    logs_argument,
+    open_engine,
+    qrels_option,
+)
 
 __all__ = [
     "command",
@@ -54,6 +61,22 @@ __all__ = [
     default=None,
     help="Progress bar on stderr (default: only on a terminal).",
 )
+@click.option(
+    "--per-position/--no-per-position",
+    default=True,
+    show_default=True,
+    help="Write tables/per_position (one row per position of every session: billions of "
+    "rows in a large study).",
+)
+@click.option(
+    "--tables",
+    "table_formats",
+    type=click.Choice(["both", "csv", "parquet"]),
+    default="both",
+    show_default=True,
+    help="Formats of tables/ (parquet alone at scale: CSV of millions of rows is slow).",
+)
+@engine_options
 def command(
     logs: Path,
     qrels: Path | None,
@@ -61,22 +84,32 @@ def command(
     config_path: Path | None,
     lenient: bool | None,
     progress: bool | None,
+    per_position: bool,
+    table_formats: str,
+    engine: str,
+    scheduler: str | None,
+    workers: int | None,
     **input_options: Any,
 ) -> None:
     """Validate, evaluate and write tables, figures, exports and report.html to --out.
 
     Exit code 0 on success, 1 if the input fails validation, 2 on a usage or input
-    error.
+    error.  With --engine dask the sessions are scored on a Dask cluster (and the
+    files of a partitioned input validated there); the tables are the same.
     """
-    result = run(
-        logs,
-        qrels=qrels,
-        out=out,
-        config_path=config_path,
-        lenient=lenient,
-        progress=progress,
-        input_options=load_input_kwargs(input_options),
-    )
+    with open_engine(engine, scheduler, workers) as eng:
+        result = run(
+            logs,
+            qrels=qrels,
+            out=out,
+            config_path=config_path,
+            lenient=lenient,
+            progress=progress,
+            input_options=load_input_kwargs(input_options),
+            engine=eng,
+            per_position=per_position,
+            table_formats=("csv", "parquet") if table_formats == "both" else (table_formats,),
+        )
     table = result.score_table
     show = table[table["measure"].isin(["nsdcg", "sdcg"])]
     click.echo(show.to_string(index=False, float_format=lambda x: f"{x:.4f}"))

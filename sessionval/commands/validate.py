@@ -11,7 +11,13 @@ from ..analysis.summary import summarize
 from ..io.formats import load_input
 from ..progress import stages
 from ..validate.flat import LOAD_PHASES
-from ._options import input_format_options, load_input_kwargs, logs_argument, qrels_option
+from ._options import (
+    engine_options,
+    input_format_options,
+    load_input_kwargs,
+    logs_argument,
+    qrels_option,
+)
 
 __all__ = [
     "command",
@@ -39,12 +45,16 @@ __all__ = [
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write every rejected session with its reasons to this CSV (lenient mode).",
 )
+@engine_options
 def command(
     logs: Path,
     qrels: Path | None,
     lenient: bool,
     max_problems: int,
     rejects: Path | None,
+    engine: str,
+    scheduler: str | None,
+    workers: int | None,
     **input_options: Any,
 ) -> None:
     """Validate LOGS in any supported format and print the study summary.

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
+from .._types import FloatArray
 from ..errors import MeasureSpecError
 from ..measures.lists import EmptyPolicy, RankedLists
 from ..measures.registry import Measure, parse_measures
+from .engine import ItemMapper
 
 __all__ = [
     "SingleEvaluation",
@@ -69,11 +72,17 @@ class SingleEvaluation:
         return w[[repr(m) for m in self.measures]]
 
 
+def _compute(m: Measure, *, lists: RankedLists, empty: EmptyPolicy) -> FloatArray:
+    """One measure on every list (the unit a mapper runs)."""
+    return m.compute(lists, empty=empty)
+
+
 def evaluate_lists(
     lists: RankedLists,
     measures: Sequence[str | Measure],
     *,
     empty: EmptyPolicy = "nan",
+    mapper: ItemMapper | None = None,
 ) -> SingleEvaluation:
     """Compute every measure for every list (one vectorised pass per measure).
 
@@ -86,6 +95,10 @@ def evaluate_lists(
     empty
         ``"nan"`` (default): a normalised measure is NaN for a list with an empty recall
         base; ``"zero"``: 0, as trec_eval.
+    mapper
+        Computes the measures, one item each (an engine's ``map_items``: a
+        :class:`~sessionval.evaluation.dask_engine.DaskEngine` runs them on its
+        workers); default: one after another here.  The values are the same.
 
     Returns
     -------
@@ -112,7 +125,8 @@ def evaluate_lists(
             "single-query measures (use sessionval.evaluate on a study for session measures)"
         )
     n = lists.n
-    values = [m.compute(lists, empty=empty) for m in ms]
+    fn = partial(_compute, lists=lists, empty=empty)
+    values = mapper.map_items(fn, ms) if mapper is not None else [fn(m) for m in ms]
     qids = np.asarray(lists.query_ids, dtype=object)
     per_query = pd.DataFrame(
         {

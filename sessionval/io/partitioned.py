@@ -80,9 +80,7 @@ def has_glob(path: str | os.PathLike[str]) -> bool:
 
 
 def _parts_in(folder: Path) -> list[Path]:
-    return sorted(
-        p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in _PART_SUFFIXES
-    )
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in _PART_SUFFIXES)
 
 
 def partition_files(path: str | os.PathLike[str]) -> list[Path]:

@@ -13,7 +13,7 @@ manifest.  :func:`sessionval.workflow.run` chains them.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -27,6 +27,7 @@ from ..analysis.stats import paired_comparison, score_table
 from ..analysis.summary import StudySummary, summarize
 from ..errors import InputFormatError, ValidationFailed
 from ..evaluation.config import SessionConfig
+from ..evaluation.engine import Engine
 from ..evaluation.result import SessionEvaluation
 from ..evaluation.session import evaluate
 from ..frame import LoadedStudy
@@ -51,6 +52,7 @@ __all__ = [
     "figure_cell",
     "figure_data",
     "load_step",
+    "peak_memory_mb",
     "write_configuration",
     "write_exports_step",
     "write_figure_tables",
@@ -110,8 +112,25 @@ def write_validation_failure(outputs: RunOutputs, logs: Path, error: ValidationF
     outputs.finish()
 
 
-def write_validation(outputs: RunOutputs, loaded: LoadedStudy) -> StudySummary:
+def peak_memory_mb() -> float:
+    """Peak resident memory of this process so far, in MB (``ru_maxrss``).
+
+    Workers of a Dask cluster are other processes: their memory is not in it.
+    """
+    import resource
+    import sys
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return float(peak) / (2**20 if sys.platform == "darwin" else 2**10)  # bytes on macOS
+
+
+def write_validation(
+    outputs: RunOutputs, loaded: LoadedStudy, *, peak_memory: float | None = None
+) -> StudySummary:
     """Write the study summary and problems (``validation.txt``) and the rejects (``rejects.csv``).
+
+    ``peak_memory`` (MB; :func:`peak_memory_mb` after the load) adds a last line
+    with the peak memory of the load, what a large study needs to plan for.
 
     Returns
     -------
@@ -127,6 +146,8 @@ def write_validation(outputs: RunOutputs, loaded: LoadedStudy) -> StudySummary:
             f"{len(report.problems)} problem(s) in {report.sessions_rejected} rejected session(s):",
             *(f"  {q}" for q in report.problems),
         ]
+    if peak_memory is not None:
+        lines += ["", f"peak memory of this process after loading: {peak_memory:,.0f} MB"]
     outputs.write_text("validation.txt", "\n".join(lines) + "\n")
     outputs.write_frame("rejects.csv", report.rejects)
     return summary
@@ -181,9 +202,11 @@ def figure_cell(loaded: LoadedStudy, figures: FigureSettings) -> FigureCell:
 # evaluate and write the tables
 
 
-def evaluate_step(loaded: LoadedStudy, config: SessionConfig) -> SessionEvaluation:
-    """Evaluate every session of the study under ``config``."""
-    return evaluate(loaded.frame, loaded.judgments, config)
+def evaluate_step(
+    loaded: LoadedStudy, config: SessionConfig, *, engine: Engine | None = None
+) -> SessionEvaluation:
+    """Evaluate every session of the study under ``config`` (on ``engine``; default local)."""
+    return evaluate(loaded.frame, loaded.judgments, config, engine=engine)
 
 
 @dataclass(frozen=True)
@@ -194,16 +217,30 @@ class ScoreTables:
     per_session: pd.DataFrame
 
 
-def write_tables(outputs: RunOutputs, ev: SessionEvaluation) -> ScoreTables:
-    """Write ``tables/per_position``, ``per_query`` and ``per_session`` as CSV and Parquet."""
+def write_tables(
+    outputs: RunOutputs,
+    ev: SessionEvaluation,
+    *,
+    per_position: bool = True,
+    formats: Sequence[str] = ("csv", "parquet"),
+) -> ScoreTables:
+    """Write ``tables/per_position``, ``per_query`` and ``per_session`` as CSV and Parquet.
+
+    A large study may leave out the per-position table (``per_position=False``: one
+    row per position of every session grows to billions of rows) and write Parquet
+    only (``formats=("parquet",)``: CSV of hundreds of millions of rows is slow and
+    large).
+    """
     tables = ScoreTables(per_query=ev.per_query(), per_session=ev.per_session())
-    for name, table in (
-        ("per_position", ev.per_position()),
-        ("per_query", tables.per_query),
-        ("per_session", tables.per_session),
-    ):
-        for ext in ("csv", "parquet"):
-            outputs.write_frame(f"tables/{name}.{ext}", table)
+    written: list[tuple[str, Callable[[], pd.DataFrame]]] = [
+        ("per_query", lambda: tables.per_query),
+        ("per_session", lambda: tables.per_session),
+    ]
+    if per_position:
+        written.insert(0, ("per_position", ev.per_position))
+    for name, table in written:
+        for ext in formats:
+            outputs.write_frame(f"tables/{name}.{ext}", table())
     return tables
 
 
