@@ -143,3 +143,21 @@ def small_flat(**overrides: Any) -> pd.DataFrame:
     }
     base.update(overrides)
     return pd.DataFrame(base)
+
+
+def write_partitions(flat: pd.DataFrame, folder: Path, n_parts: int) -> list[Path]:
+    """Write a flat table as ``n_parts`` Parquet files partitioned by session, in session order.
+
+    Each session's rows go whole into one file (``part-00000.parquet``, ...), the
+    layout of ``sessionval convert --partition-rows``; ``folder`` is created.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    codes = pd.factorize(flat["session_id"].astype(str))[0]
+    n_sessions = int(codes.max()) + 1 if len(codes) else 0
+    part_of = codes * n_parts // max(n_sessions, 1)
+    paths = []
+    for i in range(n_parts):
+        p = folder / f"part-{i:05d}.parquet"
+        flat[part_of == i].reset_index(drop=True).to_parquet(p, index=False)
+        paths.append(p)
+    return paths

@@ -27,6 +27,7 @@ MAPPED = "session=SID,user=Who,topic=Task,query_pos=Qno,rank=Pos,doc=Doc,system=
 FIXTURES: dict[str, tuple[str, dict[str, Any], str | None]] = {
     "jsonl": ("study", {}, "study/qrels.txt"),
     "flat": ("mapped.csv", {"mapping": MAPPED}, None),
+    "parquet-parts": ("parts", {}, "parts/qrels.txt"),
     "trec-session": ("ts2013.xml", {"topic_map": "topicmap2013.txt"}, "qrels2013.txt"),
     "lab-tables": ("lab", {}, None),  # the folder's qrels are found
     "cast": ("cast", {"topics": "cast/topics.json", "depth": 2}, "cast/qrels.txt"),
