@@ -16,6 +16,8 @@ from ._options import (
     input_format_options,
     load_input_kwargs,
     logs_argument,
+    open_engine,
+    partition_mapper,
     qrels_option,
 )
 
@@ -63,16 +65,22 @@ def command(
     session file, or an input of another format (--from; auto recognises it).
     Prints the study summary: searchers, sessions per system x topic, queries per
     session (Table 2 of Jarvelin et al. 2008) and judgment coverage. Exit code 1
-    when the input has problems (strict), 0 otherwise.
+    when the input has problems (strict), 0 otherwise. With --engine dask the
+    files of a partitioned input are validated on the cluster's workers.
     """
-    with stages([*LOAD_PHASES, "summarising"]) as bar:
+    kwargs = load_input_kwargs(input_options)
+    with (
+        open_engine(engine, scheduler, workers) as eng,
+        stages([*LOAD_PHASES, "summarising"]) as bar,
+    ):
         loaded = load_input(
             logs,
             qrels=qrels,
             mode="lenient" if lenient else "strict",
             max_problems=max_problems,
             progress=bar.phase,
-            **load_input_kwargs(input_options),
+            **kwargs,
+            **partition_mapper(logs, str(kwargs.get("fmt", "auto")), eng),
         )
         bar.phase("summarising")
         summary = summarize(loaded)

@@ -54,7 +54,9 @@ def test_partitions_give_the_studys_frame_and_books(sample_flat, tmp_path):
     assert parts.study.name == one.study.name  # study.json beside the partitions
     # the three tables share one session dtype, in file order
     dtype = parts.frame.sessions["session_id"].dtype
-    assert parts.frame.queries["session_id"].dtype == dtype == parts.frame.results["session_id"].dtype
+    assert (
+        parts.frame.queries["session_id"].dtype == dtype == parts.frame.results["session_id"].dtype
+    )
     assert parts.unjudged == one.unjudged
 
 
