@@ -1,0 +1,45 @@
+"""The run's switches for large studies: no per-position table, Parquet only, peak memory."""
+
+from __future__ import annotations
+
+import pytest
+
+from sessionval.errors import SessionvalError
+from sessionval.evaluation.config import SessionConfig
+from sessionval.evaluation.engine import LocalEngine
+from sessionval.workflow import (
+    RunOutputs,
+    evaluate_step,
+    load_step,
+    peak_memory_mb,
+    run,
+    write_tables,
+    write_validation,
+)
+
+
+@pytest.fixture
+def loaded(study_dir):
+    return load_step(study_dir, qrels=study_dir / "qrels.txt", mode="strict")
+
+
+def test_tables_without_positions_in_parquet_only(loaded, tmp_path):
+    outputs = RunOutputs(tmp_path)
+    ev = evaluate_step(loaded, SessionConfig(), engine=LocalEngine(chunk_rows=1))
+    write_tables(outputs, ev, per_position=False, formats=("parquet",))
+    assert outputs.written == ["tables/per_query.parquet", "tables/per_session.parquet"]
+    assert "positions" not in ev._cache  # the per-position vectors were never computed
+
+
+def test_validation_summary_ends_with_the_peak_memory(loaded, tmp_path):
+    peak = peak_memory_mb()
+    assert peak > 10  # a Python process with pandas holds tens of MB
+    summary = write_validation(RunOutputs(tmp_path), loaded, peak_memory=1234.4)
+    text = (tmp_path / "validation.txt").read_text()
+    assert text == summary.to_text() + "\n\npeak memory of this process after loading: 1,234 MB\n"
+
+
+def test_unknown_table_format_is_refused_before_any_output(study_dir, tmp_path):
+    with pytest.raises(SessionvalError, match=r"table formats \['xlsx'\] unknown"):
+        run(study_dir, qrels=study_dir / "qrels.txt", out=tmp_path / "o", table_formats=("xlsx",))
+    assert not (tmp_path / "o").exists()
