@@ -24,6 +24,7 @@ from .errors import (
     ValidationFailed,
 )
 from .evaluation.config import PRESETS, SessionConfig
+from .evaluation.dask_engine import DaskEngine, dask_engine
 from .evaluation.engine import Engine, LocalEngine
 from .evaluation.lists import SingleEvaluation, evaluate_lists
 from .evaluation.result import SessionEvaluation
@@ -78,6 +79,7 @@ def __getattr__(name: str) -> ModuleType:
 
 __all__ = [
     "PRESETS",
+    "DaskEngine",
     "Engine",
     "GainScheme",
     "GradeScale",
@@ -113,6 +115,7 @@ __all__ = [
     "avg_pos",
     "avg_vect",
     "cumulated_gain",
+    "dask_engine",
     "discounted_cumulated_gain",
     "evaluate",
     "evaluate_lists",
