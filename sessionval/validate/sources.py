@@ -20,7 +20,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from ..errors import ParseError
-from ..frame import FLAT_REQUIRED
+from ..frame import FLAT_COLUMNS, FLAT_REQUIRED
 
 __all__ = [
     "Columns",
@@ -31,6 +31,10 @@ __all__ = [
 
 #: the flat-table columns every loader needs, read whatever ``columns`` asks for
 _REQUIRED: Final = frozenset(FLAT_REQUIRED)
+#: the columns the loader reads on every row (the others only at a query's or session's first)
+_ROW_COLUMNS: Final = _REQUIRED | {
+    c.name for c in FLAT_COLUMNS if c.level == "result" and c.kind != "text"
+}
 
 
 class Columns(Protocol):
@@ -127,15 +131,18 @@ class ParquetColumns:
         self._schema = schema
         self._names = [n for n in schema.names if columns is None or n in columns or n in _REQUIRED]
         self._keep: Any = None
+        self._max_rank = max_rank
+        self._cache: dict[str, Any] = {}
         if max_rank is not None:
-            import pyarrow.compute as pc
-
             if "rank" not in schema.names:
                 raise ParseError(f"{self.path}: max_rank needs a 'rank' column")
-            # one mask from the rank column, applied to every column read after it
-            rank = self._read("rank")
-            self._keep = pc.or_kleene(pc.less_equal(rank, max_rank), pc.is_null(rank))
-            self._rows = int(pc.sum(self._keep).as_py() or 0)
+            # the columns read on every row, in one filtered read: Arrow decodes the row groups
+            # in parallel and drops the rows below X as it goes (about 1.5x faster than a
+            # read and a filter per column, and only the rows kept are ever held)
+            whole = [n for n in self._names if n in _ROW_COLUMNS]
+            table = self._read_table(whole, rank_filter=True)
+            self._cache = {n: table.column(n) for n in whole}
+            self._rows = int(table.num_rows)
         else:
             self._rows = int(self._file.metadata.num_rows)
 
@@ -153,20 +160,39 @@ class ParquetColumns:
     def _is_text(self, name: str) -> bool:
         return name in self._text
 
-    def _read(self, name: str) -> Any:
+    def _read_table(self, names: Sequence[str], *, rank_filter: bool) -> Any:
+        """Columns ``names`` of the file (rows with ``rank <= max_rank`` or no rank, if asked)."""
         import pyarrow as pa
+        import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
+        text = [n for n in names if self._is_text(n)]
+        where = None
+        if rank_filter:
+            where = (pc.field("rank") <= self._max_rank) | pc.field("rank").is_null()
         try:
             # read_table (the dataset reader: row groups in parallel, pre-buffered) decodes a
             # column about three times faster than ParquetFile.read
-            table = pq.read_table(
-                self.path, columns=[name], read_dictionary=[name] if self._is_text(name) else None
+            return pq.read_table(
+                self.path, columns=list(names), read_dictionary=text or None, filters=where
             )
         except (pa.ArrowInvalid, OSError) as exc:
-            raise ParseError(f"{self.path}: column {name!r} cannot be read ({exc})") from exc
-        column = table.column(0)
-        return column if self._keep is None else column.filter(self._keep)
+            what = f"column {names[0]!r}" if len(names) == 1 else f"columns {list(names)}"
+            raise ParseError(f"{self.path}: {what} cannot be read ({exc})") from exc
+
+    def _read(self, name: str) -> Any:
+        if name in self._cache:
+            return self._cache.pop(name)  # read once by the loader: freed after use
+        column = self._read_table([name], rank_filter=False).column(0)
+        if self._max_rank is None:
+            return column
+        if self._keep is None:
+            import pyarrow.compute as pc
+
+            # a column read at a few rows only (query text, times): the mask of the kept rows
+            rank = self._read_table(["rank"], rank_filter=False).column(0)
+            self._keep = pc.or_kleene(pc.less_equal(rank, self._max_rank), pc.is_null(rank))
+        return column.filter(self._keep)
 
     def column(self, name: str) -> pd.Series:
         """The whole column (text as categorical, integers with nulls as masked arrays)."""
