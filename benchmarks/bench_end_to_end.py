@@ -1,26 +1,133 @@
-"""End to end with the product's own validated loader: load -> gains -> sDCG -> summaries.
+"""Session scoring end to end: sessionval's validated path against a hand-written NumPy pass.
 
-Not a test. ``benchmarks/bench_session.py`` times the session kernels with a trusted
-loader; this script times what a user runs: ``load_sessions`` (every rule checked, ids
-encoded once, only ranks <= X and the required columns kept) then ``evaluate`` and the
-per-session table, with peak memory (VmHWM) against the size of the loaded frame.
+Not a test. Each tool runs in its own process, rounds interleaved (``sessionval``,
+``numpy``, ``sessionval``, ...), and the report gives the median time of each step,
+the peak resident memory (``ru_maxrss``) and the ratios.  Imports are not timed.
 
-    python benchmarks/bench_end_to_end.py --parquet /tmp/synth1m/sessions.parquet \\
-        --qrels /tmp/synth1m/qrels.txt --cutoff 10
+- **sessionval**: ``load_sessions(path, max_rank=X, columns=())`` (every rule checked
+  on the rows read, ids encoded once), ``load_judgments``, ``evaluate`` (paper
+  defaults: b = 2, bq = 4, gains 0-1-10-100) and the per-session table.
+- **numpy**: what a researcher who writes NumPy would write (about 60 lines, below):
+  a pyarrow read of the five needed columns with ``rank <= X``, ids factorised,
+  grades joined on a combined integer key, DCG with the 2008 discounts, sDCG, the
+  ideal session from the topic's top X, nsDCG, and the per-session DataFrame.  No
+  validation.  Both give the same mean nsDCG (printed).
+
+    python benchmarks/bench_end_to_end.py --parquet /tmp/s1m/sessions.parquet \\
+        --qrels /tmp/s1m/qrels.txt --cutoff 10 --rounds 3
+    # data: sessionval synth --sessions 1000000 --seed 2008 --format parquet --out /tmp/s1m
+
+``--profile out.prof`` runs sessionval once under cProfile instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
 import time
-from pathlib import Path
 
 
-def _vmhwm_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_sessionval(parquet: str, qrels: str, x: int) -> dict[str, float]:
+    import sessionval as sv
+
+    t0 = time.perf_counter()
+    # the session evaluation needs the ids, positions, ranks and documents: nothing else is read
+    frame, report = sv.load_sessions(parquet, max_rank=x, columns=())
+    judgments = sv.load_judgments(qrels)
+    t1 = time.perf_counter()
+    ev = sv.evaluate(frame, judgments, sv.SessionConfig(cutoff=x))
+    t2 = time.perf_counter()
+    per_session = ev.per_session()
+    t3 = time.perf_counter()
+    return {
+        "load": t1 - t0,
+        "evaluate": t2 - t1,
+        "table": t3 - t2,
+        "total": t3 - t0,
+        "sessions": len(per_session),
+        "rows": report.rows_read,
+        "mean_nsdcg": float(per_session["nsdcg"].mean()),
+    }
+
+
+def run_numpy(parquet: str, qrels: str, x: int) -> dict[str, float]:
+    """The hand-written pass: no validation, one read, NumPy on integer codes."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    t0 = time.perf_counter()
+    cols = ["session_id", "topic_id", "query_pos", "rank", "doc_id"]
+    # the top X of every list, and the row of each query without results (rank null)
+    where = (pc.field("rank") <= x) | pc.field("rank").is_null()
+    t = pq.read_table(parquet, columns=cols, filters=where)
+    sess, sess_names = pd.factorize(t.column("session_id").to_pandas())
+    topic = t.column("topic_id").to_pandas().astype(str).to_numpy()
+    qpos = t.column("query_pos").to_numpy().astype(np.int64)
+    rank = t.column("rank").fill_null(1).to_numpy().astype(np.int64)
+    doc = t.column("doc_id").to_pandas().astype(str).to_numpy()  # None: no result
+    del t
+    qr = pd.read_csv(qrels, sep=r"\s+", header=None, names=["topic", "it", "doc", "grade"])
+    qr = qr.astype({"topic": str, "doc": str})
+    t1 = time.perf_counter()
+    # grades: factorise (topic, doc) of the results and the qrels together, join on int keys
+    tcodes, tnames = pd.factorize(np.concatenate([topic, qr["topic"].to_numpy()]))
+    dcodes, _ = pd.factorize(np.concatenate([doc, qr["doc"].to_numpy()]))
+    n = rank.size
+    key = tcodes.astype(np.int64) * (int(dcodes.max()) + 1) + dcodes
+    qkey, qgrade = key[n:], qr["grade"].to_numpy()
+    order = np.argsort(qkey)
+    pos = np.clip(np.searchsorted(qkey[order], key[:n]), 0, max(qkey.size - 1, 0))
+    hit = (qkey[order][pos] == key[:n]) & (doc != "None")
+    grade = np.where(hit, qgrade[order][pos], 0)
+    gains = np.array([0.0, 1.0, 10.0, 100.0])
+    gain = gains[np.clip(grade, 0, 3)]
+    # sDCG: DCG with d(i) = 1 + log2(i), query discount 1 / (1 + log4(q))
+    qd = 1.0 / (1.0 + np.log(qpos) / np.log(4))
+    s_sdcg = np.bincount(sess, weights=gain / (1.0 + np.log2(rank)) * qd, minlength=len(sess_names))
+    # ideal session: the topic's top-X ideal DCG for every query of the session
+    ideal_dcg = np.zeros(len(tnames))
+    qt, qg = tcodes[n:], gains[np.clip(qgrade, 0, 3)]
+    for tc in np.unique(qt):
+        top = np.sort(qg[qt == tc])[::-1][:x]
+        ideal_dcg[tc] = np.sum(top / (1.0 + np.log2(np.arange(1, top.size + 1))))
+    first = np.r_[True, (sess[1:] != sess[:-1]) | (qpos[1:] != qpos[:-1])]  # a query's first row
+    s_ideal = np.bincount(
+        sess[first], weights=ideal_dcg[tcodes[:n][first]] * qd[first], minlength=len(sess_names)
+    )
+    t2 = time.perf_counter()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_session = pd.DataFrame(
+            {"session_id": sess_names, "sdcg": s_sdcg, "ideal": s_ideal, "nsdcg": s_sdcg / s_ideal}
+        )
+    t3 = time.perf_counter()
+    return {
+        "load": t1 - t0,
+        "evaluate": t2 - t1,
+        "table": t3 - t2,
+        "total": t3 - t0,
+        "sessions": len(per_session),
+        "rows": n,
+        "mean_nsdcg": float(per_session["nsdcg"].mean()),
+    }
+
+
+TOOLS = {"sessionval": run_sessionval, "numpy": run_numpy}
+
+
+def _child(tool: str, parquet: str, qrels: str, x: int) -> None:
+    out = TOOLS[tool](parquet, qrels, x)
+    out["peak_mb"] = _peak_mb()
+    print(json.dumps(out))
 
 
 def main() -> None:
@@ -30,35 +137,50 @@ def main() -> None:
     ap.add_argument("--parquet", required=True)
     ap.add_argument("--qrels", required=True)
     ap.add_argument("--cutoff", type=int, default=10, help="X: results per query in sessions")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--tools", default="sessionval,numpy")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--profile", help="run sessionval once under cProfile, stats to this file")
     args = ap.parse_args()
+    if args.child:
+        _child(args.child, args.parquet, args.qrels, args.cutoff)
+        return
+    if args.profile:
+        import cProfile
 
-    import sessionval as sv
+        import sessionval  # noqa: F401  (imports are not profiled)
 
-    t0 = time.perf_counter()
-    # the session evaluation needs the ids, positions, ranks and documents: nothing else is read
-    frame, report = sv.load_sessions(args.parquet, max_rank=args.cutoff, columns=())
-    judgments = sv.load_judgments(args.qrels)
-    t1 = time.perf_counter()
-    frame_mb = (
-        sum(t.memory_usage(deep=True).sum() for t in (frame.sessions, frame.queries, frame.results))
-        / 2**20
-    )
-    ev = sv.evaluate(frame, judgments, sv.SessionConfig(cutoff=args.cutoff))
-    per_session = ev.per_session()
-    t2 = time.perf_counter()
-    n = len(per_session)
-    print(
-        f"{n:,} sessions, {frame.n_queries:,} queries, {report.rows_read:,} rows read (rank <= "
-        f"{args.cutoff})"
-    )
-    print(f"load + validate : {t1 - t0:7.2f} s")
-    print(f"evaluate        : {t2 - t1:7.2f} s  (gains, session vectors, summaries)")
-    print(f"end to end      : {t2 - t0:7.2f} s  {n / (t2 - t0):,.0f} sessions/s")
-    print(
-        f"peak memory     : {_vmhwm_mb():,.0f} MB; loaded frame {frame_mb:,.0f} MB "
-        f"({_vmhwm_mb() / frame_mb:.2f}x)"
-    )
-    print(f"mean nsDCG      : {per_session['nsdcg'].mean():.4f}")
+        cProfile.runctx(
+            "run_sessionval(a.parquet, a.qrels, a.cutoff)",
+            globals(),
+            {"a": args, "run_sessionval": run_sessionval},
+            args.profile,
+        )
+        return
+    tools = args.tools.split(",")
+    runs: dict[str, list[dict[str, float]]] = {t: [] for t in tools}
+    for r in range(args.rounds):
+        for tool in tools:
+            cmd = [sys.executable, __file__, "--child", tool, "--parquet", args.parquet,
+                   "--qrels", args.qrels, "--cutoff", str(args.cutoff)]  # fmt: skip
+            res = json.loads(subprocess.run(cmd, check=True, capture_output=True).stdout)
+            runs[tool].append(res)
+            print(f"round {r + 1} {tool:10s} " + json.dumps(res), file=sys.stderr)
+    first = runs[tools[0]][0]
+    print(f"{first['sessions']:,} sessions, {first['rows']:,} rows with rank <= {args.cutoff}; "
+          f"median of {args.rounds} interleaved rounds")  # fmt: skip
+    print(f"{'tool':12s} {'load':>7s} {'evaluate':>9s} {'table':>7s} {'total':>7s} "
+          f"{'peak MB':>8s} {'mean nsDCG':>11s}")  # fmt: skip
+    med: dict[str, dict[str, float]] = {}
+    for tool in tools:
+        m = {k: statistics.median(x[k] for x in runs[tool]) for k in runs[tool][0]}
+        med[tool] = m
+        print(f"{tool:12s} {m['load']:7.2f} {m['evaluate']:9.2f} {m['table']:7.2f} "
+              f"{m['total']:7.2f} {m['peak_mb']:8,.0f} {m['mean_nsdcg']:11.6f}")  # fmt: skip
+    if "sessionval" in med and "numpy" in med:
+        s, n = med["sessionval"], med["numpy"]
+        print(f"sessionval / numpy: time {s['total'] / n['total']:.2f}x, "
+              f"peak memory {s['peak_mb'] / n['peak_mb']:.2f}x")  # fmt: skip
 
 
 if __name__ == "__main__":
