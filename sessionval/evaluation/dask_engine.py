@@ -122,14 +122,14 @@ class DaskEngine:
         bare = replace(
             ctx, lookup=None, ideal_offsets=ctx.ideal_offsets[:0], ideal_values=ctx.ideal_values[:0]
         )
-        futures = [
-            self.client.submit(_run_range, fn, shared, bare.restrict(s0, s1), pure=False)
-            for s0, s1 in ranges
-        ]
+        # each chunk's slice is scattered (sent once, to the worker that will run it), not
+        # embedded in the task graph
+        slices = self.client.scatter([bare.restrict(s0, s1) for s0, s1 in ranges], hash=False)
+        futures = [self.client.submit(_run_range, fn, shared, sub, pure=False) for sub in slices]
         try:
             return self._gather(futures)
         finally:
-            del futures, shared
+            del futures, slices, shared
 
     def map_items(self, fn: Callable[[U], T], items: Sequence[U]) -> list[T]:
         """``[fn(item) for item in items]`` computed on the workers, in order."""

@@ -279,8 +279,11 @@ def dictionary_to_categorical(col: Any) -> pd.Categorical:
         remap[used] = np.arange(len(used), dtype=np.int32)
         subs.append(d.take(pa.array(used, type=pa.int64())))
         locals_.append(remap[idx])
-    values = pa.concat_arrays(subs).to_pandas()
-    global_codes, categories = pd.factorize(values, sort=False)
+    # the groups' used entries as one set of categories, hashed by Arrow (no Python string
+    # per entry; first-appearance order, as pandas.factorize gives)
+    encoded = pc.dictionary_encode(pa.concat_arrays(subs))
+    global_codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+    categories = encoded.dictionary.to_pandas()
     codes = np.empty(n, dtype=np.int32)
     pos, base = 0, 0
     for sub, local in zip(subs, locals_, strict=True):
