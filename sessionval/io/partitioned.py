@@ -285,10 +285,6 @@ def combine_frames(frames: Sequence[SessionFrame], *, source: str) -> SessionFra
     )
 
 
-def _sequential(fn: Callable[[Path], PartitionLoad], files: Sequence[Path]) -> list[PartitionLoad]:
-    return [fn(f) for f in files]
-
-
 def read_partitioned_study(
     path: str | os.PathLike[str],
     *,
@@ -359,7 +355,13 @@ def read_partitioned_study(
         max_rank=max_rank,
         columns=columns,
     )
-    parts = (mapper or _sequential)(fn, files)
+    if mapper is not None:
+        parts = mapper(fn, files)
+    else:  # one after another, each named on the progress bar
+        parts = []
+        for i, f in enumerate(files, start=1):
+            tick(f"partition {i}/{len(files)}: {f.name}")
+            parts.append(fn(f))
     failed = [p for p in parts if p.frame is None]
     if failed:
         problems = [q for p in failed for q in p.problems]

@@ -139,3 +139,16 @@ def test_the_mapper_loads_the_partitions(sample_flat, tmp_path):
     b = read_partitioned_study(tmp_path / "p")
     assert len(seen) == 4
     builders.assert_same_frame(a.frame, b.frame)
+
+
+def test_progress_names_each_partition(sample_flat, tmp_path):
+    builders.write_partitions(sample_flat, tmp_path / "p", 3)
+    seen: list[str] = []
+    read_partitioned_study(tmp_path / "p", progress=seen.append)
+    assert seen == [
+        "loading 3 partitions",
+        "partition 1/3: part-00000.parquet",
+        "partition 2/3: part-00001.parquet",
+        "partition 3/3: part-00002.parquet",
+        "combining partitions",
+    ]
