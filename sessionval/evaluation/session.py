@@ -141,7 +141,7 @@ def _grade_source(
 
 
 def _query_cutoffs(frame: SessionFrame, cfg: SessionConfig) -> IntArray:
-    """Cut-off of each query: X, or its logged scan depth (``scan_depth``)."""
+    """Cut-off of each query: X or its scan depth (``scan_depth``); 0 past ``max_queries``."""
     x = cfg.cutoff
     cut = np.full(len(frame.queries), x, dtype=np.int64)
     if cfg.scan_depth != "ignore":
@@ -151,6 +151,8 @@ def _query_cutoffs(frame: SessionFrame, cfg: SessionConfig) -> IntArray:
             cut[known] = sd[known].astype(np.int64)
         else:
             cut[known] = np.minimum(sd[known].astype(np.int64), x)
+    if cfg.max_queries is not None:  # queries after the N-th occupy no position
+        cut[frame.queries["query_pos"].to_numpy() > cfg.max_queries] = 0
     return cut
 
 
