@@ -181,9 +181,10 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         _measure("DCG", normalised=True),
         upper=None,
         ideal_is_one=True,
-        example="a list of 2 (grades 2, 0) against a pool of 3 (2, 1, 0), k = 3, static "
-        "effort: (3/(1 + 0.6309)) / ((3 + 0.6309)/(1 + 0.6309 + 0.5)) = 0.8263 (nDCG@3 "
-        "would be 3/(3 + 0.6309) = 0.8262 only because the ideal's third gain is 0)",
+        example="a list of 2 (grades 2, 0) against a pool of 3 (grades 2, 1, 0), k = 3, "
+        "static effort: (3/(1 + 0.6309)) / ((3 + 0.6309)/(1 + 0.6309 + 0.5)) = 1.0795, "
+        "where nDCG@3 (exp gains) is 3/(3 + 0.6309) = 0.8262: the short list costs less "
+        "effort",
     ),
     MeasureDef(
         "RBP_AE",
