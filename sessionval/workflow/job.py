@@ -12,6 +12,7 @@ import pandas as pd
 from ..errors import InputFormatError, ValidationFailed
 from ..io.formats import detect_format
 from ..progress import stages
+from .correlations import correlation_step
 from .outputs import RunOutputs
 from .settings import NO_JUDGMENTS, run_settings
 from .steps import (
@@ -126,11 +127,12 @@ def run(
         cell = figure_cell(loaded, settings.figures)
         bar.update()
 
-        ev = evaluate_step(loaded, settings.config)
+        ev = evaluate_step(loaded, settings.config, settings.measures.all)
         bar.update()
 
         tables = write_tables(outputs, ev)
         write_configuration(outputs, settings, ev)
+        correlations = correlation_step(outputs, tables.per_session, settings)
         bar.update()
 
         cg_ev = ev if settings.cg_config is None else evaluate_step(loaded, settings.cg_config)
@@ -154,6 +156,7 @@ def run(
             settings=settings,
             figures=figures,
             source=logs,
+            sections=[correlations] if correlations is not None else [],
         )
         bar.update()
     removed = outputs.finish()
