@@ -21,10 +21,9 @@ judgments carry one grade per document, which is one subtopic.
 References
 ----------
 Luo, J., Wing, C., Yang, H., Hearst, M. (2013). The water filling model and the cube test:
-multi-dimensional evaluation for professional search. CIKM 2013.
-https://doi.org/10.1145/2505515.2523648
+multi-dimensional evaluation for professional search. CIKM 2013 [luo2013].
 
-Yang, H., Frank, J., Soboroff, I. (2015). TREC 2015 Dynamic Domain track overview
+Yang, G. H., Tang, Z., Soboroff, I. (2015). TREC 2015 Dynamic Domain track overview
 (jig: github.com/trec-dd/trec-dd-jig, ``scorer/cubetest.py``).
 """
 

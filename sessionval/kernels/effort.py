@@ -16,7 +16,7 @@ gain is 0.  With a constant effort of 1 it is the weighted gain per weighted ran
 References
 ----------
 Jiang, J., Allan, J. (2016). Adaptive effort for search evaluation metrics. ECIR 2016,
-LNCS 9626, 187-199. https://doi.org/10.1007/978-3-319-30671-1_14 (code:
+LNCS 9626 [jiang2016ae] (code:
 github.com/jiepujiang/ir_metrics, ``query_metrics.py``).
 """
 

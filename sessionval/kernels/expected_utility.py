@@ -18,9 +18,9 @@ its own nugget (rating = its gain) and every document has length 1.
 References
 ----------
 Yang, Y., Lad, A. (2009). Modeling expected utility of multi-session information
-distillation. ICTIR 2009. https://doi.org/10.1007/978-3-642-04417-5_15
+distillation. ICTIR 2009 [yang2009].
 
-Yang, H., Frank, J., Soboroff, I. (2015). TREC 2015 Dynamic Domain track overview
+Yang, G. H., Tang, Z., Soboroff, I. (2015). TREC 2015 Dynamic Domain track overview
 (jig: github.com/trec-dd/trec-dd-jig, ``scorer/expected_utility.py``).
 """
 

@@ -16,7 +16,7 @@ With ``b = 1`` nobody reformulates and sRBP is RBP(p) of the first query.
 References
 ----------
 Lipani, A., Carterette, B., Yilmaz, E. (2019). From a user model for query sessions to
-session rank biased precision (sRBP). ICTIR 2019. https://doi.org/10.1145/3341981.3344216
+session rank biased precision (sRBP). ICTIR 2019 [lipani2019].
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ CIKM 2013 [luo2013].
 Yang, Y., Lad, A. (2009). Modeling expected utility of multi-session information
 distillation. ICTIR 2009 [yang2009].
 
-Yang, H., Frank, J., Soboroff, I. (2015). TREC 2015 Dynamic Domain track overview [yang2015dd].
+Yang, G. H., Tang, Z., Soboroff, I. (2015). TREC 2015 Dynamic Domain track overview [yang2015dd].
 """
 
 from __future__ import annotations
