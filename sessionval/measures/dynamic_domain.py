@@ -32,7 +32,7 @@ from ..kernels.cube_test import cube_test, cube_test_bound
 from ..kernels.expected_utility import expected_utility
 from ..kernels.segments import offsets_from_counts, segment_ranks
 from .grammar import MeasureDef, Param
-from .session import PositionCompute, SessionView, config_params
+from .session import SessionView, config_params, positional
 
 __all__ = [
     "DEFINITIONS",
@@ -144,7 +144,7 @@ _ONE_SUBTOPIC: Final = (
 )
 
 DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
-    MeasureDef(
+    positional(
         "CT",
         "Cube Test",
         "the jig's Cube Test: the relevant gain of the session's documents, each decayed by "
@@ -157,15 +157,11 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         + "scorer/cubetest.py cubetest_per_topic)"
         + _ONE_SUBTOPIC,
         (GAMMA, MAX_HEIGHT, *_CONFIG),
-        PositionCompute(ct),
-        scope="session",
-        normalised=False,
-        upper=None,
-        ideal_is_one=False,
+        ct,
         example="iteration 1 shows ratings (2, 0), iteration 2 (4), gamma = 0.5, H = 5: "
         "height min(5, 0.5*2 + 0.25*4) = 2, CT = 2/(5*2) = 0.2",
     ),
-    MeasureDef(
+    positional(
         "nCT",
         "Normalised Cube Test",
         "CT divided by the jig's bound: the best CT of N iterations of X documents "
@@ -175,14 +171,12 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         "luo2013; " + _JIG + "scorer/cubetest.py ct_bound_per_topic: the bound's first "
         "document gets gamma^0, the run's gamma^1, as in the jig)" + _ONE_SUBTOPIC,
         (GAMMA, MAX_HEIGHT, *_CONFIG),
-        PositionCompute(nct),
-        scope="session",
-        upper=None,
-        ideal_is_one=False,
+        nct,
+        normalised=True,
         example="ratings (4, 2) judged, N = 2, X = 5, gamma = 0.5, H = 5: bound = "
         "min(5, 4 + 0.5*2)/(5*2) = 0.5; the CT example over it: 0.2/0.5 = 0.4",
     ),
-    MeasureDef(
+    positional(
         "ACT",
         "Average Cube Test",
         "the jig's average Cube Test: the mean over the session's documents of the CT "
@@ -190,15 +184,11 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         "ACT = (1/D) sum_j height_j / (H t_j), t_j the iteration of document j",
         "luo2013; " + _JIG + "scorer/cubetest.py cubetest_per_topic: act)" + _ONE_SUBTOPIC,
         (GAMMA, MAX_HEIGHT, *_CONFIG),
-        PositionCompute(act),
-        scope="session",
-        normalised=False,
-        upper=None,
-        ideal_is_one=False,
+        act,
         example="the CT example: heights 1, 1, 2 after iterations 1, 1, 2: "
         "ACT = (1/5 + 1/5 + 2/10)/3 = 0.2",
     ),
-    MeasureDef(
+    positional(
         "EU",
         "Expected Utility",
         "the jig's Expected Utility: the expected nugget gain with diminishing returns "
@@ -212,11 +202,7 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         "rated by its gain, each document has length 1: the judgments hold neither "
         "nuggets nor lengths)",
         (GAMMA, STOP, COST, *_CONFIG),
-        PositionCompute(eu),
-        scope="session",
-        normalised=False,
-        upper=None,
-        ideal_is_one=False,
+        eu,
         example="one iteration showing ratings (3, 0), p = 0.5, gamma = 0.5, a = 0.1: "
         "the nugget is read with probability 1 (worth 3 (1 - 0.5)/0.5 = 3), the cost "
         "0.1 (1 + 0.5): EU = 2.85",

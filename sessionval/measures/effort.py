@@ -67,7 +67,7 @@ PERSISTENCE: Final = Param(
 )
 
 _REFERENCE: Final = (
-    "jiang2016ae (Jiang & Allan 2016, ECIR, sec. 3: adaptive effort; code: query_metrics.py "
+    "jiang2016ae (Jiang & Allan 2016, ECIR: adaptive effort; code: query_metrics.py "
     "DCG, NDCG, RBP, Prec with an effort vector)"
 )
 

@@ -61,6 +61,7 @@ __all__ = [
     "SessionView",
     "config_params",
     "normalise",
+    "positional",
 ]
 
 
@@ -174,6 +175,36 @@ class PositionCompute:
         )
 
 
+def positional(
+    name: str,
+    pretty: str,
+    description: str,
+    formula: str,
+    reference: str,
+    params: tuple[Param, ...],
+    fn: Callable[..., FloatArray],
+    *,
+    example: str,
+    normalised: bool = False,
+    upper: float | None = None,
+) -> MeasureDef:
+    """Declare a positional session measure: ``fn(view, **params)`` runs on each chunk."""
+    return MeasureDef(
+        name,
+        pretty,
+        description,
+        formula,
+        reference,
+        params,
+        PositionCompute(fn),
+        scope="session",
+        normalised=normalised,
+        upper=upper,
+        ideal_is_one=False,
+        example=example,
+    )
+
+
 def config_params(*names: str) -> tuple[Param, ...]:
     """The configuration parameters (of :data:`SESSION_PARAMS`) a measure uses, by name."""
     by_name = {p.name: p for p in SESSION_PARAMS}
@@ -203,7 +234,7 @@ _JARVELIN = "jarvelin2008 (Järvelin et al. 2008, ECIR, sec. 2.2, 3.3; appendix)
 _AggregateKernel = Callable[[npt.ArrayLike, IntArray], FloatArray]
 
 _JIANG_AGGREGATES = (
-    "jiang2016 (Jiang & Allan 2016, CHIIR, sec. 3: sum, mean, max, min, first and last "
+    "jiang2016 (Jiang & Allan 2016, CHIIR: sum, mean, max, min, first and last "
     "nDCG of a session's queries; code: SQMetric with np.sum, np.mean, np.max, np.min, "
     "first, last)"
 )
@@ -272,7 +303,8 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         "sDCG divided by the session's number of queries (the per_session column "
         "sdcg_per_query under the evaluation's configuration)",
         "sDCG/q@X = S[P] / n, n the session's number of queries (NaN without queries)",
-        "jiang2016 (Jiang & Allan 2016, CHIIR, sec. 3: sDCG/q; code: SDCGQ); " + _JARVELIN,
+        "jiang2016 (Jiang & Allan 2016, CHIIR: sDCG/q; code: SDCGQ in session_metrics.py); "
+        + _JARVELIN,
         SESSION_PARAMS,
         _per_query,
         scope="session",

@@ -27,7 +27,7 @@ from .._types import FloatArray
 from ..kernels.expected_session import expected_session_ndcg
 from ..kernels.session_rbp import session_rbp
 from .grammar import MeasureDef, Param
-from .session import PositionCompute, SessionView, config_params
+from .session import SessionView, config_params, positional
 
 __all__ = [
     "DEFINITIONS",
@@ -112,7 +112,7 @@ def srbp(view: SessionView, *, p: float, b: float) -> FloatArray:
 
 
 _KANOULAS: Final = (
-    "kanoulas2011 (Kanoulas, Carterette, Clough & Sanderson 2011, SIGIR, sec. 4: "
+    "kanoulas2011 (Kanoulas, Carterette, Clough & Sanderson 2011, SIGIR: "
     "model-based measures, expected session nDCG over browsing paths); jiang2016 (Jiang & "
     "Allan 2016, CHIIR: ESNDCG in session_metrics.py, the browsing model implemented here; "
     "their script uses esNDCG(pref=0.9,pdown=0.7) and esNCG(pref=0.8,pdown=0.7) with k = 9, "
@@ -125,7 +125,7 @@ _PATH_FORMULA: Final = (
 )
 
 DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
-    MeasureDef(
+    positional(
         "esNDCG",
         "Expected session nDCG",
         "expected nDCG of the concatenated documents a simulated searcher examines, over "
@@ -134,15 +134,13 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         _PATH_FORMULA.replace("{d}", "/log2(j+1)"),
         _KANOULAS,
         (PREF, PDOWN, *_CONFIG),
-        PositionCompute(esndcg),
-        scope="session",
-        upper=None,
-        ideal_is_one=False,
+        esndcg,
+        normalised=True,
         example="one query (gains 1, 0) then a repeat of the first document (1), ideal (1), "
         "pref = pdown = 0.5, no discount (esNCG): paths (d1), (d1,d1), (d1,d2), (d1,d2,d1) "
         "with probability 1/4 each and values 1, 2, 1, 2: esNCG = 1.5",
     ),
-    MeasureDef(
+    positional(
         "esNCG",
         "Expected session nCG",
         "esNDCG without the discount along the path: the expected ratio of the examined "
@@ -150,26 +148,22 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         _PATH_FORMULA.replace("{d}", ""),
         _KANOULAS,
         (PREF_NCG, PDOWN, *_CONFIG),
-        PositionCompute(esncg),
-        scope="session",
-        upper=None,
-        ideal_is_one=False,
+        esncg,
+        normalised=True,
         example="as esNDCG's example: 1/4 (1 + 2 + 1 + 2) = 1.5",
     ),
-    MeasureDef(
+    positional(
         "sRBP",
         "Session rank-biased precision",
         "RBP generalised to sessions: a searcher stops with 1 - p after each document, "
         "else goes down with b or reformulates with 1 - b; relevance = gain / gain of the "
         "scale's top grade",
         "sRBP@X = (1-p) sum_m ((p-bp)/(1-bp))^(m-1) sum_{k<=X} (bp)^(k-1) r_{m,k}",
-        "lipani2019 (Lipani, Carterette & Yilmaz 2019, ICTIR, sec. 3: the user model and "
+        "lipani2019 (Lipani, Carterette & Yilmaz 2019, ICTIR: the user model and "
         "sRBP; b = 1 gives RBP of the first query)",
         (PERSISTENCE, BALANCE, *_CONFIG),
-        PositionCompute(srbp),
-        scope="session",
-        normalised=False,
-        ideal_is_one=False,
+        srbp,
+        upper=1.0,
         example="queries (1, 0) and (1), p = 0.8, b = 0.5: bp = 0.4, (p-bp)/(1-bp) = 2/3, "
         "sRBP = 0.2 (1 + 2/3) = 1/3",
     ),
