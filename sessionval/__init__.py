@@ -13,6 +13,7 @@ import importlib
 from types import ModuleType
 
 from ._version import __version__
+from .analysis.correlations import rating_correlations
 from .analysis.curves import individual_curves, query_curves, session_curves
 from .analysis.summary import StudySummary, summarize
 from .errors import (
@@ -137,6 +138,7 @@ __all__ = [
     "norm_vect",
     "parse_measure",
     "query_curves",
+    "rating_correlations",
     "read_qrels",
     "read_run",
     "result_grades",

@@ -20,6 +20,7 @@ EXPECTED = {
     "load_trec_session", "norm_vect", "parse_measure", "query_curves", "read_qrels", "read_run",
     "result_grades", "session_curves", "summarize", "write_flat", "write_jsonl", "write_study",
     "Engine", "LocalEngine", "ShortLists", "DaskEngine", "dask_engine",
+    "rating_correlations",  # issue 13: measures against the searchers' ratings
 }  # fmt: skip
 
 

@@ -27,6 +27,7 @@ FIGURES = [
     "cg_DCG",
     "cg_nCG",
     "cg_nDCG",
+    "rating_correlations",  # issue 13: measures against the ratings (the sample has ratings)
 ]
 
 

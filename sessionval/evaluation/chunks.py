@@ -9,6 +9,7 @@ arrays with the kernels of :mod:`sessionval.kernels`.  An
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,16 +21,20 @@ from ..errors import JudgmentError
 from ..judgments.gains import GainScheme, NegativePolicy
 from ..judgments.lookup import GradeLookup
 from ..judgments.unjudged import UnjudgedPolicy, apply_unjudged
-from ..kernels.segments import segment_ids, segment_sum
+from ..kernels.segments import offsets_from_counts, segment_ids, segment_ranks, segment_sum
 from ..kernels.session import SessionParams, SessionVectors, session_vectors
-from ..measures.session import normalise
+from ..measures.session import SessionView, normalise
 
 __all__ = [
     "ChunkContext",
     "ChunkResult",
+    "PositionMeasure",
     "concat_parts",
     "run_chunk",
 ]
+
+PositionMeasure = tuple[str, Callable[..., FloatArray], tuple[tuple[str, Any], ...]]
+"""A positional session measure a chunk computes: (column, ``fn(view, **params)``, params)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,12 @@ class ChunkContext:
         Index of this context's first session, query and result row in the whole
         study: 0, except in a context :meth:`restrict` cut out of a larger one (the
         per-position indices a chunk reports are then still the study's).
+    extra
+        Positional session measures to compute on each chunk's
+        :class:`~sessionval.measures.session.SessionView` (their values become
+        per-session arrays named by their column).
+    gain_top, cutoff, max_queries
+        What the view reports: the gain of the scale's top grade, X, the query limit.
     """
 
     params: SessionParams
@@ -90,6 +101,10 @@ class ChunkContext:
     session_base: int = 0
     query_base: int = 0
     row_base: int = 0
+    extra: tuple[PositionMeasure, ...] = ()
+    gain_top: float = 1.0
+    cutoff: int = 10
+    max_queries: int | None = None
 
     @property
     def n_sessions(self) -> int:
@@ -286,6 +301,10 @@ def run_chunk(ctx: ChunkContext, s0: int, s1: int, *, positions: bool = False) -
         "dcg": v.dcg,
         "ideal_dcg": v.ideal_dcg,
     }
+    if ctx.extra:
+        view = _view(ctx, v, (s0, s1), q0, shown, doc_all)
+        for name, fn, params in ctx.extra:
+            s_out[name] = fn(view, **dict(params))
     p_out = None
     if positions:
         full_row = np.full(v.pos_row.size, -1, dtype=np.int64)
@@ -303,6 +322,66 @@ def run_chunk(ctx: ChunkContext, s0: int, s1: int, *, positions: bool = False) -
             "ideal": v.ideal,
         }
     return ChunkResult(q_out, s_out, p_out, rows.n_unjudged, rows.n_negative)
+
+
+def _session_ideal(
+    ctx: ChunkContext, q0: int, n_s: int, session_q_off: IntArray, limit: IntArray
+) -> tuple[IntArray, FloatArray]:
+    """Each session's ideal gains (its first query's judgment key), at most ``limit`` each."""
+    key = np.full(n_s, -1, dtype=np.int64)
+    has = np.diff(session_q_off) > 0
+    key[has] = ctx.query_ideal[q0 + session_q_off[:-1][has]]
+    ioff = ctx.ideal_offsets
+    safe = np.maximum(key, 0)
+    length = np.zeros(n_s, dtype=np.int64)
+    if ioff.size > 1:
+        length = np.where(key >= 0, np.minimum(ioff[safe + 1] - ioff[safe], limit), 0)
+    off = offsets_from_counts(length)
+    seg = segment_ids(off)
+    values = ctx.ideal_values[ioff[safe[seg]] + segment_ranks(off, seg) - 1]
+    return off, values
+
+
+def _view(
+    ctx: ChunkContext,
+    v: SessionVectors,
+    sessions: tuple[int, int],
+    q0: int,
+    shown: IntArray,
+    shown_doc: IntArray,
+) -> SessionView:
+    """The chunk's session positions (sessions ``s0:s1``) as a positional measure reads them."""
+    s0, s1 = sessions
+    n_s = s1 - s0
+    n_q = v.qd.size
+    query_session = ctx.query_session[q0 : q0 + n_q] - s0
+    session_q_off = offsets_from_counts(np.bincount(query_session, minlength=n_s))
+    is_shown = np.zeros(v.pos_row.size, dtype=bool)
+    is_shown[shown] = True
+    doc = np.full(v.pos_row.size, -1, dtype=np.int64)
+    doc[shown] = shown_doc
+    n_queries = np.diff(session_q_off)
+    grid = n_queries if ctx.max_queries is None else np.full(n_s, ctx.max_queries)
+    limit = np.maximum(np.diff(v.session_offsets), grid * ctx.cutoff) + 1
+    i_off, i_val = _session_ideal(ctx, q0, n_s, session_q_off, limit)
+    return SessionView(
+        n_sessions=n_s,
+        session_offsets=v.session_offsets,
+        slot_offsets=v.slot_offsets,
+        query_session=query_session,
+        query_pos=ctx.query_pos[q0 : q0 + n_q],
+        pos_query=v.pos_query,
+        pos_slot=v.pos_slot,
+        gain=v.gain,
+        shown=is_shown,
+        doc=doc,
+        ideal_offsets=i_off,
+        ideal_values=i_val,
+        gain_top=ctx.gain_top,
+        cutoff=ctx.cutoff,
+        max_queries=ctx.max_queries,
+        empty=ctx.empty_ideal,
+    )
 
 
 QUERY_ARRAYS: tuple[str, ...] = ("n_available", "n_repeats", "n_scored", "qd", "dcg", "ideal_dcg")

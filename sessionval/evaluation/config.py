@@ -23,6 +23,7 @@ from ..models._base import Model
 
 __all__ = [
     "PRESETS",
+    "RENAMED_PRESETS",
     "SessionConfig",
     "config_from_mapping",
 ]
@@ -37,35 +38,137 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
         "params": {},
     },
     "jiang-allan-2016": {
-        "description": "sDCG/nsDCG of the CHIIR 2016 session-metrics code: query discount "
-        "1/log_bq(q+bq-1), rank discount 1/log_b(r+b-1), gain 2^g-1 (negative grades kept), "
-        "top-k of each query (padding adds no gain, and the ideal copy of every query keeps k "
-        "positions as in that code), every duplicate counted, ideal = the session's judged pool "
-        "sorted, repeated per query (load judgments keyed per session)",
+        "description": "sDCG/nsDCG as the CHIIR 2016 experiment script (exp_chiir16.py of "
+        "jiepujiang/ir_metrics) computes them: SDCG(2, 4, True) and NSDCG(2, 4, True) with k = 9; "
+        "query discount 1/log_bq(q+bq-1), rank discount 1/log_b(r+b-1), gain 2^g-1 (negative "
+        "grades kept), every duplicate counted, the top 9 of each query, ideal = the session's "
+        "judged pool sorted, repeated per query (load the judgments keyed per session)",
         "citation": "jiang2016",
         "params": {
+            "cutoff": 9,
             "gains": "exp",
             "negative": "keep",
             "discount": "shifted-log",
             "query_discount": "shifted-log",
         },
+        "sources": {
+            "cutoff": "exp_chiir16.py: k = 9 ('the dataset only provides 9 results per SERP'), "
+            "passed to every metric; with X = 10 the ideal gets a 10th document per query and "
+            "nsDCG is off by up to 0.064 on the 80 sessions",
+            "b": "exp_chiir16.py: SDCG(2, 4, True), NSDCG(2, 4, True): b = 2",
+            "bq": "exp_chiir16.py: SDCG(2, 4, True), NSDCG(2, 4, True): bq = 4",
+            "gains": "session_metrics.py SDCG.evaluate: gain = 2 ** rel - 1.0",
+            "negative": "session_metrics.py: rel read as is from the qrels (grade -1 gives "
+            "gain -0.5)",
+            "discount": "session_metrics.py SDCG.evaluate: math.log(b, rank + b - 1), i.e. "
+            "1/log_b(r + b - 1)",
+            "query_discount": "session_metrics.py SDCG.evaluate: math.log(bq, qix + bq) with "
+            "qix = q - 1, i.e. 1/log_bq(q + bq - 1)",
+            "duplicates": "session_metrics.py SDCG.evaluate: every result of every query "
+            "scored, repeats included",
+            "short_lists": "session_metrics.py: a list stops at its last result (no padding); "
+            "padding adds no gain and NSDCG's ideal keeps k positions per query, so pad "
+            "gives the same finals",
+            "ideal": "session_metrics.py NSDCG.evaluate: the judged pool sorted by grade, one "
+            "copy per query of the session",
+            "judgments": "dataset.py load_qrels: qrels per session (SessionID URL Relevance)",
+        },
     },
-    "trec-dd-no-repeat": {
-        "description": "ideal session without repeated documents (greedy: the largest gains "
-        "on the most valuable discounted positions, each relevant document once) as in the "
-        "TREC Dynamic Domain jig, with repeats earning nothing; other parameters as "
-        "jarvelin-2008",
+    "trec-dd-jig": {
+        "description": "sDCG and its normalisation as the TREC Dynamic Domain jig computes them "
+        "(trec-dd/trec-dd-jig, scorer/sDCG.py): the first 10 iterations of 5 documents, "
+        "rank discount 1+log_2(i), query discount 1+log_4(q), gain = the document's grade "
+        "taken as is (load each document's grade as the sum of its passage ratings, a rating "
+        "0 counted as 1, as truth.py does), repeated documents scored every time, and the "
+        "ideal = the best session of 10 iterations of 5 documents with each document once",
         "citation": "yang2015dd",
+        "params": {
+            "cutoff": 5,
+            "max_queries": 10,
+            "gains": "grade",
+            "duplicates": "every",
+            "ideal": "no-repeat",
+        },
+        "sources": {
+            "cutoff": "sDCG_bound_per_topic: 5 documents per iteration (range(5)); the run side "
+            "scores every document of an iteration, and a DD iteration returns 5",
+            "max_queries": "sDCG(..., cutoff=10): iterations from the cut-off on are skipped "
+            "(query_pos >= cutoff) and the bound has cutoff x 5 positions",
+            "b": "sDCG(..., b=2): doc discount 1 + math.log(doc_pos + 1, b)",
+            "bq": "sDCG(bq=4, ...): query discount 1 + math.log(query_pos + 1, bq)",
+            "discount": "sDCG_per_topic: 1 + log_b(i), the jk2008 rank discount",
+            "query_discount": "sDCG_per_topic: 1 + log_bq(q), the jk2008 query discount",
+            "gains": "truth.py truth4SDCG: a document's gain is the sum of its passage "
+            "ratings over every subtopic (rating 0 read as 1); the grade given to sessionval "
+            "must be that sum, and gains = grade uses it as is",
+            "duplicates": "sDCG_per_topic: every document of every iteration adds its gain, "
+            "repeats included",
+            "ideal": "sDCG_bound_per_topic: documents sorted by gain, each once, zipped with the "
+            "positions sorted by weight",
+        },
+    },
+    "documents-once": {
+        "description": "each document counts once on both sides: a repeat earns nothing (it "
+        "keeps its rank) and the ideal session uses each relevant document once, greedily on "
+        "the most valuable positions; other parameters as jarvelin-2008 (formerly called "
+        "trec-dd-no-repeat, which the TREC DD jig does not compute: see trec-dd-jig)",
+        "citation": "jarvelin2008",
         "params": {"ideal": "no-repeat", "duplicates": "first"},
+        "sources": {
+            "duplicates": "Järvelin et al. 2008, sec. 3.3: a document seen before may be "
+            "worth nothing the second time",
+            "ideal": "the ideal that matches duplicates = first: no document twice",
+        },
+    },
+    "trec-session-2011": {
+        "description": "the TREC 2011 Session Track's evaluation conventions (session_eval.pl, "
+        "E. Kanoulas): the ranking of the session's last (current) query scored by nDCG@10 "
+        "with gain 2^g - 1, discount log2(r + 1), negative grades as 0 and unjudged documents "
+        "as 0; use the measure last(nDCG(gain=exp)@10), listed in this preset's measures. The "
+        "session parameters (for sDCG alongside) take the same gain, discount and X",
+        "citation": "kanoulas2011session",
+        "params": {
+            "cutoff": 10,
+            "gains": "exp",
+            "discount": "log2p1",
+            "negative": "clip",
+            "unjudged": "zero",
+        },
+        "measures": ("last(nDCG(gain=exp)@10)",),
+        "sources": {
+            "cutoff": "session_eval.pl: -k rank cut-off, default 10 (nDCG@k)",
+            "gains": "session_eval.pl: (2**$rel - 1)",
+            "discount": "session_eval.pl: log($rank + 1)/log(2)",
+            "negative": "session_eval.pl: $rel = 0 if ($rel < 0)",
+            "unjudged": "session_eval.pl: $rel = 0 when the document is not in the qrels",
+            "measures": "session_eval.pl scores the run of the <current query> (RL1..RL4); "
+            "each (topic, document) takes its maximum grade over the subtopics",
+        },
     },
     "kanoulas-2011-no-qdiscount": {
         "description": "sDCG without query discount (bq -> infinity): the sum of the queries' "
         "DCG@X, as the no-discount baseline of Kanoulas et al. (2011)",
         "citation": "kanoulas2011",
         "params": {"query_discount": "none"},
+        "sources": {
+            "query_discount": "Kanoulas et al. 2011 compare sDCG with and without the query "
+            "discount; Jiang & Allan 2016 (exp_chiir16.py: SDCG(2, 4, False)) likewise",
+        },
     },
 }
-"""Named parameter sets reproducing published variants (``docs/sessions.md`` variant table)."""
+"""Named parameter sets reproducing published variants (``docs/sessions.md`` variant table).
+
+Each entry has a ``description``, a ``citation``, its ``params`` (SessionConfig
+fields), the ``sources`` of its parameters (where in the paper or code each value
+comes from) and, for presets whose conventions name a measure, ``measures``.
+"""
+
+RENAMED_PRESETS: Final[dict[str, str]] = {
+    "trec-dd-no-repeat": "it did not reproduce the TREC DD jig (the jig scores repeated "
+    "documents every time and takes gains from passage ratings): use 'trec-dd-jig' for the "
+    "jig, or 'documents-once' for the former parameters (ideal no-repeat, duplicates first)",
+}
+"""Former preset names and why they went (the error message of :meth:`SessionConfig.preset`)."""
 
 
 def _gains_in(value: Any) -> GainScheme:
@@ -202,6 +305,13 @@ class SessionConfig(Model):
         description="ideal session: repeat (each query's slot holds the top ideal gains of "
         "its judgment key) or no-repeat (each relevant document used once, greedily)",
     )
+    max_queries: int | None = Field(
+        None,
+        ge=1,
+        description="evaluate only the first N queries of each session (None: all); with "
+        "ideal no-repeat the ideal session is then the best session of N queries of X "
+        "positions each (the TREC Dynamic Domain jig's iteration cut-off)",
+    )
     normalise: Literal["per-session", "of-averages"] = Field(
         "per-session",
         description="averaged curves: normalise each session then average, or divide the "
@@ -239,6 +349,8 @@ class SessionConfig(Model):
         MeasureSpecError
             Unknown preset name (the message lists the known ones).
         """
+        if name in RENAMED_PRESETS:
+            raise MeasureSpecError(f"session preset {name!r} was renamed: {RENAMED_PRESETS[name]}")
         if name not in PRESETS:
             raise MeasureSpecError(f"unknown session preset {name!r}; known: {', '.join(PRESETS)}")
         params = {**PRESETS[name]["params"], "preset_name": name, **overrides}
@@ -254,6 +366,11 @@ class SessionConfig(Model):
             duplicates=self.duplicates,
             short_lists=self.short_lists,
             ideal=self.ideal,
+            ideal_grid=(
+                (self.max_queries, self.cutoff)
+                if self.ideal == "no-repeat" and self.max_queries is not None
+                else None
+            ),
         )
 
     def replace(self, **changes: Any) -> SessionConfig:

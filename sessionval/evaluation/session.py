@@ -35,7 +35,7 @@ The chunks of whole sessions run through an
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -50,9 +50,16 @@ from ..kernels.segments import offsets_from_counts
 from ..measures.grammar import Measure
 from ..measures.lists import RankedLists
 from ..measures.registry import parse_measures
-from ..measures.session import SessionScores
+from ..measures.session import PositionCompute, SessionScores
 from ..models.judgments import GradeScale
-from .chunks import QUERY_ARRAYS, ChunkContext, ChunkResult, concat_parts, run_chunk
+from .chunks import (
+    QUERY_ARRAYS,
+    ChunkContext,
+    ChunkResult,
+    PositionMeasure,
+    concat_parts,
+    run_chunk,
+)
 from .config import SessionConfig
 from .engine import Engine, LocalEngine
 from .result import SessionEvaluation
@@ -113,6 +120,13 @@ class _GradeSource:
             return ideal_gains(self.judgments, cfg.gains, negative=cfg.negative)
         return searcher_ideal_gains(frame, cfg.gains, cfg.negative)
 
+    def gain_top(self, cfg: SessionConfig) -> float:
+        """The gain of the top grade (of the scale, else the largest grade observed)."""
+        top = self.high(cfg.replace(high_grade=None))
+        if not np.isfinite(top):
+            return 1.0
+        return float(cfg.gains.gains(np.array([top]), negative=cfg.negative)[0])
+
     def high(self, cfg: SessionConfig) -> float:
         """The lowest grade counted as highly relevant."""
         if cfg.high_grade is not None:
@@ -141,7 +155,7 @@ def _grade_source(
 
 
 def _query_cutoffs(frame: SessionFrame, cfg: SessionConfig) -> IntArray:
-    """Cut-off of each query: X, or its logged scan depth (``scan_depth``)."""
+    """Cut-off of each query: X or its scan depth (``scan_depth``); 0 past ``max_queries``."""
     x = cfg.cutoff
     cut = np.full(len(frame.queries), x, dtype=np.int64)
     if cfg.scan_depth != "ignore":
@@ -151,6 +165,8 @@ def _query_cutoffs(frame: SessionFrame, cfg: SessionConfig) -> IntArray:
             cut[known] = sd[known].astype(np.int64)
         else:
             cut[known] = np.minimum(sd[known].astype(np.int64), x)
+    if cfg.max_queries is not None:  # queries after the N-th occupy no position
+        cut[frame.queries["query_pos"].to_numpy() > cfg.max_queries] = 0
     return cut
 
 
@@ -160,6 +176,7 @@ def _context(
     src: _GradeSource,
     cfg: SessionConfig,
     ideal: IdealGains,
+    extra: tuple[PositionMeasure, ...] = (),
 ) -> ChunkContext:
     """Step 3: the arrays every chunk reads, prepared once."""
     res = frame.results
@@ -184,6 +201,10 @@ def _context(
         query_keys=src.query_keys,
         user_grade=src.user_grade,
         high=src.high(cfg),
+        extra=extra,
+        gain_top=src.gain_top(cfg),
+        cutoff=cfg.cutoff,
+        max_queries=cfg.max_queries,
     )
 
 
@@ -211,6 +232,22 @@ def _scores(
         qd=qa["qd"],
         ideal_dcg=qa["ideal_dcg"],
     )
+
+
+def _position_plans(
+    cfg: SessionConfig, parsed: Sequence[Measure]
+) -> dict[str, tuple[SessionConfig, tuple[PositionMeasure, ...]]]:
+    """The positional session measures, grouped by the configuration they run under."""
+    plans: dict[str, tuple[SessionConfig, tuple[PositionMeasure, ...]]] = {}
+    for m in parsed:
+        compute = m.definition.compute
+        if m.scope != "session" or not isinstance(compute, PositionCompute):
+            continue
+        cfg_m = _measure_config(cfg, m)
+        key = cfg_m.model_dump_json()
+        job: PositionMeasure = (repr(m), compute.fn, tuple(m.own_params().items()))
+        plans[key] = (cfg_m, (*plans.get(key, (cfg_m, ()))[1], job))
+    return plans
 
 
 def _measure_config(cfg: SessionConfig, m: Measure) -> SessionConfig:
@@ -309,7 +346,9 @@ def evaluate(
     parsed = parse_measures(measures) if measures else []
     src = _grade_source(frame, judgments, cfg)
     ideal = src.ideal(frame, cfg)
-    ctx = _context(frame, lay, src, cfg, ideal)
+    plans = _position_plans(cfg, parsed)
+    base_key = cfg.model_dump_json()
+    ctx = _context(frame, lay, src, cfg, ideal, plans.pop(base_key, (cfg, ()))[1])
     chunks = eng.map_sessions(run_chunk, ctx)
     qa, sa = _gather(chunks)
 
@@ -327,7 +366,9 @@ def evaluate(
         qa[repr(m)] = values[repr(m)]
 
     # session measures: one run of the session vectors per distinct configuration
-    runs: dict[str, SessionScores] = {cfg.model_dump_json(): _scores(qa, sa, lay)}
+    runs: dict[str, tuple[SessionScores, dict[str, npt.NDArray[Any]]]] = {
+        base_key: (_scores(qa, sa, lay), sa)
+    }
     session_values: dict[str, FloatArray] = {}
     for m in parsed:
         if m.scope != "session":
@@ -340,11 +381,18 @@ def evaluate(
         cfg_m = _measure_config(cfg, m)
         key = cfg_m.model_dump_json()
         if key not in runs:
-            ctx_m = _context(frame, lay, src, cfg_m, src.ideal(frame, cfg_m))
-            runs[key] = _scores(*_gather(eng.map_sessions(run_chunk, ctx_m)), lay)
-        session_values[repr(m)] = m.definition.compute(
-            runs[key], empty=cfg.empty_ideal, **m.own_params()
-        )
+            extra = plans.get(key, (cfg_m, ()))[1]
+            ctx_m = _context(frame, lay, src, cfg_m, src.ideal(frame, cfg_m), extra)
+            qa_m, sa_m = _gather(eng.map_sessions(run_chunk, ctx_m))
+            runs[key] = (_scores(qa_m, sa_m, lay), sa_m)
+        scores, arrays = runs[key]
+        if isinstance(m.definition.compute, PositionCompute):
+            session_values[repr(m)] = arrays.get(repr(m), np.zeros(0))
+        else:
+            session_values[repr(m)] = m.definition.compute(
+                scores, empty=cfg.empty_ideal, **m.own_params()
+            )
+    ctx = replace(ctx, extra=())  # the positions pass recomputes the vectors, not the measures
     return SessionEvaluation(
         config=cfg,
         frame=frame,

@@ -21,10 +21,14 @@ __all__ = [
     "first_true_rank",
     "offsets_from_counts",
     "segment_cumsum",
+    "segment_first",
     "segment_ids",
     "segment_last",
     "segment_lengths",
     "segment_max",
+    "segment_min",
+    "segment_nanmean",
+    "segment_nansum",
     "segment_ranks",
     "segment_sum",
     "take_prefix",
@@ -144,6 +148,65 @@ def segment_max(values: npt.ArrayLike, offsets: IntArray) -> FloatArray:
     if full.size:
         # empty segments are skipped: each reduction runs to the next non-empty start
         out[full] = np.fmax.reduceat(v, offsets[full])
+    return out
+
+
+def segment_min(values: npt.ArrayLike, offsets: IntArray) -> FloatArray:
+    """Smallest value of each segment, NaN values left out (NaN: empty or all NaN).
+
+    Examples
+    --------
+    >>> segment_min([1.0, np.nan, 3, np.nan], np.array([0, 3, 3, 4]))
+    array([ 1., nan, nan])
+    """
+    return -segment_max(-np.asarray(values, dtype=np.float64), offsets)
+
+
+def segment_first(values: npt.ArrayLike, offsets: IntArray) -> FloatArray:
+    """First value of each segment (NaN for an empty segment), as float64.
+
+    Examples
+    --------
+    >>> segment_first([1.0, 2, 3], np.array([0, 2, 2, 3]))
+    array([ 1., nan,  3.])
+    """
+    v = np.asarray(values, dtype=np.float64)
+    out = np.full(offsets.size - 1, np.nan)
+    full = np.diff(offsets) > 0
+    out[full] = v[offsets[:-1][full]]
+    return out
+
+
+def segment_nansum(values: npt.ArrayLike, offsets: IntArray) -> FloatArray:
+    """Sum of each segment, NaN values left out (NaN: empty or all NaN), as float64.
+
+    Examples
+    --------
+    >>> segment_nansum([1.0, np.nan, 3, np.nan], np.array([0, 3, 3, 4]))
+    array([ 4., nan, nan])
+    """
+    v = np.asarray(values, dtype=np.float64)
+    n = offsets.size - 1
+    seg = segment_ids(offsets)
+    ok = ~np.isnan(v)
+    total = segment_sum(np.where(ok, v, 0.0), seg, n)
+    total[np.bincount(seg, weights=ok, minlength=n) == 0] = np.nan
+    return total
+
+
+def segment_nanmean(values: npt.ArrayLike, offsets: IntArray) -> FloatArray:
+    """Mean of each segment, NaN values left out (NaN: empty or all NaN), as float64.
+
+    Examples
+    --------
+    >>> segment_nanmean([1.0, np.nan, 3, np.nan], np.array([0, 3, 3, 4]))
+    array([ 2., nan, nan])
+    """
+    v = np.asarray(values, dtype=np.float64)
+    seg = segment_ids(offsets)
+    count = np.bincount(seg, weights=~np.isnan(v), minlength=offsets.size - 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: FloatArray = segment_nansum(v, offsets) / count
     return out
 
 

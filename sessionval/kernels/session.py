@@ -102,6 +102,12 @@ class SessionParams:
         largest gains on the positions of largest weight ``qd(q)/d(i)`` (greedy over
         discounted positions, which maximises the final ideal value), as in the TREC
         Dynamic Domain jig.  ``no-repeat`` needs one judgment key per session.
+    ideal_grid
+        ``(N, X)`` or ``None``.  With ``no-repeat``, the ideal session is the best session
+        of ``N`` queries of ``X`` positions each, whatever the session's own length (the
+        TREC DD jig's ``sDCG_bound_per_topic``: the iteration cut-off times 5 documents);
+        ``I[p]`` is that ideal's running value at the position's (query, rank) cell and
+        the final ideal its total.  ``None``: the session's own positions.
     """
 
     b: float
@@ -111,6 +117,7 @@ class SessionParams:
     duplicates: DuplicatePolicy
     short_lists: ShortLists
     ideal: IdealRule
+    ideal_grid: tuple[int, int] | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -351,15 +358,18 @@ def session_vectors(
         ideal_vec, ideal_dcg, ideal_final = _ideal_repeat(
             lay, sl.lengths, qs, qkey, ioff, ival, n_sessions
         )
-    else:
+    elif params.ideal_grid is None:
         weight = lay.qd_pos * lay.inv_pos
         pos_session = segment_ids(lay.session_offsets)
-        ideal_gain = _ideal_no_repeat(
-            qs, qkey, ioff, ival, weight, pos_session, lay.session_offsets
-        )
+        skey = _session_keys(qs, qkey, n_sessions)
+        ideal_gain = _ideal_no_repeat(skey, ioff, ival, weight, pos_session, lay.session_offsets)
         ideal_vec = segment_cumsum(weight * ideal_gain, lay.session_offsets)
         ideal_dcg = segment_sum(ideal_gain * lay.inv_pos, lay.pos_query, nq)
         ideal_final = segment_sum(lay.qd * ideal_dcg, qs, n_sessions)
+    else:
+        ideal_vec, ideal_dcg, ideal_final = _ideal_grid(
+            lay, qs, qp, _session_keys(qs, qkey, n_sessions), ioff, ival, params, params.ideal_grid
+        )
     return SessionVectors(
         pos_query=lay.pos_query,
         pos_slot=lay.pos_slot,
@@ -381,9 +391,27 @@ def session_vectors(
     )
 
 
+def _session_keys(query_session: IntArray, query_key: IntArray, n_s: int) -> IntArray:
+    """The one judgment key of each session (−1: no query); several keys are an error."""
+    skey = np.full(n_s, -1, dtype=np.int64)
+    if not query_session.size:
+        return skey
+    starts = np.flatnonzero(np.r_[True, query_session[1:] != query_session[:-1]])
+    owner = np.searchsorted(starts, np.arange(query_session.size), side="right") - 1
+    diff = query_key != query_key[starts][owner]
+    if diff.any():
+        q = int(np.flatnonzero(diff)[0])
+        raise MeasureSpecError(
+            f"ideal 'no-repeat' needs one judgment key per session; session index "
+            f"{int(query_session[q])} uses several (first change at query index {q}); "
+            "use ideal 'repeat' for per-turn judgments"
+        )
+    skey[query_session[starts]] = query_key[starts]
+    return skey
+
+
 def _ideal_no_repeat(
-    query_session: IntArray,
-    query_key: IntArray,
+    skey: IntArray,
     ioff: IntArray,
     ival: FloatArray,
     weight: FloatArray,
@@ -391,27 +419,7 @@ def _ideal_no_repeat(
     sess_off: IntArray,
 ) -> FloatArray:
     """Greedy ideal without repeated documents: sort each session's positions by weight."""
-    n_s = sess_off.size - 1
     n_pos = weight.size
-    # one judgment key per session
-    first_q = np.full(n_s, -1, dtype=np.int64)
-    if query_session.size:
-        starts = np.flatnonzero(np.r_[True, query_session[1:] != query_session[:-1]])
-        first_q[query_session[starts]] = starts
-        diff = (
-            query_key
-            != query_key[starts][
-                np.searchsorted(starts, np.arange(query_session.size), side="right") - 1
-            ]
-        )
-        if diff.any():
-            q = int(np.flatnonzero(diff)[0])
-            raise MeasureSpecError(
-                f"ideal 'no-repeat' needs one judgment key per session; session index "
-                f"{int(query_session[q])} uses several (first change at query index {q}); "
-                "use ideal 'repeat' for per-turn judgments"
-            )
-    skey = np.where(first_q >= 0, query_key[np.maximum(first_q, 0)], -1)
     # rank of each position inside its session by decreasing weight (ties: earlier first)
     order = np.lexsort((np.arange(n_pos), -weight, pos_session))
     j = np.empty(n_pos, dtype=np.int64)
@@ -429,3 +437,51 @@ def _ideal_no_repeat(
     if ival.size:
         out[has] = ival[ioff[safe[has]] + j[has]]
     return out
+
+
+def _ideal_grid(
+    lay: _Layout,
+    qs: IntArray,
+    qp: IntArray,
+    skey: IntArray,
+    ioff: IntArray,
+    ival: FloatArray,
+    params: SessionParams,
+    grid: tuple[int, int],
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Ideal ``no-repeat`` over a fixed grid of ``N`` queries × ``X`` ranks (TREC DD bound).
+
+    The grid's cells, weighted ``qd(q)/d(i)``, are sorted once (the same for every
+    session); each judgment key's ideal gains fill them greedily, each document once.
+    Returns the ideal vector at the sessions' positions, the per-query ideal DCG of
+    the grid's rows and the per-session final (the grid's total).
+    """
+    n_grid, width = grid
+    qd = query_discount(np.arange(1, n_grid + 1), bq=params.bq, kind=params.query_discount)
+    inv_d = 1.0 / rank_discount(np.arange(1, width + 1), b=params.b, kind=params.discount)
+    w = (qd[:, None] * inv_d[None, :]).ravel()
+    order = np.argsort(-w, kind="stable")
+    uk, kinv = np.unique(skey, return_inverse=True)
+    valid = uk >= 0
+    safe = np.where(valid, uk, 0)
+    r_len = np.zeros(uk.size, dtype=np.int64)
+    if ioff.size > 1:
+        r_len = np.where(valid, np.minimum(ioff[safe + 1] - ioff[safe], w.size), 0)
+    gains = np.zeros((uk.size, w.size))
+    t_off = offsets_from_counts(r_len)
+    t_key = segment_ids(t_off)
+    t_j = segment_ranks(t_off, t_key) - 1
+    if t_key.size:
+        gains[t_key, order[t_j]] = ival[ioff[safe[t_key]] + t_j]
+    cum = np.cumsum(gains * w[None, :], axis=1)
+    # each position reads the grid cell of its (query, rank), clipped into the grid
+    pos_key = kinv[qs[lay.pos_query]]
+    q_cell = np.minimum(qp[lay.pos_query], n_grid) - 1
+    i_cell = np.minimum(lay.pos_slot, width) - 1
+    ideal_vec = cum[pos_key, q_cell * width + i_cell] if w.size else np.zeros(lay.pos_slot.size)
+    row_dcg = (gains * np.tile(inv_d, n_grid)[None, :]).reshape(uk.size, n_grid, width).sum(2)
+    in_grid = qp <= n_grid
+    ideal_dcg = np.zeros(qs.size)
+    ideal_dcg[in_grid] = row_dcg[kinv[qs[in_grid]], qp[in_grid] - 1]
+    total = cum[:, -1] if w.size else np.zeros(uk.size)
+    return ideal_vec, ideal_dcg, total[kinv]

@@ -172,6 +172,8 @@ class MeasureDef:
         unknown until evaluation); returns a problem text or ``None``.
     of_measure
         The measure takes a single-query measure as its argument: ``last(nDCG@10)``.
+    example
+        A worked example with its arithmetic (printed by ``sessionval measures``).
     """
 
     name: str
@@ -191,6 +193,7 @@ class MeasureDef:
         default=None, compare=False
     )
     of_measure: bool = False
+    example: str = ""
 
     @property
     def names(self) -> tuple[str, ...]:

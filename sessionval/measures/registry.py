@@ -4,9 +4,13 @@ Each family module declares its measures with the types of
 :mod:`sessionval.measures.grammar` (ir_measures style, one family per file):
 :mod:`~sessionval.measures.cg` (CG, DCG, nCG, nDCG), :mod:`~sessionval.measures.precision`
 (AP, RR, P, R, bpref, infAP), :mod:`~sessionval.measures.sakai` (Q, O, P, P+, WRR,
-NWRR) and :mod:`~sessionval.measures.session` (sDCG, nsDCG and the ``last``/``best``
-aggregates).  This module collects them; the parser, the canonical names, the
-``sessionval measures`` listing and ``docs/measures.md`` all come from here.
+NWRR), :mod:`~sessionval.measures.effort` (the adaptive-effort DCG_AE, nDCG_AE, RBP_AE,
+P_AE), :mod:`~sessionval.measures.session` (sDCG, nsDCG, sDCG/q and the aggregates
+``sum``/``mean``/``max``/``min``/``first``/``last``/``best``),
+:mod:`~sessionval.measures.session_models` (esNDCG, esNCG, sRBP) and
+:mod:`~sessionval.measures.dynamic_domain` (CT, nCT, ACT, EU).  This module collects
+them; the parser, the canonical names, the ``sessionval measures`` listing and
+``docs/measures.md`` all come from here.
 
 Names shared with ir_measures mean the same thing there: ``nDCG@10`` is trec_eval's
 ``ndcg_cut.10`` (gain = grade, discount log2(r + 1)), ``AP`` is ``map``, ``AP@k``
@@ -39,10 +43,13 @@ from collections.abc import Sequence
 from typing import Final
 
 from .cg import DEFINITIONS as _CG
+from .dynamic_domain import DEFINITIONS as _DYNAMIC_DOMAIN
+from .effort import DEFINITIONS as _EFFORT
 from .grammar import Measure, MeasureDef, fmt, parse_with
 from .precision import DEFINITIONS as _PRECISION
 from .sakai import DEFINITIONS as _SAKAI
 from .session import DEFINITIONS as _SESSION
+from .session_models import DEFINITIONS as _SESSION_MODELS
 
 __all__ = [
     "REGISTRY",
@@ -54,7 +61,15 @@ __all__ = [
     "parse_measures",
 ]
 
-_DEFS: Final[tuple[MeasureDef, ...]] = (*_CG, *_PRECISION, *_SAKAI, *_SESSION)
+_DEFS: Final[tuple[MeasureDef, ...]] = (
+    *_CG,
+    *_PRECISION,
+    *_SAKAI,
+    *_EFFORT,
+    *_SESSION,
+    *_SESSION_MODELS,
+    *_DYNAMIC_DOMAIN,
+)
 
 REGISTRY: Final[dict[str, MeasureDef]] = {d.name: d for d in _DEFS}
 """Canonical name -> declaration."""
@@ -134,6 +149,7 @@ def describe_measures() -> list[dict[str, str]]:
             "reference": d.reference,
             "aliases": ", ".join(d.aliases),
             "normalised": "yes" if d.normalised else "no",
+            "example": d.example,
         }
         for d in _DEFS
     ]
@@ -154,6 +170,8 @@ def _section(rows: list[dict[str, str]]) -> list[str]:
         ]
         if row["aliases"]:
             lines.append(f"- aliases: {row['aliases']}")
+        if row.get("example"):
+            lines.append(f"- worked example: {row['example']}")
         lines.append("")
     return lines
 
@@ -227,9 +245,13 @@ def measures_markdown() -> str:
         "",
         "One value per session (`sessionval.evaluate(frame, judgments, config,",
         "measures=[...])`, a column of `per_session()` named by the canonical name).",
-        "`sDCG` and `nsDCG` run the session vectors with the evaluation's configuration",
-        "changed by their parameters; `last(M)` and `best(M)` aggregate a single-query",
-        "measure `M`, computed on each query's own logged list, over the session's queries.",
+        "`sDCG`, `nsDCG` and `sDCG/q` run the session vectors with the evaluation's",
+        "configuration changed by their parameters (`query_discount=none` gives the forms",
+        "without query discount); `sum(M)`, `mean(M)`, `max(M)`, `min(M)`, `first(M)`,",
+        "`last(M)` and `best(M)` aggregate a single-query measure `M`, computed on each",
+        "query's own logged list, over the session's queries; `esNDCG`, `esNCG`, `sRBP`,",
+        "`CT`, `nCT`, `ACT` and `EU` read the session positions (the configuration's gains,",
+        "duplicate policy and `@X`) chunk by chunk. `docs/session-measures.md` compares them.",
         "",
     ]
     lines += _section([r for r in rows if r["scope"] == "session"])

@@ -1,6 +1,6 @@
-r"""Session measures: sDCG, nsDCG and per-session aggregates of single-query measures.
+r"""Session measures: sDCG, nsDCG, sDCG/q and per-session aggregates of single-query measures.
 
-Two kinds, both declared in the registry with the one grammar:
+Three kinds, all declared in the registry with the one grammar:
 
 * **session-vector measures** (``sDCG(b=2,bq=4)@10``, ``nsDCG@10``): read off one run of
   the session kernel (:func:`~sessionval.kernels.session.session_vectors`) with the
@@ -10,7 +10,13 @@ Two kinds, both declared in the registry with the one grammar:
 * **aggregates** of a single-query measure over each session's queries
   (``last(nDCG@10)``, ``best(AP)``): ``compute(values, query_offsets)`` takes one
   value per query (the measure on each query's own logged list) and the queries of
-  each session in segment layout.
+  each session in segment layout;
+* **positional** measures (``sRBP``, ``esNDCG``, ``CT``, …, declared in
+  :mod:`~sessionval.measures.session_models` and
+  :mod:`~sessionval.measures.dynamic_domain`): their ``compute`` is a
+  :class:`PositionCompute` whose function reads a :class:`SessionView` (the session
+  positions of one chunk of whole sessions) and runs inside each chunk, so the
+  positions are never kept for the whole study.
 
 Adding a measure is one declaration plus a kernel call: sDCG/q is
 ``MeasureDef("sDCG/q", ..., SESSION_PARAMS, lambda s, *, empty: s.final / s.n_queries,
@@ -33,15 +39,29 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from .._types import FloatArray, IntArray
-from ..kernels.segments import segment_last, segment_max
-from .grammar import MeasureDef
+from .._types import BoolArray, FloatArray, IntArray
+from ..errors import MeasureSpecError
+from ..kernels.segments import (
+    offsets_from_counts,
+    segment_first,
+    segment_ids,
+    segment_last,
+    segment_max,
+    segment_min,
+    segment_nanmean,
+    segment_nansum,
+)
+from .grammar import MeasureDef, Param
 from .params import SESSION_PARAMS, session_rule
 
 __all__ = [
     "DEFINITIONS",
+    "PositionCompute",
     "SessionScores",
+    "SessionView",
+    "config_params",
     "normalise",
+    "positional",
 ]
 
 
@@ -82,8 +102,123 @@ class SessionScores:
         return np.diff(self.query_offsets)
 
 
+@dataclass(frozen=True)
+class SessionView:
+    """The session positions of one chunk of whole sessions: what a positional measure reads.
+
+    Per position (sessions one after another, queries in order, ``P`` in all):
+    ``pos_query`` (chunk-local query index), ``pos_slot`` (rank in the query's slot),
+    ``gain`` (credited after the duplicate policy, 0 on padding), ``shown`` (a result
+    is shown there; a query's shown positions come first in its slot) and ``doc``
+    (document code, −1 on padding).  Per query: ``query_session`` and ``query_pos``
+    (1-based position in the session); ``slot_offsets`` (positions per query).  Per
+    session: ``session_offsets`` (positions), ``ideal_offsets``/``ideal_values`` (the
+    ideal gains of the session's judgment key, its first query's, in decreasing
+    order).  Evaluation settings: ``gain_top`` (the gain of the scale's top grade),
+    ``cutoff`` (X), ``max_queries`` and ``empty`` (the empty-ideal policy).
+    """
+
+    n_sessions: int
+    session_offsets: IntArray
+    slot_offsets: IntArray
+    query_session: IntArray
+    query_pos: IntArray
+    pos_query: IntArray
+    pos_slot: IntArray
+    gain: FloatArray
+    shown: BoolArray
+    doc: IntArray
+    ideal_offsets: IntArray
+    ideal_values: FloatArray
+    gain_top: float
+    cutoff: int
+    max_queries: int | None
+    empty: str
+
+    @property
+    def pos_session(self) -> IntArray:
+        """Session index of every position."""
+        return segment_ids(self.session_offsets)
+
+    @property
+    def session_query_offsets(self) -> IntArray:
+        """Queries per session (segment layout)."""
+        return offsets_from_counts(np.bincount(self.query_session, minlength=self.n_sessions))
+
+    @property
+    def n_queries(self) -> IntArray:
+        """Queries per session that are evaluated (at most ``max_queries``)."""
+        n = np.bincount(self.query_session, minlength=self.n_sessions)
+        return n if self.max_queries is None else np.minimum(n, self.max_queries)
+
+    def shown_query_offsets(self) -> IntArray:
+        """Shown results per query (segment layout over ``gain[shown]``)."""
+        counts = np.bincount(self.pos_query[self.shown], minlength=self.query_pos.size)
+        return offsets_from_counts(counts)
+
+
+@dataclass(frozen=True)
+class PositionCompute:
+    """The compute of a positional session measure: ``fn(view, **params)`` per chunk.
+
+    :func:`sessionval.evaluation.session.evaluate` runs ``fn`` inside each chunk on the
+    chunk's :class:`SessionView` and concatenates the values; calling the object
+    itself on a :class:`SessionScores` is an error (the positions are gone by then).
+    """
+
+    fn: Callable[..., FloatArray]
+
+    def __call__(self, *args: object, **kwargs: object) -> FloatArray:
+        """Refuse: the value comes from the chunks (see the class docstring)."""
+        raise MeasureSpecError(
+            "a positional session measure is computed per chunk by sessionval.evaluate"
+        )
+
+
+def positional(
+    name: str,
+    pretty: str,
+    description: str,
+    formula: str,
+    reference: str,
+    params: tuple[Param, ...],
+    fn: Callable[..., FloatArray],
+    *,
+    example: str,
+    normalised: bool = False,
+    upper: float | None = None,
+) -> MeasureDef:
+    """Declare a positional session measure: ``fn(view, **params)`` runs on each chunk."""
+    return MeasureDef(
+        name,
+        pretty,
+        description,
+        formula,
+        reference,
+        params,
+        PositionCompute(fn),
+        scope="session",
+        normalised=normalised,
+        upper=upper,
+        ideal_is_one=False,
+        example=example,
+    )
+
+
+def config_params(*names: str) -> tuple[Param, ...]:
+    """The configuration parameters (of :data:`SESSION_PARAMS`) a measure uses, by name."""
+    by_name = {p.name: p for p in SESSION_PARAMS}
+    return tuple(by_name[n] for n in names)
+
+
 def _final(scores: SessionScores, *, empty: str) -> FloatArray:
     return scores.final
+
+
+def _per_query(scores: SessionScores, *, empty: str) -> FloatArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: FloatArray = scores.final / scores.n_queries
+    return out
 
 
 def _normalised_final(scores: SessionScores, *, empty: str) -> FloatArray:
@@ -98,9 +233,24 @@ _JARVELIN = "jarvelin2008 (Järvelin et al. 2008, ECIR, sec. 2.2, 3.3; appendix)
 
 _AggregateKernel = Callable[[npt.ArrayLike, IntArray], FloatArray]
 
+_JIANG_AGGREGATES = (
+    "jiang2016 (Jiang & Allan 2016, CHIIR: sum, mean, max, min, first and last "
+    "nDCG of a session's queries; code: SQMetric with np.sum, np.mean, np.max, np.min, "
+    "first, last)"
+)
+_JARVELIN_AGGREGATES = (
+    "jarvelin2008 (Järvelin et al. 2008, ECIR, sec. 3.2 and Figure 1: last and best "
+    "queries; sec. 4: their gain as a session score); " + _JIANG_AGGREGATES
+)
+
 
 def _aggregate(
-    name: str, pretty: str, description: str, formula: str, fn: _AggregateKernel
+    name: str,
+    pretty: str,
+    description: str,
+    formula: str,
+    fn: _AggregateKernel,
+    reference: str = _JIANG_AGGREGATES,
 ) -> MeasureDef:
     """Declare ``name(M)``: one value per session from the values of M on its queries."""
     return MeasureDef(
@@ -108,9 +258,7 @@ def _aggregate(
         pretty,
         description,
         formula,
-        "jarvelin2008 (Järvelin et al. 2008, ECIR, sec. 3.2 and Figure 1: last and best "
-        "queries; sec. 4: their gain as a session score); "
-        "jiang2016 (Jiang & Allan 2016, CHIIR: per-session aggregates)",
+        reference,
         (),
         fn,
         scope="session",
@@ -149,12 +297,29 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         scope="session",
         validate=session_rule(),
     ),
+    MeasureDef(
+        "sDCG/q",
+        "sDCG per query",
+        "sDCG divided by the session's number of queries (the per_session column "
+        "sdcg_per_query under the evaluation's configuration)",
+        "sDCG/q@X = S[P] / n, n the session's number of queries (NaN without queries)",
+        "jiang2016 (Jiang & Allan 2016, CHIIR: sDCG/q; code: SDCGQ in session_metrics.py); "
+        + _JARVELIN,
+        SESSION_PARAMS,
+        _per_query,
+        scope="session",
+        normalised=False,
+        upper=None,
+        ideal_is_one=False,
+        validate=session_rule(),
+    ),
     _aggregate(
         "last",
         "Last query",
         "the single-query measure M of the session's last query",
         "last(M) = M(q_n)",
         segment_last,
+        _JARVELIN_AGGREGATES,
     ),
     _aggregate(
         "best",
@@ -163,6 +328,44 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         "the session's queries (NaN values left out)",
         "best(M) = max_q M(q)",
         segment_max,
+        _JARVELIN_AGGREGATES,
+    ),
+    _aggregate(
+        "first",
+        "First query",
+        "the single-query measure M of the session's first query",
+        "first(M) = M(q_1)",
+        segment_first,
+    ),
+    _aggregate(
+        "sum",
+        "Sum over queries",
+        "the sum of the single-query measure M over the session's queries (NaN values left out)",
+        "sum(M) = sum_q M(q)",
+        segment_nansum,
+    ),
+    _aggregate(
+        "mean",
+        "Mean over queries",
+        "the mean of the single-query measure M over the session's queries (NaN values left out)",
+        "mean(M) = (1/n) sum_q M(q)",
+        segment_nanmean,
+    ),
+    _aggregate(
+        "max",
+        "Maximum over queries",
+        "the largest value of the single-query measure M over the session's queries "
+        "(NaN values left out; the same as best(M))",
+        "max(M) = max_q M(q)",
+        segment_max,
+    ),
+    _aggregate(
+        "min",
+        "Minimum over queries",
+        "the smallest value of the single-query measure M over the session's queries "
+        "(NaN values left out)",
+        "min(M) = min_q M(q)",
+        segment_min,
     ),
 )
 """The session measures in the registry."""

@@ -105,10 +105,16 @@ def codebook(
     """
     maps = shared_label_maps(tables) if label_maps is None else label_maps
     config = configuration(parameters)  # validated once, for the formulas every text quotes
+    # columns renamed for Stata/SPSS (labels.sanitise_names) are described by their source
+    source: dict[str, str] = {}
+    for table in tables.values():
+        source.update(table.attrs.get("source_names", {}))
     rows: list[dict[str, str]] = []
     for stem, table in tables.items():
         for col in table.columns:
-            doc = describe_column(str(col), level=level_of(stem), parameters=config)
+            doc = describe_column(
+                _source_name(str(col), source), level=level_of(stem), parameters=config
+            )
             kind, labels = _storage(table[col], maps.get(str(col)))
             rows.append(
                 {
@@ -123,6 +129,16 @@ def codebook(
                 }
             )
     return pd.DataFrame(rows, columns=list(CODEBOOK_COLUMNS))
+
+
+def _source_name(col: str, source: Mapping[str, str]) -> str:
+    """A renamed column's name as written; ``<score>__<system>`` spreads keep their system."""
+    if col in source:
+        return source[col]
+    for safe in sorted(source, key=len, reverse=True):
+        if col.startswith(safe + "__"):
+            return source[safe] + col[len(safe) :]
+    return col
 
 
 def _md_cell(text: str) -> str:

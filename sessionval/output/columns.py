@@ -381,17 +381,29 @@ def _render(doc: ColumnDoc, groups: Sequence[str | None], formulas: Mapping[str,
 
 
 def _measure_doc(name: str) -> ColumnDoc | None:
-    """A per-query column named after a registered measure (``nDCG@10``), or None."""
+    """A column named after a registered measure (``nDCG@10``, ``esNDCG@9``), or None.
+
+    The texts come from the registry (pretty name, description, formula, reference),
+    so every canonical measure name is described where the measure is declared; an
+    aggregate (``mean(nDCG@10)``) describes the measure inside too.
+    """
     try:
         measure = parse_measure(name)
     except MeasureSpecError:
         return None
     d = measure.definition
+    text = f"{d.description}: {d.formula} ({d.reference})"
+    if measure.inner is not None:
+        inner = measure.inner.definition
+        text += f"; M = {measure.inner!r}, {inner.description}: {inner.formula} ({inner.reference})"
+    session = measure.scope == "session" and measure.inner is None
     return ColumnDoc(
         label=f"{d.pretty}, {measure!r}"[:80],
         unit="score",
-        parameters=("gains", "judgments", "unjudged", "negative"),
-        description=f"{d.description}: {d.formula} ({d.reference}).",
+        parameters=SESSION_PARAMETERS
+        if session
+        else ("gains", "judgments", "unjudged", "negative"),
+        description=text + ".",
     )
 
 
@@ -447,11 +459,12 @@ def describe_column(
     exact = _BY_LEVEL.get(level, {}).get(key) or _COLUMNS.get(key)
     if exact is not None:
         return _render(exact, (), formulas)
+    # a canonical measure name: its description is the registry's, never a family's
+    measure = _measure_doc(name)
+    if measure is not None:
+        return measure
     for pattern, doc in _PATTERNS:
         m = pattern.match(key)
         if m is not None:
             return _render(doc, m.groups(), formulas)
-    measure = _measure_doc(name)
-    if measure is not None:
-        return measure
     return ColumnDoc(label=name[:80], unit="", parameters=(), description=_GENERIC)

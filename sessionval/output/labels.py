@@ -78,14 +78,20 @@ def stats_name(name: str, *, taken: Iterable[str] = ()) -> str:
 def sanitise_names(table: pd.DataFrame) -> pd.DataFrame:
     """The table with every column name made valid and unique (:func:`stats_name`).
 
-    Returns the table itself when every name is already valid.
+    Returns the table itself when every name is already valid; otherwise the copy
+    records each renamed column's name as written in ``attrs["source_names"]`` (new ->
+    old), so the codebook describes ``esNDCG_9`` as the measure ``esNDCG@9``.
     """
     taken: list[str] = []
     for c in table.columns:
         taken.append(stats_name(str(c), taken=taken))
     if taken == [str(c) for c in table.columns]:
         return table
-    return table.set_axis(taken, axis=1)
+    out = table.set_axis(taken, axis=1)
+    out.attrs["source_names"] = {
+        new: str(old) for new, old in zip(taken, table.columns, strict=True) if new != str(old)
+    }
+    return out
 
 
 def value_labels(series: pd.Series) -> list[str] | None:

@@ -203,7 +203,7 @@ def params_text(params: Mapping[str, object]) -> str:
     >>> params_text({"b": 2.0, "bq": 4.0, "cutoff": 10, "gains": "0-1-10-100"})
     'b=2; bq=4; X=10; gains 0-1-10-100'
     >>> params_text(SessionConfig.preset("jiang-allan-2016").model_dump())
-    'b=2; bq=4; X=10; gains exp; discount shifted-log; query_discount shifted-log'
+    'b=2; bq=4; X=9; gains exp; discount shifted-log; query_discount shifted-log'
     """
     parts: list[str] = []
     for key in ("b", "bq", "cutoff"):

@@ -5,7 +5,8 @@ and judgments, evaluates every session with the paper's defaults (Järvelin et
 al. 2008: b = 2, bq = 4, X = 10, gains 0-1-10-100) or a TOML configuration, and
 writes into ``DIR``:
 
-``tables/``     per_position, per_query, per_session (CSV and Parquet)
+``tables/``     per_position, per_query, per_session (CSV and Parquet), and
+                rating_correlations when the sessions carry post-task ratings
 ``figures/``    every figure (PNG, SVG, PDF) and the table behind it (CSV)
 ``exports/``    per-session / per-query scores for R, SPSS, Stata + codebook
 ``config.toml`` / ``config.json``   the configuration actually used
@@ -26,14 +27,17 @@ the run's named steps are in :mod:`sessionval.workflow.steps` and
 ``sessionval run`` is a thin wrapper around :func:`run`.
 """
 
+from .correlations import correlation_step
 from .job import STAGES, RunResult, run
 from .outputs import MANIFEST, RunOutputs
 from .settings import (
     FigureSettings,
+    MeasureSettings,
     RunConfig,
     RunSettings,
     figure_table,
     load_run_config,
+    measure_settings,
     run_settings,
     to_toml,
 )
@@ -62,11 +66,13 @@ __all__ = [
     "FigureCell",
     "FigureData",
     "FigureSettings",
+    "MeasureSettings",
     "RunConfig",
     "RunOutputs",
     "RunResult",
     "RunSettings",
     "ScoreTables",
+    "correlation_step",
     "draw_figures",
     "evaluate_step",
     "figure_cell",
@@ -74,6 +80,7 @@ __all__ = [
     "figure_table",
     "load_run_config",
     "load_step",
+    "measure_settings",
     "peak_memory_mb",
     "run",
     "run_settings",

@@ -15,6 +15,7 @@ from ..evaluation.engine import Engine, LocalEngine
 from ..io.formats import detect_format
 from ..io.partitioned import PARTITIONED
 from ..progress import Stages, stages
+from .correlations import correlation_step
 from .outputs import RunOutputs
 from .settings import NO_JUDGMENTS, run_settings
 from .steps import (
@@ -165,11 +166,12 @@ def run(
         bar.update()
 
         eng = _with_progress(engine, bar)
-        ev = evaluate_step(loaded, settings.config, engine=eng)
+        ev = evaluate_step(loaded, settings.config, settings.measures.all, engine=eng)
         bar.update()
 
         tables = write_tables(outputs, ev, per_position=per_position, formats=table_formats)
         write_configuration(outputs, settings, ev)
+        correlations = correlation_step(outputs, tables.per_session, settings)
         bar.update()
 
         cg_ev = (
@@ -197,6 +199,7 @@ def run(
             settings=settings,
             figures=figures,
             source=logs,
+            sections=[correlations] if correlations is not None else [],
         )
         bar.update()
     removed = outputs.finish()

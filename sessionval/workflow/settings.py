@@ -7,7 +7,11 @@ default 100; ``depth`` is accepted as its former name), ``scenario`` (topic of
 Figures 3 and 4), ``system`` (Figure 4), ``max_sessions`` (sessions drawn in
 Figure 4, default 30), ``min_queries`` (Figure 3's subset, default 4) and
 ``cg_gains`` (gain scheme of the CG/DCG curves, default the session gains);
-``[run]`` sets ``lenient`` (bool) and ``formats`` (export formats).
+``[run]`` sets ``lenient`` (bool) and ``formats`` (export formats); ``[measures]``
+chooses the measures beyond sDCG's summaries: ``session`` (session measures, one
+``per_session`` column each, shown in the report's score table and correlated with the
+ratings) and ``query`` (single-query measures, one ``per_query`` column each), in the
+grammar of ``docs/measures.md`` (:class:`MeasureSettings`).
 
 Everything is validated when the file is read, before any output is written.
 """
@@ -23,14 +27,18 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..errors import InputFormatError, MeasureSpecError, SessionvalError
-from ..evaluation.config import SessionConfig, config_from_mapping
+from ..evaluation.config import PRESETS, SessionConfig, config_from_mapping
+from ..measures.registry import parse_measure
 
 __all__ = [
     "FigureSettings",
+    "MeasureSettings",
     "RunConfig",
     "RunSettings",
     "figure_table",
     "load_run_config",
+    "measure_settings",
+    "measure_table",
     "run_settings",
     "to_toml",
 ]
@@ -39,6 +47,7 @@ _FIGURE_KEYS: Final = frozenset(
     {"ranks", "depth", "scenario", "system", "min_queries", "cg_gains", "max_sessions"}
 )
 _RUN_KEYS: Final = frozenset({"lenient", "formats"})
+_MEASURE_KEYS: Final = frozenset({"session", "query"})
 
 
 #: Why a run without judgments stops (the configuration asks for reference judgments).
@@ -65,6 +74,63 @@ class FigureSettings:
 
 
 @dataclass(frozen=True)
+class MeasureSettings:
+    """The ``[measures]`` table: which measures a run computes beyond sDCG's summaries.
+
+    ``session``: session measures (``nsDCG@10``, ``esNDCG@9``, ``mean(nDCG@10)``), one
+    ``per_session`` column each, in the exports and the report's score table, and
+    correlated with the study's ratings; ``query``: single-query measures, one
+    ``per_query`` column each.  Names are canonical (parsed once, when the file is read).
+    """
+
+    session: tuple[str, ...] = ()
+    query: tuple[str, ...] = ()
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        """Every measure, session measures first."""
+        return (*self.session, *self.query)
+
+
+def measure_settings(
+    table: Mapping[str, Any], *, preset: str | None = None, where: str = "[measures]"
+) -> MeasureSettings:
+    """Parse a ``[measures]`` table; without ``session``, a preset's own measures.
+
+    Raises
+    ------
+    InputFormatError
+        A key is unknown or a value is not a list of strings.
+    MeasureSpecError
+        A measure does not parse, or is listed under the wrong scope.
+    """
+    bad = sorted(set(table) - _MEASURE_KEYS)
+    if bad:
+        raise InputFormatError(f"{where}: unknown key(s) {bad}; allowed: {sorted(_MEASURE_KEYS)}")
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in sorted(_MEASURE_KEYS):
+        value = table.get(key, ())
+        if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+            raise InputFormatError(f"{where}: {key} must be a list of measure names")
+        parsed = []
+        for spec in value:
+            m = parse_measure(spec)
+            if m.scope != key:
+                raise MeasureSpecError(
+                    f"{where}: {m!r} is a {m.scope} measure; list it under "
+                    f"{'session' if m.scope == 'session' else 'query'}"
+                )
+            if repr(m) not in parsed:
+                parsed.append(repr(m))
+        lists[key] = tuple(parsed)
+    if "session" not in table and preset in PRESETS:
+        lists["session"] = tuple(
+            repr(parse_measure(m)) for m in PRESETS[preset].get("measures", ())
+        )
+    return MeasureSettings(session=lists["session"], query=lists["query"])
+
+
+@dataclass(frozen=True)
 class RunConfig:
     """A parsed configuration file: session parameters, figure settings, run options."""
 
@@ -72,6 +138,7 @@ class RunConfig:
     figures: FigureSettings = field(default_factory=FigureSettings)
     lenient: bool = False
     formats: tuple[str, ...] = ("csv", "parquet", "dta", "sav")
+    measures: Mapping[str, Any] = field(default_factory=dict)
 
 
 def load_run_config(path: Path | None) -> RunConfig:
@@ -93,6 +160,9 @@ def load_run_config(path: Path | None) -> RunConfig:
         raise InputFormatError(f"{path}: cannot read: {exc}") from exc
     figures = data.pop("figures", {})
     run_opts = data.pop("run", {})
+    measures = data.pop("measures", {})
+    if not isinstance(measures, dict):
+        raise InputFormatError(f"{path}: [measures] must be a table")
     for name, table, allowed in (("figures", figures, _FIGURE_KEYS), ("run", run_opts, _RUN_KEYS)):
         if not isinstance(table, dict):
             raise InputFormatError(f"{path}: [{name}] must be a table")
@@ -117,7 +187,11 @@ def load_run_config(path: Path | None) -> RunConfig:
         raise InputFormatError(f"{path}: [figures]: {exc}") from exc
     formats = tuple(run_opts.get("formats", RunConfig().formats))
     return RunConfig(
-        session=data, figures=fs, lenient=bool(run_opts.get("lenient", False)), formats=formats
+        session=data,
+        figures=fs,
+        lenient=bool(run_opts.get("lenient", False)),
+        formats=formats,
+        measures=measures,
     )
 
 
@@ -138,6 +212,8 @@ class RunSettings:
         Reject bad sessions instead of failing.
     formats
         Export formats.
+    measures
+        The ``[measures]`` table (:class:`MeasureSettings`).
     """
 
     config: SessionConfig
@@ -145,6 +221,7 @@ class RunSettings:
     figures: FigureSettings
     lenient: bool
     formats: tuple[str, ...]
+    measures: MeasureSettings = field(default_factory=MeasureSettings)
 
 
 def run_settings(config_path: Path | None, *, lenient: bool | None, has_qrels: bool) -> RunSettings:
@@ -173,6 +250,9 @@ def run_settings(config_path: Path | None, *, lenient: bool | None, has_qrels: b
         cg_config = config.replace(gains=cg) if cg is not None else None
         if cg_config is not None and cg_config.gains == config.gains:
             cg_config = None
+        measures = measure_settings(
+            rc.measures, preset=config.preset_name, where=f"{config_path}: [measures]"
+        )
     except SessionvalError:
         raise
     except ValueError as exc:  # pydantic.ValidationError
@@ -185,6 +265,7 @@ def run_settings(config_path: Path | None, *, lenient: bool | None, has_qrels: b
         figures=rc.figures,
         lenient=rc.lenient if lenient is None else lenient,
         formats=rc.formats,
+        measures=measures,
     )
 
 
@@ -198,6 +279,11 @@ def figure_table(fs: FigureSettings) -> dict[str, Any]:
         "max_sessions": fs.max_sessions,
         "cg_gains": fs.cg_gains,
     }
+
+
+def measure_table(ms: MeasureSettings) -> dict[str, Any]:
+    """The ``[measures]`` table of a written configuration."""
+    return {"session": list(ms.session), "query": list(ms.query)}
 
 
 def _toml_value(v: Any) -> str:

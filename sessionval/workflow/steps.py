@@ -37,7 +37,7 @@ from ..output.export import ExportResult, Format, write_exports
 from ..output.report import ReportFigure, ReportSection, render_report
 from ..problems import Mode
 from .outputs import RunOutputs
-from .settings import FigureSettings, RunSettings, figure_table, to_toml
+from .settings import FigureSettings, RunSettings, figure_table, measure_table, to_toml
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -203,10 +203,14 @@ def figure_cell(loaded: LoadedStudy, figures: FigureSettings) -> FigureCell:
 
 
 def evaluate_step(
-    loaded: LoadedStudy, config: SessionConfig, *, engine: Engine | None = None
+    loaded: LoadedStudy,
+    config: SessionConfig,
+    measures: Sequence[str] = (),
+    *,
+    engine: Engine | None = None,
 ) -> SessionEvaluation:
-    """Evaluate every session of the study under ``config`` (on ``engine``; default local)."""
-    return evaluate(loaded.frame, loaded.judgments, config, engine=engine)
+    """Evaluate every session under ``config``, with the ``[measures]`` chosen, on ``engine``."""
+    return evaluate(loaded.frame, loaded.judgments, config, measures=measures, engine=engine)
 
 
 @dataclass(frozen=True)
@@ -248,10 +252,11 @@ def write_configuration(outputs: RunOutputs, settings: RunSettings, ev: SessionE
     """Write the configuration actually used: ``config.toml`` (re-runnable) and ``config.json``."""
     params = settings.config.model_dump(mode="json")
     figures = figure_table(settings.figures)
+    measures = measure_table(settings.measures)
     outputs.write_text(
         "config.toml",
         to_toml(
-            {"": params, "figures": figures},
+            {"": params, "figures": figures, "measures": measures},
             header="sessionval run: the configuration actually used.\n"
             "Re-run with: sessionval run LOGS --qrels QRELS --out DIR --config config.toml",
         ),
@@ -259,7 +264,10 @@ def write_configuration(outputs: RunOutputs, settings: RunSettings, ev: SessionE
     evaluation = {k: v for k, v in ev.summary().items() if k != "config"}
     outputs.write_text(
         "config.json",
-        json.dumps({"session": params, "figures": figures, "evaluation": evaluation}, indent=2)
+        json.dumps(
+            {"session": params, "figures": figures, "measures": measures, "evaluation": evaluation},
+            indent=2,
+        )
         + "\n",
     )
 
@@ -466,12 +474,14 @@ def write_report_step(
 ) -> pd.DataFrame:
     """Write ``report.html`` and return its per-system score table.
 
-    The report shows the per-system scores of :data:`REPORT_MEASURES` and, in a
-    study of two systems with searchers, their paired comparison by searcher;
-    ``sections`` (statistics, correlations, notes) follow the scores.
+    The report shows the per-system scores of :data:`REPORT_MEASURES` and of the
+    ``[measures] session`` measures and, in a study of two systems with searchers,
+    their paired comparison by searcher; ``sections`` (statistics, correlations,
+    notes) follow the scores.
     """
     per_session = tables.per_session
-    measures = [m for m in REPORT_MEASURES if m in per_session.columns]
+    wanted = dict.fromkeys((*REPORT_MEASURES, *settings.measures.session))
+    measures = [m for m in wanted if m in per_session.columns]
     scores = score_table(per_session, measures=measures)
     systems = sorted(set(loaded.frame.sessions["system_id"].astype(str)))
     paired = None

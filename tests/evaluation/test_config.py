@@ -29,6 +29,7 @@ DEFAULT_JSON = {
     "duplicates": "every",
     "short_lists": "pad",
     "ideal": "repeat",
+    "max_queries": None,  # issue 13: the TREC DD jig's iteration cut-off (new, default off)
     "normalise": "per-session",
     "stopped": "hold",
     "empty_ideal": "nan",

@@ -47,12 +47,15 @@ class RestrictingEngine:
         return [fn(ctx.restrict(s0, s1), 0, s1 - s0) for s0, s1 in ranges]
 
 
+#: session measures computed on each chunk's positions (issue 13) ride along the engines too
+POSITIONAL = ["esNDCG@5", "sRBP@5", "nCT@5", "EU@5"]
+
+
 def test_a_restricted_context_gives_the_same_tables(random_study) -> None:
     frame, judg = random_study(3)
-    ref = evaluate(frame, judg, measures=["nsDCG(b=4)@5"], engine=LocalEngine(chunk_rows=7))
-    assert_same_tables(
-        evaluate(frame, judg, measures=["nsDCG(b=4)@5"], engine=RestrictingEngine()), ref
-    )
+    measures = ["nsDCG(b=4)@5", *POSITIONAL]
+    ref = evaluate(frame, judg, measures=measures, engine=LocalEngine(chunk_rows=7))
+    assert_same_tables(evaluate(frame, judg, measures=measures, engine=RestrictingEngine()), ref)
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +75,7 @@ CONFIGS = [
 @pytest.mark.parametrize("config", CONFIGS[:2])
 def test_dask_engine_gives_the_local_tables(engine, random_study, config) -> None:
     frame, judg = random_study(5, n_sessions=60)
-    measures = ["nsDCG(b=4)@5", "last(AP)"]
+    measures = ["nsDCG(b=4)@5", "last(AP)", *POSITIONAL]
     assert isinstance(engine, Engine) and isinstance(engine, ItemMapper)
     ref = evaluate(frame, judg, config, measures=measures, engine=LocalEngine(chunk_rows=50))
     ev = evaluate(frame, judg, config, measures=measures, engine=engine)

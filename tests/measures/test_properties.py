@@ -85,7 +85,11 @@ def test_ideal_ranking_scores_one(name: str, rb, n_nonrel) -> None:
     assert v[0] == pytest.approx(1.0, abs=1e-4 if name == "infAP" else 1e-12)
 
 
-@pytest.mark.parametrize("name", NAMES)
+# adaptive effort (Jiang & Allan 2016): reading a non-relevant result costs effort, by design
+EFFORT_BASED = {n for n in NAMES if n.endswith("_AE")}
+
+
+@pytest.mark.parametrize("name", sorted(set(NAMES) - EFFORT_BASED))
 @settings(deadline=None, max_examples=30)
 @given(
     t=topic(),

@@ -228,3 +228,37 @@ def test_analysis_saved_layout_keeps_text_inside(ev, tmp_path):
         ext = text.get_window_extent(renderer)
         assert ext.x0 >= box.x0 - 1 and ext.x1 <= box.x1 + 1, text.get_text()
         assert ext.y0 >= box.y0 - 1 and ext.y1 <= box.y1 + 1, text.get_text()
+
+
+def test_rating_scatter_draws_every_pair_with_its_points_and_means():
+    from sessionval.analysis.correlations import rating_correlations
+
+    ps = pd.DataFrame(
+        {
+            "nsdcg": [0.1, 0.5, 0.3, np.nan, 0.9],
+            "sdcg": [1.0, 5.0, 2.0, 4.0, 9.0],
+            "rating_satisfaction": [1.0, 3.0, 3.0, 4.0, 5.0],
+            "rating_difficulty": [5.0, 2.0, np.nan, 2.0, 1.0],
+        }
+    )
+    corr = rating_correlations(ps)
+    fig = plots.plot_rating_scatter(
+        ps,
+        measures=["nsdcg", "sdcg"],
+        ratings=["rating_satisfaction", "rating_difficulty"],
+        correlations=corr,
+        params=PARAMS,
+    )
+    axes = np.array(fig.axes).reshape(2, 2)
+    nsdcg_sat = axes[0, 0]
+    points = nsdcg_sat.collections[0].get_offsets()
+    # sessions with both values, drawn as they are (no jitter): the NaN score is left out
+    assert points.tolist() == [[1.0, 0.1], [3.0, 0.5], [3.0, 0.3], [5.0, 0.9]]
+    (means,) = nsdcg_sat.get_lines()
+    assert means.get_xdata().tolist() == [1.0, 3.0, 5.0]
+    assert means.get_ydata() == pytest.approx([0.1, 0.4, 0.9])
+    rho = corr.set_index(["measure", "rating"]).loc[("sdcg", "rating_difficulty"), "spearman_rho"]
+    assert axes[1, 1].get_title().startswith(f"rho={rho:.3f}")
+    assert axes[1, 0].get_xlabel() == "satisfaction" and axes[0, 0].get_ylabel() == "nsdcg"
+    with pytest.raises(SessionvalError, match="not in the table"):
+        plots.plot_rating_scatter(ps, measures=["nope"], ratings=["rating_difficulty"])

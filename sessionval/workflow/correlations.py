@@ -1,0 +1,110 @@
+"""The run's correlation step: session measures against the searchers' post-task ratings.
+
+:func:`correlation_step` runs when the study's sessions carry ``rating_*`` columns: it
+writes ``tables/rating_correlations.csv`` (:func:`sessionval.analysis.correlations.
+rating_correlations`), draws ``figures/rating_correlations`` (each measure against each
+rating; its points in ``figures/rating_correlations.csv``) and returns the report's
+section; without ratings it writes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import pandas as pd
+
+from ..analysis.correlations import rating_columns, rating_correlations
+from ..output import plots
+from ..output.report import ReportFigure, ReportSection, ReportTable
+from .outputs import RunOutputs
+from .settings import RunSettings
+
+__all__ = [
+    "CORRELATED_SCORES",
+    "correlated_measures",
+    "correlation_step",
+]
+
+#: sDCG's own per-session scores correlated with the ratings (those the table has).
+CORRELATED_SCORES: Final = ("n_queries", "sdcg", "nsdcg", "sdcg_per_query", "avg_pos_nsdcg")
+
+
+def correlated_measures(per_session: pd.DataFrame, settings: RunSettings) -> list[str]:
+    """The measures to correlate: sDCG's summaries, then the ``[measures] session`` ones."""
+    wanted = [*CORRELATED_SCORES, *settings.measures.session]
+    return [m for m in dict.fromkeys(wanted) if m in per_session.columns]
+
+
+def _points(per_session: pd.DataFrame, measures: list[str], ratings: list[str]) -> pd.DataFrame:
+    """The figure's points, one row per (session, measure, rating): the table behind it."""
+    parts = [
+        pd.DataFrame(
+            {
+                "session_id": per_session["session_id"].astype(str).to_numpy(),
+                "measure": m,
+                "value": per_session[m].to_numpy(dtype="float64", na_value=float("nan")),
+                "rating": r,
+                "rating_value": per_session[r].to_numpy(dtype="float64", na_value=float("nan")),
+            }
+        )
+        for m in measures
+        for r in ratings
+    ]
+    return pd.concat(parts, ignore_index=True)
+
+
+def correlation_step(
+    outputs: RunOutputs, per_session: pd.DataFrame, settings: RunSettings
+) -> ReportSection | None:
+    """Correlate the measures with the ratings; write the table and figure; the report section.
+
+    Returns
+    -------
+    ReportSection or None
+        ``None`` (and nothing written) when no session carries a rating.
+    """
+    ratings = rating_columns(per_session)
+    if not ratings:
+        return None
+    measures = correlated_measures(per_session, settings)
+    table = rating_correlations(per_session, measures=measures, ratings=ratings)
+    for ext in ("csv", "parquet"):
+        outputs.write_frame(f"tables/rating_correlations.{ext}", table)
+    params = settings.config.model_dump(mode="json")
+    fig = plots.plot_rating_scatter(
+        per_session, measures=measures, ratings=ratings, correlations=table, params=params
+    )
+    (outputs.root / "figures").mkdir(parents=True, exist_ok=True)
+    outputs.write_frame("figures/rating_correlations.csv", _points(per_session, measures, ratings))
+    written = plots.save_figure(fig, outputs.root / "figures" / "rating_correlations")
+    outputs.add(*written)
+    n = int(table["n"].max()) if len(table) else 0
+    return ReportSection(
+        id="rating-correlations",
+        title="Measures against the searchers' ratings",
+        intro=(
+            f"Correlation of each per-session measure with each post-task rating over the "
+            f"{n} sessions with both values (Jiang & Allan, CHIIR 2016): Pearson's r, "
+            "Spearman's rho and Kendall's tau-b with their two-sided p-values (scipy). "
+            "A rating where higher means worse (difficulty) correlates negatively with a "
+            "good measure.",
+        ),
+        tables=(
+            ReportTable(
+                "Correlations (tables/rating_correlations.csv)",
+                table,
+                note="n: sessions with both values; NaN with fewer than 3 sessions or a "
+                "constant column.",
+                digits=3,
+            ),
+        ),
+        figures=(
+            ReportFigure(
+                "Each measure against each rating",
+                plots.figure_bytes(fig, "png", dpi=110),
+                caption="One point per session; the black line joins the mean per rating "
+                "level. " + plots.params_text(params),
+                svg=written[1].read_bytes(),
+            ),
+        ),
+    )
