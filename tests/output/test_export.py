@@ -104,10 +104,17 @@ def test_analysis_bad_names_and_formats(tmp_path):
         write_exports(tmp_path, per_session=per_session_table(), parameters={}, formats=["xlsx"])
     with pytest.raises(SessionvalError, match="id column"):
         long_form(per_session_table(), id_columns=["nope"])
-    # names with spaces are sanitised everywhere and still documented
+    # issue 12: CSV and Parquet keep a name with spaces; .dta/.sav get a valid name, and the
+    # codebook maps one to the other
     ps = per_session_table().rename(columns={"sdcg": "sDCG at 10"})
-    res = write_exports(tmp_path, per_session=ps, parameters={}, formats=["csv"])
-    assert "sDCG_at_10" in res.tables["per_session_wide"].columns
+    res = write_exports(tmp_path, per_session=ps, parameters={}, formats=["csv", "dta"])
+    assert "sDCG at 10" in res.tables["per_session_wide"].columns
+    assert "sDCG at 10" in pd.read_csv(tmp_path / "per_session_wide.csv").columns
+    book = res.codebook
+    row = book[(book["file"] == "per_session_wide") & (book["variable"] == "sDCG at 10")]
+    assert row["stats_variable"].tolist() == ["sDCG_at_10"]
+    df, _ = pyreadstat.read_dta(str(tmp_path / "per_session_wide.dta"))
+    np.testing.assert_allclose(df["sDCG_at_10"], ps["sDCG at 10"])
 
 
 def test_analysis_codebook_covers_every_column(exported):
