@@ -12,43 +12,55 @@ writes into ``DIR``:
 ``validation.txt`` / ``rejects.csv`` the study summary and what was rejected
 ``report.html`` one self-contained report (open it in a browser)
 
-Re-running overwrites cleanly: the files of the previous run (listed in
-``DIR/.sessionval-run.json``) that this run does not write again are removed;
-nothing else in ``DIR`` is touched (:mod:`sessionval.workflow.outputs`).
+Outputs are written elsewhere first and swapped in when the run succeeds, the
+manifest ``DIR/.sessionval-run.json`` last; the files of the previous run that this
+run does not write again are removed; nothing else in ``DIR`` is touched, nothing
+outside it ever, and a file no earlier run wrote is overwritten only with ``--force``
+(:mod:`sessionval.workflow.outputs`).
 
 Exit codes: 0 success; 1 the input failed validation (the problems are in
 ``DIR/validation.txt`` and on stderr); 2 usage or input error (missing file, bad
 configuration).
 
-The configuration file (TOML) is described in :mod:`sessionval.workflow.settings`;
+The configuration file (TOML) is one typed model, :mod:`sessionval.workflow.settings`
+(``docs/configuration.md`` is generated from it by :mod:`sessionval.workflow.config_text`);
 the run's named steps are in :mod:`sessionval.workflow.steps` and
-:func:`run` chains them (:mod:`sessionval.workflow.job`).  The command
+:mod:`sessionval.workflow.figures`, and :func:`run` chains them
+(:mod:`sessionval.workflow.job`).  The command
 ``sessionval run`` is a thin wrapper around :func:`run`.
 """
 
-from .job import STAGES, RunResult, run
-from .outputs import MANIFEST, RunOutputs
-from .settings import (
-    FigureSettings,
-    RunConfig,
-    RunSettings,
-    figure_table,
-    load_run_config,
-    run_settings,
-    to_toml,
-)
-from .steps import (
+from .config_text import config_markdown, config_tables, to_toml
+from .figures import (
     FigureCell,
     FigureData,
-    ScoreTables,
     draw_figures,
-    evaluate_step,
     figure_cell,
     figure_data,
+    write_figure_tables,
+)
+from .job import STAGES, RunResult, input_files, run
+from .outputs import MANIFEST, RunOutputs
+from .settings import (
+    ConfigFileError,
+    FigureSettings,
+    MeasureSelection,
+    RunConfig,
+    RunOptions,
+    RunSettings,
+    Section,
+    figure_table,
+    load_run_config,
+    parse_run_config,
+    run_settings,
+)
+from .steps import (
+    ScoreTables,
+    choose_gains,
+    evaluate_step,
     load_step,
     write_configuration,
     write_exports_step,
-    write_figure_tables,
     write_report_step,
     write_tables,
     write_validation,
@@ -58,21 +70,30 @@ from .steps import (
 __all__ = [
     "MANIFEST",
     "STAGES",
+    "ConfigFileError",
     "FigureCell",
     "FigureData",
     "FigureSettings",
+    "MeasureSelection",
     "RunConfig",
+    "RunOptions",
     "RunOutputs",
     "RunResult",
     "RunSettings",
     "ScoreTables",
+    "Section",
+    "choose_gains",
+    "config_markdown",
+    "config_tables",
     "draw_figures",
     "evaluate_step",
     "figure_cell",
     "figure_data",
     "figure_table",
+    "input_files",
     "load_run_config",
     "load_step",
+    "parse_run_config",
     "run",
     "run_settings",
     "to_toml",
