@@ -20,6 +20,7 @@ All vectorised: one sort for the order, one join for the attributes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Final
 
 import numpy as np
@@ -30,6 +31,8 @@ from ..frame import SessionFrame
 __all__ = [
     "ATTRIBUTE_PREFIX",
     "COVARIATES",
+    "attribute_columns",
+    "covariate_columns",
     "session_covariates",
     "with_covariates",
 ]
@@ -38,6 +41,31 @@ __all__ = [
 ATTRIBUTE_PREFIX: Final = "user_"
 #: The time and order columns, in the order they are added.
 COVARIATES: Final[tuple[str, ...]] = ("session_start", "session_end", "duration_s", "session_order")
+
+
+def attribute_columns(columns: Iterable[object]) -> list[str]:
+    """The searcher-attribute columns among ``columns`` (``user_<attribute>``, not ``user_id``).
+
+    Examples
+    --------
+    >>> attribute_columns(["user_id", "user_age", "nsdcg", "session_order"])
+    ['user_age']
+    """
+    return [
+        str(c) for c in columns if str(c).startswith(ATTRIBUTE_PREFIX) and str(c) != "user_id"
+    ]
+
+
+def covariate_columns(columns: Iterable[object]) -> list[str]:
+    """The covariate columns among ``columns``: times, order and searcher attributes.
+
+    Examples
+    --------
+    >>> covariate_columns(["session_id", "user_id", "nsdcg", "duration_s", "user_age"])
+    ['duration_s', 'user_age']
+    """
+    attributes = set(attribute_columns(columns))
+    return [str(c) for c in columns if str(c) in COVARIATES or str(c) in attributes]
 
 
 def _session_order(user_codes: np.ndarray, start: pd.Series) -> np.ndarray:

@@ -30,6 +30,7 @@ from typing import Final, Literal
 
 import pandas as pd
 
+from ..analysis.covariates import attribute_columns, covariate_columns
 from ..errors import SessionvalError
 from .codebook import codebook, codebook_markdown, level_of
 from .columns import ColumnDoc, Level, describe_column
@@ -236,20 +237,31 @@ def export_tables(
     """The tables :func:`write_exports` writes, by file stem, with their full column names.
 
     ``per_session_wide``, ``per_session_long``, ``per_user_by_system`` (when the
-    table has searchers and systems; ``<measure>__<system>`` columns),
-    ``per_query_wide`` and ``per_query_long`` (with a per-query table).
+    table has searchers and systems; ``<measure>__<system>`` columns, then the
+    searcher attributes), ``per_query_wide`` and ``per_query_long`` (with a per-query
+    table).  The covariates of a session (times, order, searcher attributes:
+    :mod:`sessionval.analysis.covariates`) are not scores: the long form repeats them
+    on every row of the session, the by-system layout keeps the searcher's attributes.
     """
     ps = per_session
+    covariates = covariate_columns(ps.columns)
     s_ids = [c for c in _SESSION_IDS if c in ps.columns]
+    scores = score_columns(ps, [*s_ids, *covariates])
     tables: dict[str, pd.DataFrame] = {"per_session_wide": ps}
     tables["per_session_long"] = long_form(
-        ps, id_columns=s_ids, value_columns=score_columns(ps, s_ids)
+        ps, id_columns=[*s_ids, *covariates], value_columns=scores
     )
     if "user_id" in ps.columns and "system_id" in ps.columns:
-        measures = (
-            list(paired_measures) if paired_measures is not None else score_columns(ps, s_ids)
-        )
-        tables["per_user_by_system"] = wide_by_system(ps, measures=measures)
+        measures = list(paired_measures) if paired_measures is not None else scores
+        by_system = wide_by_system(ps, measures=measures)
+        attributes = attribute_columns(covariates)
+        if attributes:
+            first = ps.drop_duplicates("user_id")  # attributes are the searcher's: any row
+            first = first.set_axis(pd.Index(first["user_id"].astype(str)), axis=0)
+            at = pd.Index(by_system["user_id"].astype(str))
+            for c in attributes:
+                by_system[c] = first[c].reindex(at).to_numpy()
+        tables["per_user_by_system"] = by_system
     if per_query is not None:
         pq = per_query
         q_ids = [c for c in (*_SESSION_IDS, "query_pos", "query_id") if c in pq.columns]

@@ -95,7 +95,7 @@ LEGEND_INSIDE_MAX: Final = 4
 #: The label of a figure this module made (so it may widen it for an outside legend).
 _OWN_FIGURE: Final = "sessionval-column-figure"
 #: Width of a query label Q<n> at the tick font with its gap, in inches (for thinning).
-_QUERY_LABEL_INCHES: Final = 0.32
+_QUERY_LABEL_INCHES: Final = 0.26
 
 ImageFormat = Literal["png", "svg", "pdf"]
 

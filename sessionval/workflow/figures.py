@@ -385,14 +385,16 @@ def draw_figures(
         except SessionvalError as exc:
             data.skipped[name] = str(exc)
             continue
-        written = plots.save_figure(ax, outputs.path(f"figures/{name}"))
+        formats = settings.figures.formats
+        written = plots.save_figure(ax, outputs.path(f"figures/{name}"), formats=formats)
         outputs.add(*written)
+        svg = [p for p in written if p.suffix == ".svg"]
         figures.append(
             ReportFigure(
                 spec.title,
                 plots.figure_bytes(ax, "png", dpi=150),
                 caption=spec.caption + " " + plots.params_text(params),
-                svg=written[1].read_bytes(),
+                svg=svg[0].read_bytes() if svg else None,
             )
         )
     return figures

@@ -55,6 +55,7 @@ NO_JUDGMENTS: Final = (
 )
 
 ExportFormat = Literal["csv", "parquet", "dta", "sav"]
+ImageFormat = Literal["png", "svg", "pdf"]
 #: The export formats, in the order they are written.
 EXPORT_FORMATS: Final[tuple[ExportFormat, ...]] = ("csv", "parquet", "dta", "sav")
 
@@ -65,6 +66,14 @@ class ConfigFileError(InputFormatError, MeasureSpecError):
     Both an input-format error (the file) and a measure-specification error (a
     parameter value), so callers catching either see it.
     """
+
+
+def _listed_once(values: tuple[str, ...]) -> tuple[str, ...]:
+    """A list of formats names each once."""
+    repeated = sorted({f for f in values if values.count(f) > 1})
+    if repeated:
+        raise ValueError(f"format(s) {repeated} listed twice")
+    return values
 
 
 class Section(BaseModel):
@@ -112,6 +121,17 @@ class FigureSettings(Section):
         description="gain scheme of the CG/DCG curves (default: the session gains)",
         json_schema_extra={"type": "string"},
     )
+    formats: tuple[ImageFormat, ...] = Field(
+        ("png", "svg", "pdf"),
+        min_length=1,
+        strict=False,
+        description="image files written per figure (the report embeds a PNG in any case)",
+    )
+
+    @field_validator("formats")
+    @classmethod
+    def _unique(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return _listed_once(v)
 
     @model_validator(mode="before")
     @classmethod
@@ -147,10 +167,7 @@ class RunOptions(Section):
     @field_validator("formats")
     @classmethod
     def _unique(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        repeated = sorted({f for f in v if v.count(f) > 1})
-        if repeated:
-            raise ValueError(f"format(s) {repeated} listed twice")
-        return v
+        return _listed_once(v)
 
 
 class MeasureSelection(Section):
