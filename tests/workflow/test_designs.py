@@ -1,4 +1,4 @@
-"""``run`` on small and unbalanced studies: every design gives a report, never a crash (issue 12)."""
+"""``run`` on small and unbalanced studies: every design gives a report (issue 12)."""
 
 from __future__ import annotations
 
