@@ -51,9 +51,7 @@ def attribute_columns(columns: Iterable[object]) -> list[str]:
     >>> attribute_columns(["user_id", "user_age", "nsdcg", "session_order"])
     ['user_age']
     """
-    return [
-        str(c) for c in columns if str(c).startswith(ATTRIBUTE_PREFIX) and str(c) != "user_id"
-    ]
+    return [str(c) for c in columns if str(c).startswith(ATTRIBUTE_PREFIX) and str(c) != "user_id"]
 
 
 def covariate_columns(columns: Iterable[object]) -> list[str]:

@@ -112,9 +112,9 @@ class RunOutputs:
         self.csv_safe = csv_safe
         self.inputs = tuple(p for p in inputs if p.is_file())
         self._check_inputs()
-        out.mkdir(parents=True, exist_ok=True)
-        if out.is_symlink() or not out.is_dir():
-            raise InputFormatError(f"--out {out}: not a folder")
+        if out.exists() and not out.is_dir():
+            raise InputFormatError(f"--out {out}: exists and is not a folder")
+        out.mkdir(parents=True, exist_ok=True)  # --out itself may be a link the user made
         self.previous = self._read_manifest()
         self.root = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
         self.written: list[str] = []
