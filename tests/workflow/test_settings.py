@@ -54,6 +54,7 @@ def test_written_figure_table_round_trips(tmp_path):
         "min_queries": 4,
         "max_sessions": 30,
         "cg_gains": "0-1-2-3",
+        "formats": ["png", "svg", "pdf"],
     }
     assert load_run_config(_config(tmp_path, text)).figures == fs
 
