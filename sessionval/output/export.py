@@ -108,23 +108,28 @@ def neutralise_formulas(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def fit_label(label: str, limit: int) -> str:
-    """``label`` within ``limit`` UTF-8 bytes: of ``"<title>: <file>"`` the title is cut first.
+    """``label`` within ``limit`` UTF-8 bytes.
+
+    Of ``"<title>: <file>"`` the file's name goes first (the file is named so anyway),
+    then the title is cut, marked with ``...``.
 
     Examples
     --------
     >>> fit_label("A study with a rather long name: per_session_wide", 40)
-    'A study with a ...: per_session_wide'
+    'A study with a rather long name'
+    >>> fit_label("A study with a rather long name: per_session_wide", 20)
+    'A study with a ra...'
     >>> fit_label("short: x", 64)
     'short: x'
     """
     if len(label.encode("utf-8")) <= limit:
         return label
-    head, sep, tail = label.rpartition(": ")
-    room = limit - len(f"...{sep}{tail}".encode())
-    if sep and room > 0:
-        cut = head.encode("utf-8")[:room].decode("utf-8", errors="ignore")
-        return f"{cut}...{sep}{tail}"
-    return label.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
+    head, sep, _ = label.rpartition(": ")
+    title = head if sep else label
+    if len(title.encode("utf-8")) <= limit:
+        return title
+    cut = title.encode("utf-8")[: max(limit - 3, 0)].decode("utf-8", errors="ignore")
+    return cut + "..."
 
 
 def _check_formats(formats: Sequence[str]) -> tuple[Format, ...]:
@@ -305,8 +310,9 @@ def write_exports(
     paired_measures
         Scores spread by system (default: every score column of ``per_session``).
     title
-        Dataset label in ``.dta``/``.sav`` (``"<title>: <file>"``; a title too long for
-        the formats' limits is cut, and ``ExportResult.notes`` says so).
+        Dataset label in ``.dta``/``.sav``: ``"<title>: <file>"``, or the title alone when
+        that is too long for the format (:func:`fit_label`); a title too long by itself is
+        cut, and ``ExportResult.notes`` says so.
     csv_safe
         Neutralise spreadsheet formulas in the CSV files (:func:`neutralise_formulas`).
 
@@ -341,11 +347,10 @@ def write_exports(
     files.extend([out / "codebook.csv", out / "codebook.md"])
     notes = []
     for fmt in ("dta", "sav"):
-        labels = [f"{title}: {stem}" for stem in tables]
-        if fmt in fmts and any(fit_label(x, _LABEL_LIMITS[fmt]) != x for x in labels):
+        if fmt in fmts and len(title.encode("utf-8")) > _LABEL_LIMITS[fmt]:
             what = "Stata's 80 characters" if fmt == "dta" else "SPSS's 64 bytes"
             notes.append(
-                f"The file labels of the .{fmt} exports are cut to {what}: the title "
-                f"{title!r} is shortened, the file name kept."
+                f"The file label of the .{fmt} exports holds {what}: the study name "
+                f"{title!r} is cut to {fit_label(title, _LABEL_LIMITS[fmt])!r} there."
             )
     return ExportResult(files=tuple(files), codebook=book, tables=tables, notes=tuple(notes))
