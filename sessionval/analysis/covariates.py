@@ -128,11 +128,13 @@ def session_covariates(frame: SessionFrame) -> pd.DataFrame:
     users = frame.users.drop_duplicates("user_id").reset_index(drop=True)
     attributes = sorted((c for c in users.columns if c != "user_id"), key=str)
     if attributes and len(users):
-        at = pd.Index(users["user_id"].astype(str)).get_indexer(pd.Index(s["user_id"].astype(str)))
+        keys = pd.Index(users["user_id"].astype(str))
+        at = keys.get_indexer(pd.Index(s["user_id"].astype(str)))
         known = pd.Series(at >= 0)
         for col in attributes:
-            picked = users[col].iloc[np.maximum(at, 0)].reset_index(drop=True).where(known)
-            out[f"{ATTRIBUTE_PREFIX}{col}"] = _attribute_column(picked)
+            typed = _attribute_column(users[col])  # once per searcher, not per session
+            picked = typed.iloc[np.maximum(at, 0)].reset_index(drop=True).where(known)
+            out[f"{ATTRIBUTE_PREFIX}{col}"] = picked
     return out
 
 
