@@ -126,7 +126,9 @@ def test_analysis_run_config_roundtrip_and_clean_rerun(first_run, study, tmp_pat
         .replace("ranks = 100", "ranks = 20")
         .replace("max_sessions = 30", "max_sessions = 5")
     )
-    conf.write_text(text + '\n[run]\nformats = ["csv"]\n', encoding="utf-8")
+    # the written configuration has a [run] table (issue 12): change its formats there
+    text = text.replace('formats = ["csv", "parquet", "dta", "sav"]', 'formats = ["csv"]')
+    conf.write_text(text, encoding="utf-8")
     code = main(
         [
             "run",

@@ -5,9 +5,10 @@ write tables, figures, exports for R/SPSS/Stata and ``report.html`` into ``DIR``
 The job (what it writes, its named steps and the configuration file) is
 :mod:`sessionval.workflow`; this module is its command line.
 
-Exit codes: 0 success; 1 the input failed validation (the problems are in
-``DIR/validation.txt`` and on stderr); 2 usage or input error (missing file, bad
-configuration).
+Exit codes: 0 success; 1 the input failed validation (the problems are on stderr
+and in ``DIR/validation.txt``, or ``DIR/validation-failed.txt`` beside a previous
+run's outputs, which stay); 2 usage or input error (missing file, bad configuration,
+files in ``DIR`` that must not be overwritten).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from typing import Any
 
 import click
 
+from ..cli import CommandFailed
+from ..errors import ValidationFailed
+from ..evaluation.config import PRESETS
 from ..workflow import run
 from ._options import (
     engine_options,
@@ -42,19 +46,51 @@ __all__ = [
     "out",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Output folder (created; files of a previous run are replaced).",
+    help="Output folder (created). The outputs are swapped in when the run succeeds; "
+    "files of a previous run are replaced, other files kept.",
 )
 @click.option(
     "--config",
     "config_path",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="TOML configuration (default: the paper's b=2, bq=4, X=10, gains 0-1-10-100).",
+    help="TOML configuration, every key in docs/configuration.md (default: the paper's "
+    "b=2, bq=4, X=10, gains 0-1-10-100).",
+)
+@click.option(
+    "--preset",
+    type=click.Choice(list(PRESETS)),
+    default=None,
+    help="A published variant's parameters (docs/sessions.md); other flags and keys override it.",
+)
+@click.option("--cutoff", type=int, default=None, help="X: the top X ranks of each query.")
+@click.option("--b", "b", type=float, default=None, help="Log base of the rank discount, > 1.")
+@click.option(
+    "--bq", "bq", type=float, default=None, help="Log base of the query discount, > 1 (inf: none)."
+)
+@click.option(
+    "--gains",
+    default=None,
+    help="Gain scheme: a name (0-1-10-100, exp, grade, ...) or a dash list (0-1-3-7-15).",
 )
 @click.option(
     "--lenient/--strict",
     default=None,
     help="Reject bad sessions and go on, or fail on any problem (default: strict, "
     "or [run] lenient of the configuration).",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    default=False,
+    help="Overwrite files in --out that no earlier sessionval run wrote (inputs never).",
+)
+@click.option(
+    "--csv-safe",
+    "csv_safe",
+    flag_value=True,
+    default=None,
+    help="Prefix text cells starting with =, +, - or @ with ' in every CSV, for "
+    "spreadsheets (off by default: R and Stata need the raw values).",
 )
 @click.option(
     "--progress/--no-progress",
@@ -82,7 +118,14 @@ def command(
     qrels: Path | None,
     out: Path,
     config_path: Path | None,
+    preset: str | None,
+    cutoff: int | None,
+    b: float | None,
+    bq: float | None,
+    gains: str | None,
     lenient: bool | None,
+    force: bool,
+    csv_safe: bool | None,
     progress: bool | None,
     per_position: bool,
     table_formats: str,
@@ -97,22 +140,40 @@ def command(
     error.  With --engine dask the sessions are scored on a Dask cluster (and the
     files of a partitioned input validated there); the tables are the same.
     """
-    with open_engine(engine, scheduler, workers) as eng:
-        result = run(
-            logs,
-            qrels=qrels,
-            out=out,
-            config_path=config_path,
-            lenient=lenient,
-            progress=progress,
-            input_options=load_input_kwargs(input_options),
-            engine=eng,
-            per_position=per_position,
-            table_formats=("csv", "parquet") if table_formats == "both" else (table_formats,),
-        )
+    given = {"preset": preset, "cutoff": cutoff, "b": b, "bq": bq, "gains": gains}
+    try:
+        with open_engine(engine, scheduler, workers) as eng:
+            result = run(
+                logs,
+                qrels=qrels,
+                out=out,
+                config_path=config_path,
+                lenient=lenient,
+                progress=progress,
+                input_options=load_input_kwargs(input_options),
+                overrides={k: v for k, v in given.items() if v is not None},
+                force=force,
+                csv_safe=csv_safe,
+                engine=eng,
+                per_position=per_position,
+                table_formats=("csv", "parquet") if table_formats == "both" else (table_formats,),
+            )
+    except ValidationFailed as exc:
+        click.echo(f"error: {exc}", err=True)
+        for note in getattr(exc, "__notes__", ()):
+            click.echo(note, err=True)
+        raise CommandFailed(1) from None
     table = result.score_table
     show = table[table["measure"].isin(["nsdcg", "sdcg"])]
     click.echo(show.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+    if result.rejected:
+        click.echo(
+            f"\nlenient mode rejected {result.rejected} session(s): the list is in "
+            f"{result.out / 'rejects.csv'}, the problems in {result.out / 'validation.txt'}",
+            err=True,
+        )
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
     click.echo(
         f"\nwrote {len(result.files)} files to {result.out}"
         + (f" (removed {len(result.removed)} stale)" if result.removed else "")

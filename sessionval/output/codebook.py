@@ -1,7 +1,9 @@
 """The codebook: every column of every exported file, rendered from the data dictionary.
 
-One row per (file, column) with its label, storage type, unit, value labels, the
-parameters behind it (``b=2, bq=4, X=10, gains=0-1-10-100``) and its meaning,
+One row per (file, column) with its name in CSV/Parquet (``variable``), its name in
+``.dta``/``.sav`` (``stats_variable``: short names there,
+:func:`~sessionval.output.labels.stats_names`), its label, storage type, unit, value
+labels, the parameters behind it (``b=2, bq=4, X=10, gains=0-1-10-100``) and its meaning,
 with the formulas of the configuration actually used
 (:mod:`sessionval.output.columns`, :mod:`sessionval.output.parameters`).  Written
 as ``codebook.csv`` and, with the parameter list and their meanings on top,
@@ -17,6 +19,7 @@ import pandas as pd
 
 from .columns import Level, describe_column
 from .labels import shared_label_maps
+from .labels import stats_names as short_names
 from .parameters import configuration, parameter_docs, render_parameters
 
 __all__ = [
@@ -29,6 +32,7 @@ __all__ = [
 CODEBOOK_COLUMNS: Final[tuple[str, ...]] = (
     "file",
     "variable",
+    "stats_variable",
     "label",
     "type",
     "unit",
@@ -73,6 +77,7 @@ def codebook(
     *,
     parameters: Mapping[str, object],
     label_maps: Mapping[str, Sequence[str]] | None = None,
+    stats_names: Mapping[str, Mapping[str, str]] | None = None,
 ) -> pd.DataFrame:
     """Describe every column of every exported table.
 
@@ -87,12 +92,15 @@ def codebook(
     label_maps
         Coded columns -> their labels in code order (codes are 1..k); default:
         computed from the tables as :func:`~sessionval.output.export.write_exports` does.
+    stats_names
+        Per file stem, each column's ``.dta``/``.sav`` name (default: computed with
+        :func:`~sessionval.output.labels.stats_names` and the ``system_id`` labels).
 
     Returns
     -------
     pandas.DataFrame
-        One row per (file, column): ``file, variable, label, type, unit,
-        value_labels, parameters, description``.
+        One row per (file, column): ``file, variable, stats_variable, label, type,
+        unit, value_labels, parameters, description``.
 
     Examples
     --------
@@ -111,6 +119,9 @@ def codebook(
         source.update(table.attrs.get("source_names", {}))
     rows: list[dict[str, str]] = []
     for stem, table in tables.items():
+        names = (stats_names or {}).get(stem) or short_names(
+            table.columns, systems=maps.get("system_id", ())
+        )
         for col in table.columns:
             doc = describe_column(
                 _source_name(str(col), source), level=level_of(stem), parameters=config
@@ -120,6 +131,7 @@ def codebook(
                 {
                     "file": stem,
                     "variable": str(col),
+                    "stats_variable": names.get(str(col), str(col)),
                     "label": doc.label,
                     "type": kind,
                     "unit": doc.unit,
@@ -147,7 +159,16 @@ def _md_cell(text: str) -> str:
 
 def codebook_markdown(book: pd.DataFrame, parameters: Mapping[str, object]) -> str:
     """The codebook as Markdown: the parameters and their meanings, then a table per file."""
-    lines = ["# Codebook", "", "Parameters of the evaluation behind every score:", ""]
+    lines = [
+        "# Codebook",
+        "",
+        "`variable` is a column's name in the CSV and Parquet files; `Stata/SPSS` its name in",
+        "the `.dta` and `.sav` files, where names are limited to 32 characters (a by-system",
+        "column `<measure>__<system>` is `<measure>_s<k>` there, `k` the system's code).",
+        "",
+        "Parameters of the evaluation behind every score:",
+        "",
+    ]
     for p in parameter_docs(parameters):
         meaning = f": {_md_cell(p.meaning)}" if p.meaning else ""
         lines.append(f"- `{p.name}` = `{p.value}`{meaning}")
@@ -156,12 +177,14 @@ def codebook_markdown(book: pd.DataFrame, parameters: Mapping[str, object]) -> s
             "",
             f"## {stem}",
             "",
-            "| variable | label | type | unit | value labels | parameters | description |",
-            "|---|---|---|---|---|---|---|",
+            "| variable | Stata/SPSS | label | type | unit | value labels | parameters | "
+            "description |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for row in part.itertuples(index=False):
             cells = (
                 f"`{row.variable}`",
+                f"`{row.stats_variable}`",
                 row.label,
                 row.type,
                 row.unit,

@@ -240,6 +240,23 @@ _COLUMNS: Final[dict[str, ColumnDoc]] = {
         SESSION_PARAMETERS,
         "sDCG/#queries, a length-normalised session score used in the literature.",
     ),
+    # covariates of a session (sessionval.analysis.covariates)
+    "session_start": _D("Session start (UTC)", "time", (), "When the session started, as logged."),
+    "session_end": _D("Session end (UTC)", "time", (), "When the session ended, as logged."),
+    "duration_s": _D(
+        "Session duration in seconds",
+        "seconds",
+        (),
+        "session_end - session_start (missing when either is not logged).",
+    ),
+    "session_order": _D(
+        "Order of the session in the searcher's sequence",
+        "position (1 = first)",
+        (),
+        "The session's place among its searcher's sessions by start time (sessions "
+        "without a start time after the timed ones, in input order): learning and "
+        "fatigue covariate.",
+    ),
     # long form
     "measure": _D("Score name", "", (), "Name of the score in the wide table's columns."),
     "value": _D("Score value", "as the score", (), "Value of the score named in `measure`."),
@@ -302,6 +319,15 @@ _PATTERNS: Final[tuple[tuple[re.Pattern[str], ColumnDoc], ...]] = (
             "rating scale",
             (),
             "Rating the searcher gave after the task.",
+        ),
+    ),
+    (
+        re.compile(r"^user_(.+)$"),
+        _D(
+            "Searcher attribute: {0}",
+            "as in study.json",
+            (),
+            "Attribute {0} of the searcher, from the study header (study.json users).",
         ),
     ),
     (
@@ -448,8 +474,12 @@ def describe_column(
         base, system = name.split("__", 1)
         inner = describe_column(base, parameters=parameters)
         what = "Number" if base == "n_sessions" else "Mean"
+        suffix = f", system {system}"
+        head = inner.label
+        if len(head) + len(suffix) > 80:  # the system is what tells the columns apart: keep it
+            head = head[: max(0, 77 - len(suffix))] + "..."
         return ColumnDoc(
-            label=f"{inner.label}, system {system}"[:80],
+            label=(head + suffix)[:80],
             unit=inner.unit,
             parameters=inner.parameters,
             description=f"{what} of {base} over the searcher's sessions with system "

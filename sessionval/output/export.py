@@ -5,11 +5,14 @@ A user study ends in a statistics package (R, SPSS, Stata, pandas).
 evaluation in wide form, long form (:func:`~sessionval.output.reshape.long_form`)
 and the paired by-system layout (:func:`~sessionval.output.reshape.wide_by_system`),
 each as every requested format, with the codebook
-(:func:`~sessionval.output.codebook.codebook`).  In ``.dta`` and ``.sav`` files
-identifiers are integer codes with value labels shared by all files written
-together, and every column carries a variable label
-(:mod:`sessionval.output.labels`).  The same (valid) names are used in every
-format so the codebook matches every file.
+(:func:`~sessionval.output.codebook.codebook`).  CSV and Parquet keep the full
+column names (``nsdcg__org_manual_ance_bert``).  Only ``.dta`` and ``.sav`` limit
+names (32 characters, letters, digits and ``_``): there every column gets a short
+unique name (:func:`~sessionval.output.labels.stats_names`: ``nsdcg_s3`` for the
+system with code 3), its full measure and system in the variable label, and the
+codebook maps each full name to its Stata/SPSS name.  Identifiers are integer codes
+with value labels shared by all files written together.  ``csv_safe`` neutralises
+spreadsheet formulas in CSV cells (:func:`neutralise_formulas`).
 
 This module writes files; the reshaping, the names and labels and the data
 dictionary live in their own modules and are re-exported here, where the
@@ -27,15 +30,16 @@ from typing import Final, Literal
 
 import pandas as pd
 
+from ..analysis.covariates import attribute_columns, covariate_columns
 from ..errors import SessionvalError
 from .codebook import codebook, codebook_markdown, level_of
 from .columns import ColumnDoc, Level, describe_column
 from .labels import (
     STRING_IDS,
     StatsFrame,
-    sanitise_names,
     shared_label_maps,
     stats_name,
+    stats_names,
     to_stats_frame,
 )
 from .reshape import long_form, score_columns, wide_by_system
@@ -50,8 +54,11 @@ __all__ = [
     "codebook",
     "describe_column",
     "export_tables",
+    "fit_label",
     "long_form",
+    "neutralise_formulas",
     "stats_name",
+    "stats_names",
     "to_stats_frame",
     "wide_by_system",
     "write_exports",
@@ -62,6 +69,67 @@ Format = Literal["csv", "parquet", "dta", "sav"]
 FORMATS: Final[tuple[Format, ...]] = ("csv", "parquet", "dta", "sav")
 
 _SESSION_IDS: Final = ("session_id", "user_id", "topic_id", "system_id")
+#: Longest file labels: Stata 80 characters, SPSS 64 bytes.
+_LABEL_LIMITS: Final = {"dta": 80, "sav": 64}
+#: First characters a spreadsheet reads as a formula (OWASP: also tab and carriage return).
+FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise_formulas(table: pd.DataFrame) -> pd.DataFrame:
+    """Text cells that a spreadsheet would run as a formula, prefixed with ``'``.
+
+    Cells of text columns (ids, query text, labels) starting with ``=``, ``+``, ``-``,
+    ``@``, a tab or a carriage return get a leading apostrophe, so Excel or LibreOffice
+    shows them as text (formula injection).  Numbers stay numbers (a negative score is
+    not a formula).  Returns the table itself when nothing changes.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"query": ["=1+1", "ok", "@SUM(A1)"], "score": [-0.5, 1.0, 2.0]})
+    >>> neutralise_formulas(t).to_dict("list")
+    {'query': ["'=1+1", 'ok', "'@SUM(A1)"], 'score': [-0.5, 1.0, 2.0]}
+    """
+    out = table
+    for col in table.columns:
+        s = table[col]
+        if not (
+            isinstance(s.dtype, pd.CategoricalDtype)
+            or pd.api.types.is_string_dtype(s)
+            or s.dtype == object
+        ):
+            continue
+        text = s.astype("string")
+        risky = text.str.startswith(FORMULA_STARTS).fillna(False).to_numpy(dtype=bool)
+        if risky.any():
+            if out is table:
+                out = table.copy()
+            out[col] = text.where(~risky, "'" + text)
+    return out
+
+
+def fit_label(label: str, limit: int) -> str:
+    """``label`` within ``limit`` UTF-8 bytes.
+
+    Of ``"<title>: <file>"`` the file's name goes first (the file is named so anyway),
+    then the title is cut, marked with ``...``.
+
+    Examples
+    --------
+    >>> fit_label("A study with a rather long name: per_session_wide", 40)
+    'A study with a rather long name'
+    >>> fit_label("A study with a rather long name: per_session_wide", 20)
+    'A study with a ra...'
+    >>> fit_label("short: x", 64)
+    'short: x'
+    """
+    if len(label.encode("utf-8")) <= limit:
+        return label
+    head, sep, _ = label.rpartition(": ")
+    title = head if sep else label
+    if len(title.encode("utf-8")) <= limit:
+        return title
+    cut = title.encode("utf-8")[: max(limit - 3, 0)].decode("utf-8", errors="ignore")
+    return cut + "..."
 
 
 def _check_formats(formats: Sequence[str]) -> tuple[Format, ...]:
@@ -79,13 +147,16 @@ def write_table(
     label_maps: Mapping[str, Sequence[str]] | None = None,
     file_label: str = "",
     level: Level | None = None,
+    csv_safe: bool = False,
 ) -> list[Path]:
     """Write one table as ``<stem>.csv``, ``.parquet``, ``.dta`` and/or ``.sav``.
 
     Parameters
     ----------
     table
-        The table (not modified). Column names must be valid (:func:`stats_name`).
+        The table (not modified), with its full column names: CSV and Parquet keep
+        them, ``.dta``/``.sav`` get :func:`stats_names` with the full names in the
+        variable labels.
     stem
         Path without suffix.
     formats
@@ -93,10 +164,13 @@ def write_table(
     label_maps
         Shared value labels for coded columns (see :func:`to_stats_frame`).
     file_label
-        Dataset label stored in ``.dta``/``.sav``.
+        Dataset label stored in ``.dta``/``.sav`` (cut to 80 characters, 64 bytes for
+        SPSS; :func:`write_exports` says so when it cuts).
     level
         Table the columns belong to, for their variable labels (default: from the
         stem, as :func:`~sessionval.output.codebook.level_of`).
+    csv_safe
+        Neutralise spreadsheet formulas in the CSV (:func:`neutralise_formulas`).
 
     Returns
     -------
@@ -108,7 +182,7 @@ def write_table(
     written: list[Path] = []
     if "csv" in fmts:
         path = stem.with_name(stem.name + ".csv")
-        table.to_csv(path, index=False)
+        (neutralise_formulas(table) if csv_safe else table).to_csv(path, index=False)
         written.append(path)
     if "parquet" in fmts:
         path = stem.with_name(stem.name + ".parquet")
@@ -117,15 +191,20 @@ def write_table(
     if "dta" in fmts or "sav" in fmts:
         import pyreadstat
 
+        maps = shared_label_maps({"t": table}) if label_maps is None else label_maps
+        names = stats_names(table.columns, systems=maps.get("system_id", ()))
         sf = to_stats_frame(
-            table, label_maps=label_maps, level=level if level is not None else level_of(stem.name)
+            table.set_axis([names[str(c)] for c in table.columns], axis=1),
+            label_maps={names.get(k, k): v for k, v in maps.items()},
+            level=level if level is not None else level_of(stem.name),
+            full_names={short: full for full, short in names.items()},
         )
         if "dta" in fmts:
             path = stem.with_name(stem.name + ".dta")
             pyreadstat.write_dta(
                 sf.data,
                 str(path),
-                file_label=file_label[:80],
+                file_label=fit_label(file_label, _LABEL_LIMITS["dta"]),
                 column_labels=sf.column_labels,
                 variable_value_labels=sf.value_labels,
             )
@@ -135,7 +214,7 @@ def write_table(
             pyreadstat.write_sav(
                 sf.data,
                 str(path),
-                file_label=file_label,
+                file_label=fit_label(file_label, _LABEL_LIMITS["sav"]),
                 column_labels=sf.column_labels,
                 variable_value_labels=sf.value_labels,
                 variable_measure=sf.measure,
@@ -146,11 +225,12 @@ def write_table(
 
 @dataclass(frozen=True)
 class ExportResult:
-    """What :func:`write_exports` wrote."""
+    """What :func:`write_exports` wrote, and what it had to say (``notes``: a label cut)."""
 
     files: tuple[Path, ...]
     codebook: pd.DataFrame
     tables: Mapping[str, pd.DataFrame]
+    notes: tuple[str, ...] = ()
 
 
 def export_tables(
@@ -159,25 +239,36 @@ def export_tables(
     *,
     paired_measures: Sequence[str] | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """The tables :func:`write_exports` writes, by file stem, with valid column names.
+    """The tables :func:`write_exports` writes, by file stem, with their full column names.
 
     ``per_session_wide``, ``per_session_long``, ``per_user_by_system`` (when the
-    table has searchers and systems), ``per_query_wide`` and ``per_query_long``
-    (with a per-query table).
+    table has searchers and systems; ``<measure>__<system>`` columns, then the
+    searcher attributes), ``per_query_wide`` and ``per_query_long`` (with a per-query
+    table).  The covariates of a session (times, order, searcher attributes:
+    :mod:`sessionval.analysis.covariates`) are not scores: the long form repeats them
+    on every row of the session, the by-system layout keeps the searcher's attributes.
     """
-    ps = sanitise_names(per_session)
+    ps = per_session
+    covariates = covariate_columns(ps.columns)
     s_ids = [c for c in _SESSION_IDS if c in ps.columns]
+    scores = score_columns(ps, [*s_ids, *covariates])
     tables: dict[str, pd.DataFrame] = {"per_session_wide": ps}
     tables["per_session_long"] = long_form(
-        ps, id_columns=s_ids, value_columns=score_columns(ps, s_ids)
+        ps, id_columns=[*s_ids, *covariates], value_columns=scores
     )
     if "user_id" in ps.columns and "system_id" in ps.columns:
-        measures = (
-            list(paired_measures) if paired_measures is not None else score_columns(ps, s_ids)
-        )
-        tables["per_user_by_system"] = wide_by_system(ps, measures=measures)
+        measures = list(paired_measures) if paired_measures is not None else scores
+        by_system = wide_by_system(ps, measures=measures)
+        attributes = attribute_columns(covariates)
+        if attributes:
+            first = ps.drop_duplicates("user_id")  # attributes are the searcher's: any row
+            first = first.set_axis(pd.Index(first["user_id"].astype(str)), axis=0)
+            at = pd.Index(by_system["user_id"].astype(str))
+            for c in attributes:
+                by_system[c] = first[c].reindex(at).to_numpy()
+        tables["per_user_by_system"] = by_system
     if per_query is not None:
-        pq = sanitise_names(per_query)
+        pq = per_query
         q_ids = [c for c in (*_SESSION_IDS, "query_pos", "query_id") if c in pq.columns]
         tables["per_query_wide"] = pq
         tables["per_query_long"] = long_form(
@@ -195,6 +286,7 @@ def write_exports(
     formats: Sequence[Format] = FORMATS,
     paired_measures: Sequence[str] | None = None,
     title: str = "sessionval scores",
+    csv_safe: bool = False,
 ) -> ExportResult:
     """Write per-session and per-query scores in long and wide form, plus the codebook.
 
@@ -218,7 +310,11 @@ def write_exports(
     paired_measures
         Scores spread by system (default: every score column of ``per_session``).
     title
-        Dataset label in ``.dta``/``.sav``.
+        Dataset label in ``.dta``/``.sav``: ``"<title>: <file>"``, or the title alone when
+        that is too long for the format (:func:`fit_label`); a title too long by itself is
+        cut, and ``ExportResult.notes`` says so.
+    csv_safe
+        Neutralise spreadsheet formulas in the CSV files (:func:`neutralise_formulas`).
 
     Returns
     -------
@@ -233,11 +329,28 @@ def write_exports(
     for stem, table in tables.items():
         files.extend(
             write_table(
-                table, out / stem, formats=fmts, label_maps=maps, file_label=f"{title}: {stem}"
+                table,
+                out / stem,
+                formats=fmts,
+                label_maps=maps,
+                file_label=f"{title}: {stem}",
+                csv_safe=csv_safe,
             )
         )
-    book = codebook(tables, parameters=parameters, label_maps=maps)
-    book.to_csv(out / "codebook.csv", index=False)
+    names = {
+        stem: stats_names(table.columns, systems=maps.get("system_id", ()))
+        for stem, table in tables.items()
+    }
+    book = codebook(tables, parameters=parameters, label_maps=maps, stats_names=names)
+    (neutralise_formulas(book) if csv_safe else book).to_csv(out / "codebook.csv", index=False)
     (out / "codebook.md").write_text(codebook_markdown(book, parameters), encoding="utf-8")
     files.extend([out / "codebook.csv", out / "codebook.md"])
-    return ExportResult(files=tuple(files), codebook=book, tables=tables)
+    notes = []
+    for fmt in ("dta", "sav"):
+        if fmt in fmts and len(title.encode("utf-8")) > _LABEL_LIMITS[fmt]:
+            what = "Stata's 80 characters" if fmt == "dta" else "SPSS's 64 bytes"
+            notes.append(
+                f"The file label of the .{fmt} exports holds {what}: the study name "
+                f"{title!r} is cut to {fit_label(title, _LABEL_LIMITS[fmt])!r} there."
+            )
+    return ExportResult(files=tuple(files), codebook=book, tables=tables, notes=tuple(notes))

@@ -1,7 +1,11 @@
 """What Stata and SPSS can hold: valid variable names, coded identifiers and their labels.
 
 Stata and SPSS restrict names (Stata: letters, digits, ``_``, at most 32
-characters), so generated column names go through :func:`stats_name`.  Every
+characters), so the columns of ``.dta``/``.sav`` files get names from
+:func:`stats_names`: a valid name stays, a ``<measure>__<system>`` column of the
+by-system layout becomes ``<measure>_s<k>`` (``k`` the system's code, its value-label
+number), anything else is made valid by :func:`stats_name`; the full name goes into
+the variable label and the codebook.  CSV and Parquet keep the full names.  Every
 identifier column with few distinct values (systems, topics, searchers, measures)
 becomes an integer code whose **value labels** carry the names, so ``system_id``
 reads as 1 = "A", 2 = "B"; booleans become 0/1 labelled no/yes; every column
@@ -28,6 +32,7 @@ __all__ = [
     "sanitise_names",
     "shared_label_maps",
     "stats_name",
+    "stats_names",
     "to_stats_frame",
     "value_labels",
 ]
@@ -72,6 +77,32 @@ def stats_name(name: str, *, taken: Iterable[str] = ()) -> str:
         suffix = f"_{k}"
         out = base[: 32 - len(suffix)] + suffix
         k += 1
+    return out
+
+
+def stats_names(columns: Iterable[object], *, systems: Sequence[str] = ()) -> dict[str, str]:
+    """Short, valid, unique Stata/SPSS names for the given columns (full name -> name).
+
+    A ``<measure>__<system>`` column (the by-system layout) whose system is in
+    ``systems`` becomes ``<measure>_s<k>`` with ``k`` the system's 1-based code in
+    ``systems`` (its value label), so ``nsdcg__org_manual_ance_bert`` is ``nsdcg_s4``
+    whatever the length of the system's name; every other name goes through
+    :func:`stats_name`.  Names are unique case-insensitively, in column order.
+
+    Examples
+    --------
+    >>> stats_names(["user_id", "nsdcg__org_convdr", "nsdcg__org_manual_ance_bert", "nDCG@10"],
+    ...             systems=["org_convdr", "org_manual_ance_bert"])
+    {'user_id': 'user_id', 'nsdcg__org_convdr': 'nsdcg_s1',
+     'nsdcg__org_manual_ance_bert': 'nsdcg_s2', 'nDCG@10': 'nDCG_10'}
+    """
+    code = {str(s): k for k, s in enumerate(systems, start=1)}
+    out: dict[str, str] = {}
+    for col in columns:
+        full = str(col)
+        base, sep, system = full.partition("__")
+        proposed = f"{base}_s{code[system]}" if sep and system in code else full
+        out[full] = stats_name(proposed, taken=out.values())
     return out
 
 
@@ -138,6 +169,7 @@ def to_stats_frame(
     *,
     label_maps: Mapping[str, Sequence[str]] | None = None,
     level: Level = "session",
+    full_names: Mapping[str, str] | None = None,
 ) -> StatsFrame:
     """Convert a table to what Stata/SPSS can hold, with labels.
 
@@ -156,6 +188,9 @@ def to_stats_frame(
     level
         Table the columns belong to (their variable labels; see
         :func:`~sessionval.output.columns.describe_column`).
+    full_names
+        The full name of a renamed column (:func:`stats_names`): its variable label
+        describes the full name.
 
     Returns
     -------
@@ -180,7 +215,7 @@ def to_stats_frame(
                 f"(letters, digits, _; at most 32 characters); use {stats_name(name)!r}"
             )
         s = table[col]
-        labels[name] = describe_column(name, level=level).label
+        labels[name] = describe_column((full_names or {}).get(name, name), level=level).label
         if name in maps and name not in STRING_IDS:
             cats = list(maps[name])
             # position among the labels, -1 for missing values and values without a label

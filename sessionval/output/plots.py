@@ -24,7 +24,14 @@ Figures (Järvelin et al. 2008 = seed 002; Järvelin & Kekäläinen 2002 = seed 
 
 Colours are the Okabe–Ito palette (safe for the common colour-vision
 deficiencies) and each series also gets its own line style, so figures survive
-grey-scale printing.  :func:`save_figure` writes PNG, SVG and PDF.
+grey-scale printing.  A system's colour and its place in the legend are a function
+of the system ids (:func:`system_colours`: sorted ids), not of the order the data
+list them, so the same system has the same colour in every figure.  Ids are drawn
+as plain text: ``$x^2$`` stays ``$x^2$`` (no mathtext, no TeX), and an id starting
+with ``_`` appears in the legend like any other.  With more than
+:data:`LEGEND_INSIDE_MAX` legend entries the legend moves outside the axes (the
+figure widens to hold it); query labels Q1…Qn thin out when they would overlap.
+:func:`save_figure` writes PNG, SVG and PDF.
 
 matplotlib (extra ``plots``) is imported only when a figure is drawn.
 """
@@ -34,7 +41,7 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -47,7 +54,9 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "CG_TITLES",
     "COLUMN_FIGSIZE",
+    "LEGEND_INSIDE_MAX",
     "LINESTYLES",
     "PALETTE",
     "ImageFormat",
@@ -59,6 +68,7 @@ __all__ = [
     "plot_rating_scatter",
     "plot_session_curves",
     "save_figure",
+    "system_colours",
 ]
 
 #: Okabe & Ito (2008) colour-blind-safe palette, black last (used for ideal curves).
@@ -76,6 +86,19 @@ LINESTYLES: Final[tuple[str, ...]] = ("-", "--", "-.", ":")
 #: One column of a two-column paper, in inches.
 COLUMN_FIGSIZE: Final[tuple[float, float]] = (3.5, 2.6)
 _FONT: Final = {"label": 8.0, "tick": 7.0, "legend": 6.5, "title": 6.5}
+#: Titles of the cumulated-gain figures (Järvelin & Kekäläinen 2002, Figures 1-4).
+CG_TITLES: Final[dict[str, str]] = {
+    "CG": "Cumulated gain (CG)",
+    "DCG": "Discounted cumulated gain (DCG)",
+    "nCG": "Normalised cumulated gain (nCG)",
+    "nDCG": "Normalised discounted cumulated gain (nDCG)",
+}
+#: Legends with more entries than this go outside the axes.
+LEGEND_INSIDE_MAX: Final = 4
+#: The label of a figure this module made (so it may widen it for an outside legend).
+_OWN_FIGURE: Final = "sessionval-column-figure"
+#: Width of a query label Q<n> at the tick font with its gap, in inches (for thinning).
+_QUERY_LABEL_INCHES: Final = 0.26
 
 ImageFormat = Literal["png", "svg", "pdf"]
 
@@ -87,6 +110,7 @@ def _new_axes(ax: Axes | None, figsize: tuple[float, float] = COLUMN_FIGSIZE) ->
 
     # a bare Figure (no pyplot state): nothing global, nothing to close
     fig = Figure(figsize=figsize, layout="constrained")
+    fig.set_label(_OWN_FIGURE)
     return fig.add_subplot()
 
 
@@ -111,6 +135,63 @@ def _select(table: pd.DataFrame, measure: str | None, what: str) -> pd.DataFrame
     return table.loc[keep]
 
 
+def system_colours(systems: Sequence[object] | pd.Series) -> dict[str, str]:
+    """Colour of each system: the palette in the order of the sorted system ids.
+
+    With a categorical column every category gets its colour, present or not, so a
+    figure that shows some of the systems colours them as the others do.
+
+    Examples
+    --------
+    >>> system_colours(["S2", "S1", "S2"])
+    {'S1': '#0072B2', 'S2': '#D55E00'}
+    """
+    if isinstance(systems, pd.Series) and isinstance(systems.dtype, pd.CategoricalDtype):
+        names = {str(c) for c in systems.cat.categories}
+    else:
+        names = {str(v) for v in pd.Series(list(systems)).dropna()}
+    return {v: PALETTE[i % (len(PALETTE) - 1)] for i, v in enumerate(sorted(names))}
+
+
+def _plain(*texts: Any) -> None:
+    """Draw texts as written: no mathtext, no TeX (ids like ``$x^2$`` are data)."""
+    for t in texts:
+        if t is not None:
+            t.set_parse_math(False)
+            t.set_usetex(False)
+
+
+LegendEntries: TypeAlias = list[tuple[Any, str]]
+
+
+def _legend(ax: Axes, entries: LegendEntries | None, title: str | None) -> None:
+    """The legend from explicit entries (labels starting with ``_`` included), outside if long."""
+    if entries is None:
+        handles, labels = ax.get_legend_handles_labels()
+    else:
+        handles, labels = [h for h, _ in entries], [lab for _, lab in entries]
+    if not handles:
+        return
+    kw: dict[str, Any] = {}
+    if len(handles) > LEGEND_INSIDE_MAX:
+        kw = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0.0}
+        fig = ax.get_figure(root=True)
+        if fig is not None and fig.get_label() == _OWN_FIGURE:
+            longest = max(len(lab) for lab in labels)
+            w, h = COLUMN_FIGSIZE
+            fig.set_size_inches(w + 0.55 + 0.6 * _FONT["legend"] / 72 * longest, h)
+    leg = ax.legend(
+        handles,
+        labels,
+        fontsize=_FONT["legend"],
+        title=title,
+        title_fontsize=_FONT["legend"],
+        frameon=False,
+        **kw,
+    )
+    _plain(*leg.get_texts(), leg.get_title())
+
+
 def _finish(
     ax: Axes,
     *,
@@ -120,26 +201,24 @@ def _finish(
     title: str | None,
     legend_title: str | None = None,
     legend: bool = True,
+    entries: LegendEntries | None = None,
 ) -> Axes:
     ax.set_xlabel(xlabel, fontsize=_FONT["label"])
     ax.set_ylabel(ylabel, fontsize=_FONT["label"])
     ax.tick_params(labelsize=_FONT["tick"])
     text = params_text(params) if params else ""
     heading = "\n".join(t for t in (title, f"({text})" if text else "") if t)
-    ax.set_title(heading, fontsize=_FONT["title"])
+    _plain(ax.set_title(heading, fontsize=_FONT["title"]))
     ax.grid(True, linewidth=0.3, alpha=0.5)
     if legend:
-        ax.legend(
-            fontsize=_FONT["legend"],
-            title=legend_title,
-            title_fontsize=_FONT["legend"],
-            frameon=False,
-        )
+        _legend(ax, entries, legend_title)
     return ax
 
 
-def _series(table: pd.DataFrame, keys: Sequence[str]) -> list[tuple[tuple[str, ...], pd.DataFrame]]:
-    """Split into groups in sorted (categorical) order."""
+def _series(
+    table: pd.DataFrame, keys: Sequence[str], *, by_id: Sequence[str] = ()
+) -> list[tuple[tuple[str, ...], pd.DataFrame]]:
+    """Split into groups: ``by_id`` keys in sorted id order, the others in categorical order."""
     if not keys:
         return [((), table)]
     grouped = table.groupby(list(keys), sort=True, observed=True, dropna=False)
@@ -147,21 +226,27 @@ def _series(table: pd.DataFrame, keys: Sequence[str]) -> list[tuple[tuple[str, .
     for key, part in grouped:
         tup = key if isinstance(key, tuple) else (key,)
         out.append((tuple(str(k) for k in tup), part))
+    positions = {k: i for i, k in enumerate(keys) if k in by_id}
+    if positions:
+        # sorted by the ids' text whatever the categories' order (first appearance in the data)
+        out.sort(key=lambda item: tuple(item[0][i] for i in sorted(positions.values())))
     return out
 
 
 def _style_maps(
-    table: pd.DataFrame, hue: str | None, style: str | None
+    table: pd.DataFrame,
+    hue: str | None,
+    style: str | None,
+    colours: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, str], dict[str, str]]:
-    colours: dict[str, str] = {}
+    hue_colours: dict[str, str] = {}
     styles: dict[str, str] = {}
     if hue is not None:
-        for i, v in enumerate(_levels(table[hue])):
-            colours[v] = PALETTE[i % (len(PALETTE) - 1)]
+        hue_colours = dict(colours) if colours is not None else system_colours(table[hue])
     if style is not None:
         for i, v in enumerate(_levels(table[style])):
             styles[v] = LINESTYLES[i % len(LINESTYLES)]
-    return colours, styles
+    return hue_colours, styles
 
 
 def _levels(s: pd.Series) -> list[str]:
@@ -181,22 +266,35 @@ def _draw_lines(
     style: str | None,
     label_fmt: str = "{hue} {style}",
     linewidth: float = 1.2,
-) -> None:
-    colours, styles = _style_maps(table, hue, style)
+    colours: Mapping[str, str] | None = None,
+) -> LegendEntries:
+    """One line per (hue, style) series; returns the legend entries in order."""
+    hue_colours, styles = _style_maps(table, hue, style, colours)
     keys = [k for k in (hue, style) if k is not None]
-    for i, (key, part) in enumerate(_series(table, keys)):
+    n_colours = len(PALETTE) - 1
+    hue_rank = {v: i for i, v in enumerate(sorted(hue_colours))}
+    entries: LegendEntries = []
+    for i, (key, part) in enumerate(_series(table, keys, by_id=[hue] if hue else [])):
         part = part.sort_values(x)
         h = key[0] if hue is not None else ""
         s = key[-1] if style is not None else ""
         label = label_fmt.format(hue=h, style=s).strip() or y
-        ax.plot(
+        if style is not None:
+            linestyle = styles.get(s, LINESTYLES[0])
+        elif hue is not None:  # beyond the palette, colours repeat with another line style
+            linestyle = LINESTYLES[(hue_rank.get(h, i) // n_colours) % len(LINESTYLES)]
+        else:
+            linestyle = LINESTYLES[i % len(LINESTYLES)]
+        (line,) = ax.plot(
             part[x].to_numpy(dtype=np.float64),
             part[y].to_numpy(dtype=np.float64),
-            color=colours.get(h, PALETTE[i % (len(PALETTE) - 1)]),
-            linestyle=styles.get(s, LINESTYLES[0] if hue is not None else LINESTYLES[i % 4]),
+            color=hue_colours.get(h, PALETTE[i % n_colours]),
+            linestyle=linestyle,
             linewidth=linewidth,
             label=label,
         )
+        entries.append((line, label))
+    return entries
 
 
 def plot_query_curves(
@@ -211,6 +309,7 @@ def plot_query_curves(
     ylabel: str = "mean query-discounted DCG (sDCG$_q$)",
     title: str | None = "Last vs non-last queries",
     ax: Axes | None = None,
+    colours: Mapping[str, str] | None = None,
 ) -> Axes:
     """002 Figure 1: mean sDCG_q by rank of last vs non-last (or best vs other) queries.
 
@@ -231,11 +330,14 @@ def plot_query_curves(
         Axis label and title (``None``: no title line).
     ax
         Axes to draw on (default: a new one-column figure).
+    colours
+        Colour per system (default: :func:`system_colours` of the table's systems).
 
     Returns
     -------
     matplotlib.axes.Axes
-        One line per (system, group), labelled ``"<system> <group>"``.
+        One line per (system, group), labelled ``"<system> <group>"``, systems in
+        sorted order.
 
     References
     ----------
@@ -244,12 +346,16 @@ def plot_query_curves(
     _require(curves, [x, y, hue, style], "plot_query_curves")
     curves = _select(curves, measure, "plot_query_curves")
     ax = _new_axes(ax)
-    _draw_lines(ax, curves, x=x, y=y, hue=hue, style=style)
-    return _finish(ax, xlabel="rank", ylabel=ylabel, params=params, title=title)
+    entries = _draw_lines(ax, curves, x=x, y=y, hue=hue, style=style, colours=colours)
+    return _finish(ax, xlabel="rank", ylabel=ylabel, params=params, title=title, entries=entries)
 
 
 def _mark_queries(ax: Axes, cutoff: int, n_queries: int) -> None:
-    """Dotted boundaries between queries and Q1..Qn labels on a top axis."""
+    """Dotted boundaries between queries and Q1..Qn labels on a top axis.
+
+    Labels thin out to every k-th query (Q1, Q1+k, …) when all of them would not fit
+    the axes' width.
+    """
     for q in range(1, n_queries):
         ax.axvline(
             q * cutoff + 0.5,
@@ -260,8 +366,12 @@ def _mark_queries(ax: Axes, cutoff: int, n_queries: int) -> None:
             zorder=0,
         )
     top = ax.secondary_xaxis("top")
-    centres = (np.arange(1, n_queries + 1) - 0.5) * cutoff + 0.5
-    top.set_xticks(centres, labels=[f"Q{q}" for q in range(1, n_queries + 1)])
+    fig = ax.get_figure(root=True)
+    width = fig.get_size_inches()[0] * ax.get_position().width if fig is not None else 3.0
+    fits = max(1, int(width / _QUERY_LABEL_INCHES))
+    step = -(-n_queries // fits)
+    shown = np.arange(1, n_queries + 1, step)
+    top.set_xticks((shown - 0.5) * cutoff + 0.5, labels=[f"Q{q}" for q in shown])
     top.tick_params(labelsize=_FONT["tick"] - 1 if n_queries > 8 else _FONT["tick"], length=0)
     ax.set_xlim(0.5, n_queries * cutoff + 0.5)
 
@@ -279,6 +389,7 @@ def plot_session_curves(
     measure: str | None = None,
     title: str | None = None,
     ax: Axes | None = None,
+    colours: Mapping[str, str] | None = None,
 ) -> Axes:
     """002 Figures 2 and 3: mean session curves over concatenated top-X results.
 
@@ -306,12 +417,14 @@ def plot_session_curves(
         Title line (default: which figure this is).
     ax
         Axes to draw on.
+    colours
+        Colour per system (default: :func:`system_colours` of the table's systems).
 
     Returns
     -------
     matplotlib.axes.Axes
-        One line per (system[, subset]); dotted query boundaries (labels
-        starting with ``_``, so not in the legend) and Q1…Qn on the top axis.
+        One line per (system[, subset]); dotted query boundaries (not in the
+        legend) and Q1…Qn on the top axis.
 
     References
     ----------
@@ -323,7 +436,7 @@ def plot_session_curves(
     if cutoff < 1:
         raise SessionvalError(f"plot_session_curves: cutoff must be >= 1, got {cutoff}")
     ax = _new_axes(ax)
-    _draw_lines(ax, curves, x=x, y=y, hue=hue, style=style)
+    entries = _draw_lines(ax, curves, x=x, y=y, hue=hue, style=style, colours=colours)
     n_q = int(np.ceil(float(curves[x].max()) / cutoff))
     _mark_queries(ax, cutoff, n_q)
     if title is None:
@@ -334,6 +447,7 @@ def plot_session_curves(
         ylabel=f"mean {what}",
         params=params,
         title=title,
+        entries=entries,
     )
 
 
@@ -442,6 +556,7 @@ def plot_cg_curves(
     params: Mapping[str, object] | None = None,
     title: str | None = None,
     ax: Axes | None = None,
+    colours: Mapping[str, str] | None = None,
 ) -> Axes:
     """000 Figures 1–4: mean CG, DCG, nCG or nDCG by rank per system against the ideal.
 
@@ -462,11 +577,13 @@ def plot_cg_curves(
         Title line (default: the measure's name).
     ax
         Axes to draw on.
+    colours
+        Colour per system (default: :func:`system_colours` of the table's systems).
 
     Returns
     -------
     matplotlib.axes.Axes
-        One line per system plus the ideal (label ``ideal``).
+        One line per system (sorted) plus the ideal (label ``ideal``), last.
 
     References
     ----------
@@ -476,11 +593,22 @@ def plot_cg_curves(
     ax = _new_axes(ax)
     is_ideal = curves[hue].astype(str) == ideal
     systems = curves[~is_ideal]
+    if colours is None:  # the ideal curve is black, not a system
+        column = systems[hue]
+        levels = (
+            column.cat.categories
+            if isinstance(column.dtype, pd.CategoricalDtype)
+            else column.drop_duplicates()
+        )
+        colours = system_colours([str(n) for n in levels if str(n) != ideal])
+    entries: LegendEntries = []
     if len(systems):
-        _draw_lines(ax, systems, x=x, y=y, hue=hue, style=None, label_fmt="{hue}")
+        entries = _draw_lines(
+            ax, systems, x=x, y=y, hue=hue, style=None, label_fmt="{hue}", colours=colours
+        )
     if is_ideal.any():
         part = curves[is_ideal].sort_values(x)
-        ax.plot(
+        (line,) = ax.plot(
             part[x].to_numpy(dtype=np.float64),
             part[y].to_numpy(dtype=np.float64),
             color=PALETTE[-1],
@@ -488,15 +616,12 @@ def plot_cg_curves(
             linewidth=1.0,
             label=ideal,
         )
+        entries.append((line, ideal))
     if title is None:
-        names = {
-            "CG": "Cumulated gain (CG)",
-            "DCG": "Discounted cumulated gain (DCG)",
-            "nCG": "Normalised cumulated gain (nCG)",
-            "nDCG": "Normalised discounted cumulated gain (nDCG)",
-        }
-        title = names.get(measure, f"{measure} by rank")
-    return _finish(ax, xlabel="rank", ylabel=f"mean {measure}", params=params, title=title)
+        title = CG_TITLES.get(measure, f"{measure} by rank")
+    return _finish(
+        ax, xlabel="rank", ylabel=f"mean {measure}", params=params, title=title, entries=entries
+    )
 
 
 def plot_rating_scatter(

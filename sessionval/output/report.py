@@ -38,6 +38,7 @@ __all__ = [
     "paired_comparison",
     "render_report",
     "score_table",
+    "unequal_counts",
     "write_report",
 ]
 # paired_comparison and score_table live in sessionval.analysis.stats; they stay importable
@@ -171,7 +172,8 @@ nav a { margin-right: .8rem; }
 <p>Mean over sessions, standard deviation and {{ ci_percent }}% confidence interval of the mean
 (Student t with n&minus;1 degrees of freedom). Sessions without a value are not counted.</p>
 {{ score_html }}
-{% if paired_html %}<h3>Paired comparison by searcher</h3>
+{% for n in score_notes %}<p class="meta">{{ n }}</p>
+{% endfor %}{% if paired_html %}<h3>Paired comparison by searcher</h3>
 {{ paired_note }}
 {{ paired_html }}{% endif %}
 
@@ -212,13 +214,62 @@ nav a { margin-right: .8rem; }
 """
 
 
+def _flat(df: pd.DataFrame, *, index: bool) -> pd.DataFrame:
+    """One header row: the index becomes the first column (named after it), no columns name.
+
+    ``DataFrame.to_html`` writes a second header row for the index name and the
+    columns name (``topic`` over ``system``); a report table has one.
+    """
+    out = df.copy()
+    if index:
+        names = [n if n is not None else "" for n in out.index.names]
+        label = " / ".join(str(n) for n in names if n) or ""
+        if out.columns.name:
+            label = f"{label} \\ {out.columns.name}" if label else str(out.columns.name)
+        out.index = out.index.set_names([None] * out.index.nlevels)
+        out = out.reset_index(names=[label] if out.index.nlevels == 1 else None)
+    out.columns = [str(c) for c in out.columns]
+    out.columns.name = None
+    return out
+
+
 def _table_html(df: pd.DataFrame, *, index: bool = False, digits: int = 3) -> str:
     def fmt(x: float) -> str:
         return "" if pd.isna(x) else f"{x:.{digits}f}"
 
-    return df.to_html(
-        index=index, border=0, float_format=fmt, na_rep="", escape=True, classes="data"
+    return _flat(df, index=index).to_html(
+        index=False, border=0, float_format=fmt, na_rep="", escape=True, classes="data"
     )
+
+
+def unequal_counts(scores: pd.DataFrame) -> tuple[str, ...]:
+    """Notes for a score table whose measures are averaged over different numbers of sessions.
+
+    A session without a value is not counted (nsDCG where the ideal is 0, e.g. a topic
+    without relevant judged documents), so a system's nsDCG may average fewer sessions
+    than its sDCG; the note says so, per system.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"system": ["A"] * 3, "measure": ["nsdcg", "sdcg", "n_queries"],
+    ...                   "n": [116, 133, 133]})
+    >>> print(unequal_counts(t)[0][:80])
+    A: the scores are averaged over different numbers of sessions: nsdcg over 116; s
+    >>> print(unequal_counts(t)[0][80:122])
+    dcg, n_queries over 133. A session without
+    """
+    notes = []
+    for system, part in scores.groupby("system", sort=True):
+        if part["n"].nunique() < 2:
+            continue
+        by_n = part.groupby("n", sort=True)["measure"].agg(list)
+        counts = "; ".join(f"{', '.join(map(str, ms))} over {n}" for n, ms in by_n.items())
+        notes.append(
+            f"{system}: the scores are averaged over different numbers of sessions: {counts}. "
+            "A session without a value is not counted (nsDCG and nDCG are undefined where "
+            "the ideal is 0, e.g. a topic without judged relevant documents)."
+        )
+    return tuple(notes)
 
 
 def render_report(
@@ -237,6 +288,7 @@ def render_report(
     source: str = "",
     confidence: float = 0.95,
     sections: Sequence[ReportSection] = (),
+    score_notes: Sequence[str] = (),
 ) -> str:
     """Render the self-contained HTML report.
 
@@ -269,6 +321,8 @@ def render_report(
         Level of the confidence intervals.
     sections
         Further sections (:class:`ReportSection`), rendered in order after the scores.
+    score_notes
+        Remarks under the score table (:func:`unequal_counts`).
 
     Returns
     -------
@@ -325,6 +379,7 @@ def render_report(
         validation_ok=validation_ok,
         rejects_html=rejects_html,
         sections=[_section_view(sec, Markup) for sec in sections],
+        score_notes=list(score_notes),
     )
 
 

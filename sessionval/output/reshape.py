@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SessionvalError
-from .labels import stats_name
 
 __all__ = [
     "long_form",
@@ -115,9 +114,10 @@ def wide_by_system(
     Returns
     -------
     pandas.DataFrame
-        ``subject``, ``n_sessions__<system>`` and ``<measure>__<system>`` (means),
-        names passed through :func:`~sessionval.output.labels.stats_name`; a
-        searcher who never used a system has NaN there.
+        ``subject``, ``n_sessions__<system>`` and ``<measure>__<system>`` (means), the
+        full system names (``.dta``/``.sav`` files shorten them:
+        :func:`~sessionval.output.labels.stats_names`); a searcher who never used a
+        system has NaN there.
 
     Examples
     --------
@@ -141,19 +141,14 @@ def wide_by_system(
     frame["_n"] = 1.0
     cnt = frame.pivot_table(index=subject, columns=system, values="_n", aggfunc="sum")
     cnt = cnt.reindex(index=subjects, columns=systems).fillna(0).astype("int64")
-    out = pd.DataFrame({subject: subjects})
-    taken: list[str] = [subject]
+    columns: dict[str, np.ndarray] = {subject: np.asarray(subjects, dtype=object)}
     for s in systems:
-        name = stats_name(f"n_sessions__{s}", taken=taken)
-        taken.append(name)
-        out[name] = cnt[s].to_numpy()
+        columns[f"n_sessions__{s}"] = cnt[s].to_numpy()
     for measure in measures:
         table = frame.pivot_table(
             index=subject, columns=system, values=measure, aggfunc="mean", dropna=False
         )
         table = table.reindex(index=subjects, columns=systems)
         for s in systems:
-            name = stats_name(f"{measure}__{s}", taken=taken)
-            taken.append(name)
-            out[name] = table[s].to_numpy(dtype=np.float64)
-    return out
+            columns[f"{measure}__{s}"] = table[s].to_numpy(dtype=np.float64)
+    return pd.DataFrame(columns)

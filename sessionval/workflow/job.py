@@ -1,9 +1,14 @@
-"""The run job: the named steps of :mod:`sessionval.workflow.steps` chained, with a progress bar."""
+"""The run job: the named steps of :mod:`sessionval.workflow.steps` chained, with a progress bar.
+
+Every step writes into the run's staging folder (:class:`~sessionval.workflow.outputs.RunOutputs`);
+only a run that went through every step swaps its files into ``--out``, so a failed
+or interrupted run leaves the previous outputs as they were.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -16,18 +21,16 @@ from ..io.formats import detect_format
 from ..io.partitioned import PARTITIONED
 from ..progress import Stages, stages
 from .correlations import correlation_step
+from .figures import draw_figures, figure_cell, figure_data, write_figure_tables
 from .outputs import RunOutputs
 from .settings import NO_JUDGMENTS, run_settings
 from .steps import (
-    draw_figures,
+    choose_gains,
     evaluate_step,
-    figure_cell,
-    figure_data,
     load_step,
     peak_memory_mb,
     write_configuration,
     write_exports_step,
-    write_figure_tables,
     write_report_step,
     write_tables,
     write_validation,
@@ -37,8 +40,21 @@ from .steps import (
 __all__ = [
     "STAGES",
     "RunResult",
+    "input_files",
     "run",
 ]
+
+#: The stages the progress bar shows.
+STAGES: Final = (
+    "load and validate",
+    "evaluate",
+    "tables",
+    "aggregate",
+    "figures",
+    "exports",
+    "report",
+)
+
 
 #: Formats the tables may be written in (``table_formats``).
 TABLE_FORMATS: Final = ("csv", "parquet")
@@ -57,27 +73,34 @@ def _with_progress(engine: Engine | None, bar: Stages) -> Engine:
     return engine
 
 
-#: The stages the progress bar shows.
-STAGES: Final = (
-    "load and validate",
-    "evaluate",
-    "tables",
-    "aggregate",
-    "figures",
-    "exports",
-    "report",
-)
-
-
 @dataclass
 class RunResult:
-    """What :func:`run` wrote and found."""
+    """What :func:`run` wrote and found.
+
+    ``rejected`` counts the sessions lenient mode rejected (listed in
+    ``out/rejects.csv`` and ``out/validation.txt``); ``notes`` are the run's notes
+    (gain scheme chosen, figures skipped, …) as the report lists them.
+    """
 
     out: Path
     files: list[str]
     removed: list[str]
     per_session: pd.DataFrame
     score_table: pd.DataFrame
+    rejected: int = 0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def input_files(
+    logs: Path,
+    qrels: Path | None,
+    config_path: Path | None,
+    input_options: Mapping[str, Any] | None,
+) -> list[Path]:
+    """Every input file of a run (the logs when a file, qrels, config, format options' files)."""
+    paths = [logs, qrels, config_path]
+    paths += [v for v in (input_options or {}).values() if isinstance(v, Path)]
+    return [p for p in paths if p is not None and p.is_file()]
 
 
 def run(
@@ -89,6 +112,9 @@ def run(
     lenient: bool | None = None,
     progress: bool | None = None,
     input_options: Mapping[str, Any] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    force: bool = False,
+    csv_safe: bool | None = None,
     engine: Engine | None = None,
     per_position: bool = True,
     table_formats: Sequence[str] = TABLE_FORMATS,
@@ -102,9 +128,11 @@ def run(
     qrels
         Reference judgments (required unless the configuration uses ``judgments = "searcher"``).
     out
-        Output folder (created; the previous run's files are replaced).
+        Output folder (created).  The outputs are swapped in only when the run
+        succeeds; the previous run's files that this run does not write again are
+        removed; nothing else is touched (:mod:`sessionval.workflow.outputs`).
     config_path
-        TOML configuration (``None``: the paper's defaults).
+        TOML configuration (``None``: the paper's defaults; ``docs/configuration.md``).
     lenient
         Reject bad sessions instead of failing (default: the configuration's ``[run]``).
     progress
@@ -112,6 +140,13 @@ def run(
     input_options
         ``fmt`` (default ``"auto"``: recognised by its files) and the input format's
         options (``docs/formats.md``), so ``run`` reads every format ``validate`` reads.
+    overrides
+        Session parameters given as flags (``cutoff``, ``b``, ``bq``, ``gains``,
+        ``preset``); they win over the configuration file.
+    force
+        Overwrite files in ``out`` that no earlier run wrote (never an input).
+    csv_safe
+        Neutralise spreadsheet formulas in CSV cells (default: the configuration's ``[run]``).
     engine
         Where the sessions are scored (default: :class:`LocalEngine`, this process);
         a :class:`~sessionval.evaluation.dask_engine.DaskEngine` also loads the files
@@ -127,9 +162,11 @@ def run(
     Raises
     ------
     ValidationFailed
-        The input has problems (strict mode); ``out/validation.txt`` lists them.
+        The input has problems (strict mode); the previous outputs stay and the
+        problems are written beside them (its first note names the file).
     SessionvalError
-        Bad configuration or unreadable input.
+        Bad configuration, unreadable input, or files in ``out`` that must not be
+        overwritten.
     """
     # a lab-tables folder brings its own judgments; other inputs need --qrels (checked up front)
     fmt = str((input_options or {}).get("fmt", "auto"))
@@ -142,71 +179,88 @@ def run(
     if fmt_name == PARTITIONED and isinstance(engine, DaskEngine):
         load_options["mapper"] = engine.map_items  # the partitions load on the workers
     settings = run_settings(
-        config_path, lenient=lenient, has_qrels=qrels is not None or own_judgments
+        config_path,
+        lenient=lenient,
+        has_qrels=qrels is not None or own_judgments,
+        overrides=overrides,
+        csv_safe=csv_safe,
     )
-    out.mkdir(parents=True, exist_ok=True)
-    outputs = RunOutputs(out)
-    with stages(STAGES, disable=None if progress is None else not progress) as bar:
-        try:
-            loaded = load_step(
-                logs,
-                qrels=qrels,
-                mode="lenient" if settings.lenient else "strict",
-                input_options={**load_options, "progress": bar.phase},
+    outputs = RunOutputs(
+        out,
+        force=force,
+        inputs=input_files(logs, qrels, config_path, input_options),
+        csv_safe=settings.csv_safe,
+    )
+    try:
+        with stages(STAGES, disable=None if progress is None else not progress) as bar:
+            try:
+                loaded = load_step(
+                    logs,
+                    qrels=qrels,
+                    mode="lenient" if settings.lenient else "strict",
+                    input_options={**load_options, "progress": bar.phase},
+                )
+            except ValidationFailed as exc:
+                where = write_validation_failure(outputs, logs, exc)
+                exc.add_note(f"the problems are also in {where}; other files in {out} unchanged")
+                raise
+            summary = write_validation(outputs, loaded, peak_memory=peak_memory_mb())
+            if loaded.judgments is None and settings.config.judgments == "reference":
+                raise InputFormatError(f"{logs}: {NO_JUDGMENTS}")
+            if loaded.frame.n_sessions == 0:
+                raise InputFormatError(f"{logs}: no session left to evaluate")
+            settings = choose_gains(loaded, settings)
+            cell = figure_cell(loaded, settings.figures)
+            bar.update()
+
+            eng = _with_progress(engine, bar)
+            ev = evaluate_step(loaded, settings.config, measures=settings.measures.all, engine=eng)
+            bar.update()
+
+            tables = write_tables(outputs, ev, per_position=per_position, formats=table_formats)
+            write_configuration(outputs, settings, ev)
+            correlations = correlation_step(outputs, tables.per_session, settings)
+            bar.update()
+
+            cg_ev = (
+                ev
+                if settings.cg_config is None
+                else evaluate_step(loaded, settings.cg_config, engine=eng)
             )
-        except ValidationFailed as exc:
-            write_validation_failure(outputs, logs, exc)
-            raise
-        summary = write_validation(outputs, loaded, peak_memory=peak_memory_mb())
-        if loaded.judgments is None and settings.config.judgments == "reference":
-            raise InputFormatError(f"{logs}: {NO_JUDGMENTS}")
-        if loaded.frame.n_sessions == 0:
-            raise InputFormatError(f"{logs}: no session left to evaluate")
-        cell = figure_cell(loaded, settings.figures)
-        bar.update()
+            data = figure_data(ev, cell, settings.figures, cg_ev=cg_ev)
+            write_figure_tables(outputs, data)
+            bar.update()
 
-        eng = _with_progress(engine, bar)
-        ev = evaluate_step(loaded, settings.config, settings.measures.all, engine=eng)
-        bar.update()
+            figures = draw_figures(outputs, data, settings)
+            bar.update()
 
-        tables = write_tables(outputs, ev, per_position=per_position, formats=table_formats)
-        write_configuration(outputs, settings, ev)
-        correlations = correlation_step(outputs, tables.per_session, settings)
-        bar.update()
+            exports = write_exports_step(
+                outputs, tables, settings, title=loaded.study.name or "sessionval scores"
+            )
+            bar.update()
 
-        cg_ev = (
-            ev
-            if settings.cg_config is None
-            else evaluate_step(loaded, settings.cg_config, engine=eng)
-        )
-        data = figure_data(ev, cell, settings.figures, cg_ev=cg_ev)
-        write_figure_tables(outputs, data)
-        bar.update()
-
-        figures = draw_figures(outputs, data, settings)
-        bar.update()
-
-        write_exports_step(
-            outputs, tables, settings, title=loaded.study.name or "sessionval scores"
-        )
-        bar.update()
-
-        scores = write_report_step(
-            outputs,
-            loaded=loaded,
-            summary=summary,
-            tables=tables,
-            settings=settings,
-            figures=figures,
-            source=logs,
-            sections=[correlations] if correlations is not None else [],
-        )
-        bar.update()
-    removed = outputs.finish()
+            notes = (*data.notes, *exports.notes)
+            scores = write_report_step(
+                outputs,
+                loaded=loaded,
+                summary=summary,
+                tables=tables,
+                settings=settings,
+                figures=figures,
+                source=logs,
+                notes=notes,
+                sections=[correlations] if correlations is not None else [],
+            )
+            bar.update()
+        removed = outputs.finish()
+    finally:
+        outputs.discard()
     return RunResult(
         out=out,
         files=outputs.written,
         removed=removed,
         per_session=tables.per_session,
         score_table=scores,
+        rejected=loaded.report.sessions_rejected,
+        notes=(*settings.notes, *notes),
     )

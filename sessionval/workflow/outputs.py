@@ -1,41 +1,155 @@
-"""The run's output folder: what this run wrote, and the stale files of the last run removed.
+"""The run's output folder: written elsewhere first, swapped in complete, confined to ``--out``.
 
-Re-running overwrites cleanly: the files of the previous run (listed in
-``DIR/.sessionval-run.json``) that this run does not write again are removed;
-nothing else in ``DIR`` is touched.
+A run writes every file into a hidden staging folder inside ``--out``
+(``.sessionval-staging-*``, on the same file system) and, only when the whole run
+succeeded, :meth:`RunOutputs.finish` moves each file into place with an atomic
+rename, removes the files of the previous run that this run did not write again,
+and writes the manifest (``.sessionval-run.json``) last.  So:
+
+* an interrupted or failed run (bad configuration, a figure cell unknown to the
+  study, Ctrl-C) leaves the previous run's outputs as they were, never a truncated
+  file beside an older complete report (:meth:`RunOutputs.discard` removes the
+  staging folder);
+* nothing outside ``--out`` is touched: manifest entries that are absolute, climb
+  out with ``..``, pass through a symbolic link or name a symbolic link are
+  ignored, and no file is written through a linked folder;
+* a file this run would overwrite must be the previous run's (listed in its
+  manifest) unless ``force`` is given, and an input of the run (the ``--config``
+  file, the qrels, …) is never overwritten nor removed, even with ``force``.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final
 
 import pandas as pd
 
+from ..errors import InputFormatError
+from ..output.export import neutralise_formulas
+
 __all__ = [
     "MANIFEST",
+    "RESERVED",
+    "STAGING_PREFIX",
     "RunOutputs",
 ]
 
 #: The manifest of the files a run wrote, relative to the output folder.
 MANIFEST: Final = ".sessionval-run.json"
+#: Prefix of the staging folder a run writes into before its files are moved into place.
+STAGING_PREFIX: Final = ".sessionval-staging-"
+#: Top-level names a run writes (files, or folders of files): an input there would be replaced.
+RESERVED: Final = frozenset(
+    {
+        "tables",
+        "figures",
+        "exports",
+        "config.toml",
+        "config.json",
+        "report.html",
+        "validation.txt",
+        "validation-failed.txt",
+        "rejects.csv",
+        MANIFEST,
+    }
+)
+_SHOW: Final = 10
+
+
+def _inside(root: Path, rel: str) -> Path | None:
+    """``root / rel`` when it stays inside ``root`` without passing through a link, else None."""
+    parts = Path(rel).parts
+    if not parts or Path(rel).is_absolute() or ".." in parts:
+        return None
+    p = root
+    for part in parts:
+        p = p / part
+        if p.is_symlink():
+            return None
+    return p
 
 
 class RunOutputs:
-    """Files written by this run, relative to ``root``; removes stale files of the last run."""
+    """The files of one run: staged in ``root``, moved into ``out`` by :meth:`finish`.
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    Parameters
+    ----------
+    out
+        The output folder (created).
+    force
+        Overwrite files that no previous run of sessionval wrote.
+    inputs
+        The run's input files: never overwritten, never removed.
+    csv_safe
+        Neutralise spreadsheet formulas in the CSV cells written with :meth:`write_frame`.
+
+    Attributes
+    ----------
+    root
+        Where the steps write (the staging folder).
+    written
+        Files written so far, relative to ``root`` (and to ``out``).
+    previous
+        Files of the previous run (its manifest), relative to ``out``.
+    """
+
+    def __init__(
+        self,
+        out: Path,
+        *,
+        force: bool = False,
+        inputs: Iterable[Path] = (),
+        csv_safe: bool = False,
+    ) -> None:
+        self.out = out
+        self.force = force
+        self.csv_safe = csv_safe
+        self.inputs = tuple(p for p in inputs if p.is_file())
+        self._check_inputs()
+        if out.exists() and not out.is_dir():
+            raise InputFormatError(f"--out {out}: exists and is not a folder")
+        out.mkdir(parents=True, exist_ok=True)  # --out itself may be a link the user made
+        self.previous = self._read_manifest()
+        self.root = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
         self.written: list[str] = []
-        previous = root / MANIFEST
-        self.previous: list[str] = []
-        if previous.is_file():
-            try:
-                self.previous = list(json.loads(previous.read_text(encoding="utf-8"))["files"])
-            except (ValueError, KeyError, TypeError):
-                self.previous = []
 
+    # ---- before the run
+    def _check_inputs(self) -> None:
+        """An input where the run writes would be replaced: refuse before any work."""
+        if not self.out.exists():
+            return
+        out = self.out.resolve()
+        for p in self.inputs:
+            full = p.resolve()
+            if full.is_relative_to(out) and full.relative_to(out).parts[0] in RESERVED:
+                raise InputFormatError(
+                    f"the input {p} is inside --out {self.out}, where this run writes "
+                    f"{full.relative_to(out).as_posix()}: it would be overwritten; copy it "
+                    "out of the output folder (or choose another --out)"
+                )
+
+    def _read_manifest(self) -> list[str]:
+        path = self.out / MANIFEST
+        if path.is_symlink() or not path.is_file():
+            return []
+        try:
+            files = json.loads(path.read_text(encoding="utf-8"))["files"]
+        except (ValueError, KeyError, TypeError, OSError):
+            return []
+        return [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
+
+    @property
+    def has_previous_run(self) -> bool:
+        """Whether the folder holds the outputs of an earlier run (a manifest)."""
+        return bool(self.previous)
+
+    # ---- writing (into the staging folder)
     def path(self, rel: str) -> Path:
         """``root / rel``, its folder created."""
         p = self.root / rel
@@ -60,25 +174,120 @@ class RunOutputs:
         if p.suffix == ".parquet":
             table.to_parquet(p, index=False)
         else:
-            table.to_csv(p, index=False)
+            (neutralise_formulas(table) if self.csv_safe else table).to_csv(p, index=False)
         self.add(p)
         return p
 
+    # ---- the swap
+    def _conflicts(self, files: Sequence[str]) -> list[str]:
+        """Why a staged file cannot be moved into place (nothing is moved if any)."""
+        problems = []
+        previous = set(self.previous)
+        for rel in files:
+            target = _inside(self.out, rel)
+            if target is None:
+                problems.append(f"{self.out / rel}: a folder on the way is a symbolic link")
+                continue
+            if not target.exists() and not target.is_symlink():
+                continue
+            if target.is_dir():
+                problems.append(f"{target}: is a folder")
+            elif any(target.samefile(p) for p in self.inputs if target.exists()):
+                problems.append(f"{target}: is an input of this run")
+            elif target.is_symlink():
+                problems.append(f"{target}: is a symbolic link")
+            elif rel not in previous and not self.force:
+                problems.append(f"{target}: exists and no earlier sessionval run wrote it")
+        return problems
+
     def finish(self) -> list[str]:
-        """Remove files of the previous run not written now; write the manifest."""
-        keep = set(self.written)
+        """Move the staged files into ``out``, remove the stale ones, write the manifest last.
+
+        Returns
+        -------
+        list of str
+            The files of the previous run removed (not written again).
+
+        Raises
+        ------
+        InputFormatError
+            A file would overwrite one that no earlier run wrote (without ``force``),
+            an input of the run, a folder or a link: nothing is moved, the previous
+            outputs stay.
+        """
+        try:
+            problems = self._conflicts(self.written)
+            if problems:
+                more = f" (and {len(problems) - _SHOW} more)" if len(problems) > _SHOW else ""
+                raise InputFormatError(
+                    f"not writing into {self.out}: the previous outputs are unchanged; "
+                    "use --force to overwrite files sessionval did not write (inputs and "
+                    "links are never overwritten), or choose another --out:\n"
+                    + "\n".join(f"  {p}" for p in problems[:_SHOW])
+                    + more
+                )
+            for rel in self.written:
+                target = self.out / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(self.root / rel, target)
+            removed = self._remove_stale(set(self.written))
+            manifest = self.root / MANIFEST
+            manifest.write_text(
+                json.dumps({"files": sorted(set(self.written))}, indent=1) + "\n", encoding="utf-8"
+            )
+            os.replace(manifest, self.out / MANIFEST)
+        finally:
+            self.discard()
+        return removed
+
+    def _remove_stale(self, keep: set[str]) -> list[str]:
         removed = []
         for rel in self.previous:
-            if rel in keep or ".." in Path(rel).parts or Path(rel).is_absolute():
+            if rel in keep:
                 continue
-            p = self.root / rel
-            if p.is_file():
-                p.unlink()
-                removed.append(rel)
-        for d in sorted({(self.root / r).parent for r in removed}, reverse=True):
-            if d != self.root and d.is_dir() and not any(d.iterdir()):
+            p = _inside(self.out, rel)
+            if p is None or not p.is_file() or any(p.samefile(i) for i in self.inputs):
+                continue  # outside --out, through or at a link, gone, or an input
+            p.unlink()
+            removed.append(rel)
+        out = self.out.resolve()
+        for d in sorted({(self.out / r).parent for r in removed}, reverse=True):
+            if d.resolve() != out and not d.is_symlink() and d.is_dir() and not any(d.iterdir()):
                 d.rmdir()
-        (self.root / MANIFEST).write_text(
-            json.dumps({"files": sorted(keep)}, indent=1) + "\n", encoding="utf-8"
-        )
         return removed
+
+    def finish_failed(self, text: str) -> Path:
+        """Record a run that failed validation, keeping the previous run's outputs.
+
+        In a folder without an earlier run the problems go to ``validation.txt`` (the
+        manifest lists it); otherwise to ``validation-failed.txt``, added to the earlier
+        manifest so the next successful run removes it, and every other file stays.
+
+        Returns
+        -------
+        pathlib.Path
+            The file the problems were written to.
+        """
+        name = "validation-failed.txt" if self.has_previous_run else "validation.txt"
+        self.written = []
+        self.write_text(name, text)
+        keep = list(self.previous)
+        self.previous = [*keep, name] if keep else []
+        try:
+            target = self.out / name
+            if not self._conflicts([name]):
+                os.replace(self.root / name, target)
+                manifest = self.root / MANIFEST
+                manifest.write_text(
+                    json.dumps({"files": sorted({*keep, name})}, indent=1) + "\n",
+                    encoding="utf-8",
+                )
+                os.replace(manifest, self.out / MANIFEST)
+        finally:
+            self.discard()
+        return self.out / name
+
+    def discard(self) -> None:
+        """Remove the staging folder (what a failed or interrupted run wrote)."""
+        if self.root.is_dir():
+            shutil.rmtree(self.root, ignore_errors=True)

@@ -1,54 +1,54 @@
-"""The run's configuration file: session parameters, figure settings and run options (TOML).
+"""The run's configuration file (TOML): one typed model for the whole file, validated up front.
 
-Top-level keys are :class:`~sessionval.evaluation.config.SessionConfig` fields
-(``preset``, ``b``, ``bq``, ``cutoff``, ``gains``, ``duplicates``, …); an optional
-``[figures]`` table sets ``ranks`` (the last rank of Figure 1 and of the CG curves,
-default 100; ``depth`` is accepted as its former name), ``scenario`` (topic of
-Figures 3 and 4), ``system`` (Figure 4), ``max_sessions`` (sessions drawn in
-Figure 4, default 30), ``min_queries`` (Figure 3's subset, default 4) and
-``cg_gains`` (gain scheme of the CG/DCG curves, default the session gains);
-``[run]`` sets ``lenient`` (bool) and ``formats`` (export formats); ``[measures]``
-chooses the measures beyond sDCG's summaries: ``session`` (session measures, one
-``per_session`` column each, shown in the report's score table and correlated with the
-ratings) and ``query`` (single-query measures, one ``per_query`` column each), in the
-grammar of ``docs/measures.md`` (:class:`MeasureSettings`).
+:class:`RunConfig` is the file.  Its top-level keys are the session parameters
+(:class:`~sessionval.evaluation.config.SessionConfig`'s fields, ``b``, ``bq``, ``cutoff``,
+``gains``, …) and ``preset`` (a named published variant whose parameters the other keys
+override); each table is one sub-model: ``[figures]`` (:class:`FigureSettings`), ``[run]``
+(:class:`RunOptions`) and ``[measures]`` (:class:`MeasureSelection`).  Every table
+forbids unknown keys and every value is strict: ``lenient = "false"`` is an error (a
+string is not a boolean), ``cutoff = 10.5`` too.  A bad file raises one
+:class:`ConfigFileError` listing every problem with the allowed keys or values, in
+the toolkit's words.  ``docs/configuration.md`` is generated from these models
+(:func:`sessionval.workflow.config_text.config_markdown`).
 
-Everything is validated when the file is read, before any output is written.
+**Adding a table** is one sub-model: a :class:`Section` subclass with its keys
+(``Field(default, description=...)``) and one field of :class:`RunConfig` named after
+the table; the docs, the written ``config.toml`` and the error messages follow.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final, Literal
 
-from ..errors import InputFormatError, MeasureSpecError, SessionvalError
-from ..evaluation.config import PRESETS, SessionConfig, config_from_mapping
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
+
+from ..errors import InputFormatError, MeasureSpecError
+from ..evaluation.config import PRESETS, GainsField, SessionConfig
 from ..measures.registry import parse_measure
 
 __all__ = [
+    "EXPORT_FORMATS",
+    "NO_JUDGMENTS",
+    "ConfigFileError",
     "FigureSettings",
+    "MeasureSelection",
     "MeasureSettings",
     "RunConfig",
+    "RunOptions",
     "RunSettings",
+    "Section",
+    "StrictSessionConfig",
     "figure_table",
     "load_run_config",
     "measure_settings",
-    "measure_table",
+    "parse_run_config",
     "run_settings",
-    "to_toml",
 ]
-
-_FIGURE_KEYS: Final = frozenset(
-    {"ranks", "depth", "scenario", "system", "min_queries", "cg_gains", "max_sessions"}
-)
-_RUN_KEYS: Final = frozenset({"lenient", "formats"})
-_MEASURE_KEYS: Final = frozenset({"session", "query"})
-
 
 #: Why a run without judgments stops (the configuration asks for reference judgments).
 NO_JUDGMENTS: Final = (
@@ -56,31 +56,174 @@ NO_JUDGMENTS: Final = (
     "configuration to use the searchers' own grades)"
 )
 
+ExportFormat = Literal["csv", "parquet", "dta", "sav"]
+ImageFormat = Literal["png", "svg", "pdf"]
+#: The export formats, in the order they are written.
+EXPORT_FORMATS: Final[tuple[ExportFormat, ...]] = ("csv", "parquet", "dta", "sav")
 
-@dataclass(frozen=True)
-class FigureSettings:
-    """What the figures show beyond the session configuration.
 
-    ``ranks`` is the last rank of Figure 1 and of the CG curves (the papers: 100),
-    not the cut-off X of the session measures (``SessionConfig.cutoff``).
+class ConfigFileError(InputFormatError, MeasureSpecError):
+    """The configuration file (or a parameter flag of ``run``) is not valid.
+
+    Both an input-format error (the file) and a measure-specification error (a
+    parameter value), so callers catching either see it.
     """
 
-    ranks: int = 100
-    scenario: str | None = None
-    system: str | None = None
-    min_queries: int = 4
-    max_sessions: int = 30
-    cg_gains: str | dict[int, float] | None = None
+
+def _listed_once(values: tuple[str, ...]) -> tuple[str, ...]:
+    """A list of formats names each once."""
+    repeated = sorted({f for f in values if values.count(f) > 1})
+    if repeated:
+        raise ValueError(f"format(s) {repeated} listed twice")
+    return values
+
+
+class Section(BaseModel):
+    """A table of the configuration file: strict values, no unknown keys, immutable."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, str_strip_whitespace=True)
+
+
+class StrictSessionConfig(SessionConfig):
+    """The session parameters as the file gives them: strict values (``b = "2"`` is an error)."""
+
+    model_config = ConfigDict(**SessionConfig.model_config, strict=True)
+
+
+class FigureSettings(Section):
+    """``[figures]``: what the figures show beyond the session parameters.
+
+    ``ranks`` is the last rank of Figure 1 and of the CG curves (the papers: 100),
+    not the cut-off X of the session measures (``cutoff``); ``depth`` is accepted as
+    its former name.
+    """
+
+    ranks: int = Field(
+        100,
+        ge=1,
+        description="last rank of Figure 1 and of the CG/DCG curves (the papers: 100); "
+        "curves stop at the deepest logged list when that is shorter",
+    )
+    scenario: str | None = Field(
+        None,
+        description="topic of Figures 3 and 4 (default: the topic with the most sessions of "
+        "at least min_queries queries)",
+    )
+    system: str | None = Field(
+        None,
+        description="system of Figure 4 (default: the system with the most sessions in the "
+        "scenario)",
+    )
+    min_queries: int = Field(
+        4, ge=1, description="Figure 3's subset: sessions with at least this many queries"
+    )
+    max_sessions: int = Field(30, ge=1, description="sessions drawn in Figure 4 (the first ones)")
+    cg_gains: GainsField | None = Field(
+        None,
+        description="gain scheme of the CG/DCG curves (default: the session gains)",
+        json_schema_extra={"type": "string"},
+    )
+    formats: tuple[ImageFormat, ...] = Field(
+        ("png", "svg", "pdf"),
+        min_length=1,
+        strict=False,
+        description="image files written per figure (the report embeds a PNG in any case)",
+    )
+
+    @field_validator("formats")
+    @classmethod
+    def _unique(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return _listed_once(v)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _former_names(cls, data: Any) -> Any:
+        """``depth`` is the former name of ``ranks``: configurations written before keep working."""
+        if isinstance(data, Mapping) and "depth" in data:
+            if "ranks" in data:
+                raise ValueError("both ranks and depth (its former name) are given; keep ranks")
+            data = {("ranks" if k == "depth" else k): v for k, v in data.items()}
+        return data
+
+
+class RunOptions(Section):
+    """``[run]``: how the run reads its input and what it writes."""
+
+    lenient: bool = Field(
+        False,
+        description="reject bad sessions (listed in rejects.csv) and go on, instead of "
+        "failing on any problem; --lenient/--strict override it",
+    )
+    formats: tuple[ExportFormat, ...] = Field(
+        EXPORT_FORMATS,
+        min_length=1,
+        strict=False,
+        description="export formats written to exports/",
+    )
+    csv_safe: bool = Field(
+        False,
+        description="prefix text cells starting with =, +, - or @ with ' in every CSV "
+        "(spreadsheet formula injection); off: R and Stata read raw values; --csv-safe sets it",
+    )
+
+    @field_validator("formats")
+    @classmethod
+    def _unique(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return _listed_once(v)
+
+
+def _canonical(specs: tuple[str, ...], scope: str) -> tuple[str, ...]:
+    """Measure names parsed once, canonical, without repeats; each of the given scope."""
+    out = []
+    for spec in specs:
+        measure = parse_measure(spec)
+        if measure.scope != scope:
+            kind, other = (
+                ("session", "query") if measure.scope == "session" else ("single-query", "session")
+            )
+            raise ValueError(
+                f"{spec!r} is a {kind} measure; list it under [measures] "
+                f"{'session' if other == 'query' else 'query'}"
+            )
+        out.append(repr(measure))
+    return tuple(dict.fromkeys(out))
+
+
+class MeasureSelection(Section):
+    """``[measures]``: measures computed beyond the session scores."""
+
+    session: tuple[str, ...] | None = Field(
+        None,
+        strict=False,
+        description='session measures, e.g. ["nsDCG@10", "esNDCG@9", "mean(nDCG@10)"]: one '
+        "per_session column each, in the exports, the report's score table and the rating "
+        "correlations (default: the preset's own measures, if any; `sessionval measures` "
+        "lists the names)",
+    )
+    query: tuple[str, ...] = Field(
+        (),
+        strict=False,
+        description='single-query measures computed for every query, e.g. ["nDCG@10", "P@10", '
+        '"AP"] (per_query columns; names as `sessionval measures` lists them)',
+    )
+
+    @field_validator("session")
+    @classmethod
+    def _session(cls, v: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        return None if v is None else _canonical(v, "session")
+
+    @field_validator("query")
+    @classmethod
+    def _single_query(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        return _canonical(v, "query")
 
 
 @dataclass(frozen=True)
 class MeasureSettings:
-    """The ``[measures]`` table: which measures a run computes beyond sDCG's summaries.
+    """The measures a run computes beyond sDCG's summaries, resolved (canonical names).
 
-    ``session``: session measures (``nsDCG@10``, ``esNDCG@9``, ``mean(nDCG@10)``), one
-    ``per_session`` column each, in the exports and the report's score table, and
-    correlated with the study's ratings; ``query``: single-query measures, one
-    ``per_query`` column each.  Names are canonical (parsed once, when the file is read).
+    ``session``: the ``[measures] session`` list, or the preset's own measures when
+    the file gives none; ``query``: single-query measures, one ``per_query`` column each.
     """
 
     session: tuple[str, ...] = ()
@@ -92,107 +235,213 @@ class MeasureSettings:
         return (*self.session, *self.query)
 
 
-def measure_settings(
-    table: Mapping[str, Any], *, preset: str | None = None, where: str = "[measures]"
-) -> MeasureSettings:
-    """Parse a ``[measures]`` table; without ``session``, a preset's own measures.
+def measure_settings(selection: MeasureSelection, *, preset: str | None) -> MeasureSettings:
+    """The ``[measures]`` a run uses: without a ``session`` list, the preset's own measures.
 
-    Raises
-    ------
-    InputFormatError
-        A key is unknown or a value is not a list of strings.
-    MeasureSpecError
-        A measure does not parse, or is listed under the wrong scope.
+    Examples
+    --------
+    >>> measure_settings(MeasureSelection(query=("nDCG@10",)), preset=None).all
+    ('nDCG@10',)
     """
-    bad = sorted(set(table) - _MEASURE_KEYS)
-    if bad:
-        raise InputFormatError(f"{where}: unknown key(s) {bad}; allowed: {sorted(_MEASURE_KEYS)}")
-    lists: dict[str, tuple[str, ...]] = {}
-    for key in sorted(_MEASURE_KEYS):
-        value = table.get(key, ())
-        if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-            raise InputFormatError(f"{where}: {key} must be a list of measure names")
-        parsed = []
-        for spec in value:
-            m = parse_measure(spec)
-            if m.scope != key:
-                raise MeasureSpecError(
-                    f"{where}: {m!r} is a {m.scope} measure; list it under "
-                    f"{'session' if m.scope == 'session' else 'query'}"
-                )
-            if repr(m) not in parsed:
-                parsed.append(repr(m))
-        lists[key] = tuple(parsed)
-    if "session" not in table and preset in PRESETS:
-        lists["session"] = tuple(
-            repr(parse_measure(m)) for m in PRESETS[preset].get("measures", ())
+    session = selection.session
+    if session is None:
+        session = tuple(
+            repr(parse_measure(m)) for m in PRESETS.get(preset or "", {}).get("measures", ())
         )
-    return MeasureSettings(session=lists["session"], query=lists["query"])
+    return MeasureSettings(session=session, query=selection.query)
 
 
-@dataclass(frozen=True)
-class RunConfig:
-    """A parsed configuration file: session parameters, figure settings, run options."""
+class RunConfig(Section):
+    """The whole configuration file: the session parameters at the top level, one table each.
 
-    session: dict[str, Any] = field(default_factory=dict)
-    figures: FigureSettings = field(default_factory=FigureSettings)
-    lenient: bool = False
-    formats: tuple[str, ...] = ("csv", "parquet", "dta", "sav")
-    measures: Mapping[str, Any] = field(default_factory=dict)
+    Examples
+    --------
+    >>> rc = parse_run_config({"preset": "jiang-allan-2016", "b": 3, "run": {"lenient": True}})
+    >>> rc.session.b, rc.session.discount, rc.run.lenient, "gains" in rc.explicit
+    (3.0, 'shifted-log', True, True)
+    """
+
+    session: StrictSessionConfig = Field(default_factory=StrictSessionConfig)
+    figures: FigureSettings = Field(default_factory=FigureSettings)
+    run: RunOptions = Field(default_factory=RunOptions)
+    measures: MeasureSelection = Field(default_factory=MeasureSelection)
+
+    #: Keys of the file that are not session parameters: ``preset`` and the tables.
+    TABLES: ClassVar[tuple[str, ...]] = ("figures", "run", "measures")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_session(cls, data: Any) -> Any:
+        """Move the top-level session keys into ``session``, the preset's under them."""
+        if not isinstance(data, Mapping):
+            return data
+        tables = {k: v for k, v in data.items() if k in cls.TABLES}
+        top = {k: v for k, v in data.items() if k not in cls.TABLES}
+        name = top.pop("preset", None)
+        if name is not None:
+            if not isinstance(name, str) or name not in PRESETS:
+                raise ValueError(f"preset {name!r} is unknown; presets: {', '.join(PRESETS)}")
+            top = {**PRESETS[name]["params"], "preset_name": name, **top}
+        return {**tables, "session": top}
+
+    @property
+    def explicit(self) -> frozenset[str]:
+        """Session parameters the file (or a preset it names) sets."""
+        return frozenset(self.session.model_fields_set)
+
+    def session_config(self) -> SessionConfig:
+        """The session parameters as a plain :class:`SessionConfig`."""
+        return SessionConfig.model_validate(self.session.model_dump())
 
 
-def load_run_config(path: Path | None) -> RunConfig:
-    """Read a TOML configuration (``None``: the paper's defaults).
+def parse_run_config(
+    data: Mapping[str, Any],
+    *,
+    source: str = "configuration",
+    flags: Mapping[str, str] | None = None,
+) -> RunConfig:
+    """Validate a configuration mapping (a parsed TOML file with the flags applied).
+
+    Parameters
+    ----------
+    data
+        Top-level keys and tables.
+    source
+        Where it came from, for messages (the file name).
+    flags
+        Top-level keys given on the command line -> the flag (``{"b": "--b"}``), so a
+        message names the flag rather than the file.
 
     Raises
     ------
-    InputFormatError
-        The file is not valid TOML, or a ``[figures]``/``[run]`` key is unknown or
-        out of range.
+    ConfigFileError
+        Every problem, each with the key, the value given and what is allowed.
     """
-    if path is None:
-        return RunConfig()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputFormatError(f"{path}: not valid TOML: {exc}") from exc
-    except OSError as exc:
-        raise InputFormatError(f"{path}: cannot read: {exc}") from exc
-    figures = data.pop("figures", {})
-    run_opts = data.pop("run", {})
-    measures = data.pop("measures", {})
-    if not isinstance(measures, dict):
-        raise InputFormatError(f"{path}: [measures] must be a table")
-    for name, table, allowed in (("figures", figures, _FIGURE_KEYS), ("run", run_opts, _RUN_KEYS)):
-        if not isinstance(table, dict):
-            raise InputFormatError(f"{path}: [{name}] must be a table")
-        bad = sorted(set(table) - allowed)
-        if bad:
-            raise InputFormatError(
-                f"{path}: unknown key(s) {bad} in [{name}]; allowed: {sorted(allowed)}"
-            )
-    if "depth" in figures:  # the former name of ranks: configurations written before keep working
-        if "ranks" in figures:
-            raise InputFormatError(
-                f"{path}: [figures] has both ranks and depth (its former name); keep ranks"
-            )
-        figures["ranks"] = figures.pop("depth")
-    try:
-        fs = FigureSettings(**figures)
-        if fs.ranks < 1 or fs.min_queries < 1 or fs.max_sessions < 1:
-            raise InputFormatError(
-                f"{path}: [figures] ranks, min_queries and max_sessions must be >= 1"
-            )
-    except TypeError as exc:
-        raise InputFormatError(f"{path}: [figures]: {exc}") from exc
-    formats = tuple(run_opts.get("formats", RunConfig().formats))
-    return RunConfig(
-        session=data,
-        figures=fs,
-        lenient=bool(run_opts.get("lenient", False)),
-        formats=formats,
-        measures=measures,
-    )
+        return RunConfig.model_validate(dict(data))
+    except ValidationError as exc:
+        lines = _explain(exc, flags or {})
+        raise ConfigFileError(
+            f"{source}: invalid configuration (docs/configuration.md lists every key):\n"
+            + "\n".join(f"  {line}" for line in dict.fromkeys(lines))
+        ) from None
+
+
+def load_run_config(path: Path | None, *, overrides: Mapping[str, Any] | None = None) -> RunConfig:
+    """Read and validate a TOML configuration (``None``: the paper's defaults).
+
+    Parameters
+    ----------
+    path
+        The TOML file, or None.
+    overrides
+        Top-level keys given as flags of ``run`` (``cutoff``, ``b``, ``bq``, ``gains``,
+        ``preset``); they win over the file.
+
+    Raises
+    ------
+    ConfigFileError
+        The file is unreadable or not TOML, a key is unknown or a value not allowed.
+    """
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigFileError(f"{path}: not valid TOML: {exc}") from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigFileError(f"{path}: cannot read: {exc}") from exc
+    given = dict(overrides or {})
+    if "preset" in given:  # a --preset replaces the file's; the file's own keys still apply
+        data.pop("preset_name", None)
+    data.update(given)
+    flags = {k: f"--{k}" for k in given}
+    return parse_run_config(data, source=str(path or "command line"), flags=flags)
+
+
+# ---------------------------------------------------------------------------------------------
+# messages in the toolkit's words
+
+_TYPE_TEXT: Final = {
+    "bool_type": "must be true or false (a TOML boolean, without quotes)",
+    "int_type": "must be a whole number (without quotes)",
+    "float_type": "must be a number (without quotes)",
+    "string_type": "must be text in quotes",
+    "tuple_type": 'must be a list, e.g. ["a", "b"]',
+    "list_type": 'must be a list, e.g. ["a", "b"]',
+    "model_type": "must be a table",
+    "dict_type": "must be a table",
+    "too_short": "must not be empty",
+}
+
+
+def _where(loc: tuple[int | str, ...], flags: Mapping[str, str]) -> str:
+    """``[run] lenient``, ``b`` or ``--b``: the key as the user wrote it."""
+    parts = [str(p) for p in loc]
+    if not parts:
+        return "the file"
+    if parts[0] == "session":
+        parts = parts[1:]
+        if parts and parts[0] in flags:
+            return flags[parts[0]]
+        return parts[0] if parts else "the top level"
+    if len(parts) == 1:
+        return f"[{parts[0]}]"
+    return f"[{parts[0]}] " + ".".join(parts[1:])
+
+
+def _allowed_keys(loc: tuple[int | str, ...]) -> str:
+    """The keys a table (or the top level) takes, for an unknown key's message."""
+    table = str(loc[0]) if loc else ""
+    if table == "session":
+        session = ", ".join(sorted(k for k in SessionConfig.model_fields if k != "preset_name"))
+        tables = ", ".join(f"[{t}]" for t in RunConfig.TABLES)
+        return f"preset, the session parameters {session}, and the tables {tables}"
+    model = RunConfig.model_fields[table].annotation if table in RunConfig.model_fields else None
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return ", ".join(sorted(model.model_fields))
+    return ""
+
+
+def _explain(exc: ValidationError, flags: Mapping[str, str]) -> list[str]:
+    """One line per problem: where, the value given, what is allowed (no pydantic URLs)."""
+    unknown: dict[tuple[int | str, ...], list[str]] = {}
+    lines: list[str] = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(err["loc"])
+        if err["type"] == "extra_forbidden":
+            unknown.setdefault(loc[:-1], []).append(str(loc[-1]))
+            continue
+        lines.append(_problem(err, loc, flags))
+    for table, keys in unknown.items():
+        where = "at the top level" if table == ("session",) else f"in {_where(table, flags)}"
+        lines.append(f"unknown key(s) {sorted(keys)} {where}; allowed: {_allowed_keys(table)}")
+    return lines
+
+
+def _problem(err: ErrorDetails, loc: tuple[int | str, ...], flags: Mapping[str, str]) -> str:
+    kind = err["type"]
+    if kind in ("literal_error", "enum") and err.get("ctx"):
+        reason = f"must be one of {err['ctx']['expected']}"
+    elif kind in _TYPE_TEXT:
+        reason = _TYPE_TEXT[kind]
+    else:
+        reason = err["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
+    if not loc:  # a problem of the file as a whole (an unknown preset, ...)
+        return reason
+    item = ""
+    if isinstance(loc[-1], int):  # an item of a list: name the list and the item
+        item = f" item {loc[-1] + 1}"
+        loc = loc[:-1]
+    where = _where(loc, flags) + item
+    value = err.get("input")
+    if kind in ("model_type", "dict_type") or isinstance(value, Mapping):
+        return f"{where}: {reason}"
+    return f"{where} = {value!r}: {reason}"
+
+
+# ---------------------------------------------------------------------------------------------
+# the settings of one run
 
 
 @dataclass(frozen=True)
@@ -212,8 +461,15 @@ class RunSettings:
         Reject bad sessions instead of failing.
     formats
         Export formats.
+    file
+        The whole validated configuration (a later step reads its own table here).
+    csv_safe
+        Neutralise spreadsheet formulas in CSV cells.
     measures
-        The ``[measures]`` table (:class:`MeasureSettings`).
+        Session and single-query measures computed beyond sDCG's summaries.
+    notes
+        What the run decided on the user's behalf (e.g. the gain scheme chosen for
+        the data's grade scale), for the report and ``config.toml``.
     """
 
     config: SessionConfig
@@ -221,10 +477,34 @@ class RunSettings:
     figures: FigureSettings
     lenient: bool
     formats: tuple[str, ...]
+    file: RunConfig = field(default_factory=RunConfig)
+    csv_safe: bool = False
     measures: MeasureSettings = field(default_factory=MeasureSettings)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def gains_explicit(self) -> bool:
+        """Whether the gain scheme was chosen by the user (a key, a flag or a preset)."""
+        return "gains" in self.file.explicit
+
+    def with_config(self, config: SessionConfig, *, note: str = "") -> RunSettings:
+        """A copy with another session configuration (the CG curves follow its gains)."""
+        cg = self.file.figures.cg_gains
+        cg_config = config.replace(gains=cg) if cg is not None else None
+        if cg_config is not None and cg_config.gains == config.gains:
+            cg_config = None
+        notes = (*self.notes, note) if note else self.notes
+        return replace(self, config=config, cg_config=cg_config, notes=notes)
 
 
-def run_settings(config_path: Path | None, *, lenient: bool | None, has_qrels: bool) -> RunSettings:
+def run_settings(
+    config_path: Path | None,
+    *,
+    lenient: bool | None,
+    has_qrels: bool,
+    overrides: Mapping[str, Any] | None = None,
+    csv_safe: bool | None = None,
+) -> RunSettings:
     """Read and validate the run's configuration (the first step of a run).
 
     Parameters
@@ -235,98 +515,36 @@ def run_settings(config_path: Path | None, *, lenient: bool | None, has_qrels: b
         ``--lenient``/``--strict`` (``None``: the configuration's ``[run] lenient``).
     has_qrels
         Whether reference judgments were given.
+    overrides
+        Session parameters given as flags (``--cutoff``, ``--b``, ``--bq``, ``--gains``,
+        ``--preset``): they win over the file.
+    csv_safe
+        ``--csv-safe`` (``None``: the configuration's ``[run] csv_safe``).
 
     Raises
     ------
+    ConfigFileError
+        Unreadable file, unknown key or value not allowed.
     InputFormatError
-        Unreadable file, unknown key, or reference judgments needed but not given.
-    MeasureSpecError
-        An invalid session parameter or ``[figures] cg_gains``.
+        Reference judgments needed but not given.
     """
-    rc = load_run_config(config_path)
-    try:
-        config = config_from_mapping(rc.session) if rc.session else SessionConfig()
-        cg = rc.figures.cg_gains
-        cg_config = config.replace(gains=cg) if cg is not None else None
-        if cg_config is not None and cg_config.gains == config.gains:
-            cg_config = None
-        measures = measure_settings(
-            rc.measures, preset=config.preset_name, where=f"{config_path}: [measures]"
-        )
-    except SessionvalError:
-        raise
-    except ValueError as exc:  # pydantic.ValidationError
-        raise MeasureSpecError(f"{config_path}: invalid configuration: {exc}") from exc
+    rc = load_run_config(config_path, overrides=overrides)
+    config = rc.session_config()
     if not has_qrels and config.judgments == "reference":
         raise InputFormatError(f"no --qrels given: {NO_JUDGMENTS}")
-    return RunSettings(
+    base = RunSettings(
         config=config,
-        cg_config=cg_config,
+        cg_config=None,
         figures=rc.figures,
-        lenient=rc.lenient if lenient is None else lenient,
-        formats=rc.formats,
-        measures=measures,
+        lenient=rc.run.lenient if lenient is None else lenient,
+        formats=rc.run.formats,
+        file=rc,
+        csv_safe=rc.run.csv_safe if csv_safe is None else csv_safe,
+        measures=measure_settings(rc.measures, preset=config.preset_name),
     )
+    return base.with_config(config)
 
 
 def figure_table(fs: FigureSettings) -> dict[str, Any]:
-    """The ``[figures]`` table of a written configuration."""
-    return {
-        "ranks": fs.ranks,
-        "scenario": fs.scenario,
-        "system": fs.system,
-        "min_queries": fs.min_queries,
-        "max_sessions": fs.max_sessions,
-        "cg_gains": fs.cg_gains,
-    }
-
-
-def measure_table(ms: MeasureSettings) -> dict[str, Any]:
-    """The ``[measures]`` table of a written configuration."""
-    return {"session": list(ms.session), "query": list(ms.query)}
-
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)
-    if isinstance(v, Mapping):
-        return (
-            "{ "
-            + ", ".join(f"{json.dumps(str(k))} = {_toml_value(x)}" for k, x in v.items())
-            + " }"
-        )
-    if isinstance(v, list | tuple):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    raise SessionvalError(f"cannot write {v!r} ({type(v).__name__}) to TOML")
-
-
-def to_toml(tables: Mapping[str, Mapping[str, Any]], *, header: str = "") -> str:
-    """Write ``{"": top-level, "figures": {...}}`` as TOML (``None`` values are left out).
-
-    Examples
-    --------
-    >>> t = {"": {"b": 2.0, "gains": "0-1-10-100", "x": None}, "figures": {"ranks": 100}}
-    >>> print(to_toml(t))
-    b = 2.0
-    gains = "0-1-10-100"
-    <BLANKLINE>
-    [figures]
-    ranks = 100
-    <BLANKLINE>
-    """
-    lines = [f"# {line}" for line in header.splitlines()]
-    for name, table in tables.items():
-        if name:
-            lines += ["", f"[{name}]"]
-        lines += [f"{k} = {_toml_value(v)}" for k, v in table.items() if v is not None]
-    return "\n".join(lines) + "\n"
+    """The ``[figures]`` table of a written configuration (unset keys left out)."""
+    return {k: v for k, v in fs.model_dump(mode="json").items() if v is not None}

@@ -1,13 +1,21 @@
 """The named steps of ``sessionval run``, each a function with a clear input and output.
 
 In order: :func:`load_step` (read and validate the study), :func:`write_validation`
-(``validation.txt``, ``rejects.csv``), :func:`figure_cell` (which scenario and system
-Figures 3 and 4 show), :func:`evaluate_step`, :func:`write_tables` (``tables/``) and
-:func:`write_configuration` (``config.toml``, ``config.json``), :func:`figure_data`
-(the tables behind the figures) and :func:`write_figure_tables`, :func:`draw_figures`
-(``figures/``), :func:`write_exports_step` (``exports/``) and :func:`write_report_step`
-(``report.html``); :meth:`~sessionval.workflow.outputs.RunOutputs.finish` then writes the
-manifest.  :func:`sessionval.workflow.run` chains them.
+(``validation.txt``, ``rejects.csv``), :func:`choose_gains` (a gain scheme that fits
+the data's grade scale), :func:`~sessionval.workflow.figures.figure_cell` (which
+scenario and system Figures 3 and 4 show), :func:`evaluate_step`, :func:`write_tables`
+(``tables/``) and :func:`write_configuration` (``config.toml``, ``config.json``), the
+figure steps of :mod:`sessionval.workflow.figures`, :func:`write_exports_step`
+(``exports/``) and :func:`write_report_step` (``report.html``).  Every step writes into
+the run's staging folder; :meth:`~sessionval.workflow.outputs.RunOutputs.finish` then
+moves the files into place and writes the manifest.  :func:`sessionval.workflow.run`
+chains them.
+
+**Adding a step** (a statistic, a report section): a function from the evaluation's
+tidy tables to a tidy table or a :class:`~sessionval.output.report.ReportSection`,
+called in :func:`sessionval.workflow.job.run` and passed to :func:`write_report_step`
+(``sections=``); its settings are a table of the configuration file
+(:mod:`sessionval.workflow.settings`).
 """
 
 from __future__ import annotations
@@ -16,46 +24,39 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import Any, Final, cast
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 
-from ..analysis import curves
+from ..analysis.covariates import with_covariates
 from ..analysis.stats import paired_comparison, score_table
 from ..analysis.summary import StudySummary, summarize
-from ..errors import InputFormatError, ValidationFailed
+from ..errors import JudgmentError, ValidationFailed
 from ..evaluation.config import SessionConfig
 from ..evaluation.engine import Engine
 from ..evaluation.result import SessionEvaluation
 from ..evaluation.session import evaluate
 from ..frame import LoadedStudy
 from ..io.study import load_study
-from ..output import plots
+from ..judgments.gains import GainScheme, gain_scheme
 from ..output.export import ExportResult, Format, write_exports
-from ..output.report import ReportFigure, ReportSection, render_report
+from ..output.report import ReportFigure, ReportSection, render_report, unequal_counts
 from ..problems import Mode
+from .config_text import config_tables, to_toml
 from .outputs import RunOutputs
-from .settings import FigureSettings, RunSettings, figure_table, measure_table, to_toml
-
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
+from .settings import RunSettings
 
 __all__ = [
     "REPORT_MEASURES",
-    "FigureCell",
-    "FigureData",
+    "SCALE_GAINS",
     "ScoreTables",
-    "draw_figures",
+    "choose_gains",
     "evaluate_step",
-    "figure_cell",
-    "figure_data",
     "load_step",
     "peak_memory_mb",
     "write_configuration",
     "write_exports_step",
-    "write_figure_tables",
     "write_report_step",
     "write_tables",
     "write_validation",
@@ -66,7 +67,6 @@ __all__ = [
 REPORT_MEASURES: Final = ("nsdcg", "sdcg", "avg_pos_nsdcg", "n_queries", "n_relevant_found")
 #: Scores of the report's paired comparison when the study has two systems.
 _PAIRED_MEASURES: Final = ("nsdcg", "sdcg")
-_CG_MEASURES: Final = ("CG", "DCG", "nCG", "nDCG")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,10 +106,17 @@ def load_step(
     return load_study(logs, qrels=qrels, mode=mode, **dict(input_options or {}))
 
 
-def write_validation_failure(outputs: RunOutputs, logs: Path, error: ValidationFailed) -> None:
-    """Write ``validation.txt`` with the problems of a failed load and finish the manifest."""
-    outputs.write_text("validation.txt", f"VALIDATION FAILED for {logs}\n\n{error}\n")
-    outputs.finish()
+def write_validation_failure(outputs: RunOutputs, logs: Path, error: ValidationFailed) -> Path:
+    """Write the problems of a failed load, keeping the previous run's outputs.
+
+    Returns
+    -------
+    pathlib.Path
+        The file the problems went to (``validation.txt`` in a folder without an
+        earlier run, else ``validation-failed.txt``:
+        :meth:`~sessionval.workflow.outputs.RunOutputs.finish_failed`).
+    """
+    return outputs.finish_failed(f"VALIDATION FAILED for {logs}\n\n{error}\n")
 
 
 def peak_memory_mb() -> float:
@@ -153,49 +160,70 @@ def write_validation(
     return summary
 
 
-@dataclass(frozen=True)
-class FigureCell:
-    """The scenario of Figures 3 and 4 and the system of Figure 4."""
+# ---------------------------------------------------------------------------------------------
+# the gain scheme for the data's grade scale
 
-    scenario: str
-    system: str
-
-
-def _default_scenario(topic: npt.NDArray[Any], nq: npt.NDArray[np.integer[Any]], k: int) -> str:
-    """Pick the topic with the most sessions of at least ``k`` queries (ties: first by name)."""
-    names, codes = np.unique(topic, return_inverse=True)
-    counts = np.bincount(codes, weights=(nq >= k).astype(float), minlength=names.size)
-    return str(names[int(np.argmax(counts))])
+#: The scheme a run uses when the default does not cover the data's grades (docs/configuration.md).
+SCALE_GAINS: Final = "exp"
 
 
-def figure_cell(loaded: LoadedStudy, figures: FigureSettings) -> FigureCell:
-    """Check ``[figures] scenario`` / ``system`` against the study, or pick them.
+def _grades(loaded: LoadedStudy, config: SessionConfig) -> np.ndarray:
+    """The grades the gains must cover: the grade scale's (the study header's, or observed)."""
+    if config.judgments == "searcher":
+        grades = loaded.frame.results["user_grade"].to_numpy(dtype=np.float64)
+        scale = loaded.frame.grade_scale or loaded.study.user_grade_scale
+    else:
+        if loaded.judgments is None:
+            return np.zeros(0)
+        grades = loaded.judgments.table["grade"].to_numpy(dtype=np.float64)
+        scale = loaded.judgments.scale
+    declared = np.asarray(scale.grades if scale is not None else (), dtype=np.float64)
+    return np.unique(np.concatenate([grades[~np.isnan(grades)], declared]))
 
-    The default scenario is the topic with the most sessions of at least
-    ``min_queries`` queries; the default system the first by name.
+
+def _uncovered(scheme: GainScheme, grades: np.ndarray, config: SessionConfig) -> list[int]:
+    """Grades the scheme has no gain for (negative grades count only when kept)."""
+    if scheme.grades is None:
+        return []
+    looked_up = grades if config.negative == "keep" else grades[grades >= 0]
+    return sorted(int(g) for g in looked_up if int(g) not in scheme.grades)
+
+
+def choose_gains(loaded: LoadedStudy, settings: RunSettings) -> RunSettings:
+    """A gain scheme that fits the data's grade scale, said in the notes; explicit ones checked.
+
+    When the configuration does not choose the gains (no ``gains`` key, flag or preset)
+    and the default 0-1-10-100 (grades 0-3) has no gain for a grade of the data's scale
+    (the study header's grade scale, or the grades the judgments use: TREC Session 2013
+    and CAsT grades run to 4), the run uses :data:`SCALE_GAINS`
+    (``exp``: 2^grade − 1, Burges et al. 2005, the gain of nDCG in the TREC Web and
+    Session tracks) and says so in the report and ``config.toml``.
 
     Raises
     ------
-    InputFormatError
-        The scenario is not a topic, or the system not a system, of the study.
+    JudgmentError
+        A scheme the user chose has no gain for a grade of the data.
     """
-    sessions = loaded.frame.sessions
-    topic = sessions["topic_id"].astype(str).to_numpy()
-    system = sessions["system_id"].astype(str).to_numpy()
-    nq = sessions["n_queries"].to_numpy()
-    scenario = figures.scenario or _default_scenario(topic, nq, figures.min_queries)
-    if scenario not in set(topic):
-        raise InputFormatError(
-            f"[figures] scenario {scenario!r} is not a topic of the study; "
-            f"topics: {sorted(set(topic))}"
+    config = settings.config
+    missing = _uncovered(config.gains, _grades(loaded, config), config)
+    if not missing:
+        return settings
+    where = "searchers' grades" if config.judgments == "searcher" else "judgments"
+    if settings.gains_explicit:
+        allowed = ", ".join(str(g) for g in config.gains.grades or ())
+        raise JudgmentError(
+            f"gains = {config.gains.name} has no gain for grade(s) {missing} of the {where} "
+            f"(it covers grades {allowed}); choose a scheme for the data's scale: exp "
+            "(2^grade - 1), grade (the grade itself) or a dash list with one gain per grade "
+            f"from 0 to {max(missing)} (docs/configuration.md)"
         )
-    fig_system = figures.system or sorted(set(system))[0]
-    if fig_system not in set(system):
-        raise InputFormatError(
-            f"[figures] system {fig_system!r} is not a system of the study; "
-            f"systems: {sorted(set(system))}"
-        )
-    return FigureCell(scenario=scenario, system=fig_system)
+    chosen = config.replace(gains=gain_scheme(SCALE_GAINS))
+    note = (
+        f"gains = {SCALE_GAINS} (gain = 2^grade - 1) chosen for the data: the grade scale of "
+        f"the {where} has grade(s) {missing}, which the default {config.gains.name} does not "
+        "cover; set gains in the configuration (or --gains) to choose another scheme"
+    )
+    return settings.with_config(chosen, note=note)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -205,8 +233,8 @@ def figure_cell(loaded: LoadedStudy, figures: FigureSettings) -> FigureCell:
 def evaluate_step(
     loaded: LoadedStudy,
     config: SessionConfig,
-    measures: Sequence[str] = (),
     *,
+    measures: Sequence[str] = (),
     engine: Engine | None = None,
 ) -> SessionEvaluation:
     """Evaluate every session under ``config``, with the ``[measures]`` chosen, on ``engine``."""
@@ -215,7 +243,11 @@ def evaluate_step(
 
 @dataclass(frozen=True)
 class ScoreTables:
-    """The per-query and per-session tables of the evaluation (the exports and report use them)."""
+    """The per-query and per-session tables of the evaluation (the exports and report use them).
+
+    ``per_session`` carries the covariates of each session (times, order, searcher
+    attributes: :func:`~sessionval.analysis.covariates.with_covariates`) after the scores.
+    """
 
     per_query: pd.DataFrame
     per_session: pd.DataFrame
@@ -235,7 +267,9 @@ def write_tables(
     only (``formats=("parquet",)``: CSV of hundreds of millions of rows is slow and
     large).
     """
-    tables = ScoreTables(per_query=ev.per_query(), per_session=ev.per_session())
+    per_session = with_covariates(ev.per_session(), ev.frame)
+    per_session.attrs = dict(ev.per_session().attrs)
+    tables = ScoreTables(per_query=ev.per_query(), per_session=per_session)
     written: list[tuple[str, Callable[[], pd.DataFrame]]] = [
         ("per_query", lambda: tables.per_query),
         ("per_session", lambda: tables.per_session),
@@ -249,196 +283,27 @@ def write_tables(
 
 
 def write_configuration(outputs: RunOutputs, settings: RunSettings, ev: SessionEvaluation) -> None:
-    """Write the configuration actually used: ``config.toml`` (re-runnable) and ``config.json``."""
-    params = settings.config.model_dump(mode="json")
-    figures = figure_table(settings.figures)
-    measures = measure_table(settings.measures)
-    outputs.write_text(
-        "config.toml",
-        to_toml(
-            {"": params, "figures": figures, "measures": measures},
-            header="sessionval run: the configuration actually used.\n"
-            "Re-run with: sessionval run LOGS --qrels QRELS --out DIR --config config.toml",
-        ),
-    )
-    evaluation = {k: v for k, v in ev.summary().items() if k != "config"}
-    outputs.write_text(
-        "config.json",
-        json.dumps(
-            {"session": params, "figures": figures, "measures": measures, "evaluation": evaluation},
-            indent=2,
-        )
-        + "\n",
-    )
+    """Write the configuration actually used: ``config.toml`` (re-runnable) and ``config.json``.
 
-
-# ---------------------------------------------------------------------------------------------
-# figures
-
-
-@dataclass(frozen=True)
-class FigureData:
-    """The tables behind the figures, by figure name, and what Figure 4 shows."""
-
-    tables: dict[str, pd.DataFrame]
-    cell: FigureCell
-    n_cell: int
-    n_shown: int
-
-
-def figure_data(
-    ev: SessionEvaluation,
-    cell: FigureCell,
-    figures: FigureSettings,
-    *,
-    cg_ev: SessionEvaluation | None = None,
-) -> FigureData:
-    """Compute the tables behind every figure.
-
-    Parameters
-    ----------
-    ev
-        The evaluation.
-    cell
-        Scenario and system of Figures 3 and 4.
-    figures
-        Figure settings (``ranks``, ``min_queries``, ``max_sessions``).
-    cg_ev
-        The evaluation behind the CG curves (``[figures] cg_gains``; default ``ev``).
-
-    Returns
-    -------
-    FigureData
-        Tables ``fig1_last_vs_nonlast``, ``fig1b_best_vs_other``,
-        ``fig2_session_nsdcg``, ``fig3_scenario_sdcg``, ``fig4_individual_sessions``
-        and ``cg_CG`` … ``cg_nDCG``.
+    What the run decided on the user's behalf (``settings.notes``, e.g. the gain scheme
+    chosen for the data's grade scale) heads ``config.toml`` as comments and is listed
+    in ``config.json``.
     """
-    sessions = ev.frame.sessions
-    topic = sessions["topic_id"].astype(str).to_numpy()
-    system = sessions["system_id"].astype(str).to_numpy()
-    nq = sessions["n_queries"].to_numpy()
-    in_scen = topic == cell.scenario
-    subsets = ["all sessions", f">= {figures.min_queries} queries"]
-    all_s = curves.session_curves(ev, where=in_scen)
-    all_s["subset"] = pd.Categorical(["all sessions"] * len(all_s), categories=subsets)
-    data: dict[str, pd.DataFrame] = {
-        "fig1_last_vs_nonlast": curves.query_curves(ev, compare="last", ranks=figures.ranks),
-        "fig1b_best_vs_other": curves.query_curves(ev, compare="best", ranks=figures.ranks),
-        "fig2_session_nsdcg": curves.session_curves(ev),
-    }
-    if (nq[in_scen] >= figures.min_queries).any():
-        sub = curves.session_curves(ev, where=in_scen, min_queries=figures.min_queries)
-        sub["subset"] = pd.Categorical([subsets[1]] * len(sub), categories=subsets)
-        data["fig3_scenario_sdcg"] = pd.concat([all_s, sub], ignore_index=True)
-    else:
-        data["fig3_scenario_sdcg"] = all_s
-    # Figure 4 draws one line per session: the first max_sessions of the cell, in study order
-    in_cell = np.flatnonzero(in_scen & (system == cell.system))
-    shown = np.zeros(len(system), dtype=bool)
-    shown[in_cell[: figures.max_sessions]] = True
-    data["fig4_individual_sessions"] = curves.individual_curves(ev, where=shown)
-    cg = curves.cg_curves(cg_ev if cg_ev is not None else ev, ranks=figures.ranks)
-    for m in _CG_MEASURES:
-        data[f"cg_{m}"] = cg[cg["measure"] == m].reset_index(drop=True)
-    return FigureData(tables=data, cell=cell, n_cell=in_cell.size, n_shown=int(shown.sum()))
-
-
-def write_figure_tables(outputs: RunOutputs, data: FigureData) -> None:
-    """Write the table behind each figure as ``figures/<name>.csv``."""
-    for name, table in data.tables.items():
-        outputs.write_frame(f"figures/{name}.csv", table)
-
-
-def draw_figures(
-    outputs: RunOutputs, data: FigureData, settings: RunSettings
-) -> list[ReportFigure]:
-    """Draw every figure, write it as PNG, SVG and PDF, and return the report's figures."""
-    config = settings.config
-    params = config.model_dump(mode="json")
-    # the CG curves run to the figures' ranks with their own gains, not to X or bq
-    cg_params = (settings.cg_config or config).model_dump(mode="json")
-    cg_params.pop("bq", None)
-    cg_params.pop("cutoff", None)
-    cutoff, scenario, fig_system = config.cutoff, data.cell.scenario, data.cell.system
-    tables = data.tables
-    cut = (
-        f" (the first {data.n_shown} of {data.n_cell} sessions; [figures] max_sessions)."
-        if data.n_shown < data.n_cell
-        else "."
-    )
-    drawn: list[tuple[str, str, str, Axes]] = [
-        (
-            "fig1_last_vs_nonlast",
-            "Last vs non-last queries (002, Figure 1)",
-            "Mean query-discounted DCG by rank of each session's last query and of its "
-            "earlier queries, per system.",
-            plots.plot_query_curves(tables["fig1_last_vs_nonlast"], params=params),
-        ),
-        (
-            "fig1b_best_vs_other",
-            "Best vs other queries (002, Figure 1 variant)",
-            f"As Figure 1 with the best query (highest {config.best_by.upper()}) "
-            "instead of the last.",
-            plots.plot_query_curves(
-                tables["fig1b_best_vs_other"], params=params, title="Best vs other queries"
-            ),
-        ),
-        (
-            "fig2_session_nsdcg",
-            "Mean normalised session DCG (002, Figure 2)",
-            f"nsDCG over concatenated top-{cutoff} results averaged over all sessions per "
-            f"system; sessions held after they stop ({config.stopped}).",
-            plots.plot_session_curves(tables["fig2_session_nsdcg"], cutoff=cutoff, params=params),
-        ),
-        (
-            "fig3_scenario_sdcg",
-            f"Scenario {scenario}: raw session DCG (002, Figure 3)",
-            f"sDCG averaged over the sessions of scenario {scenario}, all of them and those "
-            f"with at least {settings.figures.min_queries} queries.",
-            plots.plot_session_curves(
-                tables["fig3_scenario_sdcg"],
-                cutoff=cutoff,
-                params=params,
-                normalised=False,
-                style="subset",
-                title=f"Scenario {scenario}: mean session DCG",
-            ),
-        ),
-        (
-            "fig4_individual_sessions",
-            f"Individual sessions, {fig_system} × scenario {scenario} (002, Figure 4)",
-            "Every session held constant after the searcher stopped; circles mark where "
-            "each searcher stopped" + cut,
-            plots.plot_individual_sessions(
-                tables["fig4_individual_sessions"],
-                cutoff=cutoff,
-                params=params,
-                title=f"{fig_system}, scenario {scenario}: individual sessions",
-            ),
-        ),
+    tables = config_tables(settings)
+    header = [
+        "sessionval run: the configuration actually used.",
+        "Re-run with: sessionval run LOGS --qrels QRELS --out DIR --config config.toml",
+        *(f"Note: {note}" for note in settings.notes),
     ]
-    for i, m in enumerate(_CG_MEASURES, start=1):
-        drawn.append(
-            (
-                f"cg_{m}",
-                f"{m} by rank per system (000, Figure {i})",
-                f"Mean {m} vector over all queries of each system against the ideal vector.",
-                plots.plot_cg_curves(tables[f"cg_{m}"], measure=m, params=cg_params),
-            )
-        )
-    figures: list[ReportFigure] = []
-    for name, title, caption, ax in drawn:
-        written = plots.save_figure(ax, outputs.root / "figures" / name)
-        outputs.add(*written)
-        figures.append(
-            ReportFigure(
-                title,
-                plots.figure_bytes(ax, "png", dpi=150),
-                caption=caption + " " + plots.params_text(params),
-                svg=written[1].read_bytes(),
-            )
-        )
-    return figures
+    outputs.write_text("config.toml", to_toml(tables, header="\n".join(header)))
+    evaluation = {k: v for k, v in ev.summary().items() if k != "config"}
+    document = {
+        "session": settings.config.model_dump(mode="json"),
+        **{name: table for name, table in tables.items() if name},
+        "notes": list(settings.notes),
+        "evaluation": evaluation,
+    }
+    outputs.write_text("config.json", json.dumps(document, indent=2) + "\n")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -456,6 +321,7 @@ def write_exports_step(
         parameters=settings.config.model_dump(mode="json"),
         formats=cast("tuple[Format, ...]", settings.formats),
         title=title,
+        csv_safe=settings.csv_safe,
     )
     outputs.add(*res.files)
     return res
@@ -471,13 +337,16 @@ def write_report_step(
     figures: list[ReportFigure],
     source: Path,
     sections: Sequence[ReportSection] = (),
+    notes: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Write ``report.html`` and return its per-system score table.
 
     The report shows the per-system scores of :data:`REPORT_MEASURES` and of the
-    ``[measures] session`` measures and, in a study of two systems with searchers,
-    their paired comparison by searcher; ``sections`` (statistics, correlations,
-    notes) follow the scores.
+    ``[measures] session`` measures (with a note
+    when scores are averaged over different numbers of sessions) and, in a study of
+    two systems with searchers, their paired comparison by searcher; ``sections``
+    (statistics, correlations) follow the scores, then a section of ``notes`` on the
+    run (what it chose, the figures it skipped) when there are any.
     """
     per_session = tables.per_session
     wanted = dict.fromkeys((*REPORT_MEASURES, *settings.measures.session))
@@ -488,6 +357,12 @@ def write_report_step(
     if len(systems) == 2 and "user_id" in per_session.columns:
         paired = paired_comparison(
             per_session, measures=list(_PAIRED_MEASURES), a=systems[0], b=systems[1]
+        )
+    run_notes = [*settings.notes, *notes]
+    all_sections = list(sections)
+    if run_notes:
+        all_sections.append(
+            ReportSection("run-notes", "Notes on this run", notes=tuple(dict.fromkeys(run_notes)))
         )
     html = render_report(
         scores=scores,
@@ -500,7 +375,8 @@ def write_report_step(
         paired=paired,
         title=f"sessionval report: {loaded.study.name or Path(source).name}",
         source=str(source),
-        sections=sections,
+        sections=all_sections,
+        score_notes=unequal_counts(scores),
     )
     outputs.write_text("report.html", html)
     return scores

@@ -104,10 +104,17 @@ def test_analysis_bad_names_and_formats(tmp_path):
         write_exports(tmp_path, per_session=per_session_table(), parameters={}, formats=["xlsx"])
     with pytest.raises(SessionvalError, match="id column"):
         long_form(per_session_table(), id_columns=["nope"])
-    # names with spaces are sanitised everywhere and still documented
+    # issue 12: CSV and Parquet keep a name with spaces; .dta/.sav get a valid name, and the
+    # codebook maps one to the other
     ps = per_session_table().rename(columns={"sdcg": "sDCG at 10"})
-    res = write_exports(tmp_path, per_session=ps, parameters={}, formats=["csv"])
-    assert "sDCG_at_10" in res.tables["per_session_wide"].columns
+    res = write_exports(tmp_path, per_session=ps, parameters={}, formats=["csv", "dta"])
+    assert "sDCG at 10" in res.tables["per_session_wide"].columns
+    assert "sDCG at 10" in pd.read_csv(tmp_path / "per_session_wide.csv").columns
+    book = res.codebook
+    row = book[(book["file"] == "per_session_wide") & (book["variable"] == "sDCG at 10")]
+    assert row["stats_variable"].tolist() == ["sDCG_at_10"]
+    df, _ = pyreadstat.read_dta(str(tmp_path / "per_session_wide.dta"))
+    np.testing.assert_allclose(df["sDCG_at_10"], ps["sDCG at 10"])
 
 
 def test_analysis_codebook_covers_every_column(exported):
@@ -126,3 +133,48 @@ def test_analysis_codebook_covers_every_column(exported):
     assert "bq=4" in q_row["parameters"]
     md = (out / "codebook.md").read_text()
     assert "`nsdcg`" in md and "`b` = `2`" in md
+
+
+def test_long_system_names_stay_unambiguous(tmp_path):
+    """Issue 12 item 3: CAsT run names were cut to 32 characters (``…__org_m_2``) everywhere."""
+    ps = per_session_table()
+    long_names = {"Sys 1": "org_manual_ance_bert", "Sys 2": "org_manual_ance_bert_reranked"}
+    ps["system_id"] = ps["system_id"].cat.rename_categories(long_names)
+    ps["n_highly_relevant_found"] = np.arange(len(ps), dtype=np.int64)
+    title = "A study whose name is far too long for the file label of an SPSS data file"
+    res = write_exports(tmp_path, per_session=ps, parameters=PARAMS, title=title)
+    wide = pd.read_csv(tmp_path / "per_user_by_system.csv")
+    full = "n_highly_relevant_found__org_manual_ance_bert_reranked"
+    assert full in wide.columns and wide.columns.is_unique
+    assert "n_highly_relevant_found__org_manual_ance_bert" in wide.columns
+    pq = pd.read_parquet(tmp_path / "per_user_by_system.parquet")
+    assert list(pq.columns) == list(wide.columns)
+    for ext, reader in (("dta", pyreadstat.read_dta), ("sav", pyreadstat.read_sav)):
+        df, meta = reader(str(tmp_path / f"per_user_by_system.{ext}"))
+        labels = dict(zip(meta.column_names, meta.column_labels, strict=True))
+        assert df.columns.is_unique and all(len(c) <= 32 for c in df.columns)
+        assert labels["n_highly_relevant_found_s2"].endswith(
+            ", system org_manual_ance_bert_reranked"
+        )
+        assert labels["nsdcg_s1"].endswith(", system org_manual_ance_bert")
+        np.testing.assert_allclose(df["sdcg_s2"], wide["sdcg__org_manual_ance_bert_reranked"])
+        # the study name alone (the file name does not fit), cut to SPSS's 64 bytes
+        expected = title if ext == "dta" else title[:61] + "..."
+        assert meta.file_label == expected
+    book = res.codebook.set_index(["file", "variable"])
+    assert book.loc[("per_user_by_system", full), "stats_variable"] == "n_highly_relevant_found_s2"
+    assert "`n_highly_relevant_found_s2`" in (tmp_path / "codebook.md").read_text()
+    assert len(res.notes) == 1 and "SPSS's 64 bytes" in res.notes[0]  # the .sav label is cut
+
+
+def test_csv_safe_exports_neutralise_formulas_only_in_csv(tmp_path):
+    ps = per_session_table()
+    ps["session_id"] = ps["session_id"].cat.rename_categories({"s0": "=cmd|' /C calc'!A0"})
+    write_exports(
+        tmp_path, per_session=ps, parameters=PARAMS, formats=["csv", "dta"], csv_safe=True
+    )
+    csv = pd.read_csv(tmp_path / "per_session_wide.csv")
+    assert csv["session_id"].iloc[0] == "'=cmd|' /C calc'!A0"
+    assert (csv["sdcg"] == ps["sdcg"]).all()  # numbers stay numbers
+    df, _ = pyreadstat.read_dta(str(tmp_path / "per_session_wide.dta"))
+    assert df["session_id"].iloc[0] == "=cmd|' /C calc'!A0"

@@ -262,3 +262,63 @@ def test_rating_scatter_draws_every_pair_with_its_points_and_means():
     assert axes[1, 0].get_xlabel() == "satisfaction" and axes[0, 0].get_ylabel() == "nsdcg"
     with pytest.raises(SessionvalError, match="not in the table"):
         plots.plot_rating_scatter(ps, measures=["nope"], ratings=["rating_difficulty"])
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 10 (F10/T6, determinism) and issue 12 (item 8): ids, colours, legends, query labels
+
+
+def _curves(systems: list[str], *, order: list[str] | None = None) -> pd.DataFrame:
+    rows = [(s, p, 0.1 * i + p) for i, s in enumerate(systems) for p in range(1, 21)]
+    table = pd.DataFrame(rows, columns=["system_id", "position", "value"])
+    table["system_id"] = pd.Categorical(table["system_id"], categories=order or systems)
+    return table
+
+
+def test_colours_and_legend_order_follow_the_system_ids():
+    first = plots.plot_session_curves(_curves(["S2", "S1"]), cutoff=10, measure=None)
+    second = plots.plot_session_curves(_curves(["S1", "S2"]), cutoff=10, measure=None)
+    for ax in (first, second):
+        assert _legend(ax) == ["S1", "S2"]
+        colours = {ln.get_label(): ln.get_color() for ln in _data_lines(ax)}
+        assert colours == {"S1": plots.PALETTE[0], "S2": plots.PALETTE[1]}
+    # a figure showing some systems colours them as the full set does
+    some = _curves(["S3"], order=["S1", "S2", "S3"])
+    (line,) = _data_lines(plots.plot_session_curves(some, cutoff=10, measure=None))
+    assert line.get_color() == plots.PALETTE[2]
+
+
+@pytest.mark.parametrize("system", [r"$\frac{1}$", "$x^2$", "_hidden", "a_b"])
+def test_ids_are_plain_text_in_legends_and_titles(system, tmp_path):
+    table = _curves([system, "S1"])
+    ax = plots.plot_session_curves(table, cutoff=10, measure=None, title=f"Scenario {system}")
+    assert sorted(_legend(ax)) == sorted([system, "S1"])  # "_hidden" is not dropped
+    texts = [*ax.get_legend().get_texts(), ax.title]
+    assert all(not t.get_parse_math() and not t.get_usetex() for t in texts)
+    plots.save_figure(ax, tmp_path / "f")  # mathtext would raise here on "$\frac{1}$"
+    assert (tmp_path / "f.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_many_series_put_the_legend_outside_and_widen_the_figure():
+    systems = [f"system_{k}" for k in range(6)]
+    ax = plots.plot_session_curves(_curves(systems), cutoff=10, measure=None)
+    legend = ax.get_legend()
+    assert legend.get_bbox_to_anchor().x0 > ax.bbox.x1 - 1  # anchored right of the axes
+    assert ax.get_figure().get_size_inches()[0] > plots.COLUMN_FIGSIZE[0]
+    few = plots.plot_session_curves(_curves(["S1", "S2"]), cutoff=10, measure=None)
+    assert tuple(few.get_figure().get_size_inches()) == plots.COLUMN_FIGSIZE
+    # beyond the seven colours of the palette, series differ by line style
+    many = [f"s{k:02d}" for k in range(9)]
+    lines = _data_lines(plots.plot_session_curves(_curves(many), cutoff=10, measure=None))
+    looks = {(ln.get_color(), ln.get_linestyle()) for ln in lines}
+    assert len(looks) == len(many)
+
+
+def test_query_labels_thin_out_when_they_would_overlap():
+    rows = [("S1", p, float(p)) for p in range(1, 30 * 10 + 1)]
+    table = pd.DataFrame(rows, columns=["system_id", "position", "value"])
+    ax = plots.plot_session_curves(table, cutoff=10, measure=None)
+    labels = [t.get_text() for t in ax.child_axes[0].get_xticklabels()]
+    assert labels[0] == "Q1" and 1 < len(labels) < 30
+    step = int(labels[1][1:]) - 1
+    assert labels == [f"Q{q}" for q in range(1, 31, step)]

@@ -124,3 +124,24 @@ def test_report_sections_render_in_order_and_escape(tmp_path):
     assert "0.1235" in html and "<li>figure 4 skipped: no sessions</li>" in html
     with pytest.raises(SessionvalError, match="HTML anchor"):
         ReportSection("bad id", "x")
+
+
+def test_report_tables_have_one_header_row():
+    """Issue 12 item 8: crosstabs rendered with pandas' two-row header (columns and index name)."""
+    design = pd.crosstab(
+        pd.Series(["S1", "S2"], name="system"), pd.Series(["A", "B"], name="topic")
+    )
+    html = render_report(
+        per_session=two_system_sessions(),
+        measures=["nsdcg"],
+        parameters={},
+        sections=[
+            ReportSection("design", "Design", tables=(ReportTable("T", design, index=True),))
+        ],
+    )
+    part = html[html.index('id="design"') :]
+    table = part[part.index("<table") : part.index("</table>")]
+    head = table[table.index("<thead>") : table.index("</thead>")]
+    assert head.count("<tr") == 1
+    assert "<th>system \\ topic</th>" in head and "<th>A</th>" in head
+    assert "<td>S1</td>" in table

@@ -35,7 +35,8 @@ def test_analysis_wide_by_system_means():
     ps = per_session_table()
     w = wide_by_system(ps, measures=["nsdcg", "sdcg"])
     assert w["user_id"].tolist() == ["u1", "u2", "u3", "u4"]
-    assert w["sdcg__Sys_1"].tolist() == [10.5, 0.0, 55.5, 7.5]
-    assert w["sdcg__Sys_2"].tolist() == [20.25, 3.0, 1.0, 12.0]
-    assert w["n_sessions__Sys_1"].tolist() == [1, 1, 1, 1]
-    assert np.isnan(w.loc[2, "nsdcg__Sys_2"])
+    # issue 12: the full system names (only .dta/.sav shorten them)
+    assert w["sdcg__Sys 1"].tolist() == [10.5, 0.0, 55.5, 7.5]
+    assert w["sdcg__Sys 2"].tolist() == [20.25, 3.0, 1.0, 12.0]
+    assert w["n_sessions__Sys 1"].tolist() == [1, 1, 1, 1]
+    assert np.isnan(w.loc[2, "nsdcg__Sys 2"])

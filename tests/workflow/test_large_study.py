@@ -34,8 +34,9 @@ def test_tables_without_positions_in_parquet_only(loaded, tmp_path):
 def test_validation_summary_ends_with_the_peak_memory(loaded, tmp_path):
     peak = peak_memory_mb()
     assert peak > 10  # a Python process with pandas holds tens of MB
-    summary = write_validation(RunOutputs(tmp_path), loaded, peak_memory=1234.4)
-    text = (tmp_path / "validation.txt").read_text()
+    outputs = RunOutputs(tmp_path)
+    summary = write_validation(outputs, loaded, peak_memory=1234.4)
+    text = (outputs.root / "validation.txt").read_text()  # staged until the run finishes
     assert text == summary.to_text() + "\n\npeak memory of this process after loading: 1,234 MB\n"
 
 

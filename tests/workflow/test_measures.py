@@ -14,6 +14,7 @@ import pytest
 from sessionval.errors import InputFormatError, MeasureSpecError
 from sessionval.output.columns import describe_column
 from sessionval.workflow import (
+    MeasureSelection,
     MeasureSettings,
     RunOutputs,
     correlation_step,
@@ -50,11 +51,11 @@ def test_measures_table_is_parsed_to_canonical_names(tmp_path):
     ("text", "error", "fragment"),
     [
         ("[measures]\nextra = []\n", InputFormatError, "unknown key(s) ['extra']"),
-        ('[measures]\nsession = "sDCG"\n', InputFormatError, "must be a list of measure names"),
-        ('[measures]\nsession = ["nDCG@10"]\n', MeasureSpecError, "list it under query"),
-        ('[measures]\nquery = ["sRBP"]\n', MeasureSpecError, "list it under session"),
+        ('[measures]\nsession = "sDCG"\n', InputFormatError, "must be a list"),
+        ('[measures]\nsession = ["nDCG@10"]\n', MeasureSpecError, "list it under [measures] query"),
+        ('[measures]\nquery = ["sRBP"]\n', MeasureSpecError, "list it under [measures] session"),
         ('[measures]\nsession = ["sDGC"]\n', MeasureSpecError, "unknown measure 'sDGC'"),
-        ("measures = 3\n", InputFormatError, "[measures] must be a table"),
+        ("measures = 3\n", InputFormatError, "[measures]: must be a table"),
     ],
 )
 def test_bad_measures_tables_fail_before_any_output(tmp_path, text, error, fragment):
@@ -64,14 +65,17 @@ def test_bad_measures_tables_fail_before_any_output(tmp_path, text, error, fragm
 
 
 def test_a_preset_brings_its_measures_unless_the_table_says_otherwise():
-    assert measure_settings({}, preset="trec-session-2011").session == ("last(nDCG(gain=exp)@10)",)
-    assert measure_settings({"session": []}, preset="trec-session-2011").session == ()
-    assert measure_settings({}, preset="jarvelin-2008").session == ()
+    none, empty = MeasureSelection(), MeasureSelection(session=())
+    assert measure_settings(none, preset="trec-session-2011").session == (
+        "last(nDCG(gain=exp)@10)",
+    )
+    assert measure_settings(empty, preset="trec-session-2011").session == ()
+    assert measure_settings(none, preset="jarvelin-2008").session == ()
 
 
 def test_load_run_config_keeps_the_table_apart():
     rc = load_run_config(None)
-    assert rc.measures == {}
+    assert rc.measures == MeasureSelection()
 
 
 def _study_with_ratings(root):

@@ -1,0 +1,400 @@
+"""The figure steps of ``sessionval run``: which cell to show, the tables, the drawings.
+
+:func:`figure_cell` picks the scenario of Figures 3 and 4 and the system of Figure 4
+among the cells that have sessions; :func:`figure_data` computes the table behind
+every figure and notes a figure that cannot be drawn (no session in the cell, no
+position, no judged relevant document); :func:`draw_figures` draws the others.  A
+figure that cannot be drawn is skipped with a note in the report, never fatal.
+
+Headings name the papers: Järvelin et al. 2008 (Figures 1–4, sDCG) and Järvelin &
+Kekäläinen 2002 (Figures 1–4, the CG family).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+import pandas as pd
+
+from ..analysis import curves
+from ..errors import InputFormatError, SessionvalError
+from ..evaluation.result import SessionEvaluation
+from ..frame import LoadedStudy
+from ..output import plots
+from ..output.report import ReportFigure
+from .outputs import RunOutputs
+from .settings import FigureSettings, RunSettings
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+__all__ = [
+    "CG_MEASURES",
+    "JARVELIN_2008",
+    "JK_2002",
+    "FigureCell",
+    "FigureData",
+    "draw_figures",
+    "figure_cell",
+    "figure_data",
+    "write_figure_tables",
+]
+
+#: How the report names the papers whose figures it redraws.
+JARVELIN_2008: Final = "Järvelin et al. 2008"
+JK_2002: Final = "Järvelin & Kekäläinen 2002"
+CG_MEASURES: Final = ("CG", "DCG", "nCG", "nDCG")
+
+
+@dataclass(frozen=True)
+class FigureCell:
+    """The scenario of Figures 3 and 4 and the system of Figure 4.
+
+    ``n_sessions`` is the number of sessions in the cell (0: Figure 4 is skipped);
+    ``note`` says how the cell was chosen when the user did not name it.
+    """
+
+    scenario: str
+    system: str
+    n_sessions: int = 0
+    note: str = ""
+
+
+def _best(names: np.ndarray, *keys: np.ndarray) -> str:
+    """The name with the largest keys (lexicographic), ties to the first name in sorted order."""
+    order = np.lexsort((*(-k for k in reversed(keys)),))  # stable: names arrive sorted
+    return str(names[order[0]])
+
+
+def figure_cell(loaded: LoadedStudy, figures: FigureSettings) -> FigureCell:
+    """Check ``[figures] scenario`` / ``system`` against the study, or pick them from its cells.
+
+    The default scenario is the topic with the most sessions of at least
+    ``min_queries`` queries (then the most sessions; ties: first by name), among the
+    sessions of ``[figures] system`` when it is given; the default system the one
+    with the most sessions in that scenario (ties: first by name).  So a default
+    cell always has sessions; a cell the user names may have none (Figure 4 is then
+    skipped with a note).
+
+    Raises
+    ------
+    InputFormatError
+        The scenario is not a topic, or the system not a system, of the study.
+    """
+    sessions = loaded.frame.sessions
+    topic = sessions["topic_id"].astype(str).to_numpy()
+    system = sessions["system_id"].astype(str).to_numpy()
+    long_enough = sessions["n_queries"].to_numpy() >= figures.min_queries
+    for key, given, values in (
+        ("scenario", figures.scenario, topic),
+        ("system", figures.system, system),
+    ):
+        if given is not None and given not in set(values):
+            kind = "topic" if key == "scenario" else "system"
+            raise InputFormatError(
+                f"[figures] {key} {given!r} is not a {kind} of the study; "
+                f"{kind}s: {sorted(set(values))}"
+            )
+    scenario = figures.scenario
+    if scenario is None:
+        pool = system == figures.system if figures.system is not None else np.ones_like(long_enough)
+        names, codes = np.unique(topic[pool], return_inverse=True)
+        n_long = np.bincount(codes, weights=long_enough[pool].astype(float), minlength=names.size)
+        scenario = _best(names, n_long, np.bincount(codes, minlength=names.size))
+    in_scenario = topic == scenario
+    fig_system = figures.system
+    if fig_system is None:
+        names, counts = np.unique(system[in_scenario], return_counts=True)
+        fig_system = _best(names, counts)
+    n_cell = int((in_scenario & (system == fig_system)).sum())
+    picked = [
+        f"{key} {value!r}"
+        for key, value, given in (
+            ("scenario", scenario, figures.scenario),
+            ("system", fig_system, figures.system),
+        )
+        if given is None
+    ]
+    note = ""
+    if picked:
+        note = (
+            f"Figures 3 and 4 show {' and '.join(picked)}: the scenario with the most sessions "
+            f"of at least {figures.min_queries} queries and the system with the most sessions "
+            "in it ([figures] scenario and system choose others)."
+        )
+    return FigureCell(scenario=scenario, system=fig_system, n_sessions=n_cell, note=note)
+
+
+@dataclass(frozen=True)
+class FigureData:
+    """The tables behind the figures, by figure name, and what the figures show.
+
+    ``ranks`` is the last rank drawn in Figure 1 and the CG curves: ``[figures] ranks``,
+    or the deepest logged list when that is shorter (the tables keep ``[figures]
+    ranks``).  ``skipped`` holds the figures that cannot be drawn, with the reason.
+    """
+
+    tables: dict[str, pd.DataFrame]
+    cell: FigureCell
+    n_cell: int
+    n_shown: int
+    ranks: int = 100
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The report's notes on the figures: those not drawn, and why."""
+        return tuple(f"{_TITLES.get(k, k)} is not drawn: {why}" for k, why in self.skipped.items())
+
+
+def _empty_reason(name: str, table: pd.DataFrame) -> str | None:
+    """Why the table behind a figure cannot be drawn, or None."""
+    if len(table) == 0:
+        return "its table is empty (no session or query to average)"
+    if "value" in table.columns and not np.isfinite(table["value"].to_numpy(float)).any():
+        if name.startswith("cg_n"):
+            return "no query has a judged relevant document, so the normalised curve is undefined"
+        return "every value is undefined"
+    return None
+
+
+def figure_data(
+    ev: SessionEvaluation,
+    cell: FigureCell,
+    figures: FigureSettings,
+    *,
+    cg_ev: SessionEvaluation | None = None,
+) -> FigureData:
+    """Compute the tables behind every figure (and say which cannot be drawn).
+
+    Parameters
+    ----------
+    ev
+        The evaluation.
+    cell
+        Scenario and system of Figures 3 and 4.
+    figures
+        Figure settings (``ranks``, ``min_queries``, ``max_sessions``).
+    cg_ev
+        The evaluation behind the CG curves (``[figures] cg_gains``; default ``ev``).
+
+    Returns
+    -------
+    FigureData
+        Tables ``fig1_last_vs_nonlast``, ``fig1b_best_vs_other``,
+        ``fig2_session_nsdcg``, ``fig3_scenario_sdcg``, ``fig4_individual_sessions``
+        (when the cell has sessions) and ``cg_CG`` … ``cg_nDCG``.
+    """
+    sessions = ev.frame.sessions
+    topic = sessions["topic_id"].astype(str).to_numpy()
+    system = sessions["system_id"].astype(str).to_numpy()
+    nq = sessions["n_queries"].to_numpy()
+    in_scen = topic == cell.scenario
+    subsets = ["all sessions", f">= {figures.min_queries} queries"]
+    all_s = curves.session_curves(ev, where=in_scen)
+    all_s["subset"] = pd.Categorical(["all sessions"] * len(all_s), categories=subsets)
+    data: dict[str, pd.DataFrame] = {
+        "fig1_last_vs_nonlast": curves.query_curves(ev, compare="last", ranks=figures.ranks),
+        "fig1b_best_vs_other": curves.query_curves(ev, compare="best", ranks=figures.ranks),
+        "fig2_session_nsdcg": curves.session_curves(ev),
+    }
+    if (nq[in_scen] >= figures.min_queries).any():
+        sub = curves.session_curves(ev, where=in_scen, min_queries=figures.min_queries)
+        sub["subset"] = pd.Categorical([subsets[1]] * len(sub), categories=subsets)
+        data["fig3_scenario_sdcg"] = pd.concat([all_s, sub], ignore_index=True)
+    else:
+        data["fig3_scenario_sdcg"] = all_s
+    skipped: dict[str, str] = {}
+    # Figure 4 draws one line per session: the first max_sessions of the cell, in study order
+    in_cell = np.flatnonzero(in_scen & (system == cell.system))
+    shown = np.zeros(len(system), dtype=bool)
+    shown[in_cell[: figures.max_sessions]] = True
+    if in_cell.size:
+        data["fig4_individual_sessions"] = curves.individual_curves(ev, where=shown)
+    else:
+        skipped["fig4_individual_sessions"] = (
+            f"system {cell.system!r} has no session in scenario {cell.scenario!r}"
+        )
+    cg = curves.cg_curves(cg_ev if cg_ev is not None else ev, ranks=figures.ranks)
+    for m in CG_MEASURES:
+        data[f"cg_{m}"] = cg[cg["measure"] == m].reset_index(drop=True)
+    for name, table in data.items():
+        reason = _empty_reason(name, table)
+        if reason is not None:
+            skipped[name] = reason
+    deepest = int(ev.frame.queries["n_results"].max()) if ev.frame.n_queries else 0
+    return FigureData(
+        tables=data,
+        cell=cell,
+        n_cell=in_cell.size,
+        n_shown=int(shown.sum()),
+        ranks=max(1, min(figures.ranks, deepest)),
+        skipped=skipped,
+    )
+
+
+def write_figure_tables(outputs: RunOutputs, data: FigureData) -> None:
+    """Write the table behind each figure as ``figures/<name>.csv``."""
+    for name, table in data.tables.items():
+        outputs.write_frame(f"figures/{name}.csv", table)
+
+
+#: Report headings: the paper and figure each one redraws.
+_TITLES: Final[dict[str, str]] = {
+    "fig1_last_vs_nonlast": f"Last vs non-last queries ({JARVELIN_2008}, Figure 1)",
+    "fig1b_best_vs_other": f"Best vs other queries ({JARVELIN_2008}, Figure 1 variant)",
+    "fig2_session_nsdcg": f"Mean normalised session DCG ({JARVELIN_2008}, Figure 2)",
+    "fig3_scenario_sdcg": f"One scenario: raw session DCG ({JARVELIN_2008}, Figure 3)",
+    "fig4_individual_sessions": f"Individual sessions ({JARVELIN_2008}, Figure 4)",
+    **{
+        f"cg_{m}": f"{m} by rank per system ({JK_2002}, Figure {i})"
+        for i, m in enumerate(CG_MEASURES, start=1)
+    },
+}
+
+
+@dataclass(frozen=True)
+class _Figure:
+    """One figure to draw: its report heading, caption and drawing function."""
+
+    title: str
+    caption: str
+    draw: Callable[[pd.DataFrame], Axes]
+
+
+def _specs(data: FigureData, settings: RunSettings) -> dict[str, _Figure]:
+    config = settings.config
+    params = config.model_dump(mode="json")
+    # the CG curves run to the figures' ranks with their own gains, not to X or bq
+    cg_params = (settings.cg_config or config).model_dump(mode="json")
+    cg_params.pop("bq", None)
+    cg_params.pop("cutoff", None)
+    cutoff, scenario, fig_system = config.cutoff, data.cell.scenario, data.cell.system
+    colours = plots.system_colours(data.tables["fig2_session_nsdcg"]["system_id"])
+    ranks = data.ranks
+    depth = f", ranks 1–{ranks}"
+    deeper = (
+        f" The lists stop at rank {ranks} ([figures] ranks = {settings.figures.ranks})."
+        if ranks < settings.figures.ranks
+        else ""
+    )
+    cut = (
+        f" (the first {data.n_shown} of {data.n_cell} sessions; [figures] max_sessions)."
+        if data.n_shown < data.n_cell
+        else "."
+    )
+    specs = {
+        "fig1_last_vs_nonlast": _Figure(
+            _TITLES["fig1_last_vs_nonlast"],
+            "Mean query-discounted DCG by rank of each session's last query and of its "
+            "earlier queries, per system." + deeper,
+            lambda t: plots.plot_query_curves(
+                t, params=params, title="Last vs non-last queries" + depth, colours=colours
+            ),
+        ),
+        "fig1b_best_vs_other": _Figure(
+            _TITLES["fig1b_best_vs_other"],
+            f"As Figure 1 with the best query (highest {config.best_by.upper()}) "
+            "instead of the last." + deeper,
+            lambda t: plots.plot_query_curves(
+                t, params=params, title="Best vs other queries" + depth, colours=colours
+            ),
+        ),
+        "fig2_session_nsdcg": _Figure(
+            _TITLES["fig2_session_nsdcg"],
+            f"nsDCG over concatenated top-{cutoff} results averaged over all sessions per "
+            f"system; sessions held after they stop ({config.stopped}).",
+            lambda t: plots.plot_session_curves(t, cutoff=cutoff, params=params, colours=colours),
+        ),
+        "fig3_scenario_sdcg": _Figure(
+            _TITLES["fig3_scenario_sdcg"].replace("One scenario", f"Scenario {scenario}"),
+            f"sDCG averaged over the sessions of scenario {scenario}, all of them and those "
+            f"with at least {settings.figures.min_queries} queries. {data.cell.note}".strip(),
+            lambda t: plots.plot_session_curves(
+                t,
+                cutoff=cutoff,
+                params=params,
+                normalised=False,
+                style="subset",
+                title=f"Scenario {scenario}: mean session DCG",
+                colours=colours,
+            ),
+        ),
+        "fig4_individual_sessions": _Figure(
+            _TITLES["fig4_individual_sessions"].replace(
+                "Individual sessions", f"Individual sessions, {fig_system} × scenario {scenario}"
+            ),
+            "Every session held constant after the searcher stopped; circles mark where "
+            f"each searcher stopped{cut} {data.cell.note}".strip(),
+            lambda t: plots.plot_individual_sessions(
+                t,
+                cutoff=cutoff,
+                params=params,
+                title=f"{fig_system}, scenario {scenario}: individual sessions",
+            ),
+        ),
+    }
+    for m in CG_MEASURES:
+        specs[f"cg_{m}"] = _Figure(
+            _TITLES[f"cg_{m}"],
+            f"Mean {m} vector over all queries of each system against the ideal vector." + deeper,
+            _cg_drawing(m, cg_params, colours, plots.CG_TITLES[m] + depth),
+        )
+    return specs
+
+
+def _cg_drawing(
+    measure: str, params: dict[str, object], colours: dict[str, str], title: str
+) -> Callable[[pd.DataFrame], Axes]:
+    """The drawing of one CG figure (a function per measure, not a late-binding lambda)."""
+
+    def draw(table: pd.DataFrame) -> Axes:
+        return plots.plot_cg_curves(
+            table, measure=measure, params=params, colours=colours, title=title
+        )
+
+    return draw
+
+
+def _drawn_part(name: str, table: pd.DataFrame, ranks: int) -> pd.DataFrame:
+    """The rows a figure draws: the rank curves stop at the deepest list."""
+    if "rank" in table.columns and (name.startswith("cg_") or name.startswith("fig1")):
+        return table[table["rank"] <= ranks]
+    return table
+
+
+def draw_figures(
+    outputs: RunOutputs, data: FigureData, settings: RunSettings
+) -> list[ReportFigure]:
+    """Draw every figure that can be drawn, write it as PNG, SVG and PDF; the report's figures.
+
+    A figure whose drawing fails on the data (a :class:`~sessionval.errors.SessionvalError`
+    of the plot functions) is added to ``data.skipped`` with the reason, like the
+    figures :func:`figure_data` already found empty.
+    """
+    params = settings.config.model_dump(mode="json")
+    figures: list[ReportFigure] = []
+    for name, spec in _specs(data, settings).items():
+        if name in data.skipped or name not in data.tables:
+            continue
+        try:
+            ax = spec.draw(_drawn_part(name, data.tables[name], data.ranks))
+        except SessionvalError as exc:
+            data.skipped[name] = str(exc)
+            continue
+        formats = settings.figures.formats
+        written = plots.save_figure(ax, outputs.path(f"figures/{name}"), formats=formats)
+        outputs.add(*written)
+        svg = [p for p in written if p.suffix == ".svg"]
+        figures.append(
+            ReportFigure(
+                spec.title,
+                plots.figure_bytes(ax, "png", dpi=150),
+                caption=spec.caption + " " + plots.params_text(params),
+                svg=svg[0].read_bytes() if svg else None,
+            )
+        )
+    return figures
