@@ -146,7 +146,7 @@ def score_matrix(
     unknown = sorted(set(sys_col.astype(str)) - set(names))
     if unknown:
         raise StatisticsError(f"scores of unknown system(s) {unknown}; systems: {names}")
-    s_codes = pd.Index(names).get_indexer(sys_col.astype(str))
+    s_codes = pd.Index(names).get_indexer(pd.Index(sys_col.astype(str)))
     t_codes, topics = pd.factorize(rows[topic].astype(str), sort=True)
     key = t_codes.astype(np.int64) * len(names) + s_codes
     if np.unique(key).size != key.size:
@@ -168,7 +168,9 @@ def _system_order(col: pd.Series) -> list[str]:
 
 
 def hedges_correction(df: FloatArray) -> FloatArray:
-    r"""Hedges' small-sample factor :math:`J(\nu) = \Gamma(\nu/2)/(\sqrt{\nu/2}\,\Gamma((\nu-1)/2))`.
+    r"""Hedges' small-sample factor of a standardised mean difference with ``df`` degrees.
+
+    :math:`J(\nu) = \Gamma(\nu/2)/(\sqrt{\nu/2}\,\Gamma((\nu-1)/2))`.
 
     Examples
     --------
@@ -361,14 +363,12 @@ def _compare_matrix(
     effect_size: EffectSize,
 ) -> pd.DataFrame:
     """One measure's rows of :func:`compare_systems`."""
-    res = paired_tests(
-        x, ia, ib, test=test, confidence=confidence, resamples=resamples, seed=seed
-    )
+    res = paired_tests(x, ia, ib, test=test, confidence=confidence, resamples=resamples, seed=seed)
     ci_low, ci_high, ci_method = res.ci_low, res.ci_high, res.ci_method
     with np.errstate(invalid="ignore", divide="ignore"):
         d_z = np.where(res.sd > 0, res.diff / res.sd, np.where(res.diff == 0, 0.0, np.nan))
     if effect_size == "hedges-g":
-        es, kind = hedges_correction(res.n - 1.0) * d_z, "hedges_gz"
+        es, kind = hedges_correction(res.n.astype(np.float64) - 1.0) * d_z, "hedges_gz"
     else:
         es, kind = d_z, "cohen_dz" if effect_size == "cohen-d" else "sakai_dz"
     if correction == "tukey-hsd":
@@ -451,9 +451,9 @@ def omnibus_tests(
         if measures is not None
         else [str(m) for m in pd.unique(scores[measure_column].astype(str))]
     )
-    rows = []
+    rows: list[tuple[str, str, int, int, float, float, float, float]] = []
     for m in wanted:
-        x, names, _ = score_matrix(
+        x, _, _ = score_matrix(
             scores,
             m,
             systems=systems,
@@ -504,8 +504,10 @@ def blocked_scores(
         )
     keys = [per_session[system].astype(str), per_session[block].astype(str)]
     means = per_session.loc[:, list(measures)].astype("float64").groupby(keys, sort=True).mean()
-    long = means.stack(future_stack=True).reset_index()
-    long.columns = ["system", "topic", "measure", "value"]
+    means.index.names = ["system", "topic"]
+    long = means.reset_index().melt(
+        id_vars=["system", "topic"], var_name="measure", value_name="value"
+    )
     long = long.dropna(subset=["value"]).reset_index(drop=True)
     order = _system_order(per_session[system])
     long["system"] = pd.Categorical(long["system"], categories=order)

@@ -50,6 +50,7 @@ Bootstrap*; Phipson & Smyth (2010), Stat. Appl. Genet. Mol. Biol. 9(1) [phipson2
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
@@ -70,7 +71,13 @@ __all__ = [
 ]
 
 PairedTest: TypeAlias = Literal["paired-t", "wilcoxon", "sign", "randomisation", "bootstrap"]
-TESTS: Final[tuple[PairedTest, ...]] = ("paired-t", "wilcoxon", "sign", "randomisation", "bootstrap")
+TESTS: Final[tuple[PairedTest, ...]] = (
+    "paired-t",
+    "wilcoxon",
+    "sign",
+    "randomisation",
+    "bootstrap",
+)
 
 #: The randomisation test enumerates every sign vector when there are at most this many.
 EXACT_RANDOMISATION_MAX: Final = 1 << 16
@@ -266,7 +273,8 @@ def paired_tests(
 # one function per test: (group scores, pairs, differences, rng, B, confidence) ->
 # (statistic, p, exact, optional (ci_low, ci_high))
 
-_GroupResult: TypeAlias = tuple[FloatArray, FloatArray, BoolArray, tuple[FloatArray, FloatArray] | None]
+_Interval: TypeAlias = tuple[FloatArray, FloatArray]
+_GroupResult: TypeAlias = tuple[FloatArray, FloatArray, BoolArray, _Interval | None]
 
 
 def _t_test(
@@ -365,8 +373,9 @@ def _randomisation(
     for sl in _blocks(ga.size):
         t_star = np.abs(perm[:, ga[sl]] - perm[:, gb[sl]])
         count[sl] = np.count_nonzero(t_star >= np.abs(observed[sl]) - tol[sl], axis=0)
-    p = count / signs.shape[0] if is_exact else (count + 1.0) / (resamples + 1.0)
-    return z.mean(axis=0), p, np.full(ga.size, is_exact), None
+    p: FloatArray = count / float(signs.shape[0]) if is_exact else (count + 1.0) / (resamples + 1.0)
+    mean: FloatArray = z.mean(axis=0)
+    return mean, p, np.full(ga.size, is_exact), None
 
 
 def _bootstrap(
@@ -413,7 +422,10 @@ def _bootstrap(
         # |t*| >= |t(z)| counts, with the ASL of Fig. 6 (count / B); an undefined t* (a
         # resample of one repeated topic with w = 0) does not
         count[sl] = np.count_nonzero(np.abs(t_star) >= stat_abs[sl], axis=0)
-        lo_q[sl], hi_q[sl] = np.nanquantile(t_star, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
+        with warnings.catch_warnings():
+            # a pair whose every resample is undefined has no interval (NaN), no warning
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo_q[sl], hi_q[sl] = np.nanquantile(t_star, [alpha / 2, 1 - alpha / 2], axis=0)
     p = count / resamples
     se = sd / np.sqrt(n)
     ci = (zbar - hi_q * se, zbar - lo_q * se)
