@@ -374,7 +374,7 @@ def _randomisation(
         t_star = np.abs(perm[:, ga[sl]] - perm[:, gb[sl]])
         count[sl] = np.count_nonzero(t_star >= np.abs(observed[sl]) - tol[sl], axis=0)
     total = float(signs.shape[0]) if is_exact else resamples + 1.0
-    p: FloatArray = (count + (0.0 if is_exact else 1.0)) / total
+    p = np.asarray((count + (0.0 if is_exact else 1.0)) / total, dtype=np.float64)
     mean: FloatArray = z.mean(axis=0)
     return mean, p, np.full(ga.size, is_exact), None
 
