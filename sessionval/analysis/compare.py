@@ -60,6 +60,7 @@ __all__ = [
     "hedges_correction",
     "omnibus_tests",
     "score_matrix",
+    "system_means",
 ]
 
 EffectSize: TypeAlias = Literal["sakai", "cohen-d", "hedges-g"]
@@ -142,7 +143,7 @@ def score_matrix(
             found = sorted(set(scores[measure_column].astype(str)))
             raise StatisticsError(f"no scores of measure {measure!r}; measures: {found}")
     sys_col = rows[system]
-    names = _system_order(scores[system]) if systems is None else [str(s) for s in systems]
+    names = _levels(scores[system]) if systems is None else [str(s) for s in systems]
     unknown = sorted(set(sys_col.astype(str)) - set(names))
     if unknown:
         raise StatisticsError(f"scores of unknown system(s) {unknown}; systems: {names}")
@@ -160,7 +161,8 @@ def score_matrix(
     return x, names, pd.Index(topics, name=topic)
 
 
-def _system_order(col: pd.Series) -> list[str]:
+def _levels(col: pd.Series) -> list[str]:
+    """Distinct values as text: the categories' order, else order of first appearance."""
     if isinstance(col.dtype, pd.CategoricalDtype):
         present = set(col.astype(str))
         return [str(c) for c in col.cat.categories if str(c) in present]
@@ -267,12 +269,8 @@ def compare_systems(
     _check_options(test, correction, effect_size, alpha, confidence)
     if measure_column not in scores.columns:
         scores = scores.assign(**{measure_column: value})
-    wanted = (
-        list(measures)
-        if measures is not None
-        else [str(m) for m in pd.unique(scores[measure_column].astype(str))]
-    )
-    names = _system_order(scores[system]) if systems is None else [str(s) for s in systems]
+    wanted = list(measures) if measures is not None else _levels(scores[measure_column])
+    names = _levels(scores[system]) if systems is None else [str(s) for s in systems]
     if len(names) < 2:
         raise StatisticsError(f"need at least two systems to compare, got {names}")
     base = None
@@ -446,11 +444,7 @@ def omnibus_tests(
     """
     if measure_column not in scores.columns:
         scores = scores.assign(**{measure_column: value})
-    wanted = (
-        list(measures)
-        if measures is not None
-        else [str(m) for m in pd.unique(scores[measure_column].astype(str))]
-    )
+    wanted = list(measures) if measures is not None else _levels(scores[measure_column])
     rows: list[tuple[str, str, int, int, float, float, float, float]] = []
     for m in wanted:
         x, _, _ = score_matrix(
@@ -509,6 +503,42 @@ def blocked_scores(
         id_vars=["system", "topic"], var_name="measure", value_name="value"
     )
     long = long.dropna(subset=["value"]).reset_index(drop=True)
-    order = _system_order(per_session[system])
+    order = _levels(per_session[system])
     long["system"] = pd.Categorical(long["system"], categories=order)
     return long
+
+
+def system_means(
+    scores: pd.DataFrame,
+    *,
+    system: str = "system",
+    topic: str = "topic",
+    value: str = "value",
+    measure_column: str = "measure",
+) -> pd.DataFrame:
+    """Mean score of each system on each measure over the topics it was scored on.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``system, measure, n, mean`` (systems and measures in the table's order).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"system": ["A", "A", "B"], "topic": ["1", "2", "1"],
+    ...                   "measure": "AP", "value": [0.5, 0.25, 1.0]})
+    >>> system_means(t).to_numpy().tolist()
+    [['A', 'AP', 2, 0.375], ['B', 'AP', 1, 1.0]]
+    """
+    if measure_column not in scores.columns:
+        scores = scores.assign(**{measure_column: value})
+    names, measures = _levels(scores[system]), _levels(scores[measure_column])
+    g = scores.groupby(
+        [scores[system].astype(str), scores[measure_column].astype(str)], sort=False
+    )[value]
+    agg = pd.DataFrame({"n": g.count(), "mean": g.mean()})
+    index = pd.MultiIndex.from_product([names, measures])
+    agg = agg.reindex(index).dropna(subset=["mean"]).reset_index()
+    agg.columns = ["system", "measure", "n", "mean"]
+    agg["n"] = agg["n"].astype(np.int64)
+    return agg
