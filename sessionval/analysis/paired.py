@@ -66,8 +66,10 @@ __all__ = [
     "TESTS",
     "PairedResult",
     "PairedTest",
+    "bootstrap_counts",
     "paired_tests",
     "sign_vectors",
+    "studentised_resamples",
 ]
 
 PairedTest: TypeAlias = Literal["paired-t", "wilcoxon", "sign", "randomisation", "bootstrap"]
@@ -379,6 +381,58 @@ def _randomisation(
     return mean, p, np.full(ga.size, is_exact), None
 
 
+def bootstrap_counts(n: int, resamples: int, rng: np.random.Generator) -> FloatArray:
+    """Topic counts of ``resamples`` bootstrap samples of ``n`` topics (Sakai 2007, Fig. 5).
+
+    Row ``b`` counts how often each topic was drawn into :math:`Q^{*b}` (``n`` draws
+    with replacement); the rows sum to ``n``.
+
+    Examples
+    --------
+    >>> c = bootstrap_counts(5, 3, np.random.default_rng(0))
+    >>> c.shape, c.sum(axis=1).tolist()
+    ((3, 5), [5.0, 5.0, 5.0])
+    """
+    draws = rng.integers(0, n, size=(resamples, n))
+    flat = (np.arange(resamples, dtype=np.int64)[:, None] * n + draws).ravel()
+    counts: FloatArray = (
+        np.bincount(flat, minlength=resamples * n).reshape(resamples, n).astype(np.float64)
+    )
+    return counts
+
+
+def studentised_resamples(
+    x: FloatArray, a: IntArray, b: IntArray, counts: FloatArray
+) -> Iterator[tuple[slice, FloatArray, FloatArray]]:
+    r"""The bootstrap replicates of Sakai's paired test, pairs in blocks.
+
+    For every resample (row of ``counts``) and pair: the mean :math:`\bar w^{*b}` of the
+    resampled centred differences :math:`w = z - \bar z` and the studentised
+    statistic :math:`t(w^{*b}) = \bar w^{*b} / (\bar\sigma^{*b}/\sqrt n)` (Sakai 2007,
+    Figs. 5-6).  The sums over a resample are ``counts @ w`` and ``counts @ w**2``; the
+    first is shared by every pair (``counts @ x_a - counts @ x_b - n * zbar``).
+
+    Yields
+    ------
+    pairs, t_star, mean_star
+        A slice of the pairs and, for them, ``(resamples, pairs)`` arrays.
+    """
+    n = x.shape[0]
+    cx = counts @ x  # resamples x systems
+    z = x[:, a] - x[:, b]
+    zbar = z.mean(axis=0)
+    for sl in _blocks(a.size):
+        cz = cx[:, a[sl]] - cx[:, b[sl]]  # sum of c * z per resample
+        zb = zbar[sl]
+        s1 = cz - n * zb  # sum of c * w
+        s2 = counts @ (z[:, sl] ** 2) - 2.0 * zb * cz + n * zb**2  # sum of c * w^2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            var = np.maximum(s2 - s1**2 / n, 0.0) / (n - 1)
+            mean = s1 / n
+            t_star = mean / np.sqrt(var / n)
+        yield sl, t_star, mean
+
+
 def _bootstrap(
     xg: FloatArray,
     ga: IntArray,
@@ -388,21 +442,11 @@ def _bootstrap(
     resamples: int,
     confidence: float,
 ) -> _GroupResult:
-    """Sakai's (2007) paired bootstrap test, studentised statistic, and the bootstrap-t interval.
-
-    A resample is a vector of topic counts ``c`` (``sum c = n``); the sums of the
-    resampled centred differences are ``c @ w`` and ``c @ w**2``, so the counts of every
-    resample form one matrix ``C`` and the sums are matrix products (the first shared
-    by every pair: ``C @ w = C @ x_a - C @ x_b - n * zbar``).
-    """
+    """Sakai's (2007) paired bootstrap test, studentised statistic, and the bootstrap-t interval."""
     n = z.shape[0]
     if n < 2:
         return _nan_result(ga.size)
-    draws = rng.integers(0, n, size=(resamples, n))
-    flat = (np.arange(resamples, dtype=np.int64)[:, None] * n + draws).ravel()
-    counts = np.bincount(flat, minlength=resamples * n).reshape(resamples, n).astype(np.float64)
-    del draws, flat
-    cx = counts @ xg  # resamples x systems
+    counts = bootstrap_counts(n, resamples, rng)
     zbar = z.mean(axis=0)
     sd = z.std(axis=0, ddof=1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -412,14 +456,7 @@ def _bootstrap(
     lo_q = np.full(ga.size, np.nan)
     hi_q = np.full(ga.size, np.nan)
     alpha = 1.0 - confidence
-    for sl in _blocks(ga.size):
-        cz = cx[:, ga[sl]] - cx[:, gb[sl]]  # sum of c * z per resample
-        zb = zbar[sl]
-        s1 = cz - n * zb  # sum of c * w
-        s2 = counts @ (z[:, sl] ** 2) - 2.0 * zb * cz + n * zb**2  # sum of c * w^2
-        with np.errstate(invalid="ignore", divide="ignore"):
-            var = np.maximum(s2 - s1**2 / n, 0.0) / (n - 1)
-            t_star = (s1 / n) / np.sqrt(var / n)
+    for sl, t_star, _ in studentised_resamples(xg, ga, gb, counts):
         # |t*| >= |t(z)| counts, with the ASL of Fig. 6 (count / B); an undefined t* (a
         # resample of one repeated topic with w = 0) does not
         count[sl] = np.count_nonzero(np.abs(t_star) >= stat_abs[sl], axis=0)
