@@ -42,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "sessionval.commands.compare",
         "Compare TREC runs: paired tests, corrections, effect sizes, CIs, LaTeX.",
     ),
+    "meta": (
+        "sessionval.commands.meta",
+        "Meta-evaluation: rank correlation, discriminative power, f-qrels, sensitivity.",
+    ),
     "convert": (
         "sessionval.commands.convert",
         "Convert TREC Session XML, lab tables, runs, mapped tables to JSONL/Parquet.",

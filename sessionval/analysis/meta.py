@@ -17,9 +17,9 @@ value``) and returns tidy tables.
     last :math:`\ge 0.20`) and counted as a swap when the second set disagrees: their
     signs differ.  (Fig. 4 tests :math:`D^{*b} D'^{*b} \le 0`, which also counts two
     exact ties as a swap, so that two identical systems would swap every time; here
-    two ties agree.  On real scores the two rules differ only on exact ties.)  The swap rate per bin, the smallest difference
-    from which every bin's swap rate is at most 5 %, and the share of system pairs
-    whose observed difference reaches it.
+    two ties agree.  On real scores the two rules differ only on exact ties.)  The
+    swap rate per bin, the smallest difference from which every bin's swap rate is at
+    most 5 %, and the share of system pairs whose observed difference reaches it.
 :func:`bootstrap_sensitivity` (Sakai 2007, section 4.3, Fig. 7)
     Sakai's paired bootstrap test for every system pair: the discriminative power is
     the share of pairs with :math:`ASL < \alpha`; for each pair the difference

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
@@ -13,31 +11,11 @@ from scipy import stats
 from sessionval.cli import main
 from sessionval.io.trec import read_qrels
 from sessionval.workflow.runs import load_runs, run_name, score_runs
-
-
-def _write(tmp_path: Path, n_topics: int = 12, quality=(0.3, 0.5, 0.8)) -> tuple[Path, list[Path]]:
-    """Qrels of n topics (3 relevant docs each) and one run per quality level."""
-    rng = np.random.default_rng(0)
-    qrels = tmp_path / "qrels.txt"
-    qrels.write_text(
-        "".join(f"t{t} 0 d{t}_{d} {1 if d < 3 else 0}\n" for t in range(n_topics) for d in range(8))
-    )
-    runs = []
-    for k, q in enumerate(quality):
-        lines = []
-        for t in range(n_topics):
-            docs = [f"d{t}_{d}" for d in range(8)]
-            score = rng.random(8) + q * (np.arange(8) < 3)
-            for r, i in enumerate(np.argsort(-score), start=1):
-                lines.append(f"t{t} Q0 {docs[i]} {r} {score[i]:.4f} sys{k}\n")
-        path = tmp_path / f"sys_{k}.run"
-        path.write_text("".join(lines))
-        runs.append(path)
-    return qrels, runs
+from tests.builders import trec_runs
 
 
 def test_compare_prints_one_row_per_measure_and_pair(tmp_path, capsys):
-    qrels, runs = _write(tmp_path)
+    qrels, runs = trec_runs(tmp_path)
     code = main(["compare", str(qrels), *map(str, runs), "-m", "AP", "-m", "P@3"])
     assert code == 0
     out, err = capsys.readouterr()
@@ -58,7 +36,7 @@ def test_compare_prints_one_row_per_measure_and_pair(tmp_path, capsys):
 
 
 def test_compare_baseline_jsonl_and_resampling_options(tmp_path, capsys):
-    qrels, runs = _write(tmp_path)
+    qrels, runs = trec_runs(tmp_path)
     args = ["compare", str(qrels), *map(str, runs), "-m", "AP", "--baseline", "sys_0"]
     args += ["--test", "bootstrap", "--resamples", "500", "--seed", "3", "--format", "jsonl"]
     assert main(args) == 0
@@ -71,7 +49,7 @@ def test_compare_baseline_jsonl_and_resampling_options(tmp_path, capsys):
 
 
 def test_compare_latex_marks_significance_and_bolds_the_best(tmp_path, capsys):
-    qrels, runs = _write(tmp_path, n_topics=30, quality=(0.0, 0.05, 3.0))
+    qrels, runs = trec_runs(tmp_path, n_topics=30, quality=(0.0, 0.05, 3.0))
     assert main(["compare", str(qrels), *map(str, runs), "-m", "AP", "--format", "latex"]) == 0
     out = capsys.readouterr().out
     assert r"\begin{tabular}{llr}" in out and r"\toprule" in out
@@ -81,7 +59,7 @@ def test_compare_latex_marks_significance_and_bolds_the_best(tmp_path, capsys):
 
 
 def test_compare_omnibus_and_usage_errors(tmp_path, capsys):
-    qrels, runs = _write(tmp_path)
+    qrels, runs = trec_runs(tmp_path)
     assert main(["compare", str(qrels), *map(str, runs), "-m", "AP", "--omnibus"]) == 0
     om = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out), sep="\t")
     assert om["test"].tolist() == ["anova", "friedman"]
@@ -94,7 +72,7 @@ def test_compare_omnibus_and_usage_errors(tmp_path, capsys):
 
 def test_run_names_are_file_names_without_run(tmp_path):
     assert run_name(tmp_path / "a.b.run") == "a.b"
-    _, runs = _write(tmp_path)
+    _, runs = trec_runs(tmp_path)
     (tmp_path / "x").mkdir()
     dup = tmp_path / "x" / "sys_0.run"
     dup.write_text(runs[0].read_text())
