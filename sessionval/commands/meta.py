@@ -9,6 +9,9 @@
     f-qrels (Bompada et al. 2007): rankings and significance decisions vs full qrels.
 ``sensitivity LOGS --qrels Q --grid b=2,4,10 bq=1.5,4,10 cutoff=5,10,20``
     How much the session parameters change the system and session rankings.
+``topic-set-size QRELS RUN RUN ... -m M --min-diff 0.02,0.05,0.1``
+    Topics needed to detect a difference (Sakai's topic set size design), the
+    variance estimated from the runs.
 
 Each prints its summary table (tsv or jsonl); ``--out DIR`` also writes the detail
 tables (TSV) and the figure (PNG, SVG, PDF) there.  Details: ``docs/statistics.md``.
@@ -193,11 +196,15 @@ def discriminative_power_command(
         _write(out, "bootstrap", {"summary": bs.summary, "pairs": bs.pairs}, ax)
 
 
-def _fractions(value: str) -> list[float]:
+def _fractions(value: str, *, allow_above_one: bool = False) -> list[float]:
+    """Comma-separated positive numbers (fractions in (0, 1] unless ``allow_above_one``)."""
     try:
-        return [float(v) for v in value.split(",") if v.strip()]
+        out = [float(v) for v in value.split(",") if v.strip()]
     except ValueError as exc:
-        raise click.BadParameter(f"{value!r}: give fractions like 0.1,0.3,0.5,1.0") from exc
+        raise click.BadParameter(f"{value!r}: give numbers like 0.1,0.3,0.5,1.0") from exc
+    if not out or any(v <= 0 or (v > 1 and not allow_above_one) for v in out):
+        raise click.BadParameter(f"{value!r}: give numbers in (0, 1], comma-separated")
+    return out
 
 
 @command.command("incomplete-judgments")
@@ -312,3 +319,57 @@ def sensitivity_command(
 
         ax = plot_sensitivity_heatmap(table)
     _write(out, "sensitivity", {"summary": table}, ax)
+
+
+@command.command("topic-set-size")
+@_runs_command
+@click.option(
+    "--min-diff",
+    default="0.02,0.05,0.1",
+    show_default=True,
+    help="Differences to detect (comma-separated); for --method ci the largest CI width.",
+)
+@click.option(
+    "--method",
+    type=click.Choice(["paired-t", "anova", "ci"]),
+    default="paired-t",
+    show_default=True,
+    help="Power of a paired t test, of a one-way ANOVA over the runs, or a CI width cap.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+)
+@click.option(
+    "--power",
+    "power_target",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.8,
+    show_default=True,
+)
+def topic_set_size_command(
+    qrels: Path,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    fmt: str,
+    out: Path | None,
+    min_diff: str,
+    method: str,
+    alpha: float,
+    power_target: float,
+    **options: Any,
+) -> None:
+    """How many topics a test collection needs (Sakai's topic set size design)."""
+    from ..analysis.planning import topic_set_table
+
+    table = topic_set_table(
+        _scores(qrels, runs, measures, options),
+        _fractions(min_diff, allow_above_one=True),
+        alpha=alpha,
+        power_target=power_target,
+        method=method,  # type: ignore[arg-type]
+    )
+    _emit(table, fmt)
+    _write(out, "topic_set_size", {"summary": table}, None)

@@ -71,3 +71,13 @@ def test_sensitivity_on_a_study_with_the_issue_grid_syntax(tmp_path, capsys, stu
     assert (out / "sensitivity.png").is_file()
     assert main([*args, "--grid", "nonsense=1"]) == 2
     assert "not a session parameter" in capsys.readouterr().err
+
+
+def test_topic_set_size_from_runs(tmp_path, capsys):
+    qrels, runs = trec_runs(tmp_path, n_topics=20)
+    args = ["meta", "topic-set-size", str(qrels), *map(str, runs), "-m", "AP"]
+    assert main([*args, "--min-diff", "0.05,0.1"]) == 0
+    t = _table(capsys.readouterr().out)
+    assert t["min_diff"].tolist() == [0.05, 0.1]
+    assert t["n_required"].iloc[0] > t["n_required"].iloc[1] >= 2
+    assert main([*args, "--min-diff", "-1"]) == 2
