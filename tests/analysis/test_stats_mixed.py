@@ -1,4 +1,4 @@
-"""The linear mixed model of session scores (system fixed; searcher, topic random) vs statsmodels."""
+"""The linear mixed model of session scores (system fixed; searcher, topic random)."""
 
 from __future__ import annotations
 
