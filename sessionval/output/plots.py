@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "BAND_COLUMNS",
     "COLUMN_FIGSIZE",
     "LINESTYLES",
     "PALETTE",
@@ -70,6 +71,8 @@ PALETTE: Final[tuple[str, ...]] = (
     "#000000",
 )
 LINESTYLES: Final[tuple[str, ...]] = ("-", "--", "-.", ":")
+#: Columns of a curve table that bound its confidence band (``bands=True``).
+BAND_COLUMNS: Final[tuple[str, str]] = ("ci_low", "ci_high")
 #: One column of a two-column paper, in inches.
 COLUMN_FIGSIZE: Final[tuple[float, float]] = (3.5, 2.6)
 _FONT: Final = {"label": 8.0, "tick": 7.0, "legend": 6.5, "title": 6.5}
@@ -178,6 +181,7 @@ def _draw_lines(
     style: str | None,
     label_fmt: str = "{hue} {style}",
     linewidth: float = 1.2,
+    bands: bool = False,
 ) -> None:
     colours, styles = _style_maps(table, hue, style)
     keys = [k for k in (hue, style) if k is not None]
@@ -186,14 +190,26 @@ def _draw_lines(
         h = key[0] if hue is not None else ""
         s = key[-1] if style is not None else ""
         label = label_fmt.format(hue=h, style=s).strip() or y
+        colour = colours.get(h, PALETTE[i % (len(PALETTE) - 1)])
         ax.plot(
             part[x].to_numpy(dtype=np.float64),
             part[y].to_numpy(dtype=np.float64),
-            color=colours.get(h, PALETTE[i % (len(PALETTE) - 1)]),
+            color=colour,
             linestyle=styles.get(s, LINESTYLES[0] if hue is not None else LINESTYLES[i % 4]),
             linewidth=linewidth,
             label=label,
         )
+        if bands:
+            # the confidence band of the mean in the line's colour, kept out of the legend
+            ax.fill_between(
+                part[x].to_numpy(dtype=np.float64),
+                part[BAND_COLUMNS[0]].to_numpy(dtype=np.float64),
+                part[BAND_COLUMNS[1]].to_numpy(dtype=np.float64),
+                color=colour,
+                alpha=0.18,
+                linewidth=0,
+                label=f"_band {label}",
+            )
 
 
 def plot_query_curves(
@@ -208,6 +224,7 @@ def plot_query_curves(
     ylabel: str = "mean query-discounted DCG (sDCG$_q$)",
     title: str | None = "Last vs non-last queries",
     ax: Axes | None = None,
+    bands: bool = False,
 ) -> Axes:
     """002 Figure 1: mean sDCG_q by rank of last vs non-last (or best vs other) queries.
 
@@ -228,6 +245,9 @@ def plot_query_curves(
         Axis label and title (``None``: no title line).
     ax
         Axes to draw on (default: a new one-column figure).
+    bands
+        Shade each line's confidence band (the table's ``ci_low`` and ``ci_high``,
+        e.g. from ``query_curves(..., confidence=0.95)``).
 
     Returns
     -------
@@ -238,10 +258,10 @@ def plot_query_curves(
     ----------
     Järvelin, Price, Delcambre & Nielsen (2008), ECIR, Figure 1 (jarvelin2008).
     """
-    _require(curves, [x, y, hue, style], "plot_query_curves")
+    _require(curves, [x, y, hue, style, *(BAND_COLUMNS if bands else ())], "plot_query_curves")
     curves = _select(curves, measure, "plot_query_curves")
     ax = _new_axes(ax)
-    _draw_lines(ax, curves, x=x, y=y, hue=hue, style=style)
+    _draw_lines(ax, curves, x=x, y=y, hue=hue, style=style, bands=bands)
     return _finish(ax, xlabel="rank", ylabel=ylabel, params=params, title=title)
 
 
@@ -276,6 +296,7 @@ def plot_session_curves(
     measure: str | None = None,
     title: str | None = None,
     ax: Axes | None = None,
+    bands: bool = False,
 ) -> Axes:
     """002 Figures 2 and 3: mean session curves over concatenated top-X results.
 
@@ -303,6 +324,9 @@ def plot_session_curves(
         Title line (default: which figure this is).
     ax
         Axes to draw on.
+    bands
+        Shade each line's confidence band (``ci_low``, ``ci_high``; from
+        ``session_curves(..., confidence=0.95)``).
 
     Returns
     -------
@@ -314,13 +338,13 @@ def plot_session_curves(
     ----------
     Järvelin et al. (2008), Figures 2 and 3 (jarvelin2008).
     """
-    _require(curves, [x, y, hue, style], "plot_session_curves")
+    _require(curves, [x, y, hue, style, *(BAND_COLUMNS if bands else ())], "plot_session_curves")
     what = "nsDCG" if normalised else "sDCG"
     curves = _select(curves, measure or what.lower(), "plot_session_curves")
     if cutoff < 1:
         raise SessionvalError(f"plot_session_curves: cutoff must be >= 1, got {cutoff}")
     ax = _new_axes(ax)
-    _draw_lines(ax, curves, x=x, y=y, hue=hue, style=style)
+    _draw_lines(ax, curves, x=x, y=y, hue=hue, style=style, bands=bands)
     n_q = int(np.ceil(float(curves[x].max()) / cutoff))
     _mark_queries(ax, cutoff, n_q)
     if title is None:
@@ -439,6 +463,7 @@ def plot_cg_curves(
     params: Mapping[str, object] | None = None,
     title: str | None = None,
     ax: Axes | None = None,
+    bands: bool = False,
 ) -> Axes:
     """000 Figures 1–4: mean CG, DCG, nCG or nDCG by rank per system against the ideal.
 
@@ -459,6 +484,9 @@ def plot_cg_curves(
         Title line (default: the measure's name).
     ax
         Axes to draw on.
+    bands
+        Shade each system's confidence band (``ci_low``, ``ci_high``; from
+        ``cg_curves(..., confidence=0.95)``); the ideal curve has none.
 
     Returns
     -------
@@ -469,12 +497,12 @@ def plot_cg_curves(
     ----------
     Järvelin & Kekäläinen (2002), ACM TOIS 20(4), Figures 1–4 (jarvelin2002).
     """
-    _require(curves, [x, y, hue], "plot_cg_curves")
+    _require(curves, [x, y, hue, *(BAND_COLUMNS if bands else ())], "plot_cg_curves")
     ax = _new_axes(ax)
     is_ideal = curves[hue].astype(str) == ideal
     systems = curves[~is_ideal]
     if len(systems):
-        _draw_lines(ax, systems, x=x, y=y, hue=hue, style=None, label_fmt="{hue}")
+        _draw_lines(ax, systems, x=x, y=y, hue=hue, style=None, label_fmt="{hue}", bands=bands)
     if is_ideal.any():
         part = curves[is_ideal].sort_values(x)
         ax.plot(
