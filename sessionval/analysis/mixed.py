@@ -140,14 +140,19 @@ def mixed_model(
             "n_topics": data["topic"].nunique(),
         }
         data["group"] = 1
+        # fit on the score in units of its SD (the optimiser converges far more often on
+        # raw sDCG in the hundreds that way), then scale the estimates back
+        unit = float(data["y"].std()) or 1.0
+        data["y"] = data["y"] / unit
         model = smf.mixedlm(
             "y ~ C(system)", data, groups="group", re_formula="0", vc_formula=components
         )
         with warnings.catch_warnings():
-            # statsmodels retries other optimisers itself and warns on the way (and when
-            # a variance is estimated at 0); whether the final fit converged is reported
+            # Powell's derivative-free search copes with variances on the boundary (0),
+            # where the gradient methods stall; L-BFGS is the fallback.  statsmodels warns
+            # on the way; whether the final fit converged is reported
             warnings.simplefilter("ignore", ConvergenceWarning)
-            fit = model.fit(reml=True)
+            fit = model.fit(reml=True, method=["powell", "lbfgs"])
         converged = bool(fit.converged)
         ci = fit.conf_int(alpha=1.0 - confidence)
         for term in fit.fe_params.index:
@@ -161,12 +166,12 @@ def mixed_model(
                     "measure": m,
                     "term": label,
                     "kind": "fixed",
-                    "estimate": float(fit.fe_params[term]),
-                    "se": float(fit.bse_fe[term]),
+                    "estimate": unit * float(fit.fe_params[term]),
+                    "se": unit * float(fit.bse_fe[term]),
                     "z": float(fit.tvalues[term]),
                     "p": float(fit.pvalues[term]),
-                    "ci_low": float(ci.loc[term, 0]),
-                    "ci_high": float(ci.loc[term, 1]),
+                    "ci_low": unit * float(ci.loc[term, 0]),
+                    "ci_high": unit * float(ci.loc[term, 1]),
                     **counts,
                     "converged": converged,
                 }
@@ -179,7 +184,7 @@ def mixed_model(
                     "measure": m,
                     "term": f"var({name})",
                     "kind": "variance",
-                    "estimate": float(value),
+                    "estimate": unit**2 * float(value),
                     "se": np.nan,
                     "z": np.nan,
                     "p": np.nan,

@@ -14,6 +14,7 @@ from ..io.formats import detect_format
 from ..progress import stages
 from .outputs import RunOutputs
 from .settings import NO_JUDGMENTS, run_settings
+from .statistics import statistics_step
 from .steps import (
     draw_figures,
     evaluate_step,
@@ -134,7 +135,14 @@ def run(
         bar.update()
 
         cg_ev = ev if settings.cg_config is None else evaluate_step(loaded, settings.cg_config)
-        data = figure_data(ev, cell, settings.figures, cg_ev=cg_ev)
+        stats = settings.statistics
+        data = figure_data(
+            ev,
+            cell,
+            settings.figures,
+            cg_ev=cg_ev,
+            confidence=stats.confidence if stats.bands else None,
+        )
         write_figure_tables(outputs, data)
         bar.update()
 
@@ -146,6 +154,8 @@ def run(
         )
         bar.update()
 
+        statistics = statistics_step(outputs, tables.per_session, stats)
+
         scores = write_report_step(
             outputs,
             loaded=loaded,
@@ -154,6 +164,7 @@ def run(
             settings=settings,
             figures=figures,
             source=logs,
+            sections=statistics.sections,
         )
         bar.update()
     removed = outputs.finish()

@@ -7,7 +7,9 @@ default 100; ``depth`` is accepted as its former name), ``scenario`` (topic of
 Figures 3 and 4), ``system`` (Figure 4), ``max_sessions`` (sessions drawn in
 Figure 4, default 30), ``min_queries`` (Figure 3's subset, default 4) and
 ``cg_gains`` (gain scheme of the CG/DCG curves, default the session gains);
-``[run]`` sets ``lenient`` (bool) and ``formats`` (export formats).
+``[run]`` sets ``lenient`` (bool) and ``formats`` (export formats);
+``[statistics]`` sets the tests, corrections, bands and mixed model of the report
+(:class:`~sessionval.workflow.statistics.StatisticsSettings`).
 
 Everything is validated when the file is read, before any output is written.
 """
@@ -24,6 +26,7 @@ from typing import Any, Final
 
 from ..errors import InputFormatError, MeasureSpecError, SessionvalError
 from ..evaluation.config import SessionConfig, config_from_mapping
+from .statistics import StatisticsSettings, statistics_settings
 
 __all__ = [
     "FigureSettings",
@@ -72,6 +75,7 @@ class RunConfig:
     figures: FigureSettings = field(default_factory=FigureSettings)
     lenient: bool = False
     formats: tuple[str, ...] = ("csv", "parquet", "dta", "sav")
+    statistics: StatisticsSettings = field(default_factory=StatisticsSettings)
 
 
 def load_run_config(path: Path | None) -> RunConfig:
@@ -93,6 +97,7 @@ def load_run_config(path: Path | None) -> RunConfig:
         raise InputFormatError(f"{path}: cannot read: {exc}") from exc
     figures = data.pop("figures", {})
     run_opts = data.pop("run", {})
+    statistics = statistics_settings(data.pop("statistics", {}), source=str(path))
     for name, table, allowed in (("figures", figures, _FIGURE_KEYS), ("run", run_opts, _RUN_KEYS)):
         if not isinstance(table, dict):
             raise InputFormatError(f"{path}: [{name}] must be a table")
@@ -117,7 +122,11 @@ def load_run_config(path: Path | None) -> RunConfig:
         raise InputFormatError(f"{path}: [figures]: {exc}") from exc
     formats = tuple(run_opts.get("formats", RunConfig().formats))
     return RunConfig(
-        session=data, figures=fs, lenient=bool(run_opts.get("lenient", False)), formats=formats
+        session=data,
+        figures=fs,
+        lenient=bool(run_opts.get("lenient", False)),
+        formats=formats,
+        statistics=statistics,
     )
 
 
@@ -138,6 +147,8 @@ class RunSettings:
         Reject bad sessions instead of failing.
     formats
         Export formats.
+    statistics
+        The ``[statistics]`` settings.
     """
 
     config: SessionConfig
@@ -145,6 +156,7 @@ class RunSettings:
     figures: FigureSettings
     lenient: bool
     formats: tuple[str, ...]
+    statistics: StatisticsSettings = field(default_factory=StatisticsSettings)
 
 
 def run_settings(config_path: Path | None, *, lenient: bool | None, has_qrels: bool) -> RunSettings:
@@ -185,6 +197,7 @@ def run_settings(config_path: Path | None, *, lenient: bool | None, has_qrels: b
         figures=rc.figures,
         lenient=rc.lenient if lenient is None else lenient,
         formats=rc.formats,
+        statistics=rc.statistics,
     )
 
 

@@ -211,10 +211,11 @@ def write_configuration(outputs: RunOutputs, settings: RunSettings, ev: SessionE
     """Write the configuration actually used: ``config.toml`` (re-runnable) and ``config.json``."""
     params = settings.config.model_dump(mode="json")
     figures = figure_table(settings.figures)
+    statistics = settings.statistics.model_dump(mode="json")
     outputs.write_text(
         "config.toml",
         to_toml(
-            {"": params, "figures": figures},
+            {"": params, "figures": figures, "statistics": statistics},
             header="sessionval run: the configuration actually used.\n"
             "Re-run with: sessionval run LOGS --qrels QRELS --out DIR --config config.toml",
         ),
@@ -222,7 +223,15 @@ def write_configuration(outputs: RunOutputs, settings: RunSettings, ev: SessionE
     evaluation = {k: v for k, v in ev.summary().items() if k != "config"}
     outputs.write_text(
         "config.json",
-        json.dumps({"session": params, "figures": figures, "evaluation": evaluation}, indent=2)
+        json.dumps(
+            {
+                "session": params,
+                "figures": figures,
+                "statistics": statistics,
+                "evaluation": evaluation,
+            },
+            indent=2,
+        )
         + "\n",
     )
 
@@ -239,6 +248,7 @@ class FigureData:
     cell: FigureCell
     n_cell: int
     n_shown: int
+    confidence: float | None = None
 
 
 def figure_data(
@@ -247,6 +257,7 @@ def figure_data(
     figures: FigureSettings,
     *,
     cg_ev: SessionEvaluation | None = None,
+    confidence: float | None = None,
 ) -> FigureData:
     """Compute the tables behind every figure.
 
@@ -260,6 +271,9 @@ def figure_data(
         Figure settings (``ranks``, ``min_queries``, ``max_sessions``).
     cg_ev
         The evaluation behind the CG curves (``[figures] cg_gains``; default ``ev``).
+    confidence
+        Level of the confidence bands added to the averaged curves (Figure 1, Figure 2
+        and the CG curves: ``se``, ``ci_low``, ``ci_high``); ``None``: no bands.
 
     Returns
     -------
@@ -277,9 +291,13 @@ def figure_data(
     all_s = curves.session_curves(ev, where=in_scen)
     all_s["subset"] = pd.Categorical(["all sessions"] * len(all_s), categories=subsets)
     data: dict[str, pd.DataFrame] = {
-        "fig1_last_vs_nonlast": curves.query_curves(ev, compare="last", ranks=figures.ranks),
-        "fig1b_best_vs_other": curves.query_curves(ev, compare="best", ranks=figures.ranks),
-        "fig2_session_nsdcg": curves.session_curves(ev),
+        "fig1_last_vs_nonlast": curves.query_curves(
+            ev, compare="last", ranks=figures.ranks, confidence=confidence
+        ),
+        "fig1b_best_vs_other": curves.query_curves(
+            ev, compare="best", ranks=figures.ranks, confidence=confidence
+        ),
+        "fig2_session_nsdcg": curves.session_curves(ev, confidence=confidence),
     }
     if (nq[in_scen] >= figures.min_queries).any():
         sub = curves.session_curves(ev, where=in_scen, min_queries=figures.min_queries)
@@ -292,10 +310,18 @@ def figure_data(
     shown = np.zeros(len(system), dtype=bool)
     shown[in_cell[: figures.max_sessions]] = True
     data["fig4_individual_sessions"] = curves.individual_curves(ev, where=shown)
-    cg = curves.cg_curves(cg_ev if cg_ev is not None else ev, ranks=figures.ranks)
+    cg = curves.cg_curves(
+        cg_ev if cg_ev is not None else ev, ranks=figures.ranks, confidence=confidence
+    )
     for m in _CG_MEASURES:
         data[f"cg_{m}"] = cg[cg["measure"] == m].reset_index(drop=True)
-    return FigureData(tables=data, cell=cell, n_cell=in_cell.size, n_shown=int(shown.sum()))
+    return FigureData(
+        tables=data,
+        cell=cell,
+        n_cell=in_cell.size,
+        n_shown=int(shown.sum()),
+        confidence=confidence,
+    )
 
 
 def write_figure_tables(outputs: RunOutputs, data: FigureData) -> None:
@@ -316,6 +342,8 @@ def draw_figures(
     cg_params.pop("cutoff", None)
     cutoff, scenario, fig_system = config.cutoff, data.cell.scenario, data.cell.system
     tables = data.tables
+    # bands where the tables carry them (figure_data with a confidence level)
+    bands = {name: "ci_low" in t.columns for name, t in tables.items()}
     cut = (
         f" (the first {data.n_shown} of {data.n_cell} sessions; [figures] max_sessions)."
         if data.n_shown < data.n_cell
@@ -327,7 +355,11 @@ def draw_figures(
             "Last vs non-last queries (002, Figure 1)",
             "Mean query-discounted DCG by rank of each session's last query and of its "
             "earlier queries, per system.",
-            plots.plot_query_curves(tables["fig1_last_vs_nonlast"], params=params),
+            plots.plot_query_curves(
+                tables["fig1_last_vs_nonlast"],
+                params=params,
+                bands=bands["fig1_last_vs_nonlast"],
+            ),
         ),
         (
             "fig1b_best_vs_other",
@@ -335,7 +367,10 @@ def draw_figures(
             f"As Figure 1 with the best query (highest {config.best_by.upper()}) "
             "instead of the last.",
             plots.plot_query_curves(
-                tables["fig1b_best_vs_other"], params=params, title="Best vs other queries"
+                tables["fig1b_best_vs_other"],
+                params=params,
+                title="Best vs other queries",
+                bands=bands["fig1b_best_vs_other"],
             ),
         ),
         (
@@ -343,7 +378,12 @@ def draw_figures(
             "Mean normalised session DCG (002, Figure 2)",
             f"nsDCG over concatenated top-{cutoff} results averaged over all sessions per "
             f"system; sessions held after they stop ({config.stopped}).",
-            plots.plot_session_curves(tables["fig2_session_nsdcg"], cutoff=cutoff, params=params),
+            plots.plot_session_curves(
+                tables["fig2_session_nsdcg"],
+                cutoff=cutoff,
+                params=params,
+                bands=bands["fig2_session_nsdcg"],
+            ),
         ),
         (
             "fig3_scenario_sdcg",
@@ -378,11 +418,15 @@ def draw_figures(
                 f"cg_{m}",
                 f"{m} by rank per system (000, Figure {i})",
                 f"Mean {m} vector over all queries of each system against the ideal vector.",
-                plots.plot_cg_curves(tables[f"cg_{m}"], measure=m, params=cg_params),
+                plots.plot_cg_curves(
+                    tables[f"cg_{m}"], measure=m, params=cg_params, bands=bands[f"cg_{m}"]
+                ),
             )
         )
     figures: list[ReportFigure] = []
     for name, title, caption, ax in drawn:
+        if bands.get(name):
+            caption += f" {_band_caption(data.confidence, name)}"
         written = plots.save_figure(ax, outputs.root / "figures" / name)
         outputs.add(*written)
         figures.append(
@@ -394,6 +438,16 @@ def draw_figures(
             )
         )
     return figures
+
+
+def _band_caption(confidence: float | None, name: str) -> str:
+    """How a figure's shaded bands were computed (the report says how every CI was)."""
+    unit = "sessions" if name.startswith("fig2") else "queries"
+    pct = f"{100 * confidence:g} % " if confidence is not None else ""
+    return (
+        f"Shaded: the {pct}confidence band of each mean, Student t over the {unit} "
+        "(mean ± t × standard error)."
+    )
 
 
 # ---------------------------------------------------------------------------------------------
