@@ -149,8 +149,10 @@ def statistics_step(
     systems = sorted(set(per_session["system_id"].astype(str)))
     empty = pd.DataFrame()
     comparisons, omnibus, mixed = empty, empty, empty
-    if len(systems) < 2 or not measures:
+    if len(systems) < 2:
         notes.append("The study has one system: there is nothing to compare.")
+    elif not measures:
+        notes.append("No score of [statistics] measures to compare.")
     else:
         long = blocked_scores(per_session, measures=measures)
         try:
