@@ -280,6 +280,7 @@ def compare_systems(
         base = names.index(baseline)
     ia, ib = pair_indices(len(names), base)
     parts = []
+    notes: list[str] = []
     for m in wanted:
         x, _, _ = score_matrix(
             scores,
@@ -290,22 +291,22 @@ def compare_systems(
             value=value,
             measure_column=measure_column,
         )
-        parts.append(
-            _compare_matrix(
-                x,
-                ia,
-                ib,
-                names=names,
-                measure=m,
-                test=test,
-                correction=correction,
-                alpha=alpha,
-                confidence=confidence,
-                resamples=resamples,
-                seed=seed,
-                effect_size=effect_size,
-            )
+        table, note = _compare_matrix(
+            x,
+            ia,
+            ib,
+            names=names,
+            measure=m,
+            test=test,
+            correction=correction,
+            alpha=alpha,
+            confidence=confidence,
+            resamples=resamples,
+            seed=seed,
+            effect_size=effect_size,
         )
+        parts.append(table)
+        notes += note
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COMPARISON_COLUMNS)
     out.attrs.update(
         test=test,
@@ -317,6 +318,7 @@ def compare_systems(
         effect_size=effect_size,
         baseline=baseline,
         systems=names,
+        notes=notes,
     )
     return out
 
@@ -359,8 +361,8 @@ def _compare_matrix(
     resamples: int,
     seed: int,
     effect_size: EffectSize,
-) -> pd.DataFrame:
-    """One measure's rows of :func:`compare_systems`."""
+) -> tuple[pd.DataFrame, list[str]]:
+    """One measure's rows of :func:`compare_systems`, and remarks on them."""
     res = paired_tests(x, ia, ib, test=test, confidence=confidence, resamples=resamples, seed=seed)
     ci_low, ci_high, ci_method = res.ci_low, res.ci_high, res.ci_method
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -395,7 +397,24 @@ def _compare_matrix(
             kind = "sakai_es_e2"
     else:
         p_adj = adjust_p(res.p, correction)
-    return pd.DataFrame(
+    notes: list[str] = []
+    if (
+        test == "randomisation"
+        and correction in ("holm", "bonferroni")
+        and not res.exact.all()
+        and ia.size / (resamples + 1.0) >= alpha
+    ):
+        # the Monte Carlo p-value cannot go below 1 / (B + 1): say so rather than
+        # let a user read "nothing significant" as "no difference"
+        need = int(np.ceil(ia.size / alpha))
+        notes.append(
+            f"{measure}: with {resamples} random sign vectors the smallest p-value is "
+            f"1/(B+1) = {1 / (resamples + 1):.2g}, and {correction} over {ia.size} pairs "
+            f"scales it by up to {ia.size}, so no pair can reach alpha = {alpha:g}; use "
+            f"--resamples {need} or more, --correction tukey-hsd (randomised Tukey HSD), "
+            "or the paired t test"
+        )
+    table = pd.DataFrame(
         {
             "measure": measure,
             "a": [names[i] for i in ia],
@@ -418,6 +437,7 @@ def _compare_matrix(
         },
         columns=list(COMPARISON_COLUMNS),
     )
+    return table, notes
 
 
 def omnibus_tests(

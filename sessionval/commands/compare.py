@@ -111,6 +111,8 @@ def command(
         click.echo(comparison_jsonl(result))
     else:
         click.echo(comparison_tsv(result))
+    for note in result.attrs.get("notes", []):
+        click.echo(f"note: {note}", err=True)
     per_run = scores.groupby("system", observed=True)["topic"].nunique()
     click.echo(
         "topics scored per run: " + ", ".join(f"{k} {v}" for k, v in per_run.items()),

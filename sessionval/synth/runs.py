@@ -118,6 +118,8 @@ def generate_runs(
         }
     )
     judgments = JudgmentFrame(table, GradeScale.default(), "sessionval.synth.runs")
+    topic_ids = pd.Index(tids.astype(str))
+    doc_ids = pd.Index(docs)
     quality = np.linspace(low, high, n_systems)
     difficulty = rng.normal(0.0, 0.1, n_topics)
     names = [f"sys{k + 1:0{max(2, len(str(n_systems)))}d}" for k in range(n_systems)]
@@ -130,10 +132,11 @@ def generate_runs(
         order = np.lexsort((-score, topic))
         rank = segment_ranks(offsets)  # ranks of the sorted rows (topics stay contiguous)
         top = order[rank <= keep]
+        # categoricals from codes: the candidates' ids are built once for every run
         runs[name] = pd.DataFrame(
             {
-                "query_id": pd.Categorical(tids[topic[top]]),
-                "doc_id": pd.Categorical(docs[top]),
+                "query_id": pd.Categorical.from_codes(topic[top], categories=topic_ids),
+                "doc_id": pd.Categorical.from_codes(top, categories=doc_ids),
                 "rank": rank[rank <= keep].astype(np.int64),
                 "score": np.round(score[top], 6),
                 "tag": pd.Categorical([name] * top.size),

@@ -166,6 +166,7 @@ def statistics_step(
                 seed=settings.seed,
                 effect_size=settings.effect_size,
             )
+            notes += comparisons.attrs.get("notes", [])
         except StatisticsError as exc:
             notes.append(f"The pairwise comparison could not be made: {exc}")
         if len(systems) >= 3:

@@ -138,3 +138,11 @@ def test_blocked_scores_pair_systems_by_searcher_as_paired_comparison_did():
     b = ps[ps.system_id == "S2"].sort_values("user_id")["nsdcg"].to_numpy()
     assert r.iloc[0]["n"] == 6
     assert r.iloc[0]["p"] == pytest.approx(stats.ttest_rel(a, b).pvalue)
+
+
+def test_monte_carlo_resolution_too_coarse_for_holm_is_said():
+    t = _runs(n_topics=30, systems=tuple(f"s{k}" for k in range(6)))
+    r = compare_systems(t, test="randomisation", resamples=199, measures=["AP"])
+    (note,) = r.attrs["notes"]
+    assert "1/(B+1) = 0.005" in note and "--resamples 300" in note
+    assert not compare_systems(t, test="randomisation", resamples=999).attrs["notes"]
