@@ -419,13 +419,16 @@ def studentised_resamples(
     """
     n = x.shape[0]
     cx = counts @ x  # resamples x systems
+    # the sums of squares are the costly product (resamples x topics x pairs): single
+    # precision on the centred differences (no cancellation; counts are exact in float32)
+    # keeps about 7 digits of each variance at twice the speed
+    counts32 = counts.astype(np.float32)
     z = x[:, a] - x[:, b]
     zbar = z.mean(axis=0)
     for sl in _blocks(a.size):
-        cz = cx[:, a[sl]] - cx[:, b[sl]]  # sum of c * z per resample
-        zb = zbar[sl]
-        s1 = cz - n * zb  # sum of c * w
-        s2 = counts @ (z[:, sl] ** 2) - 2.0 * zb * cz + n * zb**2  # sum of c * w^2
+        s1 = cx[:, a[sl]] - cx[:, b[sl]] - n * zbar[sl]  # sum of c * w
+        w2 = ((z[:, sl] - zbar[sl]) ** 2).astype(np.float32)
+        s2 = (counts32 @ w2).astype(np.float64)  # sum of c * w^2
         with np.errstate(invalid="ignore", divide="ignore"):
             var = np.maximum(s2 - s1**2 / n, 0.0) / (n - 1)
             mean = s1 / n
@@ -460,14 +463,26 @@ def _bootstrap(
         # |t*| >= |t(z)| counts, with the ASL of Fig. 6 (count / B); an undefined t* (a
         # resample of one repeated topic with w = 0) does not
         count[sl] = np.count_nonzero(np.abs(t_star) >= stat_abs[sl], axis=0)
-        with warnings.catch_warnings():
-            # a pair whose every resample is undefined has no interval (NaN), no warning
-            warnings.simplefilter("ignore", RuntimeWarning)
-            lo_q[sl], hi_q[sl] = np.nanquantile(t_star, [alpha / 2, 1 - alpha / 2], axis=0)
+        lo_q[sl], hi_q[sl] = _quantiles(t_star, alpha)
     p = count / resamples
     se = sd / np.sqrt(n)
     ci = (zbar - hi_q * se, zbar - lo_q * se)
     return t_obs, p, np.zeros(ga.size, dtype=bool), ci
+
+
+def _quantiles(t_star: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
+    """The alpha/2 and 1 - alpha/2 quantiles of each column, NaN resamples left out."""
+    probs = [alpha / 2, 1 - alpha / 2]
+    bad = np.isnan(t_star).any(axis=0)
+    out = np.full((2, t_star.shape[1]), np.nan)
+    if (~bad).any():  # the common case: np.quantile (partition), not the slow nanquantile
+        out[:, ~bad] = np.quantile(t_star[:, ~bad], probs, axis=0)
+    if bad.any():
+        with warnings.catch_warnings():
+            # a pair whose every resample is undefined has no interval (NaN), no warning
+            warnings.simplefilter("ignore", RuntimeWarning)
+            out[:, bad] = np.nanquantile(t_star[:, bad], probs, axis=0)
+    return out[0], out[1]
 
 
 def _blocks(n: int) -> Iterator[slice]:
