@@ -169,6 +169,16 @@ def _levels(col: pd.Series) -> list[str]:
     return [str(s) for s in pd.unique(col.astype(str))]
 
 
+def _with_measures(
+    scores: pd.DataFrame, measures: Sequence[str] | None, measure_column: str, value: str
+) -> tuple[pd.DataFrame, list[str]]:
+    """The table with a measure column (a table of one score gets one), and the measures wanted."""
+    if measure_column not in scores.columns:
+        scores = scores.assign(**{measure_column: value})
+    wanted = list(measures) if measures is not None else _levels(scores[measure_column])
+    return scores, wanted
+
+
 def hedges_correction(df: FloatArray) -> FloatArray:
     r"""Hedges' small-sample factor of a standardised mean difference with ``df`` degrees.
 
@@ -267,9 +277,7 @@ def compare_systems(
     [['A', 'B', 4, 0.2]]
     """
     _check_options(test, correction, effect_size, alpha, confidence)
-    if measure_column not in scores.columns:
-        scores = scores.assign(**{measure_column: value})
-    wanted = list(measures) if measures is not None else _levels(scores[measure_column])
+    scores, wanted = _with_measures(scores, measures, measure_column, value)
     names = _levels(scores[system]) if systems is None else [str(s) for s in systems]
     if len(names) < 2:
         raise StatisticsError(f"need at least two systems to compare, got {names}")
@@ -462,9 +470,7 @@ def omnibus_tests(
         ``"friedman"`` (chi-squared, ``df1 = m - 1``) and ``"anova"`` (F of the system
         factor, ``df1 = m - 1``, ``df2 = (m - 1)(n - 1)``).
     """
-    if measure_column not in scores.columns:
-        scores = scores.assign(**{measure_column: value})
-    wanted = list(measures) if measures is not None else _levels(scores[measure_column])
+    scores, wanted = _with_measures(scores, measures, measure_column, value)
     rows: list[tuple[str, str, int, int, float, float, float, float]] = []
     for m in wanted:
         x, _, _ = score_matrix(
@@ -550,9 +556,8 @@ def system_means(
     >>> system_means(t).to_numpy().tolist()
     [['A', 'AP', 2, 0.375], ['B', 'AP', 1, 1.0]]
     """
-    if measure_column not in scores.columns:
-        scores = scores.assign(**{measure_column: value})
-    names, measures = _levels(scores[system]), _levels(scores[measure_column])
+    scores, measures = _with_measures(scores, None, measure_column, value)
+    names = _levels(scores[system])
     g = scores.groupby(
         [scores[system].astype(str), scores[measure_column].astype(str)], sort=False
     )[value]

@@ -38,7 +38,7 @@ Yilmaz, Aslam & Robertson (2008), SIGIR [yilmaz2008].
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -46,7 +46,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from .._types import FloatArray
+from .._types import FloatArray, IntArray
 from ..errors import StatisticsError
 from .compare import _levels, score_matrix, system_means
 from .multiple import pair_indices
@@ -212,15 +212,23 @@ def ranking_agreement(
     return pd.DataFrame(rows, columns=["measure", "n_systems", "tau", "z0", "p", "tau_ap"])
 
 
-def _complete_block(scores: pd.DataFrame, measure: str) -> tuple[FloatArray, list[str]]:
-    x, names, _ = score_matrix(scores, measure)
-    xb = x[~np.isnan(x).any(axis=1)]
-    if xb.shape[0] < 2 or xb.shape[1] < 2:
-        raise StatisticsError(
-            f"{measure}: discriminative power needs >= 2 systems and >= 2 topics scored for "
-            f"every system, got {xb.shape[1]} systems and {xb.shape[0]} such topics"
-        )
-    return xb, names
+def _blocks_by_measure(
+    scores: pd.DataFrame, measures: Sequence[str] | None, resamples: int
+) -> Iterator[tuple[str, FloatArray, list[str], IntArray, IntArray]]:
+    """Per measure: the complete block (topics scored for every system), names and pairs."""
+    if resamples < 1:
+        raise StatisticsError(f"resamples must be >= 1, got {resamples}")
+    wanted = list(measures) if measures is not None else _levels(scores["measure"])
+    for m in wanted:
+        x, names, _ = score_matrix(scores, m)
+        xb = x[~np.isnan(x).any(axis=1)]
+        if xb.shape[0] < 2 or xb.shape[1] < 2:
+            raise StatisticsError(
+                f"{m}: discriminative power needs >= 2 systems and >= 2 topics scored for "
+                f"every system, got {xb.shape[1]} systems and {xb.shape[0]} such topics"
+            )
+        a, b = pair_indices(xb.shape[1])
+        yield m, xb, names, a, b
 
 
 @dataclass(frozen=True)
@@ -274,14 +282,9 @@ def swap_method(
     -------
     SwapResult
     """
-    if resamples < 1:
-        raise StatisticsError(f"resamples must be >= 1, got {resamples}")
-    wanted = list(measures) if measures is not None else _levels(scores["measure"])
     summaries, curves = [], []
-    for m in wanted:
-        x, _ = _complete_block(scores, m)
+    for m, x, _, a, b in _blocks_by_measure(scores, measures, resamples):
         n, k = x.shape
-        a, b = pair_indices(k)
         rng = np.random.default_rng(seed)
         m1 = bootstrap_counts(n, resamples, rng) @ x / n  # M(X, Q*b) for every system
         m2 = bootstrap_counts(n, resamples, rng) @ x / n  # M(X, Q'*b)
@@ -391,15 +394,10 @@ def bootstrap_sensitivity(
     """
     if not 0.0 < alpha < 1.0:
         raise StatisticsError(f"alpha must be in (0, 1), got {alpha}")
-    if resamples < 1:
-        raise StatisticsError(f"resamples must be >= 1, got {resamples}")
     k_th = round(resamples * alpha)  # the B*alpha-th largest |t*|
-    wanted = list(measures) if measures is not None else _levels(scores["measure"])
     summaries, tables = [], []
-    for m in wanted:
-        x, names = _complete_block(scores, m)
+    for m, x, names, a, b in _blocks_by_measure(scores, measures, resamples):
         n, k = x.shape
-        a, b = pair_indices(k)
         counts = bootstrap_counts(n, resamples, np.random.default_rng(seed))
         z = x[:, a] - x[:, b]
         zbar = z.mean(axis=0)

@@ -253,7 +253,8 @@ def paired_tests(
         half = _t_interval(zbar, sd, np.full(pairs.size, float(ng)), confidence)
         out["ci_low"][pairs] = zbar - half
         out["ci_high"][pairs] = zbar + half
-        stat, p, ex, ci = _GROUP_TESTS[test](xg, ga, gb, z, rng, resamples, confidence)
+        group = _Group(x=xg, a=ga, b=gb, z=z)
+        stat, p, ex, ci = _GROUP_TESTS[test](group, rng, resamples, confidence)
         out["statistic"][pairs] = stat
         out["p"][pairs] = p
         exact[pairs] = ex
@@ -272,25 +273,28 @@ def paired_tests(
 
 
 # --------------------------------------------------------------------------------------------
-# one function per test: (group scores, pairs, differences, rng, B, confidence) ->
-# (statistic, p, exact, optional (ci_low, ci_high))
+# one function per test: (group, rng, B, confidence) -> (statistic, p, exact, optional CI)
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Pairs with the same topics: scores (topics x systems), pair columns, differences."""
+
+    x: FloatArray
+    a: IntArray
+    b: IntArray
+    z: FloatArray
+
 
 _Interval: TypeAlias = tuple[FloatArray, FloatArray]
 _GroupResult: TypeAlias = tuple[FloatArray, FloatArray, BoolArray, _Interval | None]
 
 
-def _t_test(
-    xg: FloatArray,
-    ga: IntArray,
-    gb: IntArray,
-    z: FloatArray,
-    rng: np.random.Generator,
-    resamples: int,
-    confidence: float,
-) -> _GroupResult:
+def _t_test(g: _Group, rng: np.random.Generator, resamples: int, confidence: float) -> _GroupResult:
     """Student's paired t test (t = mean / (sd / sqrt n), n - 1 df)."""
     from scipy import stats
 
+    ga, z = g.a, g.z
     n = z.shape[0]
     if n < 2:
         return _nan_result(ga.size)
@@ -301,17 +305,12 @@ def _t_test(
 
 
 def _wilcoxon(
-    xg: FloatArray,
-    ga: IntArray,
-    gb: IntArray,
-    z: FloatArray,
-    rng: np.random.Generator,
-    resamples: int,
-    confidence: float,
+    g: _Group, rng: np.random.Generator, resamples: int, confidence: float
 ) -> _GroupResult:
     """Wilcoxon signed-rank test (scipy; zero differences dropped)."""
     from scipy import stats
 
+    ga, z = g.a, g.z
     stat = np.full(ga.size, np.nan)
     p = np.full(ga.size, np.nan)
     live = np.flatnonzero(np.count_nonzero(z, axis=0) > 0)
@@ -323,18 +322,11 @@ def _wilcoxon(
     return stat, p, np.zeros(ga.size, dtype=bool), None
 
 
-def _sign(
-    xg: FloatArray,
-    ga: IntArray,
-    gb: IntArray,
-    z: FloatArray,
-    rng: np.random.Generator,
-    resamples: int,
-    confidence: float,
-) -> _GroupResult:
+def _sign(g: _Group, rng: np.random.Generator, resamples: int, confidence: float) -> _GroupResult:
     """Sign test: positives among non-zero differences, exact binomial(1/2), two-sided."""
     from scipy import stats
 
+    z = g.z
     pos = np.count_nonzero(z > 0, axis=0)
     neg = np.count_nonzero(z < 0, axis=0)
     m = pos + neg
@@ -346,19 +338,14 @@ def _sign(
 
 
 def _randomisation(
-    xg: FloatArray,
-    ga: IntArray,
-    gb: IntArray,
-    z: FloatArray,
-    rng: np.random.Generator,
-    resamples: int,
-    confidence: float,
+    g: _Group, rng: np.random.Generator, resamples: int, confidence: float
 ) -> _GroupResult:
     """Fisher's paired randomisation test of the mean difference (exact or +1 Monte Carlo).
 
     The permuted sums of a pair are linear in the scores, ``S @ z = S @ x_a - S @ x_b``,
     so one product ``S @ X`` over the systems serves every pair of the group.
     """
+    xg, ga, gb, z = g.x, g.a, g.b, g.z
     n = z.shape[0]
     is_exact = (1 << min(n, 62)) <= max(resamples, EXACT_RANDOMISATION_MAX)
     if is_exact:
@@ -437,15 +424,10 @@ def studentised_resamples(
 
 
 def _bootstrap(
-    xg: FloatArray,
-    ga: IntArray,
-    gb: IntArray,
-    z: FloatArray,
-    rng: np.random.Generator,
-    resamples: int,
-    confidence: float,
+    g: _Group, rng: np.random.Generator, resamples: int, confidence: float
 ) -> _GroupResult:
     """Sakai's (2007) paired bootstrap test, studentised statistic, and the bootstrap-t interval."""
+    xg, ga, gb, z = g.x, g.a, g.b, g.z
     n = z.shape[0]
     if n < 2:
         return _nan_result(ga.size)
