@@ -13,6 +13,7 @@ import importlib
 from types import ModuleType
 
 from ._version import __version__
+from .analysis.compare import compare_systems
 from .analysis.correlations import rating_correlations
 from .analysis.curves import individual_curves, query_curves, session_curves
 from .analysis.summary import StudySummary, summarize
@@ -115,6 +116,7 @@ __all__ = [
     "__version__",
     "avg_pos",
     "avg_vect",
+    "compare_systems",
     "cumulated_gain",
     "dask_engine",
     "discounted_cumulated_gain",

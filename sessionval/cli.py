@@ -38,6 +38,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Evaluate a TREC run against qrels (trec_eval style).",
     ),
     "measures": ("sessionval.commands.measures", "List the measures with formulas and references."),
+    "compare": (
+        "sessionval.commands.compare",
+        "Compare TREC runs: paired tests, corrections, effect sizes, CIs, LaTeX.",
+    ),
+    "meta": (
+        "sessionval.commands.meta",
+        "Meta-evaluation: rank correlation, discriminative power, f-qrels, sensitivity.",
+    ),
     "convert": (
         "sessionval.commands.convert",
         "Convert TREC Session XML, lab tables, runs, mapped tables to JSONL/Parquet.",

@@ -23,6 +23,7 @@ __all__ = [
     "MeasureSpecError",
     "ParseError",
     "SessionvalError",
+    "StatisticsError",
     "ValidationFailed",
     "raise_if_any",
 ]
@@ -46,6 +47,10 @@ class JudgmentError(SessionvalError):
 
 class MeasureSpecError(SessionvalError):
     """A measure name, parameter or configuration value is not valid."""
+
+
+class StatisticsError(SessionvalError):
+    """A statistical procedure cannot run on the data or with the options given."""
 
 
 class ValidationFailed(SessionvalError):

@@ -161,3 +161,31 @@ def write_partitions(flat: pd.DataFrame, folder: Path, n_parts: int) -> list[Pat
         flat[part_of == i].reset_index(drop=True).to_parquet(p, index=False)
         paths.append(p)
     return paths
+
+
+def trec_runs(
+    folder: Path, *, n_topics: int = 12, quality: Sequence[float] = (0.3, 0.5, 0.8), seed: int = 0
+) -> tuple[Path, list[Path]]:
+    """Qrels (3 relevant, 5 non-relevant documents per topic) and one TREC run per quality.
+
+    Run ``k`` (``sys_k.run``) scores each document uniformly at random plus
+    ``quality[k]`` for the relevant ones, so a higher quality ranks them higher.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    qrels = folder / "qrels.txt"
+    qrels.write_text(
+        "".join(f"t{t} 0 d{t}_{d} {1 if d < 3 else 0}\n" for t in range(n_topics) for d in range(8))
+    )
+    runs = []
+    for k, q in enumerate(quality):
+        lines = []
+        for t in range(n_topics):
+            score = rng.random(8) + q * (np.arange(8) < 3)
+            for r, i in enumerate(np.argsort(-score), start=1):
+                lines.append(f"t{t} Q0 d{t}_{i} {r} {score[i]:.4f} sys{k}\n")
+        path = folder / f"sys_{k}.run"
+        path.write_text("".join(lines))
+        runs.append(path)
+    return qrels, runs

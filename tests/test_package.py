@@ -21,6 +21,7 @@ EXPECTED = {
     "result_grades", "session_curves", "summarize", "write_flat", "write_jsonl", "write_study",
     "Engine", "LocalEngine", "ShortLists", "DaskEngine", "dask_engine",
     "rating_correlations",  # issue 13: measures against the searchers' ratings
+    "compare_systems",
 }  # fmt: skip
 
 

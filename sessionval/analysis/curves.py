@@ -54,7 +54,7 @@ from ..errors import MeasureSpecError
 from ..evaluation.result import SessionEvaluation
 from ..kernels.segments import segment_sum
 from .groups import group_codes
-from .rank_curves import CG_MEASURES, cg_curves, query_curves
+from .rank_curves import CG_MEASURES, add_bands, cg_curves, query_curves
 
 __all__ = [
     "CG_MEASURES",
@@ -96,8 +96,9 @@ def session_curves(
     stopped: Stopped | None = None,
     normalise: Normalise | None = None,
     max_position: int | None = None,
+    confidence: float | None = None,
 ) -> pd.DataFrame:
-    """Average session vectors per group (Järvelin et al. 2008, Figures 2 and 3).
+    r"""Average session vectors per group (Järvelin et al. 2008, Figures 2 and 3).
 
     Parameters
     ----------
@@ -116,6 +117,12 @@ def session_curves(
         ``"per-session"`` or ``"of-averages"`` (default: ``ev.config.normalise``).
     max_position
         Last position (default: the longest selected session).
+    confidence
+        When given, add ``se``, ``ci_low`` and ``ci_high``: the standard error of each
+        point's mean over the sessions and its Student t interval
+        (:func:`sessionval.analysis.rank_curves.add_bands`).  Under ``of-averages`` the
+        nsDCG ratio of means gets the delta-method standard error
+        :math:`\sqrt{(s_S^2 - 2R\,s_{SI} + R^2 s_I^2)/n}\,/\,\bar I`.
 
     Returns
     -------
@@ -197,6 +204,17 @@ def session_curves(
     if cfg.empty_ideal == "zero":
         n_mean = np.where(np.isnan(n_mean) & (s_cnt > 0), 0.0, n_mean)
     pos = np.arange(1, n_p + 1)
+    squares: dict[str, npt.NDArray[np.float64]] = {}
+    if confidence is not None:
+        squares["sdcg"] = grid(v.sdcg**2, final_s**2)[0]
+        squares["ideal"] = grid(v.ideal**2, final_i**2)[0]
+        if norm == "per-session":
+            squares["nsdcg"] = grid(ratio**2, final_n**2)[0]
+        else:
+            squares["nsdcg"] = _ratio_squares(
+                s_mean, i_mean, squares["sdcg"], squares["ideal"],
+                grid(v.sdcg * v.ideal, final_s * final_i)[0], s_cnt,
+            )  # fmt: skip
     parts = []
     for name, val, cnt in (
         ("sdcg", s_mean, s_cnt),
@@ -214,6 +232,14 @@ def session_curves(
         )
         for c in reversed(list(by)):
             part.insert(0, c, np.repeat(labels[c].to_numpy(), n_p))
+        if confidence is not None:
+            part = add_bands(
+                part,
+                mean="value",
+                sumsq=squares[name].ravel(),
+                n=part["n_sessions"],
+                confidence=confidence,
+            )
         parts.append(part)
     out = pd.concat(parts, ignore_index=True)
     for c in by:
@@ -221,6 +247,30 @@ def session_curves(
     out.attrs["config"] = cfg.model_dump(mode="json")
     out.attrs["stopped"] = stop
     out.attrs["normalise"] = norm
+    return out
+
+
+def _ratio_squares(
+    s_mean: npt.NDArray[np.float64],
+    i_mean: npt.NDArray[np.float64],
+    s_sq: npt.NDArray[np.float64],
+    i_sq: npt.NDArray[np.float64],
+    si: npt.NDArray[np.float64],
+    n: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]:
+    r"""Pseudo sums of squares whose :func:`add_bands` standard error is the delta method's.
+
+    For :math:`R = \bar S / \bar I`, :math:`Var(R) \approx (s_S^2 - 2R s_{SI} + R^2
+    s_I^2) / (n \bar I^2)`; returned as :math:`(n-1) Var(R)\, n + n R^2`, which
+    :func:`add_bands` turns back into that variance.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = s_mean / i_mean
+        var_s = (s_sq - n * s_mean**2) / (n - 1)
+        var_i = (i_sq - n * i_mean**2) / (n - 1)
+        cov = (si - n * s_mean * i_mean) / (n - 1)
+        var_r = np.maximum(var_s - 2 * r * cov + r**2 * var_i, 0.0) / (n * i_mean**2)
+        out: npt.NDArray[np.float64] = (n - 1) * var_r * n + n * r**2
     return out
 
 

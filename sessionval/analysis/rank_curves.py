@@ -41,8 +41,10 @@ from .groups import group_codes
 __all__ = [
     "CG_MEASURES",
     "RankGains",
+    "add_bands",
     "cg_curves",
     "cumulate_by_rank",
+    "cumulated_squares",
     "query_curves",
     "rank_gains",
 ]
@@ -143,6 +145,119 @@ def cumulate_by_rank(
     return out
 
 
+def cumulated_squares(
+    query: IntArray,
+    rank: IntArray,
+    values: npt.ArrayLike,
+    query_cell: IntArray,
+    *,
+    n_cells: int,
+    ranks: int,
+    divisor: tuple[FloatArray, IntArray] | None = None,
+    block: int = 1 << 14,
+) -> FloatArray:
+    r"""Sum over each cell's lists of the squared cumulated vector, :math:`\sum_q C_q[i]^2`.
+
+    The spread of the curves behind their confidence bands: with the sums of
+    :func:`cumulate_by_rank` it gives the standard deviation of :math:`C_q[i]` over the
+    lists of a cell.  Lists are expanded to dense vectors in fixed-size blocks (bounded
+    memory, no loop per list).
+
+    Parameters
+    ----------
+    query
+        List (query) index of each row, non-decreasing.
+    rank
+        Rank of each row, ``1..ranks``.
+    values
+        What each row adds at its rank.
+    query_cell
+        Cell of each list (``-1``: left out).
+    n_cells, ranks
+        Shape of the result.
+    divisor
+        ``(matrix, row)``: divide list ``q``'s vector by ``matrix[row[q]]`` first (the
+        ideal vector of its topic, for nCG and nDCG).
+    block
+        Lists per dense block.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_cells, ranks)``.
+
+    Examples
+    --------
+    Two lists in cell 0, gains (3, 2) and (1, 0): cumulated (3, 5) and (1, 1):
+
+    >>> cumulated_squares(np.array([0, 0, 1]), np.array([1, 2, 1]), [3.0, 2.0, 1.0],
+    ...                   np.array([0, 0]), n_cells=1, ranks=2)
+    array([[10., 26.]])
+    """
+    v = np.asarray(values, dtype=np.float64)
+    n_q = query_cell.size
+    out = np.zeros((n_cells, ranks))
+    starts = np.searchsorted(query, np.arange(0, n_q + block, block))
+    for b, q0 in enumerate(range(0, n_q, block)):
+        q1 = min(n_q, q0 + block)
+        r0, r1 = int(starts[b]), int(starts[b + 1])
+        flat = (query[r0:r1] - q0) * ranks + rank[r0:r1] - 1
+        dense = np.bincount(flat, weights=v[r0:r1], minlength=(q1 - q0) * ranks)
+        cum: FloatArray = np.cumsum(dense.reshape(q1 - q0, ranks), axis=1, dtype=np.float64)
+        if divisor is not None:
+            matrix, row = divisor
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cum = cum / matrix[row[q0:q1]]
+        cells = query_cell[q0:q1]
+        keep = cells >= 0
+        np.add.at(out, cells[keep], cum[keep] ** 2)
+    return out
+
+
+def add_bands(
+    table: pd.DataFrame,
+    *,
+    mean: str,
+    sumsq: FloatArray,
+    n: npt.ArrayLike,
+    confidence: float,
+) -> pd.DataFrame:
+    r"""Add ``se``, ``ci_low`` and ``ci_high`` to a curve table, row by row.
+
+    :math:`se = \sqrt{(\sum x^2 - n\bar x^2)/(n - 1)} / \sqrt n` and the Student t
+    interval :math:`\bar x \pm t_{(1+c)/2,\,n-1}\, se` of each point's mean (NaN below
+    two lists or sessions).
+
+    Parameters
+    ----------
+    table
+        The curve rows (``mean`` column holds each point's mean).
+    mean
+        Column of the means.
+    sumsq
+        Sum of squares behind each row's mean, in row order.
+    n
+        Number of values behind each row's mean.
+    confidence
+        Level of the interval, in (0, 1).
+    """
+    from scipy import stats
+
+    if not 0.0 < confidence < 1.0:
+        raise MeasureSpecError(f"confidence must be in (0, 1), got {confidence}")
+    m = table[mean].to_numpy(dtype=np.float64)
+    nn = np.asarray(n, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = np.maximum(np.asarray(sumsq, dtype=np.float64) - nn * m**2, 0.0) / (nn - 1.0)
+        se = np.where(nn >= 2, np.sqrt(var / nn), np.nan)
+        half = stats.t.ppf((1.0 + confidence) / 2.0, nn - 1.0) * se
+    out = table.copy()
+    out["se"] = se
+    out["ci_low"] = m - half
+    out["ci_high"] = m + half
+    return out
+
+
 def query_curves(
     ev: SessionEvaluation,
     *,
@@ -150,6 +265,7 @@ def query_curves(
     compare: Literal["last", "best"] = "last",
     ranks: int = 100,
     depth: int | None = None,
+    confidence: float | None = None,
 ) -> pd.DataFrame:
     """Mean sDCG_q vectors of the last (or best) query vs the others (Figure 1).
 
@@ -169,6 +285,9 @@ def query_curves(
         Last rank (the paper: 100).
     depth
         Deprecated name of ``ranks``.
+    confidence
+        When given, add ``se``, ``ci_low`` and ``ci_high``: the standard error of each
+        point's mean over the queries and its Student t interval (:func:`add_bands`).
 
     Returns
     -------
@@ -203,6 +322,13 @@ def query_curves(
         sdcg_m = sdcg / n_per[:, None]
     names = ("last", "non-last") if compare == "last" else ("best", "other")
     rank_axis = np.arange(1, ranks + 1)
+    squares: dict[str, FloatArray] = {}
+    if confidence is not None:
+        qd_rows = rg.discounted * np.asarray(ev.queries["qd"], dtype=np.float64)[rg.query]
+        for measure, vals in (("sdcg_q", qd_rows), ("dcg_q", rg.discounted)):
+            squares[measure] = cumulated_squares(
+                rg.query, rg.rank, vals, qgroup, n_cells=n_cls, ranks=ranks
+            )
     parts = []
     for measure, arr in (("sdcg_q", sdcg_m), ("dcg_q", dcg_m)):
         part = pd.DataFrame(
@@ -216,6 +342,14 @@ def query_curves(
         )
         for c in reversed(list(by)):
             part.insert(0, c, np.repeat(labels[c].to_numpy(), 2 * ranks))
+        if confidence is not None:
+            part = add_bands(
+                part,
+                mean="value",
+                sumsq=squares[measure].ravel(),
+                n=part["n_queries"],
+                confidence=confidence,
+            )
         parts.append(part)
     out = pd.concat(parts, ignore_index=True)
     for c in by:
@@ -232,6 +366,7 @@ def cg_curves(
     ranks: int = 100,
     ideal_label: str = "ideal",
     depth: int | None = None,
+    confidence: float | None = None,
 ) -> pd.DataFrame:
     r"""Mean CG, DCG, nCG and nDCG vectors by rank per system, and the ideal curve.
 
@@ -253,6 +388,10 @@ def cg_curves(
         Value of ``by`` on the ideal curve's rows.
     depth
         Deprecated name of ``ranks``.
+    confidence
+        When given, add ``se``, ``ci_low`` and ``ci_high`` to each system's rows: the
+        standard error of the mean vector over the system's queries and its Student t
+        interval (:func:`add_bands`); NaN on the ideal curve.
 
     Returns
     -------
@@ -322,20 +461,39 @@ def cg_curves(
             "nDCG": np.ones(ranks),
         }
     rank_axis = np.arange(1, ranks + 1, dtype=np.int64)
+    squares: dict[str, FloatArray] = {}
+    if confidence is not None:
+        defined_cell = np.where(defined[qtop], qsys, -1)
+        for m, vals, cells, div in (
+            ("CG", rg.gain, qsys, None),
+            ("DCG", rg.discounted, qsys, None),
+            ("nCG", rg.gain, defined_cell, (icg, qtop)),
+            ("nDCG", rg.discounted, defined_cell, (idcg, qtop)),
+        ):
+            squares[m] = cumulated_squares(
+                rg.query, rg.rank, vals, cells, n_cells=n_g, ranks=ranks, divisor=div
+            )
     parts = []
     for m in CG_MEASURES:
         nqs = n_norm if m.startswith("n") else n_sys
-        parts.append(
-            pd.DataFrame(
-                {
-                    by: np.repeat(names, ranks),
-                    "rank": np.tile(rank_axis, n_g).astype(np.int32),
-                    "measure": m,
-                    "value": mean[m].reshape(-1),
-                    "n_queries": np.repeat(nqs.astype(np.int64), ranks),
-                }
-            )
+        part = pd.DataFrame(
+            {
+                by: np.repeat(names, ranks),
+                "rank": np.tile(rank_axis, n_g).astype(np.int32),
+                "measure": m,
+                "value": mean[m].reshape(-1),
+                "n_queries": np.repeat(nqs.astype(np.int64), ranks),
+            }
         )
+        if confidence is not None:
+            part = add_bands(
+                part,
+                mean="value",
+                sumsq=squares[m].ravel(),
+                n=part["n_queries"],
+                confidence=confidence,
+            )
+        parts.append(part)
         parts.append(
             pd.DataFrame(
                 {

@@ -29,6 +29,9 @@ __all__ = [
     "open_engine",
     "partition_mapper",
     "qrels_option",
+    "run_scoring",
+    "run_scoring_options",
+    "statistics_options",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -175,3 +178,126 @@ def partition_mapper(logs: Path, fmt: str, engine: ItemMapper | None) -> dict[st
         return {}
     name = detect_format(logs) if fmt == "auto" else fmt
     return {"mapper": engine.map_items} if name == PARTITIONED else {}
+
+
+def run_scoring_options(command: F) -> F:
+    """Add ``evaluate``'s list options to a command that scores TREC runs.
+
+    ``-c``, ``--ties``, ``--empty``, ``--negative`` and ``--unjudged``; collect them
+    with :func:`run_scoring`.
+    """
+    options = [
+        click.option(
+            "-c",
+            "--complete",
+            is_flag=True,
+            help="Judged topics a run lacks count as empty lists (trec_eval -c); "
+            "default: left out (the pair is compared on the topics both runs answer).",
+        ),
+        click.option(
+            "--ties",
+            type=click.Choice(["doc_id", "trec_eval", "input"]),
+            default="doc_id",
+            show_default=True,
+            help="Order within a list: score descending, then doc id ascending (doc_id), "
+            "doc id descending as trec_eval (trec_eval), or file order (input).",
+        ),
+        click.option(
+            "--empty",
+            type=click.Choice(["nan", "zero"]),
+            default="nan",
+            show_default=True,
+            help="Normalised measures on a topic without relevant documents: NaN (the "
+            "topic is left out) or 0 (trec_eval).",
+        ),
+        click.option(
+            "--negative",
+            type=click.Choice(["clip", "keep", "error"]),
+            default="clip",
+            show_default=True,
+            help="Negative grades: as 0, through the gain function, or error.",
+        ),
+        click.option(
+            "--unjudged",
+            type=click.Choice(["zero", "condense", "error"]),
+            default="zero",
+            show_default=True,
+            help="Unjudged documents: gain 0, removed from the list, or error.",
+        ),
+    ]
+    for opt in reversed(options):
+        command = opt(command)
+    return command
+
+
+def run_scoring(values: Mapping[str, Any]) -> Any:
+    """The :class:`~sessionval.workflow.runs.RunScoring` of :func:`run_scoring_options`' values."""
+    from ..workflow.runs import RunScoring
+
+    return RunScoring(
+        ties=values["ties"],
+        complete=bool(values["complete"]),
+        empty=values["empty"],
+        negative=values["negative"],
+        unjudged=values["unjudged"],
+    )
+
+
+def statistics_options(command: F) -> F:
+    """Add the test, correction and resampling options of ``compare`` and ``meta``."""
+    from ..analysis.compare import EFFECT_SIZES
+    from ..analysis.multiple import CORRECTIONS
+    from ..analysis.paired import TESTS
+
+    options = [
+        click.option(
+            "--test",
+            type=click.Choice(TESTS),
+            default="paired-t",
+            show_default=True,
+            help="Paired test of each pair (docs/statistics.md).",
+        ),
+        click.option(
+            "--correction",
+            type=click.Choice(CORRECTIONS),
+            default="holm",
+            show_default=True,
+            help="Multiplicity correction over the pairs of each measure; tukey-hsd with "
+            "paired-t (Tukey HSD, two-way ANOVA) or randomisation (randomised Tukey HSD).",
+        ),
+        click.option(
+            "--seed", type=int, default=0, show_default=True, help="Seed of the resampling."
+        ),
+        click.option(
+            "--resamples",
+            type=click.IntRange(min=1),
+            default=10_000,
+            show_default=True,
+            help="Resamples of the randomisation and bootstrap tests (B).",
+        ),
+        click.option(
+            "--alpha",
+            type=click.FloatRange(0, 1, min_open=True, max_open=True),
+            default=0.05,
+            show_default=True,
+            help="Significance level.",
+        ),
+        click.option(
+            "--confidence",
+            type=click.FloatRange(0, 1, min_open=True, max_open=True),
+            default=0.95,
+            show_default=True,
+            help="Level of the confidence intervals.",
+        ),
+        click.option(
+            "--effect-size",
+            type=click.Choice(EFFECT_SIZES),
+            default="sakai",
+            show_default=True,
+            help="Effect size: Sakai's (d_z, or ES_E2 under Tukey HSD), Cohen's d_z or "
+            "Hedges' g_z.",
+        ),
+    ]
+    for opt in reversed(options):
+        command = opt(command)
+    return command

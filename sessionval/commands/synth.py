@@ -1,4 +1,11 @@
-"""``sessionval synth``: generate a synthetic study of any size (see :mod:`sessionval.synth`)."""
+"""``sessionval synth``: generate a synthetic study of any size (see :mod:`sessionval.synth`).
+
+``--systems K`` makes the systems ``S1``…``SK`` of graded, known quality (``SK`` the
+best); ``--runs`` writes a test collection instead of a session study: ``qrels.txt``,
+``runs/<name>.run`` for ``K`` systems over ``--topics`` topics, and ``systems.tsv``
+with each system's true quality (:mod:`sessionval.synth.runs`).  Both are meant for
+trying the meta-evaluation (``sessionval meta``) on systems whose order is known.
+"""
 
 from __future__ import annotations
 
@@ -41,16 +48,56 @@ __all__ = [
     help="Write sessions.jsonl, sessions.parquet or both.",
 )
 @click.option(
+    "--systems",
+    "n_systems",
+    type=click.IntRange(min=2),
+    default=2,
+    show_default=True,
+    help="Systems of graded, known quality (2: the paper's two systems).",
+)
+@click.option(
+    "--runs",
+    is_flag=True,
+    help="Write a test collection (qrels, one TREC run per system, systems.tsv) instead "
+    "of a session study.",
+)
+@click.option(
+    "--topics",
+    "n_topics",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="With --runs: number of topics.",
+)
+@click.option(
     "--progress/--no-progress",
     default=None,
     help="Show a progress bar on stderr (default: for large studies on a terminal).",
 )
-def command(n_sessions: int, seed: int, out_dir: Path, formats: str, progress: bool | None) -> None:
+def command(
+    n_sessions: int,
+    seed: int,
+    out_dir: Path,
+    formats: str,
+    n_systems: int,
+    runs: bool,
+    n_topics: int,
+    progress: bool | None,
+) -> None:
     """Generate a synthetic session study (searchers, scenarios, systems, logs, judgments).
 
     The committed sample is reproduced by ``sessionval synth --sessions 120 --seed 2008
     --out sample_logs``.
     """
+    if runs:
+        from ..synth.runs import write_runs
+
+        files = write_runs(out_dir, n_systems=n_systems, n_topics=n_topics, seed=seed)
+        click.echo(f"wrote {n_systems} runs over {n_topics} topics to {out_dir}")
+        for path in files:
+            click.echo(f"  {path.relative_to(out_dir)}")
+        return
+
     from ..synth import OutputFormat, write_study
 
     if progress is None:
@@ -61,6 +108,7 @@ def command(n_sessions: int, seed: int, out_dir: Path, formats: str, progress: b
         seed=seed,
         formats=cast(OutputFormat, formats),
         progress=progress,
+        n_systems=n_systems,
     )
     click.echo(
         f"wrote {summary.n_sessions:,} sessions, {summary.n_queries:,} queries, "

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "BAND_COLUMNS",
     "CG_TITLES",
     "COLUMN_FIGSIZE",
     "LEGEND_INSIDE_MAX",
@@ -83,6 +84,8 @@ PALETTE: Final[tuple[str, ...]] = (
     "#000000",
 )
 LINESTYLES: Final[tuple[str, ...]] = ("-", "--", "-.", ":")
+#: Columns of a curve table that bound its confidence band (``bands=True``).
+BAND_COLUMNS: Final[tuple[str, str]] = ("ci_low", "ci_high")
 #: One column of a two-column paper, in inches.
 COLUMN_FIGSIZE: Final[tuple[float, float]] = (3.5, 2.6)
 _FONT: Final = {"label": 8.0, "tick": 7.0, "legend": 6.5, "title": 6.5}
@@ -267,8 +270,9 @@ def _draw_lines(
     label_fmt: str = "{hue} {style}",
     linewidth: float = 1.2,
     colours: Mapping[str, str] | None = None,
+    bands: bool = False,
 ) -> LegendEntries:
-    """One line per (hue, style) series; returns the legend entries in order."""
+    """One line per (hue, style) series (and its shaded band); the legend entries in order."""
     hue_colours, styles = _style_maps(table, hue, style, colours)
     keys = [k for k in (hue, style) if k is not None]
     n_colours = len(PALETTE) - 1
@@ -285,15 +289,27 @@ def _draw_lines(
             linestyle = LINESTYLES[(hue_rank.get(h, i) // n_colours) % len(LINESTYLES)]
         else:
             linestyle = LINESTYLES[i % len(LINESTYLES)]
+        colour = hue_colours.get(h, PALETTE[i % n_colours])
         (line,) = ax.plot(
             part[x].to_numpy(dtype=np.float64),
             part[y].to_numpy(dtype=np.float64),
-            color=hue_colours.get(h, PALETTE[i % n_colours]),
+            color=colour,
             linestyle=linestyle,
             linewidth=linewidth,
             label=label,
         )
         entries.append((line, label))
+        if bands:
+            # the confidence band of the mean in the line's colour, kept out of the legend
+            ax.fill_between(
+                part[x].to_numpy(dtype=np.float64),
+                part[BAND_COLUMNS[0]].to_numpy(dtype=np.float64),
+                part[BAND_COLUMNS[1]].to_numpy(dtype=np.float64),
+                color=colour,
+                alpha=0.18,
+                linewidth=0,
+                label=f"_band {label}",
+            )
     return entries
 
 
@@ -310,6 +326,7 @@ def plot_query_curves(
     title: str | None = "Last vs non-last queries",
     ax: Axes | None = None,
     colours: Mapping[str, str] | None = None,
+    bands: bool = False,
 ) -> Axes:
     """002 Figure 1: mean sDCG_q by rank of last vs non-last (or best vs other) queries.
 
@@ -332,6 +349,9 @@ def plot_query_curves(
         Axes to draw on (default: a new one-column figure).
     colours
         Colour per system (default: :func:`system_colours` of the table's systems).
+    bands
+        Shade each line's confidence band (``ci_low``, ``ci_high`` from
+        ``query_curves(..., confidence=0.95)``).
 
     Returns
     -------
@@ -343,10 +363,10 @@ def plot_query_curves(
     ----------
     Järvelin, Price, Delcambre & Nielsen (2008), ECIR, Figure 1 (jarvelin2008).
     """
-    _require(curves, [x, y, hue, style], "plot_query_curves")
+    _require(curves, [x, y, hue, style, *(BAND_COLUMNS if bands else ())], "plot_query_curves")
     curves = _select(curves, measure, "plot_query_curves")
     ax = _new_axes(ax)
-    entries = _draw_lines(ax, curves, x=x, y=y, hue=hue, style=style, colours=colours)
+    entries = _draw_lines(ax, curves, x=x, y=y, hue=hue, style=style, colours=colours, bands=bands)
     return _finish(ax, xlabel="rank", ylabel=ylabel, params=params, title=title, entries=entries)
 
 
@@ -390,6 +410,7 @@ def plot_session_curves(
     title: str | None = None,
     ax: Axes | None = None,
     colours: Mapping[str, str] | None = None,
+    bands: bool = False,
 ) -> Axes:
     """002 Figures 2 and 3: mean session curves over concatenated top-X results.
 
@@ -419,6 +440,9 @@ def plot_session_curves(
         Axes to draw on.
     colours
         Colour per system (default: :func:`system_colours` of the table's systems).
+    bands
+        Shade each line's confidence band (``ci_low``, ``ci_high`` from
+        ``session_curves(..., confidence=0.95)``).
 
     Returns
     -------
@@ -430,13 +454,13 @@ def plot_session_curves(
     ----------
     Järvelin et al. (2008), Figures 2 and 3 (jarvelin2008).
     """
-    _require(curves, [x, y, hue, style], "plot_session_curves")
+    _require(curves, [x, y, hue, style, *(BAND_COLUMNS if bands else ())], "plot_session_curves")
     what = "nsDCG" if normalised else "sDCG"
     curves = _select(curves, measure or what.lower(), "plot_session_curves")
     if cutoff < 1:
         raise SessionvalError(f"plot_session_curves: cutoff must be >= 1, got {cutoff}")
     ax = _new_axes(ax)
-    entries = _draw_lines(ax, curves, x=x, y=y, hue=hue, style=style, colours=colours)
+    entries = _draw_lines(ax, curves, x=x, y=y, hue=hue, style=style, colours=colours, bands=bands)
     n_q = int(np.ceil(float(curves[x].max()) / cutoff))
     _mark_queries(ax, cutoff, n_q)
     if title is None:
@@ -557,6 +581,7 @@ def plot_cg_curves(
     title: str | None = None,
     ax: Axes | None = None,
     colours: Mapping[str, str] | None = None,
+    bands: bool = False,
 ) -> Axes:
     """000 Figures 1–4: mean CG, DCG, nCG or nDCG by rank per system against the ideal.
 
@@ -579,6 +604,9 @@ def plot_cg_curves(
         Axes to draw on.
     colours
         Colour per system (default: :func:`system_colours` of the table's systems).
+    bands
+        Shade each line's confidence band (``ci_low``, ``ci_high`` from
+        ``cg_curves(..., confidence=0.95)``); the ideal curve has none.
 
     Returns
     -------
@@ -589,7 +617,7 @@ def plot_cg_curves(
     ----------
     Järvelin & Kekäläinen (2002), ACM TOIS 20(4), Figures 1–4 (jarvelin2002).
     """
-    _require(curves, [x, y, hue], "plot_cg_curves")
+    _require(curves, [x, y, hue, *(BAND_COLUMNS if bands else ())], "plot_cg_curves")
     ax = _new_axes(ax)
     is_ideal = curves[hue].astype(str) == ideal
     systems = curves[~is_ideal]
@@ -604,7 +632,15 @@ def plot_cg_curves(
     entries: LegendEntries = []
     if len(systems):
         entries = _draw_lines(
-            ax, systems, x=x, y=y, hue=hue, style=None, label_fmt="{hue}", colours=colours
+            ax,
+            systems,
+            x=x,
+            y=y,
+            hue=hue,
+            style=None,
+            label_fmt="{hue}",
+            colours=colours,
+            bands=bands,
         )
     if is_ideal.any():
         part = curves[is_ideal].sort_values(x)

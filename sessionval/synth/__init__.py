@@ -2,10 +2,12 @@
 
 ``design`` lays out searchers, scenarios and systems; ``simulate`` draws sessions,
 queries and results chunk by chunk; ``write`` streams them to JSON-lines or Parquet
-through :mod:`sessionval.io.writers`.
+through :mod:`sessionval.io.writers`.  ``runs`` makes a test collection (qrels and
+TREC runs) of systems of graded, known quality for meta-evaluation.
 """
 
 from .design import TABLE2_COUNTS, study_header
+from .runs import SyntheticRuns, generate_runs, write_runs
 from .write import (
     OutputFormat,
     SyntheticStudy,
@@ -20,10 +22,13 @@ __all__ = [
     "TABLE2_COUNTS",
     "OutputFormat",
     "SynthSummary",
+    "SyntheticRuns",
     "SyntheticStudy",
     "flat_schema",
+    "generate_runs",
     "generate_study",
     "iter_flat_batches",
     "study_header",
+    "write_runs",
     "write_study",
 ]

@@ -15,9 +15,13 @@ that design exactly:
   (343 queries, averages 2.53 and 3.18).
 
 Larger studies scale the design (``ceil(n/4)`` searchers, Table 2 proportions
-apportioned per system).  This module also names what the design holds (searcher,
-session and document identifiers), builds the ``study.json`` header and lists the
-reference judgments (the scenarios' judged pools).
+apportioned per system).  With ``n_systems = K > 2`` (for meta-evaluation: systems of
+graded, known quality) searcher ``u``'s ``j``-th session uses system ``(u + j) mod K``,
+system ``k`` has strength :math:`k/(K-1)` (``S1`` the weakest, ``SK`` the strongest;
+with two systems the strengths are 0 and 1 as in the paper's design) and its query
+counts blend Table 2's two columns by that strength.  This module also names what the
+design holds (searcher, session and document identifiers), builds the ``study.json``
+header and lists the reference judgments (the scenarios' judged pools).
 
 References
 ----------
@@ -38,7 +42,7 @@ import functools
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
@@ -68,6 +72,7 @@ __all__ = [
     "seeded_rng",
     "session_ids",
     "study_header",
+    "system_table",
     "user_ids",
 ]
 
@@ -214,6 +219,27 @@ SYSTEMS: Final[tuple[tuple[str, str, str], ...]] = (
 )
 
 
+def system_table(n_systems: int = 2) -> tuple[tuple[str, str, str], ...]:
+    """The systems of a study of ``n_systems``: the paper's two, or ``S1``…``SK`` graded.
+
+    Examples
+    --------
+    >>> [s[0] for s in system_table(3)], system_table(2) == SYSTEMS
+    (['S1', 'S2', 'S3'], True)
+    """
+    if n_systems == 2:
+        return SYSTEMS
+    return tuple(
+        (
+            f"S{k + 1}",
+            f"system {k + 1} of {n_systems}",
+            f"Synthetic system of known quality: strength {k / max(n_systems - 1, 1):.3f} "
+            f"(rank {k + 1} of {n_systems}, S{n_systems} the strongest).",
+        )
+        for k in range(n_systems)
+    )
+
+
 def _conditions() -> tuple[IntArray, IntArray]:
     """Scenario order and system of the 30 searcher conditions of the Latin-square design.
 
@@ -261,6 +287,8 @@ class Design:
     query_offsets: IntArray  # first query of each session, length n_sessions + 1
     user_start: IntArray  # seconds since the epoch when the searcher's first session starts
     pools: Pools
+    systems: tuple[tuple[str, str, str], ...] = SYSTEMS
+    system_strength: FloatArray = field(default_factory=lambda: np.array([0.0, 1.0]))
 
     @property
     def n_users(self) -> int:
@@ -360,15 +388,19 @@ def _latin_square(n_sessions: int) -> tuple[IntArray, IntArray, IntArray]:
     return users, topic, system
 
 
-def design_study(n_sessions: int, seed: int) -> Design:
+def design_study(n_sessions: int, seed: int, n_systems: int = 2) -> Design:
     """Lay out the study: searchers, Latin-square sessions, query counts, failures, pools, days.
 
     Query counts are Table 2's per system, given to sessions in order of a latent effort
     (scenario difficulty, low skill, noise); some sessions fail (more often when long or
-    hard, less with System 2).
+    hard, less with a stronger system).  ``n_systems > 2``: the graded design of the
+    module docstring.
     """
     rng = seeded_rng(seed, 0)
     users, topic, system = _latin_square(n_sessions)
+    strength = np.arange(n_systems, dtype=np.float64) / max(n_systems - 1, 1)
+    if n_systems != 2:
+        system = (users + np.arange(n_sessions, dtype=np.int64) % 4) % n_systems
     n_users = int(users[-1]) + 1
     attrs = _users(rng, n_users)
     pools = _pools(rng)
@@ -377,13 +409,20 @@ def design_study(n_sessions: int, seed: int) -> Design:
     # latent effort: harder scenarios and less skilled searchers need more queries
     latent = difficulty[topic] + 0.3 * (2.4 - skill[users]) + rng.normal(0.0, 0.8, n_sessions)
     n_queries = np.zeros(n_sessions, dtype=np.int64)
-    for k, sys_id in enumerate(("S1", "S2")):
+    weak, strong = (np.asarray(TABLE2_COUNTS[s], dtype=np.float64) for s in ("S1", "S2"))
+    for k in range(n_systems):
         idx = np.flatnonzero(system == k)
-        quota = _apportion(len(idx), TABLE2_COUNTS[sys_id])
+        counts_k = (1.0 - strength[k]) * weak + strength[k] * strong
+        quota = _apportion(len(idx), counts_k.tolist())
         counts = np.repeat(np.arange(1, len(quota) + 1, dtype=np.int64), quota)
         n_queries[idx[np.argsort(latent[idx], kind="stable")]] = counts
     # some searchers give up: their last query is no better than the others
-    p_fail = 0.06 + 0.03 * np.minimum(n_queries - 1, 6) + 0.04 * difficulty[topic] - 0.04 * system
+    p_fail = (
+        0.06
+        + 0.03 * np.minimum(n_queries - 1, 6)
+        + 0.04 * difficulty[topic]
+        - 0.04 * strength[system]
+    )
     fail = rng.random(n_sessions) < p_fail
     offsets = np.zeros(n_sessions + 1, dtype=np.int64)
     np.cumsum(n_queries, out=offsets[1:])
@@ -405,6 +444,8 @@ def design_study(n_sessions: int, seed: int) -> Design:
         query_offsets=offsets,
         user_start=user_start.astype(np.int64),
         pools=pools,
+        systems=system_table(n_systems),
+        system_strength=strength,
     )
 
 
@@ -461,8 +502,10 @@ def header_of(d: Design) -> Study:
         )
         for i in range(d.n_users)
     )
+    k = len(d.systems)
     return Study(
-        name=f"synthetic portal study ({d.n_sessions} sessions, seed {d.seed})",
+        name=f"synthetic portal study ({d.n_sessions} sessions, seed {d.seed}"
+        + (f", {k} systems)" if k != 2 else ")"),
         description=(
             "Synthetic family-practice search study generated by sessionval.synth, mirroring the "
             "design of Järvelin et al. (ECIR 2008, section 3.1): 4 decision scenarios, 2 systems, "
@@ -476,7 +519,7 @@ def header_of(d: Design) -> Study:
             Topic(topic_id=sc.topic_id, title=sc.title, description=sc.description)
             for sc in SCENARIOS
         ),
-        systems=tuple(System(system_id=s, name=n, description=ds) for s, n, ds in SYSTEMS),
+        systems=tuple(System(system_id=s, name=n, description=ds) for s, n, ds in d.systems),
     )
 
 
@@ -504,16 +547,20 @@ def judgments_of(d: Design) -> pd.DataFrame:
     )
 
 
-def check_options(n_sessions: int, seed: int) -> None:
-    """Raise :class:`SessionvalError` unless ``n_sessions >= 1`` and ``seed >= 0`` are integers."""
-    for name, value, low in (("n_sessions", n_sessions, 1), ("seed", seed, 0)):
+def check_options(n_sessions: int, seed: int, n_systems: int = 2) -> None:
+    """Raise :class:`SessionvalError` unless the options are integers in range.
+
+    ``n_sessions >= 1``, ``seed >= 0`` and ``n_systems >= 2``.
+    """
+    checks = (("n_sessions", n_sessions, 1), ("seed", seed, 0), ("n_systems", n_systems, 2))
+    for name, value, low in checks:
         if isinstance(value, bool) or not isinstance(value, int | np.integer):
             raise SessionvalError(f"{name} must be an integer >= {low}, got {value!r}")
         if value < low:
             raise SessionvalError(f"{name} must be an integer >= {low}, got {value}")
 
 
-def study_header(*, n_sessions: int = 120, seed: int = 2008) -> Study:
+def study_header(*, n_sessions: int = 120, seed: int = 2008, n_systems: int = 2) -> Study:
     """Return the ``study.json`` header of the synthetic study of this size and seed.
 
     Examples
@@ -522,5 +569,5 @@ def study_header(*, n_sessions: int = 120, seed: int = 2008) -> Study:
     >>> len(h.users), len(h.topics), len(h.systems)
     (30, 4, 2)
     """
-    check_options(n_sessions, seed)
-    return header_of(design_study(n_sessions, seed))
+    check_options(n_sessions, seed, n_systems)
+    return header_of(design_study(n_sessions, seed, n_systems))

@@ -153,7 +153,8 @@ def simulate_chunk(d: Design, k: int) -> Chunk:
     q_session = np.repeat(np.arange(ns, dtype=np.int32), nq)
     q_pos = segment_ranks(q_offsets)
     n_q = len(q_session)
-    q_sys = system[q_session]
+    # the system's strength: 0 and 1 for the paper's two systems, k / (K - 1) for K
+    q_sys = d.system_strength[system[q_session]]
     last = q_pos == nq[q_session]
     good_last = last & ~fail[q_session]
     weak = rng.beta(1.3, 7.0, n_q) + 0.02 * np.minimum(q_pos - 1, 5)

@@ -48,7 +48,6 @@ from ..models.study import Study
 from .design import (
     COLLECTION_SIZE,
     SCENARIOS,
-    SYSTEMS,
     Design,
     check_options,
     design_study,
@@ -196,7 +195,7 @@ def _chunk_table(d: Design, c: Chunk) -> pa.Table:
         "session_id": per_session(pa.array(session_ids(c.first_session, ns, d.n_sessions))),
         "user_id": coded((c.user - u0)[qs], users),
         "topic_id": coded(c.topic[qs], [sc.topic_id for sc in SCENARIOS]),
-        "system_id": coded(c.system[qs], [s[0] for s in SYSTEMS]),
+        "system_id": coded(c.system[qs], [s[0] for s in d.systems]),
         "session_start": per_session(c.start * 1000, _TS),
         "session_end": per_session(c.end * 1000, _TS),
         "rating_satisfaction": per_session(c.satisfaction),
@@ -271,7 +270,7 @@ def _session_records(d: Design, c: Chunk) -> Iterator[dict[str, Any]]:
             "session_id": sids[s],
             "user_id": uids[int(c.user[s]) - u0],
             "topic_id": SCENARIOS[int(c.topic[s])].topic_id,
-            "system_id": SYSTEMS[int(c.system[s])][0],
+            "system_id": d.systems[int(c.system[s])][0],
             "start_time": start[s],
             "end_time": end[s],
             "ratings": {
@@ -330,7 +329,9 @@ class SynthSummary:
     seconds: float
 
 
-def iter_flat_batches(*, n_sessions: int = 120, seed: int = 2008) -> Iterator[pa.Table]:
+def iter_flat_batches(
+    *, n_sessions: int = 120, seed: int = 2008, n_systems: int = 2
+) -> Iterator[pa.Table]:
     """Yield the flat table chunk by chunk (32,768 sessions each), in session order.
 
     Parameters
@@ -339,20 +340,22 @@ def iter_flat_batches(*, n_sessions: int = 120, seed: int = 2008) -> Iterator[pa
         Number of sessions (>= 1).
     seed
         Seed of the study; the same ``(n_sessions, seed)`` gives the same study.
+    n_systems
+        Systems of graded quality (2: the paper's design).
 
     Yields
     ------
     pyarrow.Table
         Consecutive row blocks with schema :func:`flat_schema`.
     """
-    check_options(n_sessions, seed)
-    d = design_study(n_sessions, seed)
+    check_options(n_sessions, seed, n_systems)
+    d = design_study(n_sessions, seed, n_systems)
     for k in range(n_chunks(n_sessions)):
         yield _chunk_table(d, simulate_chunk(d, k)).cast(flat_schema())
 
 
 def generate_study(
-    *, n_sessions: int = 120, seed: int = 2008, jsonl: bool = True
+    *, n_sessions: int = 120, seed: int = 2008, jsonl: bool = True, n_systems: int = 2
 ) -> SyntheticStudy:
     """Generate a synthetic study mirroring Järvelin et al. (2008), section 3.1, in memory.
 
@@ -366,6 +369,10 @@ def generate_study(
         Seed of the study's random streams.
     jsonl
         Also render the sessions as JSON lines (slow for very large studies).
+    n_systems
+        Systems compared: 2 is the paper's design; ``K > 2`` systems ``S1``…``SK`` of
+        graded, known quality (``SK`` the best; :mod:`sessionval.synth.design`), for
+        meta-evaluation.
 
     Returns
     -------
@@ -412,8 +419,8 @@ def generate_study(
     >>> s.header.users[0].user_id, len(s.jsonl)
     ('u01', 120)
     """
-    check_options(n_sessions, seed)
-    d = design_study(n_sessions, seed)
+    check_options(n_sessions, seed, n_systems)
+    d = design_study(n_sessions, seed, n_systems)
     tables: list[pa.Table] = []
     lines: list[str] = []
     for k in range(n_chunks(n_sessions)):
@@ -435,6 +442,7 @@ def write_study(
     seed: int = 2008,
     formats: OutputFormat = "both",
     progress: bool = False,
+    n_systems: int = 2,
 ) -> SynthSummary:
     """Generate a study and stream it to ``out_dir`` chunk by chunk.
 
@@ -459,19 +467,21 @@ def write_study(
         ``"jsonl"``, ``"parquet"`` or ``"both"``.
     progress
         Show a progress bar (tqdm, on stderr).
+    n_systems
+        Systems of graded quality (see :func:`generate_study`).
 
     Returns
     -------
     SynthSummary
         Counts, written files and elapsed seconds.
     """
-    check_options(n_sessions, seed)
+    check_options(n_sessions, seed, n_systems)
     if formats not in ("jsonl", "parquet", "both"):
         raise SessionvalError(f"formats must be 'jsonl', 'parquet' or 'both', got {formats!r}")
     t0 = time.perf_counter()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    d = design_study(n_sessions, seed)
+    d = design_study(n_sessions, seed, n_systems)
     judgments = _judgment_frame(d)
     files = [
         write_study_json(header_of(d), out / "study.json"),

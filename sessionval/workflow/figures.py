@@ -143,6 +143,7 @@ class FigureData:
     n_shown: int
     ranks: int = 100
     skipped: dict[str, str] = field(default_factory=dict)
+    confidence: float | None = None
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -167,6 +168,7 @@ def figure_data(
     figures: FigureSettings,
     *,
     cg_ev: SessionEvaluation | None = None,
+    confidence: float | None = None,
 ) -> FigureData:
     """Compute the tables behind every figure (and say which cannot be drawn).
 
@@ -180,6 +182,9 @@ def figure_data(
         Figure settings (``ranks``, ``min_queries``, ``max_sessions``).
     cg_ev
         The evaluation behind the CG curves (``[figures] cg_gains``; default ``ev``).
+    confidence
+        Level of the confidence bands added to the averaged curves (Figure 1, Figure 2
+        and the CG curves: ``se``, ``ci_low``, ``ci_high``); ``None``: no bands.
 
     Returns
     -------
@@ -197,9 +202,13 @@ def figure_data(
     all_s = curves.session_curves(ev, where=in_scen)
     all_s["subset"] = pd.Categorical(["all sessions"] * len(all_s), categories=subsets)
     data: dict[str, pd.DataFrame] = {
-        "fig1_last_vs_nonlast": curves.query_curves(ev, compare="last", ranks=figures.ranks),
-        "fig1b_best_vs_other": curves.query_curves(ev, compare="best", ranks=figures.ranks),
-        "fig2_session_nsdcg": curves.session_curves(ev),
+        "fig1_last_vs_nonlast": curves.query_curves(
+            ev, compare="last", ranks=figures.ranks, confidence=confidence
+        ),
+        "fig1b_best_vs_other": curves.query_curves(
+            ev, compare="best", ranks=figures.ranks, confidence=confidence
+        ),
+        "fig2_session_nsdcg": curves.session_curves(ev, confidence=confidence),
     }
     if (nq[in_scen] >= figures.min_queries).any():
         sub = curves.session_curves(ev, where=in_scen, min_queries=figures.min_queries)
@@ -218,7 +227,9 @@ def figure_data(
         skipped["fig4_individual_sessions"] = (
             f"system {cell.system!r} has no session in scenario {cell.scenario!r}"
         )
-    cg = curves.cg_curves(cg_ev if cg_ev is not None else ev, ranks=figures.ranks)
+    cg = curves.cg_curves(
+        cg_ev if cg_ev is not None else ev, ranks=figures.ranks, confidence=confidence
+    )
     for m in CG_MEASURES:
         data[f"cg_{m}"] = cg[cg["measure"] == m].reset_index(drop=True)
     for name, table in data.items():
@@ -233,6 +244,7 @@ def figure_data(
         n_shown=int(shown.sum()),
         ranks=max(1, min(figures.ranks, deepest)),
         skipped=skipped,
+        confidence=confidence,
     )
 
 
@@ -274,6 +286,8 @@ def _specs(data: FigureData, settings: RunSettings) -> dict[str, _Figure]:
     cg_params.pop("cutoff", None)
     cutoff, scenario, fig_system = config.cutoff, data.cell.scenario, data.cell.system
     colours = plots.system_colours(data.tables["fig2_session_nsdcg"]["system_id"])
+    # bands where the tables carry them (figure_data with a confidence level)
+    bands = {name: "ci_low" in t.columns for name, t in data.tables.items()}
     ranks = data.ranks
     depth = f", ranks 1–{ranks}"
     deeper = (
@@ -292,7 +306,11 @@ def _specs(data: FigureData, settings: RunSettings) -> dict[str, _Figure]:
             "Mean query-discounted DCG by rank of each session's last query and of its "
             "earlier queries, per system." + deeper,
             lambda t: plots.plot_query_curves(
-                t, params=params, title="Last vs non-last queries" + depth, colours=colours
+                t,
+                params=params,
+                title="Last vs non-last queries" + depth,
+                colours=colours,
+                bands=bands["fig1_last_vs_nonlast"],
             ),
         ),
         "fig1b_best_vs_other": _Figure(
@@ -300,14 +318,20 @@ def _specs(data: FigureData, settings: RunSettings) -> dict[str, _Figure]:
             f"As Figure 1 with the best query (highest {config.best_by.upper()}) "
             "instead of the last." + deeper,
             lambda t: plots.plot_query_curves(
-                t, params=params, title="Best vs other queries" + depth, colours=colours
+                t,
+                params=params,
+                title="Best vs other queries" + depth,
+                colours=colours,
+                bands=bands["fig1b_best_vs_other"],
             ),
         ),
         "fig2_session_nsdcg": _Figure(
             _TITLES["fig2_session_nsdcg"],
             f"nsDCG over concatenated top-{cutoff} results averaged over all sessions per "
             f"system; sessions held after they stop ({config.stopped}).",
-            lambda t: plots.plot_session_curves(t, cutoff=cutoff, params=params, colours=colours),
+            lambda t: plots.plot_session_curves(
+                t, cutoff=cutoff, params=params, colours=colours, bands=bands["fig2_session_nsdcg"]
+            ),
         ),
         "fig3_scenario_sdcg": _Figure(
             _TITLES["fig3_scenario_sdcg"].replace("One scenario", f"Scenario {scenario}"),
@@ -341,19 +365,19 @@ def _specs(data: FigureData, settings: RunSettings) -> dict[str, _Figure]:
         specs[f"cg_{m}"] = _Figure(
             _TITLES[f"cg_{m}"],
             f"Mean {m} vector over all queries of each system against the ideal vector." + deeper,
-            _cg_drawing(m, cg_params, colours, plots.CG_TITLES[m] + depth),
+            _cg_drawing(m, cg_params, colours, plots.CG_TITLES[m] + depth, bands[f"cg_{m}"]),
         )
     return specs
 
 
 def _cg_drawing(
-    measure: str, params: dict[str, object], colours: dict[str, str], title: str
+    measure: str, params: dict[str, object], colours: dict[str, str], title: str, bands: bool
 ) -> Callable[[pd.DataFrame], Axes]:
     """The drawing of one CG figure (a function per measure, not a late-binding lambda)."""
 
     def draw(table: pd.DataFrame) -> Axes:
         return plots.plot_cg_curves(
-            table, measure=measure, params=params, colours=colours, title=title
+            table, measure=measure, params=params, colours=colours, title=title, bands=bands
         )
 
     return draw
@@ -389,12 +413,25 @@ def draw_figures(
         written = plots.save_figure(ax, outputs.path(f"figures/{name}"), formats=formats)
         outputs.add(*written)
         svg = [p for p in written if p.suffix == ".svg"]
+        caption = spec.caption
+        if "ci_low" in data.tables[name].columns:
+            caption += f" {_band_caption(data.confidence, name)}"
         figures.append(
             ReportFigure(
                 spec.title,
                 plots.figure_bytes(ax, "png", dpi=150),
-                caption=spec.caption + " " + plots.params_text(params),
+                caption=caption + " " + plots.params_text(params),
                 svg=svg[0].read_bytes() if svg else None,
             )
         )
     return figures
+
+
+def _band_caption(confidence: float | None, name: str) -> str:
+    """How a figure's shaded bands were computed (the report says how every CI was)."""
+    unit = "sessions" if name.startswith("fig2") else "queries"
+    pct = f"{100 * confidence:g} % " if confidence is not None else ""
+    return (
+        f"Shaded: the {pct}confidence band of each mean, Student t over the {unit} "
+        "(mean ± t × standard error)."
+    )

@@ -24,6 +24,7 @@ from .correlations import correlation_step
 from .figures import draw_figures, figure_cell, figure_data, write_figure_tables
 from .outputs import RunOutputs
 from .settings import NO_JUDGMENTS, run_settings
+from .statistics import statistics_step
 from .steps import (
     choose_gains,
     evaluate_step,
@@ -227,7 +228,14 @@ def run(
                 if settings.cg_config is None
                 else evaluate_step(loaded, settings.cg_config, engine=eng)
             )
-            data = figure_data(ev, cell, settings.figures, cg_ev=cg_ev)
+            stats = settings.statistics
+            data = figure_data(
+                ev,
+                cell,
+                settings.figures,
+                cg_ev=cg_ev,
+                confidence=stats.confidence if stats.bands else None,
+            )
             write_figure_tables(outputs, data)
             bar.update()
 
@@ -239,6 +247,7 @@ def run(
             )
             bar.update()
 
+            statistics = statistics_step(outputs, tables.per_session, stats)
             notes = (*data.notes, *exports.notes)
             scores = write_report_step(
                 outputs,
@@ -249,7 +258,10 @@ def run(
                 figures=figures,
                 source=logs,
                 notes=notes,
-                sections=[correlations] if correlations is not None else [],
+                sections=[
+                    *statistics.sections,
+                    *([correlations] if correlations is not None else []),
+                ],
             )
             bar.update()
         removed = outputs.finish()

@@ -4,7 +4,8 @@
 (:class:`~sessionval.evaluation.config.SessionConfig`'s fields, ``b``, ``bq``, ``cutoff``,
 ``gains``, …) and ``preset`` (a named published variant whose parameters the other keys
 override); each table is one sub-model: ``[figures]`` (:class:`FigureSettings`), ``[run]``
-(:class:`RunOptions`) and ``[measures]`` (:class:`MeasureSelection`).  Every table
+(:class:`RunOptions`), ``[measures]`` (:class:`MeasureSelection`) and ``[statistics]``
+(:class:`StatisticsSettings`).  Every table
 forbids unknown keys and every value is strict: ``lenient = "false"`` is an error (a
 string is not a boolean), ``cutoff = 10.5`` too.  A bad file raises one
 :class:`ConfigFileError` listing every problem with the allowed keys or values, in
@@ -42,6 +43,7 @@ __all__ = [
     "RunOptions",
     "RunSettings",
     "Section",
+    "StatisticsSettings",
     "StrictSessionConfig",
     "figure_table",
     "load_run_config",
@@ -251,6 +253,41 @@ def measure_settings(selection: MeasureSelection, *, preset: str | None) -> Meas
     return MeasureSettings(session=session, query=selection.query)
 
 
+class StatisticsSettings(Section):
+    """``[statistics]``: the tests, corrections, intervals and mixed model of the report.
+
+    The statistics step (:mod:`sessionval.workflow.statistics`) compares every pair of
+    systems within searchers and fits the mixed model; ``docs/statistics.md`` says how.
+    """
+
+    test: Literal["paired-t", "wilcoxon", "sign", "randomisation", "bootstrap"] = Field(
+        "paired-t", description="paired test of each pair of systems (within searchers)"
+    )
+    correction: Literal["holm", "bonferroni", "bh", "tukey-hsd", "none"] = Field(
+        "holm", description="correction for comparing several pairs of systems"
+    )
+    measures: tuple[str, ...] = Field(
+        ("nsdcg", "sdcg"),
+        strict=False,
+        description="per-session scores compared (columns of per_session)",
+    )
+    alpha: float = Field(0.05, gt=0, lt=1, description="significance level of the decisions")
+    confidence: float = Field(
+        0.95, gt=0, lt=1, description="level of the intervals and of the figures' bands"
+    )
+    resamples: int = Field(
+        10_000, ge=1, description="resamples of the randomisation and bootstrap tests"
+    )
+    seed: int = Field(0, description="seed of the resampling (fixed: the report reproduces)")
+    effect_size: Literal["sakai", "cohen-d", "hedges-g"] = Field(
+        "sakai", description="effect size reported with each pair"
+    )
+    bands: bool = Field(True, description="confidence bands on the averaged curves of the figures")
+    mixed_model: bool = Field(
+        True, description="fit the linear mixed model (system fixed; searcher, topic random)"
+    )
+
+
 class RunConfig(Section):
     """The whole configuration file: the session parameters at the top level, one table each.
 
@@ -265,9 +302,10 @@ class RunConfig(Section):
     figures: FigureSettings = Field(default_factory=FigureSettings)
     run: RunOptions = Field(default_factory=RunOptions)
     measures: MeasureSelection = Field(default_factory=MeasureSelection)
+    statistics: StatisticsSettings = Field(default_factory=StatisticsSettings)
 
     #: Keys of the file that are not session parameters: ``preset`` and the tables.
-    TABLES: ClassVar[tuple[str, ...]] = ("figures", "run", "measures")
+    TABLES: ClassVar[tuple[str, ...]] = ("figures", "run", "measures", "statistics")
 
     @model_validator(mode="before")
     @classmethod
@@ -467,6 +505,8 @@ class RunSettings:
         Neutralise spreadsheet formulas in CSV cells.
     measures
         Session and single-query measures computed beyond sDCG's summaries.
+    statistics
+        The ``[statistics]`` table.
     notes
         What the run decided on the user's behalf (e.g. the gain scheme chosen for
         the data's grade scale), for the report and ``config.toml``.
@@ -481,6 +521,7 @@ class RunSettings:
     csv_safe: bool = False
     measures: MeasureSettings = field(default_factory=MeasureSettings)
     notes: tuple[str, ...] = ()
+    statistics: StatisticsSettings = field(default_factory=StatisticsSettings)
 
     @property
     def gains_explicit(self) -> bool:
@@ -541,6 +582,7 @@ def run_settings(
         file=rc,
         csv_safe=rc.run.csv_safe if csv_safe is None else csv_safe,
         measures=measure_settings(rc.measures, preset=config.preset_name),
+        statistics=rc.statistics,
     )
     return base.with_config(config)
 

@@ -1,0 +1,569 @@
+r"""Comparing systems: every pair (or every system against a baseline) on every measure.
+
+:func:`compare_systems` is the one entry point behind ``sessionval compare`` and the
+user-study statistics of ``sessionval run``: it takes a tidy table of scores (one row
+per system × topic × measure; for a user study the topic is the searcher) and returns
+one row per measure × pair with the test, the multiplicity correction, an effect size
+and a confidence interval.  :func:`omnibus_tests` gives the Friedman test and the
+two-way ANOVA over all systems (Järvelin & Kekäläinen 2002, Table 2).
+
+Effect sizes (``effect_size``):
+
+``"sakai"`` (default)
+    Sakai's (2018) standardised mean difference for the procedure used: for a
+    pairwise test :math:`\bar z / s_z` (the paired :math:`d_z`), under Tukey HSD
+    :math:`ES_{E2} = (\bar x_a - \bar x_b)/\sqrt{V_E}` with :math:`V_E` the residual
+    variance of the two-way ANOVA.
+``"cohen-d"``
+    Paired Cohen's :math:`d_z = \bar z / s_z`.
+``"hedges-g"``
+    Hedges' bias-corrected :math:`g_z = J(n-1)\, d_z`,
+    :math:`J(\nu) = \Gamma(\nu/2) / (\sqrt{\nu/2}\,\Gamma((\nu-1)/2))`.
+
+The column ``effect_size_kind`` says which one a row holds.
+
+References
+----------
+Sakai (2007), IPSJ TOD [sakai2007]; Sakai (2018), *Laboratory Experiments in
+Information Retrieval* [sakai2018]; Carterette (2012), TOIS [carterette2012];
+Hedges (1981), J. Educ. Stat. 6(2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final, Literal, TypeAlias
+
+import numpy as np
+import pandas as pd
+
+from .._types import FloatArray
+from ..errors import StatisticsError
+from .multiple import (
+    CORRECTIONS,
+    Correction,
+    adjust_p,
+    friedman,
+    pair_indices,
+    randomised_tukey_hsd,
+    tukey_hsd,
+    two_way_anova,
+)
+from .paired import TESTS, PairedTest, paired_tests
+
+__all__ = [
+    "COMPARISON_COLUMNS",
+    "EFFECT_SIZES",
+    "EffectSize",
+    "blocked_scores",
+    "compare_systems",
+    "hedges_correction",
+    "omnibus_tests",
+    "score_matrix",
+    "system_means",
+]
+
+EffectSize: TypeAlias = Literal["sakai", "cohen-d", "hedges-g"]
+EFFECT_SIZES: Final[tuple[EffectSize, ...]] = ("sakai", "cohen-d", "hedges-g")
+
+#: The columns of :func:`compare_systems`, in order.
+COMPARISON_COLUMNS: Final[tuple[str, ...]] = (
+    "measure",
+    "a",
+    "b",
+    "n",
+    "mean_a",
+    "mean_b",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "effect_size",
+    "statistic",
+    "p",
+    "p_adjusted",
+    "test",
+    "correction",
+    "effect_size_kind",
+    "ci_method",
+    "significant",
+)
+
+
+def score_matrix(
+    scores: pd.DataFrame,
+    measure: str | None = None,
+    *,
+    systems: Sequence[str] | None = None,
+    system: str = "system",
+    topic: str = "topic",
+    value: str = "value",
+    measure_column: str = "measure",
+) -> tuple[FloatArray, list[str], pd.Index]:
+    """The topics × systems matrix of one measure (NaN where a system has no score).
+
+    Parameters
+    ----------
+    scores
+        Long table: one row per system × topic (× measure).
+    measure
+        Rows of this measure (``None``: the table has one measure).
+    systems
+        Column order (default: order of first appearance, or the categories' order).
+    system, topic, value, measure_column
+        Column names.
+
+    Returns
+    -------
+    matrix, systems, topics
+
+    Raises
+    ------
+    StatisticsError
+        A column is missing, a system is unknown, or a (system, topic) has two scores.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"system": ["A", "A", "B"], "topic": ["1", "2", "1"],
+    ...                   "value": [0.5, 0.25, 1.0]})
+    >>> x, names, topics = score_matrix(t)
+    >>> x.tolist(), names
+    ([[0.5, 1.0], [0.25, nan]], ['A', 'B'])
+    """
+    missing = [c for c in (system, topic, value) if c not in scores.columns]
+    if missing:
+        raise StatisticsError(
+            f"scores: column(s) {missing} missing; columns are {list(scores.columns)}"
+        )
+    rows = scores
+    if measure is not None:
+        if measure_column not in scores.columns:
+            raise StatisticsError(f"scores: no {measure_column!r} column to select {measure!r}")
+        rows = scores[scores[measure_column].astype(str) == measure]
+        if rows.empty:
+            found = sorted(set(scores[measure_column].astype(str)))
+            raise StatisticsError(f"no scores of measure {measure!r}; measures: {found}")
+    sys_col = rows[system]
+    names = _levels(scores[system]) if systems is None else [str(s) for s in systems]
+    unknown = sorted(set(sys_col.astype(str)) - set(names))
+    if unknown:
+        raise StatisticsError(f"scores of unknown system(s) {unknown}; systems: {names}")
+    s_codes = pd.Index(names).get_indexer(pd.Index(sys_col.astype(str)))
+    t_codes, topics = pd.factorize(rows[topic].astype(str), sort=True)
+    key = t_codes.astype(np.int64) * len(names) + s_codes
+    if np.unique(key).size != key.size:
+        dup = rows.loc[pd.Series(key).duplicated(keep=False).to_numpy(), [system, topic]]
+        raise StatisticsError(
+            f"scores: more than one score per system and topic, e.g. "
+            f"{dup.iloc[0].tolist()} ({len(dup)} rows)"
+        )
+    x = np.full((topics.size, len(names)), np.nan)
+    x[t_codes, s_codes] = rows[value].to_numpy(dtype=np.float64)
+    return x, names, pd.Index(topics, name=topic)
+
+
+def _levels(col: pd.Series) -> list[str]:
+    """Distinct values as text: the categories' order, else order of first appearance."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        present = set(col.astype(str))
+        return [str(c) for c in col.cat.categories if str(c) in present]
+    return [str(s) for s in pd.unique(col.astype(str))]
+
+
+def _with_measures(
+    scores: pd.DataFrame, measures: Sequence[str] | None, measure_column: str, value: str
+) -> tuple[pd.DataFrame, list[str]]:
+    """The table with a measure column (a table of one score gets one), and the measures wanted."""
+    if measure_column not in scores.columns:
+        scores = scores.assign(**{measure_column: value})
+    wanted = list(measures) if measures is not None else _levels(scores[measure_column])
+    return scores, wanted
+
+
+def hedges_correction(df: FloatArray) -> FloatArray:
+    r"""Hedges' small-sample factor of a standardised mean difference with ``df`` degrees.
+
+    :math:`J(\nu) = \Gamma(\nu/2)/(\sqrt{\nu/2}\,\Gamma((\nu-1)/2))`.
+
+    Examples
+    --------
+    >>> round(float(hedges_correction(np.array([9.0]))[0]), 4)   # about 1 - 3/(4*9 - 1)
+    0.9139
+    """
+    from scipy.special import gammaln
+
+    nu = np.asarray(df, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: FloatArray = np.where(
+            nu > 1,
+            np.exp(gammaln(nu / 2.0) - 0.5 * np.log(nu / 2.0) - gammaln((nu - 1.0) / 2.0)),
+            np.nan,
+        )
+    return out
+
+
+def compare_systems(
+    scores: pd.DataFrame,
+    *,
+    measures: Sequence[str] | None = None,
+    test: PairedTest = "paired-t",
+    correction: Correction = "holm",
+    baseline: str | None = None,
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+    effect_size: EffectSize = "sakai",
+    systems: Sequence[str] | None = None,
+    system: str = "system",
+    topic: str = "topic",
+    value: str = "value",
+    measure_column: str = "measure",
+) -> pd.DataFrame:
+    """Compare every pair of systems (or every system with a baseline) on each measure.
+
+    Parameters
+    ----------
+    scores
+        Long table: ``system, topic, measure, value`` (names configurable), one row per
+        system × topic × measure.  A pair is compared over the topics scored for both.
+    measures
+        Measures to compare (default: every measure of the table, in order).
+    test
+        Paired test (:data:`sessionval.analysis.paired.TESTS`).
+    correction
+        ``"holm"`` (default), ``"bonferroni"``, ``"bh"``, ``"tukey-hsd"`` or ``"none"``;
+        the family is every pair of one measure.  ``"tukey-hsd"`` is Tukey's HSD from
+        the two-way ANOVA with ``test="paired-t"`` and the randomised Tukey HSD
+        (Carterette 2012) with ``test="randomisation"``; both need a complete block
+        (the topics every system was scored on).
+    baseline
+        Compare each other system with this one only (``a`` = the system, ``b`` =
+        the baseline).
+    alpha
+        Level of ``significant`` (``p_adjusted < alpha``).
+    confidence
+        Level of the intervals (simultaneous under ``tukey-hsd``).
+    resamples, seed
+        Resampling tests: number of resamples and the seed (same seed, same result).
+    effect_size
+        ``"sakai"``, ``"cohen-d"`` or ``"hedges-g"`` (module docstring).
+    systems
+        Order of the systems (default: first appearance).
+    system, topic, value, measure_column
+        Column names of ``scores``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`COMPARISON_COLUMNS`: ``measure, a, b, n, mean_a, mean_b, diff, ci_low,
+        ci_high, effect_size, statistic, p, p_adjusted, test, correction,
+        effect_size_kind, ci_method, significant``.
+
+    Raises
+    ------
+    StatisticsError
+        Unknown option, a baseline not among the systems, fewer than two systems, or
+        ``tukey-hsd`` with a test it does not correct.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({
+    ...     "system": ["A"] * 4 + ["B"] * 4,
+    ...     "topic": ["1", "2", "3", "4"] * 2,
+    ...     "measure": "nDCG",
+    ...     "value": [0.5, 0.6, 0.2, 0.9, 0.4, 0.3, 0.2, 0.5]})
+    >>> r = compare_systems(t)
+    >>> r[["a", "b", "n", "diff"]].to_numpy().tolist()
+    [['A', 'B', 4, 0.2]]
+    """
+    _check_options(test, correction, effect_size, alpha, confidence)
+    scores, wanted = _with_measures(scores, measures, measure_column, value)
+    names = _levels(scores[system]) if systems is None else [str(s) for s in systems]
+    if len(names) < 2:
+        raise StatisticsError(f"need at least two systems to compare, got {names}")
+    base = None
+    if baseline is not None:
+        if baseline not in names:
+            raise StatisticsError(f"baseline {baseline!r} is not a system; systems: {names}")
+        base = names.index(baseline)
+    ia, ib = pair_indices(len(names), base)
+    parts = []
+    notes: list[str] = []
+    for m in wanted:
+        x, _, _ = score_matrix(
+            scores,
+            m,
+            systems=names,
+            system=system,
+            topic=topic,
+            value=value,
+            measure_column=measure_column,
+        )
+        table, note = _compare_matrix(
+            x,
+            ia,
+            ib,
+            names=names,
+            measure=m,
+            test=test,
+            correction=correction,
+            alpha=alpha,
+            confidence=confidence,
+            resamples=resamples,
+            seed=seed,
+            effect_size=effect_size,
+        )
+        parts.append(table)
+        notes += note
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COMPARISON_COLUMNS)
+    out.attrs.update(
+        test=test,
+        correction=correction,
+        alpha=alpha,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        effect_size=effect_size,
+        baseline=baseline,
+        systems=names,
+        notes=notes,
+    )
+    return out
+
+
+def _check_options(
+    test: str, correction: str, effect_size: str, alpha: float, confidence: float
+) -> None:
+    if test not in TESTS:
+        raise StatisticsError(f"unknown test {test!r}; allowed: {', '.join(TESTS)}")
+    if correction not in CORRECTIONS:
+        raise StatisticsError(
+            f"unknown correction {correction!r}; allowed: {', '.join(CORRECTIONS)}"
+        )
+    if effect_size not in EFFECT_SIZES:
+        raise StatisticsError(
+            f"unknown effect size {effect_size!r}; allowed: {', '.join(EFFECT_SIZES)}"
+        )
+    if correction == "tukey-hsd" and test not in ("paired-t", "randomisation"):
+        raise StatisticsError(
+            f"tukey-hsd corrects the paired t test (Tukey HSD from the two-way ANOVA) or the "
+            f"randomisation test (randomised Tukey HSD), not {test}; use holm, bonferroni, "
+            "bh or none with it"
+        )
+    for name, v in (("alpha", alpha), ("confidence", confidence)):
+        if not 0.0 < v < 1.0:
+            raise StatisticsError(f"{name} must be in (0, 1), got {v}")
+
+
+def _compare_matrix(
+    x: FloatArray,
+    ia: np.ndarray,
+    ib: np.ndarray,
+    *,
+    names: list[str],
+    measure: str,
+    test: PairedTest,
+    correction: Correction,
+    alpha: float,
+    confidence: float,
+    resamples: int,
+    seed: int,
+    effect_size: EffectSize,
+) -> tuple[pd.DataFrame, list[str]]:
+    """One measure's rows of :func:`compare_systems`, and remarks on them."""
+    res = paired_tests(x, ia, ib, test=test, confidence=confidence, resamples=resamples, seed=seed)
+    ci_low, ci_high, ci_method = res.ci_low, res.ci_high, res.ci_method
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d_z = np.where(res.sd > 0, res.diff / res.sd, np.where(res.diff == 0, 0.0, np.nan))
+    if effect_size == "hedges-g":
+        es, kind = hedges_correction(res.n.astype(np.float64) - 1.0) * d_z, "hedges_gz"
+    else:
+        es, kind = d_z, "cohen_dz" if effect_size == "cohen-d" else "sakai_dz"
+    if correction == "tukey-hsd":
+        block = ~np.isnan(x).any(axis=1)
+        xb = x[block]
+        if xb.shape[0] < 2:
+            raise StatisticsError(
+                f"{measure}: Tukey HSD needs at least two topics scored for every system "
+                f"(a complete block), found {xb.shape[0]}"
+            )
+        anova = two_way_anova(xb)
+        if test == "paired-t":
+            _, p_adj, half, _ = tukey_hsd(xb, ia, ib, confidence=confidence)
+            ci_method = "tukey-hsd"
+        else:
+            rt = randomised_tukey_hsd(
+                xb, ia, ib, resamples=resamples, seed=seed, confidence=confidence
+            )
+            p_adj, half = rt.p_adjusted, rt.half_width
+            ci_method = "randomised-tukey-hsd"
+        block_diff = anova.system_means[ia] - anova.system_means[ib]
+        ci_low, ci_high = block_diff - half, block_diff + half
+        if effect_size == "sakai":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                es = block_diff / np.sqrt(anova.ms_residual)
+            kind = "sakai_es_e2"
+    else:
+        p_adj = adjust_p(res.p, correction)
+    notes: list[str] = []
+    if (
+        test == "randomisation"
+        and correction in ("holm", "bonferroni")
+        and not res.exact.all()
+        and ia.size / (resamples + 1.0) >= alpha
+    ):
+        # the Monte Carlo p-value cannot go below 1 / (B + 1): say so rather than
+        # let a user read "nothing significant" as "no difference"
+        need = int(np.ceil(ia.size / alpha))
+        notes.append(
+            f"{measure}: with {resamples} random sign vectors the smallest p-value is "
+            f"1/(B+1) = {1 / (resamples + 1):.2g}, and {correction} over {ia.size} pairs "
+            f"scales it by up to {ia.size}, so no pair can reach alpha = {alpha:g}; use "
+            f"--resamples {need} or more, --correction tukey-hsd (randomised Tukey HSD), "
+            "or the paired t test"
+        )
+    table = pd.DataFrame(
+        {
+            "measure": measure,
+            "a": [names[i] for i in ia],
+            "b": [names[i] for i in ib],
+            "n": res.n,
+            "mean_a": res.mean_a,
+            "mean_b": res.mean_b,
+            "diff": res.diff,
+            "ci_low": ci_low,
+            "ci_high": ci_high,
+            "effect_size": es,
+            "statistic": res.statistic,
+            "p": res.p,
+            "p_adjusted": p_adj,
+            "test": test,
+            "correction": correction,
+            "effect_size_kind": kind,
+            "ci_method": ci_method,
+            "significant": np.asarray(p_adj < alpha),
+        },
+        columns=list(COMPARISON_COLUMNS),
+    )
+    return table, notes
+
+
+def omnibus_tests(
+    scores: pd.DataFrame,
+    *,
+    measures: Sequence[str] | None = None,
+    systems: Sequence[str] | None = None,
+    system: str = "system",
+    topic: str = "topic",
+    value: str = "value",
+    measure_column: str = "measure",
+) -> pd.DataFrame:
+    """Friedman's test and the two-way ANOVA (topic × system) over all systems, per measure.
+
+    Both run on the complete block: the topics scored for every system.  Friedman
+    needs at least three systems (its row is left out below that).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``measure, test, n_topics, n_systems, statistic, df1, df2, p`` with ``test``
+        ``"friedman"`` (chi-squared, ``df1 = m - 1``) and ``"anova"`` (F of the system
+        factor, ``df1 = m - 1``, ``df2 = (m - 1)(n - 1)``).
+    """
+    scores, wanted = _with_measures(scores, measures, measure_column, value)
+    rows: list[tuple[str, str, int, int, float, float, float, float]] = []
+    for m in wanted:
+        x, _, _ = score_matrix(
+            scores,
+            m,
+            systems=systems,
+            system=system,
+            topic=topic,
+            value=value,
+            measure_column=measure_column,
+        )
+        xb = x[~np.isnan(x).any(axis=1)]
+        n, k = xb.shape
+        if n < 2 or k < 2:
+            continue
+        an = two_way_anova(xb)
+        rows.append((m, "anova", n, k, an.f_system, an.df_system, an.df_residual, an.p_system))
+        if k >= 3:
+            chi2, p = friedman(xb)
+            rows.append((m, "friedman", n, k, chi2, k - 1, np.nan, p))
+    return pd.DataFrame(
+        rows, columns=["measure", "test", "n_topics", "n_systems", "statistic", "df1", "df2", "p"]
+    )
+
+
+def blocked_scores(
+    per_session: pd.DataFrame,
+    *,
+    measures: Sequence[str],
+    block: str = "user_id",
+    system: str = "system_id",
+) -> pd.DataFrame:
+    """Per-session scores averaged per block (searcher) and system, as the long table.
+
+    A within-subject study pairs systems by searcher: each searcher's sessions with a
+    system are averaged (NaN scores left out), giving the ``system, topic, measure,
+    value`` table of :func:`compare_systems` with the searcher as ``topic``.
+
+    Examples
+    --------
+    >>> ps = pd.DataFrame({"user_id": ["u1", "u1", "u1"], "system_id": ["A", "A", "B"],
+    ...                    "x": [0.2, 0.4, 0.5]})
+    >>> blocked_scores(ps, measures=["x"]).to_numpy().tolist()
+    [['A', 'u1', 'x', 0.3...], ['B', 'u1', 'x', 0.5]]
+    """
+    missing = [c for c in (block, system, *measures) if c not in per_session.columns]
+    if missing:
+        raise StatisticsError(
+            f"per-session table: column(s) {missing} missing; columns are "
+            f"{list(per_session.columns)}"
+        )
+    keys = [per_session[system].astype(str), per_session[block].astype(str)]
+    means = per_session.loc[:, list(measures)].astype("float64").groupby(keys, sort=True).mean()
+    means.index.names = ["system", "topic"]
+    long = means.reset_index().melt(
+        id_vars=["system", "topic"], var_name="measure", value_name="value"
+    )
+    long = long.dropna(subset=["value"]).reset_index(drop=True)
+    order = _levels(per_session[system])
+    long["system"] = pd.Categorical(long["system"], categories=order)
+    return long
+
+
+def system_means(
+    scores: pd.DataFrame,
+    *,
+    system: str = "system",
+    topic: str = "topic",
+    value: str = "value",
+    measure_column: str = "measure",
+) -> pd.DataFrame:
+    """Mean score of each system on each measure over the topics it was scored on.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``system, measure, n, mean`` (systems and measures in the table's order).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"system": ["A", "A", "B"], "topic": ["1", "2", "1"],
+    ...                   "measure": "AP", "value": [0.5, 0.25, 1.0]})
+    >>> system_means(t).to_numpy().tolist()
+    [['A', 'AP', 2, 0.375], ['B', 'AP', 1, 1.0]]
+    """
+    scores, measures = _with_measures(scores, None, measure_column, value)
+    names = _levels(scores[system])
+    g = scores.groupby(
+        [scores[system].astype(str), scores[measure_column].astype(str)], sort=False
+    )[value]
+    agg = pd.DataFrame({"n": g.count(), "mean": g.mean()})
+    index = pd.MultiIndex.from_product([names, measures])
+    agg = agg.reindex(index).dropna(subset=["mean"]).reset_index()
+    agg.columns = ["system", "measure", "n", "mean"]
+    agg["n"] = agg["n"].astype(np.int64)
+    return agg

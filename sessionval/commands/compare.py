@@ -1,0 +1,129 @@
+"""``sessionval compare QRELS RUN RUN [RUN ...] -m MEASURE ...``: are the differences real.
+
+Scores every run as ``sessionval evaluate`` does (same list options), pairs the runs
+by topic and prints one row per measure × pair: ``measure, a, b, n, mean_a, mean_b,
+diff, ci_low, ci_high, effect_size, statistic, p, p_adjusted, test, correction,
+effect_size_kind, ci_method, significant``.  Run names are the file names without
+``.run``.  ``--omnibus`` prints the Friedman test and the two-way ANOVA over all runs
+instead.  The statistics are described in ``docs/statistics.md``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._options import run_scoring, run_scoring_options, statistics_options
+
+__all__ = [
+    "DEFAULT_MEASURES",
+    "command",
+]
+
+DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "AP")
+
+
+@click.command("compare")
+@click.argument("qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    help=f"Measure (grammar Name(param=value)@k), repeatable (default: "
+    f"{' '.join(DEFAULT_MEASURES)}).",
+)
+@statistics_options
+@click.option("--baseline", help="Compare every run with this one only (a run name).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["tsv", "jsonl", "latex"]),
+    default="tsv",
+    show_default=True,
+    help="tsv (header + rows), jsonl, or a LaTeX table of means with significance marks.",
+)
+@click.option(
+    "--omnibus",
+    is_flag=True,
+    help="Print the Friedman test and two-way ANOVA over all runs instead of the pairs.",
+)
+@run_scoring_options
+def command(
+    qrels: Path,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    baseline: str | None,
+    fmt: str,
+    omnibus: bool,
+    **options: Any,
+) -> None:
+    """Compare RUNs on QRELS: paired tests with multiplicity correction, effect sizes, CIs.
+
+    At least two runs.  Diagnostics (topics per run, the omnibus tests) go to stderr.
+    """
+    from ..analysis.compare import compare_systems, omnibus_tests, system_means
+    from ..errors import InputFormatError
+    from ..io.trec import read_qrels
+    from ..output.comparison import comparison_jsonl, comparison_latex, comparison_tsv
+    from ..workflow.runs import load_runs, score_runs
+
+    if len(runs) < 2:
+        raise InputFormatError(f"compare needs at least two runs, got {len(runs)}")
+    tables = load_runs(runs)
+    scores = score_runs(
+        tables,
+        read_qrels(qrels),
+        list(measures) or list(DEFAULT_MEASURES),
+        scoring=run_scoring(options),
+    )
+    if omnibus:
+        table = omnibus_tests(scores)
+        text = comparison_jsonl(table) if fmt == "jsonl" else comparison_tsv(table)
+        click.echo(text)
+        return
+    result = compare_systems(
+        scores,
+        test=options["test"],
+        correction=options["correction"],
+        baseline=baseline,
+        alpha=options["alpha"],
+        confidence=options["confidence"],
+        resamples=options["resamples"],
+        seed=options["seed"],
+        effect_size=options["effect_size"],
+    )
+    if fmt == "latex":
+        click.echo(
+            comparison_latex(
+                result,
+                system_means(scores),
+                test=options["test"],
+                correction=options["correction"],
+                alpha=options["alpha"],
+            )
+        )
+    elif fmt == "jsonl":
+        click.echo(comparison_jsonl(result))
+    else:
+        click.echo(comparison_tsv(result))
+    for note in result.attrs.get("notes", []):
+        click.echo(f"note: {note}", err=True)
+    per_run = scores.groupby("system", observed=True)["topic"].nunique()
+    click.echo(
+        "topics scored per run: " + ", ".join(f"{k} {v}" for k, v in per_run.items()),
+        err=True,
+    )
+    if len(tables) >= 3:
+        om = omnibus_tests(scores)
+        for r in om.itertuples(index=False):
+            click.echo(
+                f"{r.measure}: {r.test} over {r.n_systems} runs x {r.n_topics} topics: "
+                f"statistic {r.statistic:.4g}, p {r.p:.4g}",
+                err=True,
+            )
+    sys.stderr.flush()

@@ -1,0 +1,136 @@
+"""Several TREC runs scored against one set of judgments: the input of ``compare`` and ``meta``.
+
+:func:`load_runs` reads run files (the run's name is its file name without ``.run``);
+:func:`score_runs` evaluates every run with the same measures and options, as
+``sessionval evaluate`` does one run, and stacks the per-topic scores into the long
+table the statistics take (``system, topic, measure, value``).  A topic a run does
+not answer is left out of that run's rows (trec_eval's default), or scored as an
+empty list with ``complete=True`` (trec_eval ``-c``); a normalised measure that is
+undefined on a topic (no relevant document, ``empty="nan"``) leaves the topic out of
+that measure.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputFormatError
+from ..evaluation.lists import evaluate_lists
+from ..frame import JudgmentFrame
+from ..io.trec import read_run
+from ..judgments.gains import NegativePolicy
+from ..judgments.unjudged import UnjudgedPolicy
+from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
+from ..measures.registry import Measure, parse_measures
+
+__all__ = [
+    "RunScoring",
+    "load_runs",
+    "run_name",
+    "score_runs",
+]
+
+
+def run_name(path: str | os.PathLike[str]) -> str:
+    """The name of a run: its file name without a ``.run`` suffix.
+
+    Examples
+    --------
+    >>> run_name("runs/org_convdr.run"), run_name("bm25.txt")
+    ('org_convdr', 'bm25.txt')
+    """
+    name = Path(path).name
+    return name[: -len(".run")] if name.endswith(".run") and len(name) > 4 else name
+
+
+def load_runs(paths: Sequence[str | os.PathLike[str]]) -> dict[str, pd.DataFrame]:
+    """Read TREC runs, keyed by :func:`run_name`, in the order given.
+
+    Raises
+    ------
+    InputFormatError
+        Two files give the same run name.
+    """
+    runs: dict[str, pd.DataFrame] = {}
+    for p in paths:
+        name = run_name(p)
+        if name in runs:
+            raise InputFormatError(f"two runs are named {name!r} ({p}); rename one file")
+        runs[name] = read_run(p)
+    return runs
+
+
+@dataclass(frozen=True)
+class RunScoring:
+    """How runs are turned into ranked lists and scored (``sessionval evaluate``'s options)."""
+
+    ties: TieBreak = "doc_id"
+    complete: bool = False
+    empty: EmptyPolicy = "nan"
+    negative: NegativePolicy = "clip"
+    unjudged: UnjudgedPolicy = "zero"
+
+
+def score_runs(
+    runs: Mapping[str, pd.DataFrame],
+    judgments: JudgmentFrame,
+    measures: Sequence[str | Measure],
+    *,
+    scoring: RunScoring | None = None,
+) -> pd.DataFrame:
+    """Per-topic scores of every run: ``system, topic, measure, value``.
+
+    Parameters
+    ----------
+    runs
+        Run tables (:func:`sessionval.io.trec.read_run`) by name, in display order.
+    judgments
+        The reference judgments.
+    measures
+        Single-query measures in the grammar (``"nDCG@10"``).
+    scoring
+        Tie-break, ``-c``, empty recall bases, negative grades and unjudged documents.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per run × topic × measure with a defined value; ``system`` and
+        ``measure`` are categorical in the order given, ``topic`` is a string.
+    """
+    sc = scoring or RunScoring()
+    ms = parse_measures(list(measures))
+    names = [repr(m) for m in ms]
+    parts = []
+    for name, table in runs.items():
+        lists = RankedLists.from_run(
+            table,
+            judgments,
+            ties=sc.ties,
+            missing="empty" if sc.complete else "skip",
+            negative=sc.negative,
+            unjudged=sc.unjudged,
+        )
+        pq = evaluate_lists(lists, ms, empty=sc.empty).per_query
+        pq = pq[~np.isnan(pq["value"].to_numpy(dtype=np.float64))]
+        parts.append(
+            pd.DataFrame(
+                {
+                    "system": name,
+                    "topic": pq["query_id"].astype(str).to_numpy(),
+                    "measure": pq["measure"].to_numpy(),
+                    "value": pq["value"].to_numpy(dtype=np.float64),
+                }
+            )
+        )
+    if not parts:
+        raise InputFormatError("no run to score")
+    out = pd.concat(parts, ignore_index=True)
+    out["system"] = pd.Categorical(out["system"], categories=list(runs))
+    out["measure"] = pd.Categorical(out["measure"], categories=names)
+    return out

@@ -1,0 +1,69 @@
+"""The linear mixed model of session scores (system fixed; searcher, topic random)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sessionval.analysis.mixed import MIXED_COLUMNS, mixed_model
+from sessionval.errors import StatisticsError
+
+
+def _study(effect: float = 0.15, seed: int = 5) -> pd.DataFrame:
+    """A Latin-square-like study: 24 searchers x 4 topics, systems alternating."""
+    rng = np.random.default_rng(seed)
+    users = np.repeat([f"u{i:02d}" for i in range(24)], 4)
+    topics = np.tile(list("ABCD"), 24)
+    system = np.where((np.arange(96) + np.repeat(np.arange(24), 4)) % 2 == 0, "S1", "S2")
+    u = rng.normal(0, 0.15, 24)[np.repeat(np.arange(24), 4)]
+    t = np.array([0.0, 0.2, -0.1, 0.1])[np.tile(np.arange(4), 24)]
+    y = 0.4 + effect * (system == "S2") + u + t + rng.normal(0, 0.08, 96)
+    return pd.DataFrame(
+        {"user_id": users, "topic_id": topics, "system_id": system, "nsdcg": y, "sdcg": 10 * y}
+    )
+
+
+def test_mixed_model_is_statsmodels_crossed_random_intercepts():
+    import statsmodels.formula.api as smf
+
+    ps = _study()
+    r = mixed_model(ps, measures=["nsdcg"])
+    assert tuple(r.columns) == MIXED_COLUMNS
+    d = ps.rename(columns={"nsdcg": "y"}).assign(g=1)
+    vc = {"u": "0 + C(user_id)", "t": "0 + C(topic_id)"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = smf.mixedlm("y ~ C(system_id)", d, groups="g", re_formula="0", vc_formula=vc).fit(
+            reml=True
+        )
+    fx = r[r.kind == "fixed"].set_index("term")
+    assert fx.loc["S2 - S1", "estimate"] == pytest.approx(ref.fe_params["C(system_id)[T.S2]"])
+    assert fx.loc["S2 - S1", "se"] == pytest.approx(ref.bse_fe["C(system_id)[T.S2]"], rel=1e-4)
+    lo, hi = ref.conf_int().loc["C(system_id)[T.S2]"]
+    assert (fx.loc["S2 - S1", "ci_low"], fx.loc["S2 - S1", "ci_high"]) == pytest.approx(
+        (lo, hi), rel=1e-4
+    )
+    var = r[r.kind == "variance"].set_index("term")["estimate"]
+    assert set(var.index) == {"var(searcher)", "var(topic)", "var(residual)"}
+    assert var["var(residual)"] == pytest.approx(ref.scale, rel=1e-4)
+
+
+def test_mixed_model_recovers_a_known_system_effect():
+    r = mixed_model(_study(effect=0.15), measures=["nsdcg", "sdcg"])
+    row = r[(r.measure == "nsdcg") & (r.term == "S2 - S1")].iloc[0]
+    assert row["ci_low"] < 0.15 < row["ci_high"]
+    assert row["p"] < 0.001 and bool(row["converged"])
+    assert (row["n_sessions"], row["n_searchers"], row["n_topics"]) == (96, 24, 4)
+    null = mixed_model(_study(effect=0.0, seed=8), measures=["nsdcg"])
+    assert null[null.term == "S2 - S1"].iloc[0]["ci_low"] < 0
+
+
+def test_mixed_model_errors():
+    ps = _study()
+    with pytest.raises(StatisticsError, match="missing"):
+        mixed_model(ps, measures=["nope"])
+    with pytest.raises(StatisticsError, match="two systems"):
+        mixed_model(ps.assign(system_id="S1"), measures=["nsdcg"])

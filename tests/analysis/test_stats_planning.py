@@ -1,0 +1,58 @@
+"""Topic set size design (Sakai 2016) against statsmodels' power calculations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.power import FTestAnovaPower, TTestPower
+
+from sessionval.analysis.multiple import two_way_anova
+from sessionval.analysis.planning import power, topic_set_size, topic_set_table, variance_estimate
+from sessionval.errors import StatisticsError
+
+
+@pytest.mark.parametrize(("d", "var"), [(0.05, 0.02), (0.1, 0.04), (0.02, 0.01)])
+def test_paired_t_power_and_size_match_statsmodels(d, var):
+    es = d / np.sqrt(2 * var)
+    assert power(40, d, var) == pytest.approx(TTestPower().power(es, nobs=40, alpha=0.05))
+    n = topic_set_size(d, var, power_target=0.8)
+    assert n == int(np.ceil(TTestPower().solve_power(es, alpha=0.05, power=0.8)))
+    assert power(n, d, var) >= 0.8 > power(n - 1, d, var)
+
+
+def test_anova_power_matches_statsmodels_one_way_anova():
+    # m systems, n topics each: N = m n, Cohen's f^2 = lambda / N = d^2 / (2 m sigma^2)
+    m, n, d, var = 5, 30, 0.1, 0.04
+    f = np.sqrt(d**2 / (2 * m * var))
+    ref = FTestAnovaPower().power(effect_size=f, nobs=m * n, alpha=0.05, k_groups=m)
+    assert power(n, d, var, method="anova", n_systems=m) == pytest.approx(ref)
+    size = topic_set_size(d, var, method="anova", n_systems=m)
+    assert power(size, d, var, method="anova", n_systems=m) >= 0.8
+    assert power(size - 1, d, var, method="anova", n_systems=m) < 0.8
+
+
+def test_ci_based_size_caps_the_interval_width():
+    n = topic_set_size(0.1, 0.04, method="ci")
+    width = lambda k: 2 * stats.t.ppf(0.975, k - 1) * np.sqrt(0.08 / k)  # noqa: E731
+    assert width(n) <= 0.1 < width(n - 1)
+
+
+def test_variance_estimate_is_the_two_way_residual_and_table_rows():
+    rng = np.random.default_rng(0)
+    x = rng.random((40, 1)) + rng.normal(0, 0.1, (40, 4))
+    t = pd.DataFrame({"system": np.tile(list("abcd"), 40), "topic": np.repeat(range(40), 4),
+                      "measure": "AP", "value": x.ravel()})  # fmt: skip
+    var, n_t, n_s = variance_estimate(t, "AP")
+    assert (var, n_t, n_s) == (pytest.approx(two_way_anova(x).ms_residual), 40, 4)
+    table = topic_set_table(t, [0.02, 0.05])
+    assert table["n_required"].iloc[0] > table["n_required"].iloc[1]
+    assert table["n_required"].iloc[1] == topic_set_size(0.05, var)
+
+
+def test_bad_planning_options():
+    with pytest.raises(StatisticsError, match="min_diff"):
+        topic_set_size(0.0, 0.1)
+    with pytest.raises(StatisticsError, match="power"):
+        topic_set_size(0.1, 0.1, power_target=1.0)

@@ -1,0 +1,80 @@
+"""`sessionval compare` through main(argv): runs scored, paired, tested, printed."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from scipy import stats
+
+from sessionval.cli import main
+from sessionval.io.trec import read_qrels
+from sessionval.workflow.runs import load_runs, run_name, score_runs
+from tests.builders import trec_runs
+
+
+def test_compare_prints_one_row_per_measure_and_pair(tmp_path, capsys):
+    qrels, runs = trec_runs(tmp_path)
+    code = main(["compare", str(qrels), *map(str, runs), "-m", "AP", "-m", "P@3"])
+    assert code == 0
+    out, err = capsys.readouterr()
+    table = pd.read_csv(pd.io.common.StringIO(out), sep="\t")
+    assert list(table.columns[:15]) == [
+        "measure", "a", "b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high",
+        "effect_size", "statistic", "p", "p_adjusted", "test", "correction",
+    ]  # fmt: skip
+    assert len(table) == 2 * 3
+    assert table[["a", "b"]].iloc[0].tolist() == ["sys_0", "sys_1"]
+    # the p-value is the paired t test over the per-topic AP of the two runs
+    scores = score_runs(load_runs(runs), read_qrels(qrels), ["AP"])
+    x = scores[scores.system == "sys_0"].sort_values("topic")["value"].to_numpy()
+    y = scores[scores.system == "sys_2"].sort_values("topic")["value"].to_numpy()
+    row = table[(table.measure == "AP") & (table.b == "sys_2")].iloc[0]
+    assert row["p"] == pytest.approx(stats.ttest_rel(x, y).pvalue, rel=1e-5)
+    assert "friedman over 3 runs x 12 topics" in err
+
+
+def test_compare_baseline_jsonl_and_resampling_options(tmp_path, capsys):
+    qrels, runs = trec_runs(tmp_path)
+    args = ["compare", str(qrels), *map(str, runs), "-m", "AP", "--baseline", "sys_0"]
+    args += ["--test", "bootstrap", "--resamples", "500", "--seed", "3", "--format", "jsonl"]
+    assert main(args) == 0
+    first = capsys.readouterr().out
+    rows = [json.loads(line) for line in first.splitlines()]
+    assert [(r["a"], r["b"]) for r in rows] == [("sys_1", "sys_0"), ("sys_2", "sys_0")]
+    assert rows[0]["test"] == "bootstrap" and rows[0]["ci_method"] == "bootstrap-t"
+    assert main(args) == 0
+    assert capsys.readouterr().out == first  # the same seed, the same p-values
+
+
+def test_compare_latex_marks_significance_and_bolds_the_best(tmp_path, capsys):
+    qrels, runs = trec_runs(tmp_path, n_topics=30, quality=(0.0, 0.05, 3.0))
+    assert main(["compare", str(qrels), *map(str, runs), "-m", "AP", "--format", "latex"]) == 0
+    out = capsys.readouterr().out
+    assert r"\begin{tabular}{llr}" in out and r"\toprule" in out
+    best = next(line for line in out.splitlines() if line.startswith("c & sys\\_2"))
+    assert r"\textbf{" in best and "$^{a,b}$" in best
+    assert "paired t test, Holm correction" in out
+
+
+def test_compare_omnibus_and_usage_errors(tmp_path, capsys):
+    qrels, runs = trec_runs(tmp_path)
+    assert main(["compare", str(qrels), *map(str, runs), "-m", "AP", "--omnibus"]) == 0
+    om = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out), sep="\t")
+    assert om["test"].tolist() == ["anova", "friedman"]
+    assert main(["compare", str(qrels), str(runs[0])]) == 2
+    assert "at least two runs" in capsys.readouterr().err
+    bad = ["compare", str(qrels), *map(str, runs), "--test", "wilcoxon"]
+    assert main([*bad, "--correction", "tukey-hsd"]) == 2
+    assert "tukey-hsd corrects" in capsys.readouterr().err
+
+
+def test_run_names_are_file_names_without_run(tmp_path):
+    assert run_name(tmp_path / "a.b.run") == "a.b"
+    _, runs = trec_runs(tmp_path)
+    (tmp_path / "x").mkdir()
+    dup = tmp_path / "x" / "sys_0.run"
+    dup.write_text(runs[0].read_text())
+    with pytest.raises(Exception, match="two runs are named 'sys_0'"):
+        load_runs([runs[0], dup])
