@@ -19,7 +19,7 @@ EXPECTED = {
     "load_mapped_table", "load_runs_as_sessions", "load_sessions", "load_study",
     "load_trec_session", "norm_vect", "parse_measure", "query_curves", "read_qrels", "read_run",
     "result_grades", "session_curves", "summarize", "write_flat", "write_jsonl", "write_study",
-    "Engine", "LocalEngine", "ShortLists",
+    "Engine", "LocalEngine", "ShortLists", "evaluate_run",
 }  # fmt: skip
 
 

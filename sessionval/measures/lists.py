@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Final, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -49,6 +49,7 @@ from ..kernels.segments import cut_segments, offsets_from_counts, segment_ids, s
 from .ranking import _codes, _first_duplicate, run_order
 
 __all__ = [
+    "TIE_BREAKS",
     "EmptyPolicy",
     "GainArg",
     "RankedLists",
@@ -56,7 +57,11 @@ __all__ = [
 ]
 
 EmptyPolicy: TypeAlias = Literal["nan", "zero"]
-TieBreak: TypeAlias = Literal["doc_id", "trec_eval", "input"]
+TieBreak: TypeAlias = Literal["trec_eval", "doc_id", "input"]
+"""Order of tied scores in a run: doc id descending (trec_eval), ascending, or input order."""
+
+TIE_BREAKS: Final[tuple[TieBreak, ...]] = ("trec_eval", "doc_id", "input")
+"""The tie-breaks, the default (trec_eval's) first."""
 GainArg: TypeAlias = "str | GainScheme"
 
 
@@ -227,7 +232,7 @@ class RankedLists:
         run: pd.DataFrame,
         judgments: JudgmentFrame,
         *,
-        ties: TieBreak = "doc_id",
+        ties: TieBreak = "trec_eval",
         missing: Literal["skip", "empty"] = "skip",
         negative: NegativePolicy = "clip",
         unjudged: UnjudgedPolicy = "zero",
@@ -241,9 +246,10 @@ class RankedLists:
         judgments
             Reference judgments; ``topic_id`` is matched to ``query_id``.
         ties
-            Order within a list: score descending, then ``"doc_id"`` ascending
-            (default, independent of input order), ``"trec_eval"`` (doc id descending,
-            what trec_eval does) or ``"input"`` (input order).
+            Order within a list: score descending, then document id descending
+            (``"trec_eval"``, the default: trec_eval's order, so ir_measures' and
+            pytrec_eval's numbers), document id ascending (``"doc_id"``) or input
+            order (``"input"``).  Ids compare as bytes (``strcmp``), as trec_eval.
         missing
             Queries of the run without judgments are always skipped (counted in
             ``n_skipped``, as trec_eval does); ``"empty"`` also adds an empty list for
@@ -297,8 +303,10 @@ def _check_run(run: pd.DataFrame, *, ties: str, missing: str) -> None:
             raise InputFormatError(
                 f"run table: missing column {col!r} (found {', '.join(map(str, run.columns))})"
             )
-    if ties not in ("doc_id", "trec_eval", "input"):
-        raise MeasureSpecError(f"tie-break {ties!r} unknown; use doc_id, trec_eval or input")
+    if ties not in TIE_BREAKS:
+        raise MeasureSpecError(
+            f"tie-break {ties!r} unknown; use {', '.join(TIE_BREAKS)} (default trec_eval)"
+        )
     if missing not in ("skip", "empty"):
         raise MeasureSpecError(f"missing={missing!r} unknown; use 'skip' or 'empty'")
 

@@ -85,7 +85,9 @@ def test_ideal_ranking_scores_one(name: str, rb, n_nonrel) -> None:
     assert v[0] == pytest.approx(1.0, abs=1e-4 if name == "infAP" else 1e-12)
 
 
-@pytest.mark.parametrize("name", NAMES)
+# Judged@k is the share of judged documents, not a relevance measure: appending a judged
+# document changes it by definition (ir_measures' Judged@k divides by min(k, n))
+@pytest.mark.parametrize("name", [n for n in NAMES if n != "Judged"])
 @settings(deadline=None, max_examples=30)
 @given(
     t=topic(),
