@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -255,17 +255,25 @@ def evaluate_run(
     >>> ev.means["AP"]
     0.125
     """
-    judgments = _judgments(qrels)
-    table = _run_table(run)
-    lists = RankedLists.from_run(
-        table,
-        judgments,
-        ties=ties,
-        missing="empty" if complete else "skip",
-        negative=negative,
-        unjudged=unjudged,
-    )
     ms = [measures] if isinstance(measures, str | Measure) else list(measures)
+    parse_measures(ms)  # a bad name fails before any data is read
+    judged = _qrels(qrels)
+    table = _run_table(run)
+    missing: Literal["skip", "empty"] = "empty" if complete else "skip"
+    lists = None
+    if isinstance(judged, _QrelsTable):
+        # string ids: read as 64-bit keys and joined per topic, no id dictionaries
+        lists = RankedLists.from_tables(
+            table, judged.table, ties=ties, missing=missing, negative=negative,
+            unjudged=unjudged, source=judged.source,
+        )  # fmt: skip
+        judged = judged.judgments() if lists is None else judged
+    if lists is None and isinstance(judged, JudgmentFrame):
+        lists = RankedLists.from_run(
+            table, judged, ties=ties, missing=missing, negative=negative, unjudged=unjudged
+        )
+    if lists is None:  # unreachable: a table road that fails becomes judgments
+        raise InputFormatError("qrels: could not be read")
     return evaluate_lists(lists, ms, empty=empty)
 
 
@@ -320,17 +328,70 @@ def _run_table(run: RunInput) -> pd.DataFrame:
     return pd.DataFrame({"query_id": df[q], "doc_id": df[d], "score": df[sc]}, copy=False)
 
 
-def _judgments(qrels: QrelsInput) -> JudgmentFrame:
+@dataclass(frozen=True)
+class _QrelsTable:
+    """A qrels table with ids as given and checked integer grades: ``query_id, doc_id, grade``."""
+
+    table: pd.DataFrame
+    source: str
+
+    @classmethod
+    def check(cls, table: pd.DataFrame, source: str) -> _QrelsTable:
+        q = _pick(table, _QUERY_COLUMNS, "qrels", "the query of each judgment")
+        d = _pick(table, ("doc_id",), "qrels", "the judged document")
+        g = _pick(table, _GRADE_COLUMNS, "qrels", "the grade, an integer")
+        raw = pd.to_numeric(table[g], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = ~np.isfinite(raw) | (raw != np.round(raw))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise JudgmentError(
+                f"{source}: row {i}: {g} must be an integer grade, got {str(table[g].iloc[i])!r}"
+            )
+        out = pd.DataFrame({"query_id": table[q], "doc_id": table[d], "grade": raw}, copy=False)
+        return cls(out, source)
+
+    def judgments(self, scale: GradeScale | None = None) -> JudgmentFrame:
+        """The table as a :class:`JudgmentFrame` (ids dictionary-encoded)."""
+        t, source = self.table, self.source
+        topic, doc = _category(t["query_id"]), _category(t["doc_id"])
+        for name, cat in (("query_id", topic), ("doc_id", doc)):
+            missing = np.flatnonzero(cat.codes < 0)
+            if missing.size:
+                raise JudgmentError(f"{source}: row {int(missing[0])}: {name} is missing")
+        grade = t["grade"].to_numpy().astype(np.int16)
+        levels = np.unique(grade)
+        if scale is None:
+            scale = GradeScale.from_grades(levels.tolist() or [0])
+        else:
+            off = levels[~np.isin(levels, np.asarray(scale.grades))]
+            if off.size:
+                raise JudgmentError(
+                    f"{source}: grade {int(off[0])} is not on the scale {scale.name!r} "
+                    f"(allowed: {', '.join(map(str, scale.grades))})"
+                )
+        frame = pd.DataFrame(
+            {
+                "topic_id": topic,
+                "doc_id": doc,
+                "grade": grade,
+                "assessor": pd.Categorical.from_codes(
+                    np.zeros(grade.size, dtype=np.int8), categories=pd.Index([""])
+                ),
+            }
+        )
+        return JudgmentFrame(frame, scale, source)
+
+
+def _qrels(qrels: QrelsInput) -> JudgmentFrame | _QrelsTable:
     if isinstance(qrels, JudgmentFrame):
         return qrels
     if _is_path(qrels):
         return read_judgments(_existing(qrels, "qrels"))  # type: ignore[arg-type]
     if isinstance(qrels, Mapping):
         rows = [(str(q), str(d), g) for q, docs in qrels.items() for d, g in docs.items()]
-        return judgments_from_table(
-            pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"]), source="<dict>"
-        )
-    return judgments_from_table(_as_pandas(qrels, "qrels"))
+        table = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+        return _QrelsTable.check(table, "<dict>")
+    return _QrelsTable.check(_as_pandas(qrels, "qrels"), "<qrels table>")
 
 
 def _category(col: pd.Series) -> pd.Categorical:
@@ -372,40 +433,4 @@ def judgments_from_table(
     >>> judgments_from_table(qrels).scale.grades
     (0, 2)
     """
-    q = _pick(table, _QUERY_COLUMNS, "qrels", "the query of each judgment")
-    d = _pick(table, ("doc_id",), "qrels", "the judged document")
-    g = _pick(table, _GRADE_COLUMNS, "qrels", "the grade, an integer")
-    topic, doc = _category(table[q]), _category(table[d])
-    for name, cat in ((q, topic), (d, doc)):
-        missing = np.flatnonzero(cat.codes < 0)
-        if missing.size:
-            raise JudgmentError(f"{source}: row {int(missing[0])}: {name} is missing")
-    raw = pd.to_numeric(table[g], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = ~np.isfinite(raw) | (raw != np.round(raw))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise JudgmentError(
-            f"{source}: row {i}: {g} must be an integer grade, got {str(table[g].iloc[i])!r}"
-        )
-    grade = raw.astype(np.int16)
-    levels = np.unique(grade)
-    if scale is None:
-        scale = GradeScale.from_grades(levels.tolist() or [0])
-    else:
-        off = levels[~np.isin(levels, np.asarray(scale.grades))]
-        if off.size:
-            raise JudgmentError(
-                f"{source}: grade {int(off[0])} is not on the scale {scale.name!r} "
-                f"(allowed: {', '.join(map(str, scale.grades))})"
-            )
-    frame = pd.DataFrame(
-        {
-            "topic_id": topic,
-            "doc_id": doc,
-            "grade": grade,
-            "assessor": pd.Categorical.from_codes(
-                np.zeros(grade.size, dtype=np.int8), categories=pd.Index([""])
-            ),
-        }
-    )
-    return JudgmentFrame(frame, scale, source)
+    return _QrelsTable.check(table, source).judgments(scale)
