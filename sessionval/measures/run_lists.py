@@ -128,8 +128,7 @@ class _KeyedDocs:
     def grades(
         self, present: IntArray, counts: IntArray, rows: IntArray, topic_of: IntArray
     ) -> FloatArray:
-        topic = np.repeat(topic_of[present], counts)
-        return self.judged.grades_of(topic, self.keys.take(rows))
+        return self.judged.grades_of(topic_of[present], self.keys.take(rows), counts)
 
 
 def _check_run(run: pd.DataFrame, *, ties: str, missing: str) -> None:
@@ -257,12 +256,26 @@ def lists_from_run(
 
 
 def _ideal_from_codes(topics: pd.Index, codes: IntArray, grades: FloatArray) -> IdealGains:
-    """Each topic's recall base (grades > 0, descending): ``ideal_gains`` on coded topics."""
+    """Each topic's recall base (grades > 0, descending): ``ideal_gains`` on coded topics.
+
+    Grades take few values: counting them per (topic, grade) and repeating the grades
+    in descending order gives the sorted segments without a sort.
+    """
     rel = grades > 0
-    c, g = codes[rel], grades[rel]
-    order = np.lexsort((-g, c))
-    offsets = offsets_from_counts(np.bincount(c, minlength=len(topics)))
-    return IdealGains(topics, offsets, g[order], GAIN_SCHEMES["grade"])
+    g = grades[rel].astype(np.int64)  # integer grades (checked at the boundary)
+    top = int(g.max()) if g.size else 1
+    if top <= 1024:  # a grade scale: one level per grade, highest first, no sort
+        levels, level_of = np.arange(top, 0, -1, dtype=np.float64), top - g
+    else:
+        levels, level_of = np.unique(grades[rel], return_inverse=True)
+        levels, level_of = levels[::-1], levels.size - 1 - level_of  # descending grades
+    counts = np.bincount(
+        codes[rel] * levels.size + level_of, minlength=len(topics) * levels.size
+    ).reshape(len(topics), levels.size)
+    values = np.repeat(np.tile(levels, len(topics)), counts.ravel())
+    return IdealGains(
+        topics, offsets_from_counts(counts.sum(axis=1)), values, GAIN_SCHEMES["grade"]
+    )
 
 
 def lists_from_tables(

@@ -39,6 +39,9 @@ __all__ = [
 
 U64Array = npt.NDArray[np.uint64]
 
+_BLOCK_ROWS: Final = 1 << 20
+"""Rows per block of the join's binary searches."""
+
 # splitmix64's constants (Steele et al. 2014): a seed and two odd multipliers
 _MIX: Final = (
     np.uint64(0x9E3779B97F4A7C15),
@@ -214,11 +217,14 @@ class JudgedKeys:
     docs: IdKeys
 
     @staticmethod
-    def _pack(topic: IntArray, keys: U64Array, tbits: int) -> U64Array:
-        spread = keys * _MIX[1]  # odd multiplier: a bijection of 64-bit keys
-        out: U64Array = (topic.astype(np.uint64) << np.uint64(64 - tbits)) | (
-            spread >> np.uint64(tbits)
-        )
+    def _pack(
+        topic: IntArray, keys: U64Array, tbits: int, counts: IntArray | None = None
+    ) -> U64Array:
+        """Packed keys of rows; ``counts``: ``topic`` holds one code per list of rows."""
+        out: U64Array = keys * _MIX[1]  # odd multiplier: a bijection of 64-bit keys
+        out >>= np.uint64(tbits)
+        high = topic.astype(np.uint64) << np.uint64(64 - tbits)
+        out |= high if counts is None else np.repeat(high, counts)
         return out
 
     @classmethod
@@ -245,20 +251,29 @@ class JudgedKeys:
             return None
         return cls(packed, tbits, order, grades[order], docs)
 
-    def grades_of(self, topic: IntArray, docs: IdKeys) -> FloatArray:
+    def grades_of(
+        self, topic: IntArray, docs: IdKeys, counts: IntArray | None = None
+    ) -> FloatArray:
         """Grade of each row (topic code, document), NaN when unjudged.
 
-        Rows come grouped by topic (ranked lists), so the binary searches of one list
-        walk the same few cache lines of the sorted judgments.  A match of the packed
-        key is confirmed on the whole id.
+        ``counts``: rows come in lists, ``topic`` holding one code per list and list
+        ``i`` owning the next ``counts[i]`` rows.  Rows grouped by topic (ranked lists)
+        make the binary searches of one list walk the same few cache lines of the
+        sorted judgments.  A match of the packed key is confirmed on the whole id.
         """
-        out = np.full(topic.size, np.nan)
-        if self.packed.size == 0 or topic.size == 0:
+        n = docs.keys.size
+        out = np.full(n, np.nan)
+        if self.packed.size == 0 or n == 0:
             return out
-        probe = self._pack(topic, docs.keys, self.tbits)
-        at = np.searchsorted(self.packed, probe)
-        np.minimum(at, self.packed.size - 1, out=at)
-        cand = np.flatnonzero(self.packed[at] == probe)
-        hit = cand[docs.same(cand, self.docs, self.rows[at[cand]])]
-        out[hit] = self.grades[at[hit]]
+        probe = self._pack(topic, docs.keys, self.tbits, counts)
+        # searched in blocks of rows: the temporaries stay in cache (~2x on 10M rows)
+        for r0 in range(0, n, _BLOCK_ROWS):
+            r1 = min(r0 + _BLOCK_ROWS, n)
+            at = np.searchsorted(self.packed, probe[r0:r1])
+            np.minimum(at, self.packed.size - 1, out=at)
+            cand = np.flatnonzero(self.packed[at] == probe[r0:r1])
+            at = at[cand]
+            cand += r0
+            ok = docs.same(cand, self.docs, self.rows[at])
+            out[cand[ok]] = self.grades[at[ok]]
         return out
