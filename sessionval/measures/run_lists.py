@@ -32,7 +32,7 @@ from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
 from ..kernels.segments import offsets_from_counts
 from .lists import TIE_BREAKS, TieBreak, _assemble, _check_negative, _KeyStats
 from .ranking import _codes, _first_duplicate, coded_doc_ranks, run_order
-from .string_ids import IdKeys, JudgedKeys, id_keys
+from .string_ids import IdKeys, JudgedKeys, KeyCollision, id_keys
 
 if TYPE_CHECKING:
     from ..frame import JudgmentFrame
@@ -54,23 +54,31 @@ class _RunDocs(Protocol):
         """Byte-order rank of the ids of ``rows`` (tie-breaks)."""
         ...
 
-    def first_duplicate(self, q_rows: npt.NDArray[np.integer], rows: IntArray) -> int:
-        """Position in ``rows`` (grouped by list) of a document repeated in its list, or -1."""
-        ...
-
     def label(self, row: int) -> str:
         """The id of the document at ``row`` (for messages)."""
         ...
 
     def grades(
-        self, present: IntArray, counts: IntArray, rows: IntArray, topic_of: IntArray
+        self,
+        present: IntArray,
+        counts: IntArray,
+        rows: IntArray,
+        q_rows: npt.NDArray[np.integer],
+        topic_of: IntArray,
     ) -> FloatArray:
-        """Grades of ``rows`` (list ``i`` = query code ``present[i]`` owns ``counts[i]``)."""
+        """Grades of ``rows`` (list ``i`` = query code ``present[i]`` owns ``counts[i]``).
+
+        Raises :class:`_Repeated` for a document repeated in its list.
+        """
         ...
 
 
-class _FallBack(Exception):
-    """The string-key road cannot decide (a key collision): take the dictionary road."""
+class _Repeated(Exception):
+    """A document appears twice in one list, at position ``at`` of the ranked rows."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__(at)
+        self.at = at
 
 
 @dataclass(frozen=True)
@@ -85,18 +93,24 @@ class _CodedDocs:
     def ranks(self, rows: IntArray) -> IntArray:
         return coded_doc_ranks(self.codes, self.categories)(rows)
 
-    def first_duplicate(self, q_rows: npt.NDArray[np.integer], rows: IntArray) -> int:
-        return _first_duplicate(q_rows, self.codes[rows])
-
     def label(self, row: int) -> str:
         return str(self.categories[self.codes[row]])
 
     def grades(
-        self, present: IntArray, counts: IntArray, rows: IntArray, topic_of: IntArray
+        self,
+        present: IntArray,
+        counts: IntArray,
+        rows: IntArray,
+        q_rows: npt.NDArray[np.integer],
+        topic_of: IntArray,
     ) -> FloatArray:
+        d_rows = self.codes[rows]
+        i = _first_duplicate(q_rows, d_rows)
+        if i >= 0:
+            raise _Repeated(i)
         # the join is prepared after the sort: its document map is not held through it
         lookup = self.index.prepare(self.query_categories, self.categories)
-        return lookup.lists(present, counts, self.codes[rows])
+        return lookup.lists(present, counts, d_rows)
 
 
 @dataclass(frozen=True)
@@ -110,25 +124,26 @@ class _KeyedDocs:
     def ranks(self, rows: IntArray) -> IntArray:
         return self.keys.order_ranks(rows)
 
-    def first_duplicate(self, q_rows: npt.NDArray[np.integer], rows: IntArray) -> int:
-        # 63 bits of the key (non-negative for the padded-matrix check), then confirmed
-        i = _first_duplicate(q_rows, (self.keys.keys[rows] >> np.uint64(1)).astype(np.int64))
-        if i < 0:
-            return -1
-        same_list = np.flatnonzero(q_rows == q_rows[i])
-        partners = same_list[same_list != i]
-        alike = self.keys.same(np.full(partners.size, rows[i]), self.keys, rows[partners])
-        if not alike.any():
-            raise _FallBack
-        return i
-
     def label(self, row: int) -> str:
         return str(self.ids.iloc[row])
 
     def grades(
-        self, present: IntArray, counts: IntArray, rows: IntArray, topic_of: IntArray
+        self,
+        present: IntArray,
+        counts: IntArray,
+        rows: IntArray,
+        q_rows: npt.NDArray[np.integer],
+        topic_of: IntArray,
     ) -> FloatArray:
-        return self.judged.grades_of(topic_of[present], self.keys.take(rows), counts)
+        docs = self.keys.take(rows)
+        try:
+            # the join sorts each list's keys: a repeated document shows up there
+            return self.judged.grades_of(topic_of[present], docs, counts)
+        except KeyCollision as clash:
+            a, b = clash.rows
+            if docs.same(np.array([a]), docs, np.array([b]))[0]:
+                raise _Repeated(max(a, b)) from None
+            raise
 
 
 def _check_run(run: pd.DataFrame, *, ties: str, missing: str) -> None:
@@ -210,20 +225,19 @@ def _lists(
     qrank = string_ranks(qcat).astype(np.int32)
     rows = _ranked_rows(qc, qrank, judged_q, score, docs.ranks, ties)
     q_rows = qc[rows]
-    i = docs.first_duplicate(q_rows, rows)
-    if i >= 0:
-        raise InputFormatError(
-            f"run table: document {docs.label(int(rows[i]))!r} appears twice for query "
-            f"{qcat[q_rows[i]]!r}; a document may appear once per ranked list"
-        )
     # one list per query present, in query-rank order
     counts_all = np.bincount(q_rows, minlength=len(qcat))
-    del q_rows
     present = np.flatnonzero(counts_all > 0)
     present = present[np.argsort(qrank[present])]
     counts = counts_all[present]
-    grades = docs.grades(present, counts, rows, topic_of)
-    del rows
+    try:
+        grades = docs.grades(present, counts, rows, q_rows, topic_of)
+    except _Repeated as rep:
+        raise InputFormatError(
+            f"run table: document {docs.label(int(rows[rep.at]))!r} appears twice for query "
+            f"{qcat[q_rows[rep.at]]!r}; a document may appear once per ranked list"
+        ) from None
+    del rows, q_rows
     labels = pd.Index(qcat[present]).astype(str)
     pos = topic_of[present]
     if missing == "empty":
@@ -322,5 +336,5 @@ def lists_from_tables(
             qc, qcat, score, docs, stats, ties=ties, missing=missing, negative=negative,
             unjudged=unjudged,
         )  # fmt: skip
-    except _FallBack:
+    except KeyCollision:
         return None

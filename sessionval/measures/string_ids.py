@@ -34,13 +34,24 @@ from .._types import FloatArray, IntArray
 __all__ = [
     "IdKeys",
     "JudgedKeys",
+    "KeyCollision",
     "id_keys",
 ]
 
 U64Array = npt.NDArray[np.uint64]
 
-_BLOCK_ROWS: Final = 1 << 20
-"""Rows per block of the join's binary searches."""
+
+class KeyCollision(Exception):
+    """Two rows share a key where keys must differ (``rows``: their positions).
+
+    Either the same id twice (the caller reports it) or two ids whose keys collide
+    (the caller takes the dictionary road).
+    """
+
+    def __init__(self, rows: tuple[int, int] = (-1, -1)) -> None:
+        super().__init__(rows)
+        self.rows = rows
+
 
 # splitmix64's constants (Steele et al. 2014): a seed and two odd multipliers
 _MIX: Final = (
@@ -257,23 +268,31 @@ class JudgedKeys:
         """Grade of each row (topic code, document), NaN when unjudged.
 
         ``counts``: rows come in lists, ``topic`` holding one code per list and list
-        ``i`` owning the next ``counts[i]`` rows.  Rows grouped by topic (ranked lists)
-        make the binary searches of one list walk the same few cache lines of the
-        sorted judgments.  A match of the packed key is confirmed on the whole id.
+        ``i`` owning the next ``counts[i]`` rows.  The rows' packed keys are sorted
+        once and the (fewer, sorted) judgments searched in them: sorted probes walk
+        the array forward, several times faster than one search per row.  A match of
+        the packed key is confirmed on the whole id.
+
+        Raises
+        ------
+        KeyCollision
+            Two rows of one list share a packed key: the same id twice, or (never
+            seen) two ids whose packed keys collide.
         """
         n = docs.keys.size
         out = np.full(n, np.nan)
         if self.packed.size == 0 or n == 0:
             return out
         probe = self._pack(topic, docs.keys, self.tbits, counts)
-        # searched in blocks of rows: the temporaries stay in cache (~2x on 10M rows)
-        for r0 in range(0, n, _BLOCK_ROWS):
-            r1 = min(r0 + _BLOCK_ROWS, n)
-            at = np.searchsorted(self.packed, probe[r0:r1])
-            np.minimum(at, self.packed.size - 1, out=at)
-            cand = np.flatnonzero(self.packed[at] == probe[r0:r1])
-            at = at[cand]
-            cand += r0
-            ok = docs.same(cand, self.docs, self.rows[at])
-            out[cand[ok]] = self.grades[at[ok]]
+        order = np.argsort(probe)
+        probe = probe[order]
+        clash = np.flatnonzero(probe[1:] == probe[:-1])
+        if clash.size:  # same packed key in one list: a repeated document or a collision
+            raise KeyCollision((int(order[clash[0]]), int(order[clash[0] + 1])))
+        at = np.searchsorted(probe, self.packed)
+        np.minimum(at, n - 1, out=at)
+        judged = np.flatnonzero(probe[at] == self.packed)
+        rows = order[at[judged]]
+        ok = docs.same(rows, self.docs, self.rows[judged])
+        out[rows[ok]] = self.grades[judged[ok]]
         return out
