@@ -1,17 +1,21 @@
-"""Benchmark: nDCG@10, AP and RR for many queries x 100 results, sessionval vs pytrec_eval vs ranx.
+"""Benchmark: nDCG@10, AP and RR for many queries x 100 results from string DataFrames.
 
-Not a test.  Every tool starts from the same pandas DataFrames (run: query_id, doc_id,
-score; qrels: query_id, doc_id, grade) and the timing includes building the tool's own
-input from them (sessionval: categorical JudgmentFrame + RankedLists; pytrec_eval: dicts
-of dicts; ranx: Qrels/Run.from_df).  Each tool runs in its own subprocess so peak memory
-(resident set size sampled every 20 ms, peak minus the size once the DataFrames exist)
-is not shared.  ranx's numba functions
-are compiled on a tiny warm-up first (compile time excluded and reported apart).
+sessionval vs pytrec_eval, ranx and ir_measures, measured in one run.  Not a test.
+Every tool starts from the same pandas DataFrames in ir_measures' convention (run:
+query_id, doc_id, score; qrels: query_id, doc_id, relevance; ids as pandas' default
+strings) and the timing includes building the tool's own input from them
+(sessionval: ``evaluate_run``, the one call; pytrec_eval: dicts of dicts; ranx:
+Qrels/Run.from_df; ir_measures: ``calc_aggregate`` on the DataFrames).  Each tool runs
+in its own subprocess so peak memory (resident set size sampled every 20 ms, peak minus
+the size once the DataFrames exist) is not shared; with ``--rounds N`` the tools run
+interleaved N times and the medians are reported (the machine is shared: ratios of
+interleaved runs are what compare).  Each tool first runs once on a tiny input: its
+imports (and ranx's numba compilation) are not timed; that warm-up time is reported apart.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_single.py --queries 30000 --depth 100
-    .venv/bin/python benchmarks/bench_single.py --queries 300000 --tools sessionval
+    .venv/bin/python benchmarks/bench_single.py --queries 100000 --rounds 3
+    .venv/bin/python benchmarks/bench_single.py --queries 278000 --tools sessionval,pytrec_eval
     .venv/bin/python benchmarks/bench_single.py --ids categorical  # ids dictionary-encoded
 """
 
@@ -56,7 +60,7 @@ def make_data(n_queries: int, depth: int, seed: int = 0) -> tuple[pd.DataFrame, 
         {
             "query_id": np.char.add("q", jq.astype(str)),
             "doc_id": np.char.add("d", jd.astype(str)),
-            "grade": grade,
+            "relevance": grade,
         }
     )
     qrels = qrels.drop_duplicates(["query_id", "doc_id"]).reset_index(drop=True)
@@ -64,34 +68,16 @@ def make_data(n_queries: int, depth: int, seed: int = 0) -> tuple[pd.DataFrame, 
 
 
 def run_sessionval(run: pd.DataFrame, qrels: pd.DataFrame) -> dict[str, float]:
-    from sessionval.evaluation.lists import evaluate_lists
-    from sessionval.frame import JudgmentFrame
-    from sessionval.measures.lists import RankedLists
-    from sessionval.models.judgments import GradeScale
+    import sessionval as sv
 
-    def cat(s: pd.Series) -> pd.Series:
-        return s if isinstance(s.dtype, pd.CategoricalDtype) else s.astype("category")
-
-    table = pd.DataFrame(
-        {
-            "topic_id": cat(qrels["query_id"]),
-            "doc_id": cat(qrels["doc_id"]),
-            "grade": qrels["grade"].astype("int16"),
-            "assessor": pd.Categorical(np.zeros(len(qrels), dtype=np.int8)).rename_categories([""]),
-        }
-    )
-    jf = JudgmentFrame(table, GradeScale.default())
-    lists = RankedLists.from_run(run, jf, ties="trec_eval")
-    ev = evaluate_lists(lists, ["nDCG@10", "AP", "RR"], empty="zero")
-    s = ev.summary()
-    return dict(zip(s["measure"], s["value"].astype(float), strict=True))
+    return sv.evaluate_run(run, qrels, ["nDCG@10", "AP", "RR"]).means
 
 
 def run_pytrec_eval(run: pd.DataFrame, qrels: pd.DataFrame) -> dict[str, float]:
     import pytrec_eval
 
     qd: dict[str, dict[str, int]] = {}
-    for q, d, g in zip(qrels["query_id"], qrels["doc_id"], qrels["grade"], strict=True):
+    for q, d, g in zip(qrels["query_id"], qrels["doc_id"], qrels["relevance"], strict=True):
         qd.setdefault(q, {})[d] = int(g)
     rd: dict[str, dict[str, float]] = {}
     for q, d, s in zip(run["query_id"], run["doc_id"], run["score"], strict=True):
@@ -109,7 +95,7 @@ def run_ranx(run: pd.DataFrame, qrels: pd.DataFrame) -> dict[str, float]:
     from ranx import Qrels, Run, evaluate
 
     # ranx asserts object dtype for ids (pandas 3 defaults to str): convert, timed
-    qdf = qrels.rename(columns={"query_id": "q_id", "grade": "score"})
+    qdf = qrels.rename(columns={"query_id": "q_id", "relevance": "score"})
     qdf = qdf.astype({"q_id": object, "doc_id": object})
     rdf = run.rename(columns={"query_id": "q_id"}).astype({"q_id": object, "doc_id": object})
     qr = Qrels.from_df(qdf, q_id_col="q_id", doc_id_col="doc_id", score_col="score")
@@ -118,7 +104,20 @@ def run_ranx(run: pd.DataFrame, qrels: pd.DataFrame) -> dict[str, float]:
     return {"nDCG@10": float(res["ndcg@10"]), "AP": float(res["map"]), "RR": float(res["mrr"])}
 
 
-TOOLS = {"sessionval": run_sessionval, "pytrec_eval": run_pytrec_eval, "ranx": run_ranx}
+def run_ir_measures(run: pd.DataFrame, qrels: pd.DataFrame) -> dict[str, float]:
+    import ir_measures
+    from ir_measures import AP, RR, nDCG
+
+    res = ir_measures.calc_aggregate([nDCG @ 10, AP, RR], qrels, run)
+    return {"nDCG@10": float(res[nDCG @ 10]), "AP": float(res[AP]), "RR": float(res[RR])}
+
+
+TOOLS = {
+    "sessionval": run_sessionval,
+    "pytrec_eval": run_pytrec_eval,
+    "ranx": run_ranx,
+    "ir_measures": run_ir_measures,
+}
 
 
 def _rss_mb() -> float:
@@ -155,12 +154,11 @@ def child(tool: str, n_queries: int, depth: int, ids: str) -> None:
         # ids as a Parquet file or sessionval's read_run deliver them (dictionary-encoded)
         run = run.astype({"query_id": "category", "doc_id": "category"})
         qrels = qrels.astype({"query_id": "category", "doc_id": "category"})
-    warm = 0.0
-    if tool == "ranx":
-        t = time.perf_counter()
-        r2, q2 = make_data(20, 10, seed=1)
-        run_ranx(r2, q2)
-        warm = time.perf_counter() - t
+    # one tiny warm-up call: imports (and ranx's numba compilation) are not timed
+    t = time.perf_counter()
+    r2, q2 = make_data(20, 10, seed=1)
+    TOOLS[tool](r2, q2)
+    warm = time.perf_counter() - t
     gc.collect()
     base = _rss_mb()
     with PeakRSS() as mem:
@@ -182,42 +180,60 @@ def child(tool: str, n_queries: int, depth: int, ids: str) -> None:
     )
 
 
+def _child_result(tool: str, a: argparse.Namespace) -> dict[str, object]:
+    out = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            tool,
+            "--queries",
+            str(a.queries),
+            "--depth",
+            str(a.depth),
+            "--ids",
+            a.ids,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--queries", type=int, default=30_000)
     ap.add_argument("--depth", type=int, default=100)
-    ap.add_argument("--tools", default="sessionval,pytrec_eval,ranx")
+    ap.add_argument("--tools", default="sessionval,pytrec_eval,ranx,ir_measures")
     ap.add_argument("--ids", choices=["str", "categorical"], default="str")
+    ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds; medians reported")
     ap.add_argument("--child", default=None)
     a = ap.parse_args()
     if a.child:
         child(a.child, a.queries, a.depth, a.ids)
         return
+    tools = a.tools.split(",")
+    runs: dict[str, list[dict]] = {t: [] for t in tools}
+    for _ in range(a.rounds):
+        for tool in tools:  # interleaved: each round runs every tool once
+            runs[tool].append(_child_result(tool, a))
     results = []
-    for tool in a.tools.split(","):
-        out = subprocess.run(
-            [
-                sys.executable,
-                __file__,
-                "--child",
-                tool,
-                "--queries",
-                str(a.queries),
-                "--depth",
-                str(a.depth),
-                "--ids",
-                a.ids,
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    for tool in tools:
+        rs = runs[tool]
+        med = dict(rs[0])
+        med["seconds"] = float(np.median([r["seconds"] for r in rs]))
+        med["peak_mb"] = float(np.median([r["peak_mb"] for r in rs]))
+        med["all_seconds"] = [round(r["seconds"], 2) for r in rs]
+        results.append(med)
     ours = next(r for r in results if r["tool"] == "sessionval")
-    print(f"{a.queries} queries x {a.depth} results ({ours['rows']} rows), ids: {a.ids}")
+    print(
+        f"{a.queries} queries x {a.depth} results ({ours['rows']} rows), ids: {a.ids}, "
+        f"medians of {a.rounds} interleaved round(s)"
+    )
     print(
         f"{'tool':12s} {'seconds':>8s} {'rows/s':>12s} {'peak MB':>8s} {'time x':>7s} "
-        f"{'mem x':>6s}  means (nDCG@10, AP, RR)"
+        f"{'mem x':>6s}  means (nDCG@10, AP, RR)  [seconds per round]"
     )
     for r in results:
         m = r["means"]
@@ -225,8 +241,8 @@ def main() -> None:
             f"{r['tool']:12s} {r['seconds']:8.2f} {r['rows'] / r['seconds']:12,.0f} "
             f"{r['peak_mb']:8.0f} {r['seconds'] / ours['seconds']:7.1f} "
             f"{r['peak_mb'] / max(ours['peak_mb'], 1):6.1f}  "
-            f"{m['nDCG@10']:.6f} {m['AP']:.6f} {m['RR']:.6f}"
-            + (f"  (numba warm-up {r['warmup_s']:.1f}s excluded)" if r["warmup_s"] else "")
+            f"{m['nDCG@10']:.6f} {m['AP']:.6f} {m['RR']:.6f}  {r['all_seconds']}"
+            + f"  (warm-up {r['warmup_s']:.1f}s excluded)"
         )
 
 

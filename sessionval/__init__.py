@@ -28,7 +28,7 @@ from .errors import (
 from .evaluation.config import PRESETS, SessionConfig
 from .evaluation.dask_engine import DaskEngine, dask_engine
 from .evaluation.engine import Engine, LocalEngine
-from .evaluation.lists import SingleEvaluation, evaluate_lists
+from .evaluation.lists import SingleEvaluation, evaluate_lists, evaluate_run
 from .evaluation.result import SessionEvaluation
 from .evaluation.session import evaluate
 from .frame import JudgmentFrame, LoadedStudy, SessionFrame
@@ -122,6 +122,7 @@ __all__ = [
     "discounted_cumulated_gain",
     "evaluate",
     "evaluate_lists",
+    "evaluate_run",
     "frame_from_flat",
     "frame_to_flat",
     "gain_scheme",

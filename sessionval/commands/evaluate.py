@@ -21,6 +21,7 @@ __all__ = [
     "command",
 ]
 
+#: the measures printed when none is named (those of ``evaluate_run``)
 DEFAULT_MEASURES: tuple[str, ...] = ("AP", "nDCG", "nDCG@10", "P@10", "RR", "Bpref")
 
 
@@ -36,7 +37,8 @@ def _fmt(v: float) -> str:
     "--measure",
     "measures",
     multiple=True,
-    help="Measure in the grammar Name(param=value)@k, repeatable "
+    help="Measure in the grammar Name(param=value)@k, or trec_eval's name (map, "
+    "ndcg_cut.10, P_10, recip_rank), repeatable "
     f"(default: {' '.join(DEFAULT_MEASURES)}). See `sessionval measures`.",
 )
 @click.option("-q", "--per-query", is_flag=True, help="Print one row per query before the means.")
@@ -56,19 +58,20 @@ def _fmt(v: float) -> str:
 )
 @click.option(
     "--ties",
-    type=click.Choice(["doc_id", "trec_eval", "input"]),
-    default="doc_id",
+    type=click.Choice(["trec_eval", "doc_id", "input"]),
+    default="trec_eval",
     show_default=True,
-    help="Order within a list: score descending, then doc id ascending (doc_id), "
-    "doc id descending as trec_eval (trec_eval), or file order (input).",
+    help="Order of tied scores within a list: doc id descending, as trec_eval, "
+    "ir_measures and pytrec_eval (trec_eval); doc id ascending (doc_id); or file "
+    "order (input).",
 )
 @click.option(
     "--empty",
-    type=click.Choice(["nan", "zero"]),
-    default="nan",
+    type=click.Choice(["zero", "nan"]),
+    default="zero",
     show_default=True,
-    help="Normalised measures on a topic without relevant documents: NaN (left out "
-    "of the mean and counted) or 0 (trec_eval).",
+    help="Normalised measures on a judged topic without relevant documents: 0 and "
+    "averaged, as trec_eval (zero), or NaN, left out of the mean (nan); counted either way.",
 )
 @click.option(
     "--negative",
@@ -102,28 +105,27 @@ def command(
 ) -> None:
     """Evaluate a TREC RUN against QRELS (trec_eval / ir_measures style).
 
-    Prints per-query rows (with -q) and the mean of every measure over the queries
-    with a defined value (query id "all"); diagnostics go to stderr. With --engine
-    dask the measures are computed on the cluster's workers, one task each.
+    The defaults are trec_eval's, so the numbers are trec_eval's: score ties broken
+    by doc id descending, topics without relevant documents scored 0, run topics
+    without judgments skipped. Measure names may be trec_eval's (map, ndcg_cut.10,
+    P_10, recip_rank) or ir_measures' (nDCG@10, AP, RR). Prints per-query rows (with
+    -q) and the mean of every measure (query id "all"); diagnostics go to stderr. With
+    --engine dask the measures are computed on the cluster's workers, one task each.
     """
-    from ..evaluation.lists import evaluate_lists
-    from ..io.trec import read_qrels, read_run
-    from ..measures.lists import RankedLists
-    from ..measures.registry import parse_measures
+    from ..evaluation.lists import evaluate_run
 
-    ms = parse_measures(list(measures) or list(DEFAULT_MEASURES))
-    judgments = read_qrels(qrels)
-    table = read_run(run)
-    lists = RankedLists.from_run(
-        table,
-        judgments,
-        ties=cast("TieBreak", ties),
-        missing="empty" if complete else "skip",
-        negative=cast("NegativePolicy", negative),
-        unjudged=cast("UnjudgedPolicy", unjudged),
-    )
     with open_engine(engine, scheduler, workers) as eng:
-        ev = evaluate_lists(lists, ms, empty=cast("EmptyPolicy", empty), mapper=eng)
+        ev = evaluate_run(
+            run,
+            qrels,
+            list(measures) or list(DEFAULT_MEASURES),
+            ties=cast("TieBreak", ties),
+            complete=complete,
+            empty=cast("EmptyPolicy", empty),
+            negative=cast("NegativePolicy", negative),
+            unjudged=cast("UnjudgedPolicy", unjudged),
+            mapper=eng,
+        )
     rows: list[tuple[str, str, float]] = []
     if per_query:
         pq = ev.per_query
@@ -145,7 +147,11 @@ def command(
     if ev.n_empty_recall_base:
         notes.append(
             f"{ev.n_empty_recall_base} queries with an empty recall base "
-            f"({'NaN, left out of means' if empty == 'nan' else 'scored 0'})"
+            + (
+                "(NaN, left out of the means)"
+                if empty == "nan"
+                else "(scored 0, as trec_eval; --empty nan leaves them out of the means)"
+            )
         )
     if ev.n_negative:
         notes.append(f"{ev.n_negative} retrieved documents with a negative grade ({negative})")

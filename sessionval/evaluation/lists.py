@@ -1,24 +1,63 @@
-"""Evaluate ranked lists with registered measures: per-query values, means and counts."""
+"""Evaluate ranked lists with registered measures: per-query values, means and counts.
+
+:func:`evaluate_lists` evaluates :class:`~sessionval.measures.lists.RankedLists`;
+:func:`evaluate_run` is the one call from a run and qrels (pandas or Arrow tables with
+ir_measures' column names, TREC files, or pytrec_eval's dicts) with trec_eval's
+defaults, so its numbers are trec_eval's.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
+from typing import Any, Final, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
 
 from .._types import FloatArray
-from ..errors import MeasureSpecError
-from ..measures.lists import EmptyPolicy, RankedLists
+from ..errors import InputFormatError, JudgmentError, MeasureSpecError
+from ..frame import JudgmentFrame
+from ..io.trec import read_judgments, read_run
+from ..judgments.gains import NegativePolicy
+from ..judgments.unjudged import UnjudgedPolicy
+from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
+from ..measures.ranking import _codes
 from ..measures.registry import Measure, parse_measures
+from ..models.judgments import GradeScale
 from .engine import ItemMapper
 
 __all__ = [
+    "DEFAULT_RUN_MEASURES",
+    "QrelsInput",
+    "RunInput",
     "SingleEvaluation",
     "evaluate_lists",
+    "evaluate_run",
+    "judgments_from_table",
 ]
+
+RunInput: TypeAlias = (
+    "pd.DataFrame | Any | str | os.PathLike[str] | Mapping[str, Mapping[str, float]]"
+)
+"""A run: a pandas or Arrow table (``query_id, doc_id, score``), a TREC run file, or
+pytrec_eval's ``{query: {doc: score}}``."""
+
+QrelsInput: TypeAlias = (
+    "JudgmentFrame | pd.DataFrame | Any | str | os.PathLike[str] | Mapping[str, Mapping[str, int]]"
+)
+"""Qrels: a :class:`JudgmentFrame`, a pandas or Arrow table (``query_id, doc_id,
+relevance``; ``grade`` and ``topic_id`` accepted), a TREC qrels or CSV file, or
+pytrec_eval's ``{query: {doc: grade}}``."""
+
+DEFAULT_RUN_MEASURES: Final[tuple[str, ...]] = ("AP", "nDCG", "nDCG@10", "P@10", "RR", "Bpref")
+"""Measures of ``sessionval evaluate`` and :func:`evaluate_run` when none are named."""
+
+_QUERY_COLUMNS: Final = ("query_id", "topic_id")
+_GRADE_COLUMNS: Final = ("relevance", "grade")
 
 
 @dataclass(frozen=True)
@@ -63,6 +102,12 @@ class SingleEvaluation:
         out = pd.DataFrame({"value": g.mean(), "n": g.count().astype(np.int64)}).reset_index()
         order = {repr(m): i for i, m in enumerate(self.measures)}
         return out.sort_values("measure", key=lambda s: s.map(order)).reset_index(drop=True)
+
+    @property
+    def means(self) -> dict[str, float]:
+        """Mean of each measure by canonical name (ir_measures' ``calc_aggregate``)."""
+        s = self.summary()
+        return dict(zip(s["measure"], s["value"].astype(float), strict=True))
 
     def wide(self) -> pd.DataFrame:
         """One row per list, one column per measure."""
@@ -147,3 +192,262 @@ def evaluate_lists(
         lists.n_unjudged,
         lists.n_skipped,
     )
+
+
+def evaluate_run(
+    run: RunInput,
+    qrels: QrelsInput,
+    measures: Sequence[str | Measure] | str | Measure = DEFAULT_RUN_MEASURES,
+    *,
+    ties: TieBreak = "trec_eval",
+    complete: bool = False,
+    empty: EmptyPolicy = "zero",
+    negative: NegativePolicy = "clip",
+    unjudged: UnjudgedPolicy = "zero",
+    mapper: ItemMapper | None = None,
+) -> SingleEvaluation:
+    """Evaluate a run against qrels in one call, with trec_eval's defaults.
+
+    The single-query counterpart of ir_measures' ``calc_aggregate`` / ``iter_calc``
+    and ranx's ``evaluate``: the defaults are trec_eval's (ties broken by document id
+    descending, judged topics without relevant documents scored 0, run topics
+    without judgments skipped), so the means are trec_eval's.
+
+    Parameters
+    ----------
+    run
+        A pandas DataFrame or Arrow table with ir_measures' columns ``query_id``,
+        ``doc_id``, ``score`` (ids as strings, categoricals or numbers); a TREC run
+        file (``qid Q0 doc rank score tag``); or pytrec_eval's ``{query: {doc: score}}``.
+    qrels
+        A table with ``query_id``, ``doc_id``, ``relevance`` (ir_measures; ``grade``
+        and ``topic_id`` are accepted too; integer grades); a TREC qrels file or a
+        CSV/TSV judgments file; pytrec_eval's ``{query: {doc: grade}}``; or a
+        :class:`~sessionval.frame.JudgmentFrame`.
+    measures
+        Measure names in the grammar (``"nDCG@10"``), trec_eval's names (``"map"``,
+        ``"ndcg_cut.10"``, ``"P_10"``) or ir_measures' lower-case spellings
+        (``"ndcg@10"``); a single name is accepted.
+    ties
+        Order of tied scores: ``"trec_eval"`` (doc id descending, default),
+        ``"doc_id"`` (ascending) or ``"input"`` (row order).
+    complete
+        Judged topics the run lacks count as empty lists (trec_eval ``-c``).
+    empty
+        ``"zero"`` (trec_eval) or ``"nan"`` (left out of the means) for normalised
+        measures on a topic without relevant documents.
+    negative, unjudged
+        Negative-grade and unjudged-document policies
+        (:mod:`sessionval.judgments.gains`, :mod:`sessionval.judgments.unjudged`).
+    mapper
+        Where the measures run (one task each; e.g. a Dask engine); default here.
+
+    Returns
+    -------
+    SingleEvaluation
+        ``per_query`` is the tidy table ``query_id, measure, value``; ``means`` the
+        mean per measure.
+
+    Raises
+    ------
+    InputFormatError
+        A table lacks a column, a file is missing, an input is of an unknown kind.
+    JudgmentError
+        A grade is not an integer, or a (query, document) is judged twice.
+    MeasureSpecError
+        An unknown measure or option.
+
+    Examples
+    --------
+    >>> run = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "a"],
+    ...                     "score": [2.0, 1.0, 1.0]})
+    >>> qrels = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["b", "c", "a"],
+    ...                       "relevance": [1, 2, 0]})
+    >>> ev = evaluate_run(run, qrels, ["nDCG@10", "P@1", "map"])
+    >>> ev.per_query.head(3)
+      query_id  measure     value
+    0        1  nDCG@10  0.239812
+    1        1      P@1  0.000000
+    2        1       AP  0.250000
+    >>> ev.means["AP"]
+    0.125
+    """
+    ms = [measures] if isinstance(measures, str | Measure) else list(measures)
+    parse_measures(ms)  # a bad name fails before any data is read
+    judged = _qrels(qrels)
+    table = _run_table(run)
+    missing: Literal["skip", "empty"] = "empty" if complete else "skip"
+    lists = None
+    if isinstance(judged, _QrelsTable):
+        # string ids: read as 64-bit keys and joined per topic, no id dictionaries
+        lists = RankedLists.from_tables(
+            table, judged.table, ties=ties, missing=missing, negative=negative,
+            unjudged=unjudged, source=judged.source,
+        )  # fmt: skip
+        judged = judged.judgments() if lists is None else judged
+    if lists is None and isinstance(judged, JudgmentFrame):
+        lists = RankedLists.from_run(
+            table, judged, ties=ties, missing=missing, negative=negative, unjudged=unjudged
+        )
+    if lists is None:  # unreachable: a table road that fails becomes judgments
+        raise InputFormatError("qrels: could not be read")
+    return evaluate_lists(lists, ms, empty=empty, mapper=mapper)
+
+
+def _is_path(x: object) -> bool:
+    return isinstance(x, str | os.PathLike)
+
+
+def _existing(path: str | os.PathLike[str], what: str) -> Path:
+    p = Path(path)
+    if not p.is_file():
+        raise InputFormatError(f"{what} file {str(p)!r} does not exist")
+    return p
+
+
+def _as_pandas(table: object, what: str) -> pd.DataFrame:
+    """A pandas DataFrame from a pandas or Arrow table (Arrow strings stay Arrow-backed)."""
+    if isinstance(table, pd.DataFrame):
+        return table
+    to_pandas = getattr(table, "to_pandas", None)
+    if callable(to_pandas):  # pyarrow.Table / RecordBatch (and polars)
+        out = to_pandas()
+        if isinstance(out, pd.DataFrame):
+            return out
+    raise InputFormatError(
+        f"{what}: expected a pandas DataFrame, an Arrow table, a file path or a dict of "
+        f"dicts, got {type(table).__name__}"
+    )
+
+
+def _pick(df: pd.DataFrame, names: Sequence[str], what: str, meaning: str) -> str:
+    for n in names:
+        if n in df.columns:
+            return n
+    raise InputFormatError(
+        f"{what}: missing column {names[0]!r} ({meaning}; found "
+        f"{', '.join(map(str, df.columns)) or 'no columns'}); ir_measures' names are "
+        "query_id, doc_id, score (run) and query_id, doc_id, relevance (qrels)"
+    )
+
+
+def _run_table(run: RunInput) -> pd.DataFrame:
+    """The run as ``query_id, doc_id, score`` columns (ids as given: str or categorical)."""
+    if _is_path(run):
+        return read_run(_existing(run, "run"))  # type: ignore[arg-type]
+    if isinstance(run, Mapping):
+        rows = [(str(q), str(d), float(s)) for q, docs in run.items() for d, s in docs.items()]
+        return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    df = _as_pandas(run, "run")
+    q = _pick(df, ("query_id",), "run", "the query of each row")
+    d = _pick(df, ("doc_id",), "run", "the document of each row")
+    sc = _pick(df, ("score",), "run", "the score the list is ordered by")
+    return pd.DataFrame({"query_id": df[q], "doc_id": df[d], "score": df[sc]}, copy=False)
+
+
+@dataclass(frozen=True)
+class _QrelsTable:
+    """A qrels table with ids as given and checked integer grades: ``query_id, doc_id, grade``."""
+
+    table: pd.DataFrame
+    source: str
+
+    @classmethod
+    def check(cls, table: pd.DataFrame, source: str) -> _QrelsTable:
+        q = _pick(table, _QUERY_COLUMNS, "qrels", "the query of each judgment")
+        d = _pick(table, ("doc_id",), "qrels", "the judged document")
+        g = _pick(table, _GRADE_COLUMNS, "qrels", "the grade, an integer")
+        raw = pd.to_numeric(table[g], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = ~np.isfinite(raw) | (raw != np.round(raw))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise JudgmentError(
+                f"{source}: row {i}: {g} must be an integer grade, got {str(table[g].iloc[i])!r}"
+            )
+        out = pd.DataFrame({"query_id": table[q], "doc_id": table[d], "grade": raw}, copy=False)
+        return cls(out, source)
+
+    def judgments(self, scale: GradeScale | None = None) -> JudgmentFrame:
+        """The table as a :class:`JudgmentFrame` (ids dictionary-encoded)."""
+        t, source = self.table, self.source
+        topic, doc = _category(t["query_id"]), _category(t["doc_id"])
+        for name, cat in (("query_id", topic), ("doc_id", doc)):
+            missing = np.flatnonzero(cat.codes < 0)
+            if missing.size:
+                raise JudgmentError(f"{source}: row {int(missing[0])}: {name} is missing")
+        grade = t["grade"].to_numpy().astype(np.int16)
+        levels = np.unique(grade)
+        if scale is None:
+            scale = GradeScale.from_grades(levels.tolist() or [0])
+        else:
+            off = levels[~np.isin(levels, np.asarray(scale.grades))]
+            if off.size:
+                raise JudgmentError(
+                    f"{source}: grade {int(off[0])} is not on the scale {scale.name!r} "
+                    f"(allowed: {', '.join(map(str, scale.grades))})"
+                )
+        frame = pd.DataFrame(
+            {
+                "topic_id": topic,
+                "doc_id": doc,
+                "grade": grade,
+                "assessor": pd.Categorical.from_codes(
+                    np.zeros(grade.size, dtype=np.int8), categories=pd.Index([""])
+                ),
+            }
+        )
+        return JudgmentFrame(frame, scale, source)
+
+
+def _qrels(qrels: QrelsInput) -> JudgmentFrame | _QrelsTable:
+    if isinstance(qrels, JudgmentFrame):
+        return qrels
+    if _is_path(qrels):
+        return read_judgments(_existing(qrels, "qrels"))  # type: ignore[arg-type]
+    if isinstance(qrels, Mapping):
+        rows = [(str(q), str(d), g) for q, docs in qrels.items() for d, g in docs.items()]
+        table = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+        return _QrelsTable.check(table, "<dict>")
+    return _QrelsTable.check(_as_pandas(qrels, "qrels"), "<qrels table>")
+
+
+def _category(col: pd.Series) -> pd.Categorical:
+    """Dictionary-encode ids (Arrow hashing for Arrow strings); missing ids stay missing."""
+    codes, cats = _codes(col)
+    return pd.Categorical.from_codes(codes, categories=cats.astype(str), validate=False)
+
+
+def judgments_from_table(
+    table: pd.DataFrame, *, source: str = "<qrels table>", scale: GradeScale | None = None
+) -> JudgmentFrame:
+    """Judgments from a qrels table with ir_measures' columns.
+
+    Parameters
+    ----------
+    table
+        ``query_id`` (or ``topic_id``), ``doc_id``, ``relevance`` (or ``grade``):
+        integer grades, ids as strings, categoricals or numbers; other columns
+        (``iteration``) are ignored.
+    source
+        Name used in messages.
+    scale
+        Grade scale the grades must be on (default: the grades that occur).
+
+    Returns
+    -------
+    JudgmentFrame
+
+    Raises
+    ------
+    InputFormatError
+        A column is missing.
+    JudgmentError
+        A missing id, a grade that is not an integer, or one off ``scale``.
+
+    Examples
+    --------
+    >>> qrels = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "grade": [2, 0]})
+    >>> judgments_from_table(qrels).scale.grades
+    (0, 2)
+    """
+    return _QrelsTable.check(table, source).judgments(scale)

@@ -24,7 +24,7 @@ from ..kernels.discounts import (
     rank_discount,
 )
 from ..kernels.segments import cut_segments, segment_ids, segment_ranks, segment_sum
-from .grammar import Compute, MeasureDef
+from .grammar import Compute, MeasureDef, Spelling
 from .lists import EmptyPolicy, RankedLists, _cut, _empty, _gains, _ideal_gain_segments, _safe_div
 from .params import (
     DISCOUNT,
@@ -35,6 +35,8 @@ from .params import (
     QUERY_GAIN_DEFAULT,
     B,
     base_rule,
+    default_discount_rule,
+    rules,
 )
 
 __all__ = [
@@ -410,7 +412,8 @@ def _cg(kind: Literal["CG", "DCG", "nCG", "nDCG"]) -> Compute:
     return compute
 
 
-_B_WITH_DISCOUNT = base_rule(("b", "discount", RANK_DISCOUNT_TABLE))
+# a base the discount ignores, or a discount that is the default one: no effect, refused
+_B_WITH_DISCOUNT = rules(base_rule(("b", "discount", RANK_DISCOUNT_TABLE)), default_discount_rule())
 
 DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
     MeasureDef(
@@ -456,6 +459,12 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         (DISCOUNT, B, GAIN),
         _cg("nDCG"),
         validate=_B_WITH_DISCOUNT,
+        spellings=(
+            Spelling("trec_eval", "ndcg"),
+            Spelling("trec_eval", "ndcg_cut", "required"),
+            Spelling("ir_measures", "nDCG", "optional"),
+            Spelling("ranx", "ndcg", "optional"),
+        ),
     ),
 )
 """The cumulated-gain family in the registry."""

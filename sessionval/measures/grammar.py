@@ -38,6 +38,8 @@ __all__ = [
     "Param",
     "ParamValue",
     "Scope",
+    "Spelling",
+    "Tool",
     "parse_with",
 ]
 
@@ -47,6 +49,47 @@ ParamValue: TypeAlias = Any
 Compute: TypeAlias = Callable[..., FloatArray]
 Scope: TypeAlias = Literal["query", "session"]
 Resolve: TypeAlias = Callable[[str], ParamValue]
+Tool: TypeAlias = Literal["trec_eval", "ir_measures", "ranx"]
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """How another tool writes a measure, meaning exactly the same numbers.
+
+    Parameters
+    ----------
+    tool
+        ``"trec_eval"`` (also pytrec_eval), ``"ir_measures"`` or ``"ranx"``.
+    name
+        The tool's name.  trec_eval writes a cut-off as ``name.k`` or ``name_k``
+        (``ndcg_cut.10``), ir_measures and ranx as ``name@k``.
+    cutoff
+        ``"required"``, ``"optional"`` or ``"none"``: whether the tool's name takes
+        a cut-off (trec_eval's ``map`` takes none, ``map_cut`` requires one).
+    params
+        Parameters the tool's name fixes (``(("rel", 1),)``); others are defaults.
+    note
+        Where the tool's bare name means something else (printed in the table).
+
+    Examples
+    --------
+    >>> Spelling("trec_eval", "ndcg_cut", "required").example()
+    'ndcg_cut.10'
+    """
+
+    tool: Tool
+    name: str
+    cutoff: Literal["required", "optional", "none"] = "none"
+    params: tuple[tuple[str, ParamValue], ...] = ()
+    note: str = ""
+
+    def example(self, k: int = 10) -> str:
+        """The spelling as a user types it, with cut-off ``k`` when it takes one."""
+        args = ",".join(f"{n}={v}" for n, v in self.params)
+        text = self.name + (f"({args})" if args else "")
+        if self.cutoff == "none":
+            return text
+        return text + (f".{k}" if self.tool == "trec_eval" else f"@{k}")
 
 
 @dataclass(frozen=True)
@@ -174,6 +217,9 @@ class MeasureDef:
         The measure takes a single-query measure as its argument: ``last(nDCG@10)``.
     example
         A worked example with its arithmetic (printed by ``sessionval measures``).
+    spellings
+        How trec_eval, ir_measures and ranx write the same measure (the parser
+        accepts the trec_eval names; the table in ``docs/measures.md`` lists them).
     """
 
     name: str
@@ -194,6 +240,7 @@ class MeasureDef:
     )
     of_measure: bool = False
     example: str = ""
+    spellings: tuple[Spelling, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -414,11 +461,19 @@ def _split_spec(spec: str) -> tuple[str, str | None, str | None]:
     return name, inside, cutoff
 
 
-def parse_with(spec: str, lookup: Mapping[str, MeasureDef]) -> Measure:
+def parse_with(
+    spec: str,
+    lookup: Mapping[str, MeasureDef],
+    *,
+    also: Mapping[str, MeasureDef] | None = None,
+    hint: str = "",
+) -> Measure:
     """Parse a measure string against a table of declarations (name or alias -> def).
 
     :func:`sessionval.measures.registry.parse_measure` calls this with the whole
     registry; :class:`Measure` equality with the measure's own declarations.
+    ``also``: further names (other tools' spellings) accepted but not listed when a
+    name is unknown; ``hint`` ends that message.
 
     Raises
     ------
@@ -435,6 +490,8 @@ def parse_with(spec: str, lookup: Mapping[str, MeasureDef]) -> Measure:
             "nDCG@10, or agg(Measure), e.g. last(nDCG@10)"
         ) from None
     defn = lookup.get(name)
+    if defn is None and also is not None:
+        defn = also.get(name)
     if defn is None:
         names = {
             scope: ", ".join(
@@ -445,6 +502,7 @@ def parse_with(spec: str, lookup: Mapping[str, MeasureDef]) -> Measure:
         raise MeasureSpecError(
             f"unknown measure {name!r} in {spec!r}; valid measures: {names['query']}"
             + (f"; session measures: {names['session']}" if names["session"] else "")
+            + hint
         )
     cutoff = None
     if cut is not None:
@@ -456,7 +514,7 @@ def parse_with(spec: str, lookup: Mapping[str, MeasureDef]) -> Measure:
             raise MeasureSpecError(
                 f"{defn.name} takes a single-query measure, e.g. {defn.name}(nDCG@10)"
             )
-        inner = parse_with(inside, lookup)
+        inner = parse_with(inside, lookup, also=also, hint=hint)
         if inner.scope != "query":
             raise MeasureSpecError(
                 f"{defn.name}(...) takes a single-query measure, got the session measure {inner!r}"

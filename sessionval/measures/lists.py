@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Final, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -43,12 +43,11 @@ from ..errors import InputFormatError, JudgmentError, MeasureSpecError
 from ..frame import JudgmentFrame, SessionFrame
 from ..judgments.gains import GainScheme, NegativePolicy
 from ..judgments.ideal import IdealGains, ideal_gains
-from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
 from ..judgments.unjudged import UnjudgedPolicy, apply_unjudged
 from ..kernels.segments import cut_segments, offsets_from_counts, segment_ids, segment_ranks
-from .ranking import _codes, _first_duplicate, run_order
 
 __all__ = [
+    "TIE_BREAKS",
     "EmptyPolicy",
     "GainArg",
     "RankedLists",
@@ -56,7 +55,11 @@ __all__ = [
 ]
 
 EmptyPolicy: TypeAlias = Literal["nan", "zero"]
-TieBreak: TypeAlias = Literal["doc_id", "trec_eval", "input"]
+TieBreak: TypeAlias = Literal["trec_eval", "doc_id", "input"]
+"""Order of tied scores in a run: doc id descending (trec_eval), ascending, or input order."""
+
+TIE_BREAKS: Final[tuple[TieBreak, ...]] = ("trec_eval", "doc_id", "input")
+"""The tie-breaks, the default (trec_eval's) first."""
 GainArg: TypeAlias = "str | GainScheme"
 
 
@@ -227,7 +230,7 @@ class RankedLists:
         run: pd.DataFrame,
         judgments: JudgmentFrame,
         *,
-        ties: TieBreak = "doc_id",
+        ties: TieBreak = "trec_eval",
         missing: Literal["skip", "empty"] = "skip",
         negative: NegativePolicy = "clip",
         unjudged: UnjudgedPolicy = "zero",
@@ -241,9 +244,10 @@ class RankedLists:
         judgments
             Reference judgments; ``topic_id`` is matched to ``query_id``.
         ties
-            Order within a list: score descending, then ``"doc_id"`` ascending
-            (default, independent of input order), ``"trec_eval"`` (doc id descending,
-            what trec_eval does) or ``"input"`` (input order).
+            Order within a list: score descending, then document id descending
+            (``"trec_eval"``, the default: trec_eval's order, so ir_measures' and
+            pytrec_eval's numbers), document id ascending (``"doc_id"``) or input
+            order (``"input"``).  Ids compare as bytes (``strcmp``), as trec_eval.
         missing
             Queries of the run without judgments are always skipped (counted in
             ``n_skipped``, as trec_eval does); ``"empty"`` also adds an empty list for
@@ -251,96 +255,58 @@ class RankedLists:
         negative, unjudged
             Policies, see :mod:`sessionval.judgments.gains`.
         """
-        _check_run(run, ties=ties, missing=missing)
-        stats = _KeyStats.build(judgments, negative=negative)
-        qc, qcat = _codes(run["query_id"])
-        dc, dcat = _codes(run["doc_id"])
-        # judgment topic of each query category (−1: no judgments, skipped)
-        qpos_cat = index_in(qcat, stats.index.topics)
-        judged_q = qpos_cat >= 0
-        n_skipped = int(np.count_nonzero(~judged_q & (np.bincount(qc, minlength=len(qcat)) > 0)))
-        # query order: sorted ids (as trec_eval prints them)
-        qrank = string_ranks(qcat).astype(np.int32)
-        score = run["score"].to_numpy(dtype=np.float64)
-        rows = _ranked_rows(qc, qrank, judged_q, score, dc, dcat, ties)
-        q_rows, d_rows = qc[rows], dc[rows]
-        del rows, dc
-        i = _first_duplicate(q_rows, d_rows)
-        if i >= 0:
-            raise InputFormatError(
-                f"run table: document {dcat[d_rows[i]]!r} appears twice for query "
-                f"{qcat[q_rows[i]]!r}; a document may appear once per ranked list"
-            )
-        # one list per query present, in query-rank order
-        counts_all = np.bincount(q_rows, minlength=len(qcat))
-        del q_rows
-        present = np.flatnonzero(counts_all > 0)
-        present = present[np.argsort(qrank[present])]
-        counts = counts_all[present]
-        # the join is prepared after the sort: its document map is not held through it
-        grades = stats.index.prepare(qcat, dcat).lists(present, counts, d_rows)
-        del d_rows
-        labels = pd.Index(qcat[present]).astype(str)
-        pos = qpos_cat[present]
-        if missing == "empty":
-            labels, pos, counts, grades = _add_unretrieved_topics(
-                labels, pos, counts, grades, stats
-            )
-        offsets = offsets_from_counts(counts)
-        return _assemble(labels, offsets, grades, pos, stats, negative, unjudged, n_skipped)
+        from .run_lists import lists_from_run
 
+        return lists_from_run(
+            run, judgments, ties=ties, missing=missing, negative=negative, unjudged=unjudged
+        )
 
-def _check_run(run: pd.DataFrame, *, ties: str, missing: str) -> None:
-    """Columns and options of :meth:`RankedLists.from_run` (the boundary)."""
-    for col in ("query_id", "doc_id", "score"):
-        if col not in run.columns:
-            raise InputFormatError(
-                f"run table: missing column {col!r} (found {', '.join(map(str, run.columns))})"
-            )
-    if ties not in ("doc_id", "trec_eval", "input"):
-        raise MeasureSpecError(f"tie-break {ties!r} unknown; use doc_id, trec_eval or input")
-    if missing not in ("skip", "empty"):
-        raise MeasureSpecError(f"missing={missing!r} unknown; use 'skip' or 'empty'")
+    @classmethod
+    def from_tables(
+        cls,
+        run: pd.DataFrame,
+        qrels: pd.DataFrame,
+        *,
+        ties: TieBreak = "trec_eval",
+        missing: Literal["skip", "empty"] = "skip",
+        negative: NegativePolicy = "clip",
+        unjudged: UnjudgedPolicy = "zero",
+        source: str = "<qrels table>",
+    ) -> RankedLists | None:
+        """Build lists from a run and qrels with string ids, without id dictionaries.
 
+        The fast path of :func:`~sessionval.evaluation.lists.evaluate_run`: ids are
+        read as 64-bit keys from Arrow's buffers and joined per topic
+        (:mod:`sessionval.measures.string_ids`); the lists equal :meth:`from_run`'s.
 
-def _ranked_rows(
-    qc: npt.NDArray[np.int32],
-    qrank: npt.NDArray[np.int32],
-    judged_q: BoolArray,
-    score: FloatArray,
-    dc: npt.NDArray[np.int32],
-    dcat: pd.Index,
-    ties: TieBreak,
-) -> IntArray:
-    """Rows of the judged queries in ranked order (query rank, score, tie-break)."""
-    if np.isnan(score).any():
-        row = int(np.flatnonzero(np.isnan(score))[0])
-        raise InputFormatError(f"run table: row {row}: score is missing or not a number")
-    if judged_q.all():
-        return run_order(qc, qrank, score, dc, dcat, ties=ties)
-    rows_in = np.flatnonzero(judged_q[qc])
-    return rows_in[run_order(qc[rows_in], qrank, score[rows_in], dc[rows_in], dcat, ties=ties)]
+        Parameters
+        ----------
+        run
+            ``query_id``, ``doc_id``, ``score``.
+        qrels
+            ``query_id``, ``doc_id`` and ``grade`` (integer-valued, checked).
+        ties, missing, negative, unjudged
+            As :meth:`from_run`.
+        source
+            Name of the qrels in messages.
 
+        Returns
+        -------
+        RankedLists or None
+            ``None`` when an id column is not plain ASCII strings without missing
+            values (categoricals, numbers, non-ASCII): use :meth:`from_run`.
+        """
+        from .run_lists import lists_from_tables
 
-def _add_unretrieved_topics(
-    labels: pd.Index, pos: IntArray, counts: IntArray, grades: FloatArray, stats: _KeyStats
-) -> tuple[pd.Index, IntArray, IntArray, FloatArray]:
-    """``missing="empty"``: an empty list for every judged topic the run lacks (trec_eval -c)."""
-    have = np.zeros(len(stats.ideal.keys), dtype=bool)
-    have[pos] = True
-    judged_keys = np.flatnonzero(~have & (stats.n_judged > 0))
-    if judged_keys.size == 0:
-        return labels, pos, counts, grades
-    labels = labels.append(pd.Index(stats.ideal.keys[judged_keys].astype(str)))
-    pos = np.concatenate([pos, judged_keys])
-    counts = np.concatenate([counts, np.zeros(judged_keys.size, dtype=np.int64)])
-    o = np.argsort(string_ranks(labels), kind="stable")
-    # re-sort lists; rows move with their list (vectorised gather)
-    starts = offsets_from_counts(counts)[:-1]
-    c_new = counts[o]
-    new_starts = offsets_from_counts(c_new)[:-1]
-    row_idx = np.arange(int(c_new.sum()), dtype=np.int64) + np.repeat(starts[o] - new_starts, c_new)
-    return labels[o], pos[o], counts[o], grades[row_idx]
+        return lists_from_tables(
+            run,
+            qrels,
+            ties=ties,
+            missing=missing,
+            negative=negative,
+            unjudged=unjudged,
+            source=source,
+        )
 
 
 def _check_negative(g: FloatArray, negative: NegativePolicy, *, where: str) -> None:
@@ -355,7 +321,8 @@ def _check_negative(g: FloatArray, negative: NegativePolicy, *, where: str) -> N
 
 @dataclass(frozen=True)
 class _KeyStats:
-    index: JudgmentIndex
+    """Per judgment topic: recall base (``ideal``, scheme ``grade``) and judged count."""
+
     ideal: IdealGains  # scheme "grade": the values are the recall base's grades
     n_judged: IntArray
 
@@ -366,7 +333,7 @@ class _KeyStats:
         ideal = ideal_gains(judgments, "grade")
         codes = judgments.table["topic_id"].cat.codes.to_numpy().astype(np.int64)
         nj = np.bincount(codes[codes >= 0], minlength=len(ideal.keys)).astype(np.int64)
-        return cls(JudgmentIndex.build(judgments), ideal, nj)
+        return cls(ideal, nj)
 
 
 def _assemble(

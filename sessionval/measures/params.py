@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+import numpy as np
+
 from .._types import FloatArray
 from ..judgments.gains import GAIN_SCHEMES, GainScheme, gain_scheme
 from ..kernels.discounts import (
@@ -35,7 +37,7 @@ from ..kernels.discounts import (
 )
 from ..kernels.session import IDEAL_RULES
 from ..kernels.slots import DUPLICATE_POLICIES, ShortLists
-from .grammar import Compute, Param, ParamValue
+from .grammar import Compute, Param, ParamValue, fmt
 from .lists import EmptyPolicy, RankedLists
 
 __all__ = [
@@ -51,7 +53,9 @@ __all__ = [
     "SESSION_PARAMS",
     "B",
     "base_rule",
+    "default_discount_rule",
     "plain",
+    "rules",
     "session_rule",
 ]
 
@@ -108,6 +112,48 @@ def base_rule(
                     f"{base} is not used by {discount}={kind}; {base} applies to "
                     f"{discount} {_uses_base(table)}"
                 )
+        return None
+
+    return rule
+
+
+def default_discount_rule(
+    default: str = QUERY_DISCOUNT_DEFAULT,
+) -> Callable[[Mapping[str, ParamValue], Callable[[str], ParamValue]], str | None]:
+    """A cross-parameter rule: a ``discount`` given that equals the default one at ``b``.
+
+    ``shifted-log`` at ``b = 2`` is ``log_2(i + 1)``, the default ``log2p1``: the
+    parameter would have no effect, so the name is refused (one name per measure).
+    Discounts are compared on ranks 1..10,000.
+    """
+    ranks = np.arange(1.0, 10_001.0)
+    reference = RANK_DISCOUNT_TABLE[default].fn(ranks, LOG_BASE_DEFAULT)
+
+    def rule(given: Mapping[str, ParamValue], value: Callable[[str], ParamValue]) -> str | None:
+        kind = given.get("discount")
+        if kind is None:
+            return None
+        b = float(value("b"))
+        if np.allclose(RANK_DISCOUNT_TABLE[str(kind)].fn(ranks, b), reference, rtol=1e-12):
+            return (
+                f"discount={kind} with b={fmt(b)} is the default discount {default} "
+                f"(d(i) = log_2(i + 1)): leave discount out, or give another b"
+            )
+        return None
+
+    return rule
+
+
+def rules(
+    *checks: Callable[[Mapping[str, ParamValue], Callable[[str], ParamValue]], str | None],
+) -> Callable[[Mapping[str, ParamValue], Callable[[str], ParamValue]], str | None]:
+    """Several cross-parameter rules as one: the first problem found."""
+
+    def rule(given: Mapping[str, ParamValue], value: Callable[[str], ParamValue]) -> str | None:
+        for check in checks:
+            problem = check(given, value)
+            if problem:
+                return problem
         return None
 
     return rule

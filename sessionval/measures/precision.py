@@ -1,7 +1,10 @@
-"""Binary-relevance measures: AP, RR, P@k, R@k, bpref and infAP, as trec_eval computes them.
+"""Binary-relevance measures as trec_eval computes them, and the judgment rate Judged@k.
+
+AP, RR, P@k, R@k, bpref, infAP; Judged@k (the share of judged documents).
 
 References: Sakai (2007) [sakai2007] for AP and RR; Buckley & Voorhees (2004) and
-Bompada et al. (2007) [bompada2007] for bpref; Yilmaz & Aslam (2006) for infAP.
+Bompada et al. (2007) [bompada2007] for bpref; Yilmaz & Aslam (2006) for infAP;
+MacAvaney et al. (2022), ir_measures [macavaney2022], for Judged@k.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import numpy as np
 from .._types import BoolArray, FloatArray, IntArray
 from ..errors import MeasureSpecError
 from ..kernels.segments import segment_cumsum, segment_sum
-from .grammar import MeasureDef
+from .grammar import MeasureDef, Spelling
 from .lists import EmptyPolicy, RankedLists, _Cut, _cut, _empty, _safe_div
 from .params import REL, SAKAI2007, plain
 
@@ -23,6 +26,7 @@ __all__ = [
     "average_precision",
     "bpref",
     "inf_ap",
+    "judged",
     "precision",
     "recall",
     "reciprocal_rank",
@@ -213,6 +217,34 @@ def inf_ap(
     return _empty(_safe_div(s, r.astype(np.float64)), r, empty)
 
 
+def judged(
+    lists: RankedLists, *, cutoff: int | None = None, empty: EmptyPolicy = "zero"
+) -> FloatArray:
+    r"""Judgment rate: the share of the top ``k`` documents that have a judgment.
+
+    Notes
+    -----
+    :math:`Judged@k = |\{r \le k : d_r \text{ judged}\}| / \min(k, n)` for a list
+    of ``n`` documents (the whole list without a cut-off), as ir_measures' ``Judged@k``
+    [macavaney2022]; a judged document of any grade counts, negative grades too.  Not
+    a measure of effectiveness: it says how far the other values rest on judgments
+    (an unjudged document counts as non-relevant everywhere else).  An empty list
+    scores 0.
+
+    Worked example: grades 2, unjudged, 0, unjudged: :math:`Judged@3 = 2/3`,
+    :math:`Judged@10 = 2/4`.
+
+    Examples
+    --------
+    >>> lists = RankedLists.from_arrays(["q"], [0, 4], [2, float("nan"), 0, float("nan")])
+    >>> judged(lists, cutoff=3).round(6), judged(lists, cutoff=10)
+    (array([0.666667]), array([0.5]))
+    """
+    c = _cut(lists, cutoff)
+    n_judged = segment_sum(~np.isnan(c.grades), c.seg, lists.n)
+    return _safe_div(n_judged, np.diff(c.offsets).astype(np.float64))
+
+
 # ---------------------------------------------------------------------------
 # declarations
 # ---------------------------------------------------------------------------
@@ -226,6 +258,12 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         SAKAI2007 + "; trec_eval map",
         (REL,),
         plain(average_precision),
+        spellings=(
+            Spelling("trec_eval", "map"),
+            Spelling("trec_eval", "map_cut", "required"),
+            Spelling("ir_measures", "AP", "optional"),
+            Spelling("ranx", "map", "optional"),
+        ),
     ),
     MeasureDef(
         "RR",
@@ -236,6 +274,11 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         (REL,),
         plain(reciprocal_rank, zero_empty=True),
         normalised=False,
+        spellings=(
+            Spelling("trec_eval", "recip_rank"),
+            Spelling("ir_measures", "RR", "optional"),
+            Spelling("ranx", "mrr", "optional"),
+        ),
     ),
     MeasureDef(
         "P",
@@ -248,6 +291,11 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         cutoff="required",
         normalised=False,
         ideal_is_one=False,
+        spellings=(
+            Spelling("trec_eval", "P", "required"),
+            Spelling("ir_measures", "P", "required"),
+            Spelling("ranx", "precision", "required"),
+        ),
     ),
     MeasureDef(
         "R",
@@ -257,6 +305,11 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         "trec_eval recall",
         (REL,),
         plain(recall),
+        spellings=(
+            Spelling("trec_eval", "recall", "required"),
+            Spelling("ir_measures", "R", "optional"),
+            Spelling("ranx", "recall", "required"),
+        ),
     ),
     MeasureDef(
         "Bpref",
@@ -267,6 +320,10 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         (REL,),
         plain(bpref),
         aliases=("bpref",),
+        spellings=(
+            Spelling("trec_eval", "bpref"),
+            Spelling("ir_measures", "Bpref"),
+        ),
     ),
     MeasureDef(
         "infAP",
@@ -276,6 +333,18 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         "bompada2007 (sec. 2); Yilmaz & Aslam 2006; trec_eval infAP",
         (REL,),
         plain(inf_ap),
+        spellings=(Spelling("trec_eval", "infAP"), Spelling("ir_measures", "infAP")),
+    ),
+    MeasureDef(
+        "Judged",
+        "Judgment rate",
+        "share of the top k documents with a judgment (not effectiveness: coverage)",
+        "Judged@k = |judged in top k| / min(k, n)",
+        "macavaney2022 (ir_measures Judged@k)",
+        (),
+        plain(judged, zero_empty=True),
+        normalised=False,
+        spellings=(Spelling("ir_measures", "Judged", "optional"),),
     ),
 )
 """The binary-relevance measures in the registry."""

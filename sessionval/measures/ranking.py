@@ -7,6 +7,7 @@ whole lists as rows of a padded matrix, in fixed-size blocks (bounded memory).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import pairwise
 from typing import Final, Literal
 
@@ -19,6 +20,7 @@ from ..judgments.lookup import string_ranks
 
 __all__ = [
     "SORT_BLOCK_ROWS",
+    "coded_doc_ranks",
     "run_order",
 ]
 
@@ -129,8 +131,7 @@ def run_order(
     query_codes: npt.NDArray[np.integer],
     query_ranks: npt.NDArray[np.integer],
     score: FloatArray,
-    doc_codes: npt.NDArray[np.integer],
-    doc_categories: pd.Index,
+    doc_ranks: Callable[[IntArray], IntArray],
     *,
     ties: Literal["doc_id", "trec_eval", "input"],
 ) -> IntArray:
@@ -139,7 +140,8 @@ def run_order(
     ``query_codes`` code each row's query; ``query_ranks`` rank the query codes (the
     order lists are printed in).  Ties in score are broken by document id ascending
     (``"doc_id"``), descending (``"trec_eval"``) or kept in input order
-    (``"input"``).  Only tied rows have their ids compared.
+    (``"input"``).  Only tied rows have their ids compared: ``doc_ranks(rows)`` ranks
+    the ids of those rows in byte order (:func:`coded_doc_ranks` for dictionary codes).
     """
     # ties are broken by doc id below unless ties="input": the sort need not be stable
     rows = _score_order(query_ranks[query_codes], score, stable=ties == "input")
@@ -159,13 +161,24 @@ def run_order(
     # a tied row opens a new group unless it ties with the row before it
     group = np.cumsum(~np.concatenate([[False], same])[at])
     at_rows = rows[at]
-    dkey = _id_ranks(doc_codes[at_rows], doc_categories)
+    dkey = doc_ranks(at_rows)
     if ties == "trec_eval":
         dkey = int(dkey.max()) - dkey
     # one argsort of a packed (group, doc rank) key instead of a lexsort
     packed = group * (int(dkey.max()) + 1) + dkey
     rows[at] = at_rows[np.argsort(packed)]
     return rows
+
+
+def coded_doc_ranks(
+    doc_codes: npt.NDArray[np.integer], doc_categories: pd.Index
+) -> Callable[[IntArray], IntArray]:
+    """``doc_ranks`` of :func:`run_order` for ids coded against ``doc_categories``."""
+
+    def ranks(rows: IntArray) -> IntArray:
+        return _id_ranks(doc_codes[rows], doc_categories)
+
+    return ranks
 
 
 def _sort_rows(

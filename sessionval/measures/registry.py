@@ -15,8 +15,16 @@ them; the parser, the canonical names, the ``sessionval measures`` listing and
 Names shared with ir_measures mean the same thing there: ``nDCG@10`` is trec_eval's
 ``ndcg_cut.10`` (gain = grade, discount log2(r + 1)), ``AP`` is ``map``, ``AP@k``
 ``map_cut.k``, ``RR`` ``recip_rank``, ``P@k`` ``P_k``, ``R@k`` ``recall_k``, ``Bpref``
-(alias ``bpref``) and ``infAP``.  Sakai's P-measure and P+ are ``Pmeasure`` and ``Pplus``
-because ``P`` is precision.  The name ``SDCG`` is never used (ir_measures: Scaled DCG).
+(alias ``bpref``), ``infAP``, ``ERR@k`` (gdeval), ``RBP(rel=1)`` and ``Judged@k``.
+Sakai's P-measure and P+ are ``Pmeasure`` and ``Pplus`` because ``P`` is precision.
+The name ``SDCG`` is never used (ir_measures: Scaled DCG).
+
+Names users type elsewhere are accepted and mean exactly what they mean there
+(the ``spellings`` of each declaration): trec_eval's
+(``map``, ``ndcg_cut.10`` or ``ndcg_cut_10``, ``P.10`` or ``P_10``, ``recip_rank``,
+``recall.100``), the lower-case spelling of any single-query name (``ndcg@10``,
+``ap``, ``rr``, ``err@20``) and ranx's (``mrr``, ``precision@10``, ``recall@100``,
+``map@100``).  :func:`spellings_markdown` renders the table.
 
 Examples
 --------
@@ -31,6 +39,8 @@ nDCG@10
 sDCG(b=2,bq=4)@10
 >>> parse_measure("last(nDCG(discount=log2p1)@10)")
 last(nDCG@10)
+>>> parse_measure("ndcg_cut.10"), parse_measure("P_10"), parse_measure("ndcg@10")
+(nDCG@10, P@10, nDCG@10)
 >>> parse_measure("nDGC@10")
 Traceback (most recent call last):
 ...
@@ -39,13 +49,16 @@ sessionval.errors.MeasureSpecError: unknown measure 'nDGC' ...
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Final
 
+from ..errors import MeasureSpecError
+from .cascade import DEFINITIONS as _CASCADE
 from .cg import DEFINITIONS as _CG
 from .dynamic_domain import DEFINITIONS as _DYNAMIC_DOMAIN
 from .effort import DEFINITIONS as _EFFORT
-from .grammar import Measure, MeasureDef, fmt, parse_with
+from .grammar import Measure, MeasureDef, Spelling, Tool, fmt, make, parse_with
 from .precision import DEFINITIONS as _PRECISION
 from .sakai import DEFINITIONS as _SAKAI
 from .session import DEFINITIONS as _SESSION
@@ -59,11 +72,14 @@ __all__ = [
     "measures_markdown",
     "parse_measure",
     "parse_measures",
+    "registry_table",
+    "spellings_markdown",
 ]
 
 _DEFS: Final[tuple[MeasureDef, ...]] = (
     *_CG,
     *_PRECISION,
+    *_CASCADE,
     *_SAKAI,
     *_EFFORT,
     *_SESSION,
@@ -75,6 +91,58 @@ REGISTRY: Final[dict[str, MeasureDef]] = {d.name: d for d in _DEFS}
 """Canonical name -> declaration."""
 
 _LOOKUP: Final[dict[str, MeasureDef]] = {n: d for d in _DEFS for n in d.names}
+
+
+def _other_names() -> dict[str, MeasureDef]:
+    """Lower-case spellings of single-query names, and ranx's names.
+
+    Not of session measures: ``SDCG`` is ir_measures' Scaled DCG, never ``sDCG``.
+    """
+    out: dict[str, MeasureDef] = {}
+    for d in _DEFS:
+        if d.scope != "query":
+            continue
+        for n in (*d.names, *(s.name for s in d.spellings if s.tool == "ranx")):
+            if n.lower() not in _LOOKUP:
+                out.setdefault(n.lower(), d)
+    return out
+
+
+_OTHER_NAMES: Final[dict[str, MeasureDef]] = _other_names()
+
+_TREC_EVAL: Final[dict[str, tuple[MeasureDef, Spelling]]] = {
+    s.name: (d, s) for d in _DEFS for s in d.spellings if s.tool == "trec_eval"
+}
+"""trec_eval measure name -> declaration and spelling (``ndcg_cut`` -> nDCG with a cut-off)."""
+
+# trec_eval's ``name``, ``name.k`` or ``name_k`` (the shortest name that leaves a suffix)
+_TREC_EVAL_FORM: Final = re.compile(r"([A-Za-z][A-Za-z_]*?)(?:[._](\d+))?")
+
+_HINT: Final = "; trec_eval names: " + ", ".join(s.example(k=10) for _, s in _TREC_EVAL.values())
+
+
+def _from_trec_eval(spec: str) -> Measure | None:
+    """The measure a trec_eval name means, ``None`` when ``spec`` is not one."""
+    m = _TREC_EVAL_FORM.fullmatch(spec)
+    if m is None or m.group(1) not in _TREC_EVAL or spec in _LOOKUP:
+        return None
+    defn, spelling = _TREC_EVAL[m.group(1)]
+    cut = m.group(2)
+    if spelling.cutoff == "required" and cut is None:
+        raise MeasureSpecError(
+            f"trec_eval's {spelling.name} needs one cut-off here, e.g. {spelling.example()} "
+            f"(= {make(defn, {}, 10)!r}); trec_eval's list of default cut-offs is not expanded"
+        )
+    if spelling.cutoff == "none" and cut is not None:
+        with_cut = [s for _, s in _TREC_EVAL.values() if _TREC_EVAL[s.name][0] is defn]
+        other = next((s for s in with_cut if s.cutoff != "none"), None)
+        raise MeasureSpecError(
+            f"trec_eval's {spelling.name} takes no cut-off"
+            + (f"; {other.example(int(cut))} is {defn.name}@{cut}" if other else "")
+        )
+    if cut is not None and int(cut) < 1:
+        raise MeasureSpecError(f"{spec}: cut-off must be an integer >= 1, got {cut!r}")
+    return make(defn, dict(spelling.params), int(cut) if cut is not None else None)
 
 
 def parse_measure(spec: str | Measure) -> Measure:
@@ -102,6 +170,8 @@ def parse_measure(spec: str | Measure) -> Measure:
     1000
     >>> parse_measure("bpref")
     Bpref
+    >>> parse_measure("map_cut.10"), parse_measure("recip_rank"), parse_measure("ap(rel=2)")
+    (AP@10, RR, AP(rel=2))
     >>> parse_measure("AP(foo=1)")
     Traceback (most recent call last):
     ...
@@ -113,7 +183,10 @@ def parse_measure(spec: str | Measure) -> Measure:
     """
     if isinstance(spec, Measure):
         return spec
-    return parse_with(spec, _LOOKUP)
+    trec_eval = _from_trec_eval(spec.strip())
+    if trec_eval is not None:
+        return trec_eval
+    return parse_with(spec, _LOOKUP, also=_OTHER_NAMES, hint=_HINT)
 
 
 def parse_measures(specs: Sequence[str | Measure]) -> list[Measure]:
@@ -176,6 +249,93 @@ def _section(rows: list[dict[str, str]]) -> list[str]:
     return lines
 
 
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell (a pipe would end the cell)."""
+    return text.replace("|", "\\|")
+
+
+def registry_table() -> str:
+    """The registry as one Markdown table: measure, formula, parameters, reference.
+
+    Examples
+    --------
+    >>> registry_table().splitlines()[0]
+    '| measure | scope | formula | parameters (default) | reference |'
+    """
+    lines = [
+        "| measure | scope | formula | parameters (default) | reference |",
+        "|---|---|---|---|---|",
+    ]
+    for d in _DEFS:
+        params = ", ".join(
+            f"`{p.name}`" + (f" ({fmt(p.default)})" if p.default is not None else "")
+            for p in d.params
+        )
+        lines.append(
+            f"| `{d.signature()}` | {d.scope} | `{_cell(d.formula)}` | {params or '-'} | "
+            f"{_cell(d.reference)} |"
+        )
+    return "\n".join(lines)
+
+
+_TOOLS: Final[tuple[tuple[Tool, str], ...]] = (
+    ("trec_eval", "trec_eval / pytrec_eval"),
+    ("ir_measures", "ir_measures"),
+    ("ranx", "ranx"),
+)
+
+
+def _spelled(sp: Spelling, *, with_cutoff: bool) -> str | None:
+    """How ``sp`` writes its measure with or without a cut-off (``None``: it cannot)."""
+    if sp.cutoff == ("none" if with_cutoff else "required"):
+        return None
+    args = ",".join(f"{k}={v}" for k, v in sp.params)
+    base = sp.name + (f"({args})" if args else "")
+    if not with_cutoff:
+        return f"`{base}`"
+    return f"`{base}.k`, `{base}_k`" if sp.tool == "trec_eval" else f"`{base}@k`"
+
+
+def spellings_markdown() -> str:
+    """The names other tools give each measure, as a Markdown table (from the registry).
+
+    Every name in the table is accepted by :func:`parse_measure` and means the same
+    numbers as in the tool (with the tool's tie order: ``ties="trec_eval"``, the
+    default of runs).
+
+    Examples
+    --------
+    >>> print(spellings_markdown().splitlines()[3])
+    | `nDCG@k` | `ndcg_cut.k`, `ndcg_cut_k` | `nDCG@k` | `ndcg@k` |
+    """
+    lines = [
+        "| sessionval | " + " | ".join(label for _, label in _TOOLS) + " |",
+        "|---|" + "---|" * len(_TOOLS),
+    ]
+    for d in _DEFS:
+        forms = [f for f in (False, True) if d.cutoff != ("required" if not f else "none")]
+        for with_cutoff in forms:
+            cells = [
+                ", ".join(
+                    t
+                    for sp in d.spellings
+                    if sp.tool == tool and (t := _spelled(sp, with_cutoff=with_cutoff))
+                )
+                or "-"
+                for tool, _ in _TOOLS
+            ]
+            if any(c != "-" for c in cells):
+                ours = d.name + ("@k" if with_cutoff else "")
+                lines.append(f"| `{ours}` | " + " | ".join(cells) + " |")
+    notes = [
+        f"- `{sp.example()}` ({sp.tool}): {sp.note}."
+        for d in _DEFS
+        for sp in d.spellings
+        if sp.note
+    ]
+    return "\n".join([*lines, *(["", *notes] if notes else [])])
+
+
 def measures_markdown() -> str:
     """Render the measure reference as Markdown (``docs/measures.md`` is this text)."""
     lines = [
@@ -192,7 +352,9 @@ def measures_markdown() -> str:
         "error (`nDCG(b=3)@10`: `log2p1` has no base). Names shared with ir_measures mean the",
         "same (trec_eval): `nDCG@10` = `ndcg_cut.10`, `AP` = `map`, `AP@k` = `map_cut.k`,",
         "`RR` = `recip_rank`, `P@k` = `P_k`, `R@k` = `recall_k`, `Bpref` = `bpref`,",
-        "`infAP` = `infAP`.",
+        "`infAP` = `infAP`; trec_eval's names themselves, the lower-case spelling of any",
+        "single-query name (`ndcg@10`, `ap`, `rr`) and ranx's names are accepted too (table",
+        "below).",
         "",
         "Conventions: ranks start at 1; relevant means grade >= `rel` (default 1);",
         "`R` is the recall base size, `N` the judged non-relevant count; `count(r)`",
@@ -209,16 +371,22 @@ def measures_markdown() -> str:
         "through the gain function, `error` rejects them); bpref and infAP count them as",
         "judged non-relevant.",
         "",
-        "Ranking order (`sessionval evaluate`, `RankedLists.from_run`): score descending,",
-        "ties by document id ascending (`--ties doc_id`, default: independent of file",
-        "order), by document id descending (`--ties trec_eval`, what trec_eval does) or",
-        "in file order (`--ties input`). Logs (`RankedLists.from_frame`) keep their ranks.",
-        "Run topics without judgments are skipped and counted; `-c` adds judged topics",
-        "missing from the run as empty lists (trec_eval `-c`).",
+        "Ranking order (`sessionval evaluate`, `evaluate_run`, `RankedLists.from_run`): score",
+        "descending, ties by document id descending, compared as bytes (`--ties trec_eval`,",
+        "the default: what trec_eval, and so pytrec_eval, ir_measures and gdeval, do), by",
+        "document id ascending (`--ties doc_id`) or in file order (`--ties input`). Logs",
+        "(`RankedLists.from_frame`) keep their ranks; CAsT runs read as sessions",
+        "(`load_runs_as_sessions`) are ordered as trec_eval too. Run topics without",
+        "judgments are skipped and counted; `-c` adds judged topics missing from the run as",
+        "empty lists (trec_eval `-c`). `sessionval evaluate` and `evaluate_run` score a",
+        "judged topic without relevant documents 0, as trec_eval (`--empty nan` leaves it",
+        "out of the means).",
         "",
         "Cross-checked to 1e-9 against pytrec_eval (ndcg, ndcg_cut, map, map_cut,",
         "recip_rank, bpref, infAP, P, recall) and pyNTCIREVAL (Q, O, P, P+, AP, RR, nDCG",
-        "with the jk2002 discount) in `tests/measures/test_crosscheck.py`.",
+        "with the jk2002 discount) in `tests/measures/test_crosscheck.py`, and against",
+        "ir_measures (ERR@k through gdeval to its 5 printed decimals, RBP(rel=1) through",
+        "cwl_eval, Judged@k) in `tests/measures/test_crosscheck_ir_measures.py`.",
         "",
         "Erratum: Järvelin et al. (2008)'s appendix prints DCG' (jk2008, b=4) as",
         "`<3, 4, 5.67, 5.67, 5.67, 6.11, 6.94, 8.14, 9.30, 9.30>`; ranks 2 and 8 are slips,",
@@ -232,10 +400,22 @@ def measures_markdown() -> str:
         "`docs/sessions.md`); their canonical name lists exactly the parameters given, and",
         "`@X` sets `cutoff`.",
         "",
+        "## The registry",
+        "",
+        registry_table(),
+        "",
+        "## Names from trec_eval, ir_measures and ranx",
+        "",
+        "Each name below is accepted wherever a measure is named and gives the same",
+        "numbers as the tool (ranx breaks score ties its own way; the others as trec_eval).",
+        "Any single-query name may also be written in lower case (`ndcg@10`, `ap`, `err@20`).",
+        "",
+        spellings_markdown(),
+        "",
         "## Single-query measures",
         "",
-        "One value per ranked list (`evaluate_lists`, `sessionval evaluate`, the",
-        "`per_query()` table of a session evaluation).",
+        "One value per ranked list (`evaluate_run`, `evaluate_lists`, `sessionval evaluate`,",
+        "the `per_query()` table of a session evaluation).",
         "",
     ]
     rows = describe_measures()

@@ -76,7 +76,10 @@ def test_read_judgments_csv(tmp_path: Path) -> None:
 
 def test_evaluate_tsv_per_query(files, capsys) -> None:
     q, r = files
-    code = main(["evaluate", str(q), str(r), "-q", "-m", "nDCG@10", "-m", "RR", "-m", "bpref"])
+    opts = ["--ties", "doc_id", "--empty", "nan"]  # not trec_eval's defaults: a before d, NaN
+    code = main(
+        ["evaluate", str(q), str(r), "-q", "-m", "nDCG@10", "-m", "RR", "-m", "bpref", *opts]
+    )
     assert code == 0
     out, err = capsys.readouterr()
     rows = [line.split("\t") for line in out.strip().splitlines()]
@@ -92,7 +95,7 @@ def test_evaluate_tsv_per_query(files, capsys) -> None:
 def test_evaluate_jsonl_complete_and_zero(files, capsys) -> None:
     q, r = files
     code = main(
-        ["evaluate", str(q), str(r), "-c", "--empty", "zero", "--format", "jsonl", "-m", "AP"]
+        ["evaluate", str(q), str(r), "-c", "--format", "jsonl", "-m", "AP", "--ties", "doc_id"]
     )
     assert code == 0
     out, _ = capsys.readouterr()
@@ -107,11 +110,28 @@ def test_evaluate_ties(files, capsys) -> None:
     q, r = files
     main(["evaluate", str(q), str(r), "-q", "-m", "RR", "--ties", "trec_eval"])
     out_te, _ = capsys.readouterr()
-    main(["evaluate", str(q), str(r), "-q", "-m", "RR"])
+    main(["evaluate", str(q), str(r), "-q", "-m", "RR", "--ties", "doc_id"])
     out_id, _ = capsys.readouterr()
-    # a and d tie at 2.0 behind b: both orders put a at rank 2 (a < d) or 3 (trec_eval)
+    main(["evaluate", str(q), str(r), "-q", "-m", "RR"])
+    out_default, _ = capsys.readouterr()
+    # a and d tie at 2.0 behind b: a at rank 2 (doc_id: a < d) or 3 (trec_eval: d > a)
     assert "RR\t1\t0.5000" in out_id
     assert "RR\t1\t0.3333" in out_te
+    # issue 11: trec_eval's order is the default
+    assert out_default == out_te
+
+
+def test_evaluate_defaults_are_trec_eval_and_help_says_so(files, capsys) -> None:
+    q, r = files
+    assert main(["evaluate", str(q), str(r), "-q", "-m", "ndcg_cut.10", "-m", "map"]) == 0
+    out, err = capsys.readouterr()
+    # topic 2 has judgments but no relevant document: 0 and averaged, as trec_eval
+    assert "nDCG@10\t2\t0.0000" in out and "AP\t2\t0.0000" in out
+    assert "scored 0, as trec_eval" in err
+    assert main(["evaluate", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "[default: trec_eval]" in help_text and "doc id descending" in help_text
+    assert "[default: zero]" in help_text
 
 
 def test_evaluate_bad_measure_exit_2(files, capsys) -> None:

@@ -85,11 +85,13 @@ def test_ideal_ranking_scores_one(name: str, rb, n_nonrel) -> None:
     assert v[0] == pytest.approx(1.0, abs=1e-4 if name == "infAP" else 1e-12)
 
 
-# adaptive effort (Jiang & Allan 2016): reading a non-relevant result costs effort, by design
+# adaptive effort (Jiang & Allan 2016): reading a non-relevant result costs effort, by design;
+# Judged@k is the share of judged documents, not a relevance measure: appending a judged
+# document changes it by definition (ir_measures' Judged@k divides by min(k, n))
 EFFORT_BASED = {n for n in NAMES if n.endswith("_AE")}
 
 
-@pytest.mark.parametrize("name", sorted(set(NAMES) - EFFORT_BASED))
+@pytest.mark.parametrize("name", sorted(set(NAMES) - EFFORT_BASED - {"Judged"}))
 @settings(deadline=None, max_examples=30)
 @given(
     t=topic(),

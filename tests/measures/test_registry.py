@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from sessionval.errors import MeasureSpecError
+from sessionval.measures.lists import RankedLists
 from sessionval.measures.registry import REGISTRY, describe_measures, parse_measure, parse_measures
 
 ROUND_TRIP = [
@@ -107,3 +109,105 @@ def test_every_measure_is_described_with_formula_and_reference() -> None:
     assert {r["name"].split("[")[0].split("@")[0].split("(")[0] for r in rows} == set(REGISTRY)
     for r in rows:
         assert r["formula"] and r["reference"] and r["description"]
+
+
+def _other_values(p) -> list[object]:
+    """Valid values of parameter ``p`` other than its default (one or a few)."""
+    if p.choices:
+        return [c for c in p.choices if c != p.default]
+    if p.name == "gain":
+        return [g for g in ("exp", "0-1-10-100") if g != str(p.default)]
+    if p.name == "penalties":
+        return ["5-3-2"]
+    if p.name == "effort":  # adaptive effort: a reading effort per grade instead of 1
+        return ["1-2-3-4"]
+    if p.kind == "int":
+        return [int(p.default) + 1]
+    if p.name == "p":
+        return [0.5]
+    return [float(p.default) * 1.5 + 0.5]
+
+
+def _probe_lists() -> RankedLists:
+    rng = np.random.default_rng(7)
+    grades, off, rbs = [], [0], []
+    for _ in range(40):
+        g = rng.choice([0.0, 0.0, 1.0, 2.0, 3.0, float("nan")], int(rng.integers(1, 15)))
+        grades += g.tolist()
+        off.append(len(grades))
+        rbs.append([x for x in g if x == x and x > 0] + rng.integers(1, 4, 3).tolist())
+    return RankedLists.from_arrays([f"q{i}" for i in range(40)], off, grades, recall_base=rbs)
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n, d in REGISTRY.items() if d.scope == "query" and d.params)
+)
+def test_a_parameter_without_effect_is_refused(name: str) -> None:
+    """Issue 12: every accepted non-default parameter value changes some value."""
+    d = REGISTRY[name]
+    lists = _probe_lists()
+    cut = "@5" if d.cutoff == "required" else ""
+    base = parse_measure(name + cut).compute(lists)
+    for p in d.params:
+        for v in _other_values(p):
+            try:
+                m = parse_measure(f"{name}({p.name}={v}){cut}")
+            except MeasureSpecError:
+                continue  # refused (e.g. nDCG(b=3): log2p1 has no base)
+            got = m.compute(lists)
+            assert not np.allclose(got, base, equal_nan=True), f"{m!r} equals {name}{cut}"
+
+
+def test_b_without_a_base_is_refused() -> None:
+    with pytest.raises(MeasureSpecError, match="b is not used by discount=log2p1"):
+        parse_measure("nDCG(b=3)@10")
+    assert repr(parse_measure("nDCG(discount=jk2002,b=3)@10")) == "nDCG(discount=jk2002,b=3)@10"
+
+
+@pytest.mark.parametrize(
+    ("typed", "canonical"),
+    [
+        ("map", "AP"),
+        ("map_cut.10", "AP@10"),
+        ("map_cut_100", "AP@100"),
+        ("ndcg", "nDCG"),
+        ("ndcg_cut.10", "nDCG@10"),
+        ("ndcg_cut_10", "nDCG@10"),
+        ("P.10", "P@10"),
+        ("P_10", "P@10"),
+        ("recip_rank", "RR"),
+        ("bpref", "Bpref"),
+        ("infAP", "infAP"),
+        ("recall.100", "R@100"),
+        ("ndcg@10", "nDCG@10"),
+        ("ap", "AP"),
+        ("rr", "RR"),
+        ("p@5", "P@5"),
+        ("ap(rel=2)", "AP(rel=2)"),
+        ("err@20", "ERR@20"),
+        ("judged@10", "Judged@10"),
+        ("RBP(rel=1)", "RBP"),
+        ("mrr@10", "RR@10"),
+        ("precision@10", "P@10"),
+        ("last(ndcg@10)", "last(nDCG@10)"),
+    ],
+)
+def test_names_users_type(typed: str, canonical: str) -> None:
+    assert repr(parse_measure(typed)) == canonical
+
+
+@pytest.mark.parametrize(
+    ("typed", "fragment"),
+    [
+        ("ndcg_cut", "needs one cut-off here, e.g. ndcg_cut.10"),
+        ("map.10", "map takes no cut-off; map_cut.10 is AP@10"),
+        ("P_0", "cut-off must be an integer >= 1"),
+        ("SDCG", "unknown measure 'SDCG'"),  # ir_measures' Scaled DCG is not sDCG
+        ("sdcg@10", "unknown measure 'sdcg'"),
+        ("Rprec", "trec_eval names: ndcg, ndcg_cut.10, map"),
+    ],
+)
+def test_names_that_mean_something_else_are_refused(typed: str, fragment: str) -> None:
+    with pytest.raises(MeasureSpecError) as info:
+        parse_measure(typed)
+    assert fragment in str(info.value)

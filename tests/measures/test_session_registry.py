@@ -94,7 +94,11 @@ def test_unused_base_is_refused_but_a_default_base_is_harmless() -> None:
     with pytest.raises(MeasureSpecError, match="unknown parameter 'b'; valid parameters: gain"):
         parse_measure("CG(gain=exp)")(b=3)  # CG has no discount, so no b
     # a single-query measure's discount is the shifted-log of the table: it parses now
-    assert parse_measure("nDCG(discount=shifted-log)@10").value("discount") == "shifted-log"
+    assert parse_measure("nDCG(discount=shifted-log,b=4)@10").value("discount") == "shifted-log"
+    # ... but at the default b = 2 it is log2(i + 1), the default discount: no effect,
+    # refused (issue 12: a parameter without effect is an error)
+    with pytest.raises(MeasureSpecError, match="is the default discount log2p1"):
+        parse_measure("nDCG(discount=shifted-log)@10")
 
 
 def test_session_measures_need_sessions() -> None:

@@ -1,0 +1,340 @@
+"""Ranked lists from a scored run: order, duplicate check, grade join, one list per query.
+
+Two roads to the same :class:`~sessionval.measures.lists.RankedLists`, through the same
+steps (:func:`_lists`):
+
+* :func:`lists_from_run` (``RankedLists.from_run``): ids coded against dictionaries
+  (categoricals, or Arrow's hash encoder), grades through the judgments'
+  :class:`~sessionval.judgments.lookup.GradeLookup`;
+* :func:`lists_from_tables` (``RankedLists.from_tables``, the road of ``evaluate_run``
+  from string DataFrames): document ids read as 64-bit keys from Arrow's buffers and
+  joined per topic (:mod:`sessionval.measures.string_ids`), no document dictionary.
+
+The steps see the documents only through a :class:`_RunDocs`: how tied ids rank, where
+a document repeats, what an id reads, and the grade of each row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from .._types import BoolArray, FloatArray, IntArray
+from ..errors import InputFormatError, JudgmentError, MeasureSpecError
+from ..judgments.gains import GAIN_SCHEMES, NegativePolicy
+from ..judgments.ideal import IdealGains
+from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
+from ..kernels.segments import offsets_from_counts
+from .lists import TIE_BREAKS, TieBreak, _assemble, _check_negative, _KeyStats
+from .ranking import _codes, _first_duplicate, coded_doc_ranks, run_order
+from .string_ids import IdKeys, JudgedKeys, KeyCollision, id_keys
+
+if TYPE_CHECKING:
+    from ..frame import JudgmentFrame
+    from ..judgments.unjudged import UnjudgedPolicy
+    from .lists import RankedLists
+
+__all__ = [
+    "lists_from_run",
+    "lists_from_tables",
+]
+
+Missing = Literal["skip", "empty"]
+
+
+class _RunDocs(Protocol):
+    """What the steps need to know of the run's documents (rows index the run table)."""
+
+    def ranks(self, rows: IntArray) -> IntArray:
+        """Byte-order rank of the ids of ``rows`` (tie-breaks)."""
+        ...
+
+    def label(self, row: int) -> str:
+        """The id of the document at ``row`` (for messages)."""
+        ...
+
+    def grades(
+        self,
+        present: IntArray,
+        counts: IntArray,
+        rows: IntArray,
+        q_rows: npt.NDArray[np.integer],
+        topic_of: IntArray,
+    ) -> FloatArray:
+        """Grades of ``rows`` (list ``i`` = query code ``present[i]`` owns ``counts[i]``).
+
+        Raises :class:`_Repeated` for a document repeated in its list.
+        """
+        ...
+
+
+class _Repeated(Exception):
+    """A document appears twice in one list, at position ``at`` of the ranked rows."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__(at)
+        self.at = at
+
+
+@dataclass(frozen=True)
+class _CodedDocs:
+    """Documents coded against a dictionary; grades through the judgments' GradeLookup."""
+
+    codes: npt.NDArray[np.int32]
+    categories: pd.Index
+    index: JudgmentIndex
+    query_categories: pd.Index
+
+    def ranks(self, rows: IntArray) -> IntArray:
+        return coded_doc_ranks(self.codes, self.categories)(rows)
+
+    def label(self, row: int) -> str:
+        return str(self.categories[self.codes[row]])
+
+    def grades(
+        self,
+        present: IntArray,
+        counts: IntArray,
+        rows: IntArray,
+        q_rows: npt.NDArray[np.integer],
+        topic_of: IntArray,
+    ) -> FloatArray:
+        d_rows = self.codes[rows]
+        i = _first_duplicate(q_rows, d_rows)
+        if i >= 0:
+            raise _Repeated(i)
+        # the join is prepared after the sort: its document map is not held through it
+        lookup = self.index.prepare(self.query_categories, self.categories)
+        return lookup.lists(present, counts, d_rows)
+
+
+@dataclass(frozen=True)
+class _KeyedDocs:
+    """Documents as 64-bit keys; grades by the per-topic search of :class:`JudgedKeys`."""
+
+    keys: IdKeys
+    ids: pd.Series
+    judged: JudgedKeys
+
+    def ranks(self, rows: IntArray) -> IntArray:
+        return self.keys.order_ranks(rows)
+
+    def label(self, row: int) -> str:
+        return str(self.ids.iloc[row])
+
+    def grades(
+        self,
+        present: IntArray,
+        counts: IntArray,
+        rows: IntArray,
+        q_rows: npt.NDArray[np.integer],
+        topic_of: IntArray,
+    ) -> FloatArray:
+        docs = self.keys.take(rows)
+        try:
+            # the join sorts each list's keys: a repeated document shows up there
+            return self.judged.grades_of(topic_of[present], docs, counts)
+        except KeyCollision as clash:
+            a, b = clash.rows
+            if docs.same(np.array([a]), docs, np.array([b]))[0]:
+                raise _Repeated(max(a, b)) from None
+            raise
+
+
+def _check_run(run: pd.DataFrame, *, ties: str, missing: str) -> None:
+    """Columns and options of a run table (the boundary)."""
+    for col in ("query_id", "doc_id", "score"):
+        if col not in run.columns:
+            raise InputFormatError(
+                f"run table: missing column {col!r} (found {', '.join(map(str, run.columns))})"
+            )
+    if ties not in TIE_BREAKS:
+        raise MeasureSpecError(
+            f"tie-break {ties!r} unknown; use {', '.join(TIE_BREAKS)} (default trec_eval)"
+        )
+    if missing not in ("skip", "empty"):
+        raise MeasureSpecError(f"missing={missing!r} unknown; use 'skip' or 'empty'")
+
+
+def _ranked_rows(
+    qc: npt.NDArray[np.int32],
+    qrank: npt.NDArray[np.int32],
+    judged_q: BoolArray,
+    score: FloatArray,
+    doc_ranks: Callable[[IntArray], IntArray],
+    ties: TieBreak,
+) -> IntArray:
+    """Rows of the judged queries in ranked order (query rank, score, tie-break)."""
+    if np.isnan(score).any():
+        row = int(np.flatnonzero(np.isnan(score))[0])
+        raise InputFormatError(f"run table: row {row}: score is missing or not a number")
+    if judged_q.all():
+        return run_order(qc, qrank, score, doc_ranks, ties=ties)
+    rows_in = np.flatnonzero(judged_q[qc])
+
+    def ranks_in(rows: IntArray) -> IntArray:
+        return doc_ranks(rows_in[rows])
+
+    return rows_in[run_order(qc[rows_in], qrank, score[rows_in], ranks_in, ties=ties)]
+
+
+def _add_unretrieved_topics(
+    labels: pd.Index, pos: IntArray, counts: IntArray, grades: FloatArray, stats: _KeyStats
+) -> tuple[pd.Index, IntArray, IntArray, FloatArray]:
+    """``missing="empty"``: an empty list for every judged topic the run lacks (trec_eval -c)."""
+    have = np.zeros(len(stats.ideal.keys), dtype=bool)
+    have[pos] = True
+    judged_keys = np.flatnonzero(~have & (stats.n_judged > 0))
+    if judged_keys.size == 0:
+        return labels, pos, counts, grades
+    labels = labels.append(pd.Index(stats.ideal.keys[judged_keys].astype(str)))
+    pos = np.concatenate([pos, judged_keys])
+    counts = np.concatenate([counts, np.zeros(judged_keys.size, dtype=np.int64)])
+    o = np.argsort(string_ranks(labels), kind="stable")
+    # re-sort lists; rows move with their list (vectorised gather)
+    starts = offsets_from_counts(counts)[:-1]
+    c_new = counts[o]
+    new_starts = offsets_from_counts(c_new)[:-1]
+    row_idx = np.arange(int(c_new.sum()), dtype=np.int64) + np.repeat(starts[o] - new_starts, c_new)
+    return labels[o], pos[o], counts[o], grades[row_idx]
+
+
+def _lists(
+    qc: npt.NDArray[np.int32],
+    qcat: pd.Index,
+    score: FloatArray,
+    docs: _RunDocs,
+    stats: _KeyStats,
+    *,
+    ties: TieBreak,
+    missing: Missing,
+    negative: NegativePolicy,
+    unjudged: UnjudgedPolicy,
+) -> RankedLists:
+    """The steps both roads share, from query codes, scores and the documents."""
+    # judgment topic of each query category (−1: no judgments, skipped)
+    topic_of = index_in(qcat, stats.ideal.keys)
+    judged_q = topic_of >= 0
+    n_skipped = int(np.count_nonzero(~judged_q & (np.bincount(qc, minlength=len(qcat)) > 0)))
+    # query order: sorted ids (as trec_eval prints them)
+    qrank = string_ranks(qcat).astype(np.int32)
+    rows = _ranked_rows(qc, qrank, judged_q, score, docs.ranks, ties)
+    q_rows = qc[rows]
+    # one list per query present, in query-rank order
+    counts_all = np.bincount(q_rows, minlength=len(qcat))
+    present = np.flatnonzero(counts_all > 0)
+    present = present[np.argsort(qrank[present])]
+    counts = counts_all[present]
+    try:
+        grades = docs.grades(present, counts, rows, q_rows, topic_of)
+    except _Repeated as rep:
+        raise InputFormatError(
+            f"run table: document {docs.label(int(rows[rep.at]))!r} appears twice for query "
+            f"{qcat[q_rows[rep.at]]!r}; a document may appear once per ranked list"
+        ) from None
+    del rows, q_rows
+    labels = pd.Index(qcat[present]).astype(str)
+    pos = topic_of[present]
+    if missing == "empty":
+        labels, pos, counts, grades = _add_unretrieved_topics(labels, pos, counts, grades, stats)
+    offsets = offsets_from_counts(counts)
+    return _assemble(labels, offsets, grades, pos, stats, negative, unjudged, n_skipped)
+
+
+def lists_from_run(
+    run: pd.DataFrame,
+    judgments: JudgmentFrame,
+    *,
+    ties: TieBreak,
+    missing: Missing,
+    negative: NegativePolicy,
+    unjudged: UnjudgedPolicy,
+) -> RankedLists:
+    """:meth:`RankedLists.from_run <sessionval.measures.lists.RankedLists.from_run>`."""
+    _check_run(run, ties=ties, missing=missing)
+    stats = _KeyStats.build(judgments, negative=negative)
+    index = JudgmentIndex.build(judgments)
+    qc, qcat = _codes(run["query_id"])
+    dc, dcat = _codes(run["doc_id"])
+    docs = _CodedDocs(dc, dcat, index, qcat)
+    score = run["score"].to_numpy(dtype=np.float64)
+    return _lists(
+        qc, qcat, score, docs, stats, ties=ties, missing=missing, negative=negative,
+        unjudged=unjudged,
+    )  # fmt: skip
+
+
+def _ideal_from_codes(topics: pd.Index, codes: IntArray, grades: FloatArray) -> IdealGains:
+    """Each topic's recall base (grades > 0, descending): ``ideal_gains`` on coded topics.
+
+    Grades take few values: counting them per (topic, grade) and repeating the grades
+    in descending order gives the sorted segments without a sort.
+    """
+    rel = grades > 0
+    g = grades[rel].astype(np.int64)  # integer grades (checked at the boundary)
+    top = int(g.max()) if g.size else 1
+    if top <= 1024:  # a grade scale: one level per grade, highest first, no sort
+        levels, level_of = np.arange(top, 0, -1, dtype=np.float64), top - g
+    else:
+        levels, level_of = np.unique(grades[rel], return_inverse=True)
+        levels, level_of = levels[::-1], levels.size - 1 - level_of  # descending grades
+    counts = np.bincount(
+        codes[rel] * levels.size + level_of, minlength=len(topics) * levels.size
+    ).reshape(len(topics), levels.size)
+    values = np.repeat(np.tile(levels, len(topics)), counts.ravel())
+    return IdealGains(
+        topics, offsets_from_counts(counts.sum(axis=1)), values, GAIN_SCHEMES["grade"]
+    )
+
+
+def lists_from_tables(
+    run: pd.DataFrame,
+    qrels: pd.DataFrame,
+    *,
+    ties: TieBreak,
+    missing: Missing,
+    negative: NegativePolicy,
+    unjudged: UnjudgedPolicy,
+    source: str,
+) -> RankedLists | None:
+    """:meth:`RankedLists.from_tables <sessionval.measures.lists.RankedLists.from_tables>`."""
+    _check_run(run, ties=ties, missing=missing)
+    keys = id_keys([run["doc_id"], qrels["doc_id"]])
+    if keys is None:
+        return None
+    run_docs, judged_docs = keys
+    tc, tcat = _codes(qrels["query_id"])
+    qc, qcat = _codes(run["query_id"])
+    if (tc < 0).any() or (qc < 0).any():
+        return None  # missing ids: the dictionary road says where
+    grades = qrels["grade"].to_numpy(dtype=np.float64)
+    _check_negative(grades, negative, where=f"judgments {source}")
+    tcodes = tc.astype(np.int64)
+    judged = JudgedKeys.build(tcodes, len(tcat), judged_docs, grades)
+    if judged is None:
+        return None
+    if isinstance(judged, tuple):
+        raise JudgmentError(
+            f"{source}: document {qrels['doc_id'].iloc[judged[0]]!r} is judged more than once "
+            f"for topic {qrels['query_id'].iloc[judged[0]]!r} (rows {judged[0]} and "
+            f"{judged[1]}); each (topic, document) must have one grade"
+        )
+    topics = pd.Index(tcat).astype(str)
+    stats = _KeyStats(
+        _ideal_from_codes(topics, tcodes, grades),
+        np.bincount(tcodes, minlength=len(topics)).astype(np.int64),
+    )
+    docs = _KeyedDocs(run_docs, run["doc_id"], judged)
+    score = run["score"].to_numpy(dtype=np.float64)
+    try:
+        return _lists(
+            qc, qcat, score, docs, stats, ties=ties, missing=missing, negative=negative,
+            unjudged=unjudged,
+        )  # fmt: skip
+    except KeyCollision:
+        return None

@@ -1,0 +1,115 @@
+"""The string-key road (``RankedLists.from_tables``) gives exactly the dictionary road's lists."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from sessionval.errors import InputFormatError, JudgmentError
+from sessionval.evaluation.lists import judgments_from_table
+from sessionval.measures.lists import RankedLists
+from sessionval.measures.string_ids import IdKeys, JudgedKeys, id_keys
+
+
+def _data(seed: int, doc: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Run and qrels with ties, unjudged run topics, judged topics the run lacks."""
+    rng = np.random.default_rng(seed)
+    run, qrels = [], []
+    for q in range(40):
+        qid = f"topic-{q:03d}"
+        docs = rng.choice(300, int(rng.integers(1, 60)), replace=False)
+        run += [(qid, doc.format(d), float(rng.integers(0, 4))) for d in docs]
+        if q % 9 == 0:
+            continue  # a run topic without judgments
+        judged = rng.choice(300, int(rng.integers(1, 50)), replace=False)
+        qrels += [(qid, doc.format(d), int(rng.integers(-1, 4))) for d in judged]
+    qrels += [("topic-999", doc.format(1), 2)]  # judged, not in the run
+    r = pd.DataFrame(run, columns=["query_id", "doc_id", "score"])
+    j = pd.DataFrame(qrels, columns=["query_id", "doc_id", "grade"])
+    return r.sample(frac=1.0, random_state=seed).reset_index(drop=True), j
+
+
+DOC_FORMATS = [
+    "d{}",  # short: the key is the id (exact)
+    "clueweb12-0000tw-{:05d}-00",  # longer than 8 bytes: fingerprints confirmed on words
+    "{}",  # numbers as text, of different lengths
+]
+
+
+@pytest.mark.parametrize("doc", DOC_FORMATS)
+@pytest.mark.parametrize("ties", ["trec_eval", "doc_id", "input"])
+@pytest.mark.parametrize("missing", ["skip", "empty"])
+def test_same_lists_as_the_dictionary_road(doc: str, ties: str, missing: str) -> None:
+    run, qrels = _data(len(doc) + len(ties), doc)
+    fast = RankedLists.from_tables(run, qrels, ties=ties, missing=missing)  # type: ignore[arg-type]
+    assert fast is not None
+    ref = RankedLists.from_run(run, judgments_from_table(qrels), ties=ties, missing=missing)  # type: ignore[arg-type]
+    assert fast.query_ids.tolist() == ref.query_ids.tolist()
+    np.testing.assert_array_equal(fast.offsets, ref.offsets)
+    np.testing.assert_array_equal(fast.grades, ref.grades)
+    np.testing.assert_array_equal(fast.ideal_offsets, ref.ideal_offsets)
+    np.testing.assert_array_equal(fast.ideal_grades, ref.ideal_grades)
+    np.testing.assert_array_equal(fast.n_judged, ref.n_judged)
+    assert (fast.n_skipped, fast.n_unjudged, fast.n_negative) == (
+        ref.n_skipped,
+        ref.n_unjudged,
+        ref.n_negative,
+    )
+
+
+def test_arrow_object_and_string_columns_take_the_string_road() -> None:
+    run, qrels = _data(1, "d{}")
+    for r in (run.astype({"doc_id": object}), run):
+        assert RankedLists.from_tables(r, qrels) is not None
+    arrow = pa.Table.from_pandas(run).to_pandas()
+    assert RankedLists.from_tables(arrow, qrels) is not None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda r: r.astype({"doc_id": "category"}),  # categorical: the dictionary road
+        lambda r: r.assign(doc_id=r["doc_id"].where(r.index != 3, "dé")),  # non-ASCII
+        lambda r: r.assign(doc_id=r["doc_id"].where(r.index != 3, None)),  # missing id
+        lambda r: r.assign(doc_id=np.arange(len(r))),  # numbers
+    ],
+)
+def test_other_ids_fall_back(change) -> None:
+    run, qrels = _data(2, "d{}")
+    assert RankedLists.from_tables(change(run), qrels) is None
+
+
+def test_duplicates_are_errors_with_the_ids() -> None:
+    run, qrels = _data(3, "clueweb12-0000tw-{:05d}-00")
+    dup_run = pd.concat([run, run.iloc[[5]]], ignore_index=True)
+    doc, q = run["doc_id"].iloc[5], run["query_id"].iloc[5]
+    with pytest.raises(InputFormatError, match=f"{doc!r} appears twice for query {q!r}"):
+        RankedLists.from_tables(dup_run, qrels)
+    dup_qrels = pd.concat([qrels, qrels.iloc[[7]].assign(grade=0)], ignore_index=True)
+    with pytest.raises(JudgmentError, match="judged more than once for topic"):
+        RankedLists.from_tables(run, dup_qrels)
+
+
+def test_keys_order_as_bytes_and_confirm_on_words() -> None:
+    ids = pd.Series(["b", "a", "ab", "a\x7f", "abcdefghij", "abcdefghi"], dtype="str")
+    (k,) = id_keys([ids])  # type: ignore[misc]
+    assert not k.exact  # the longest id has 10 bytes: fingerprints
+    ranks = k.order_ranks(np.arange(len(ids)))
+    assert ranks.tolist() == [5, 0, 1, 4, 3, 2]  # strcmp order: a < ab < abcdefghi < ...
+    # a forged fingerprint collision is not a match: the words differ
+    forged = IdKeys(np.zeros(2, dtype=np.uint64), k.words[:2])  # type: ignore[index]
+    assert not forged.same(np.array([0]), forged, np.array([1]))[0]
+
+
+def test_judged_keys_find_every_judgment() -> None:
+    ids = pd.Series([f"d{i}" for i in range(1000)], dtype="str")
+    (k,) = id_keys([ids])  # type: ignore[misc]
+    topic = np.repeat(np.arange(10), 100)
+    judged = JudgedKeys.build(topic, 10, k, np.arange(1000.0))
+    assert isinstance(judged, JudgedKeys)
+    got = judged.grades_of(topic, k)
+    np.testing.assert_array_equal(got, np.arange(1000.0))
+    wrong_topic = (topic + 1) % 10
+    assert np.isnan(judged.grades_of(wrong_topic, k)).all()
