@@ -90,6 +90,7 @@ def command(
         click.echo(f"\n{len(loaded.notes)} repair(s) or note(s):", err=True)
         for p in loaded.notes[:max_problems]:
             click.echo(f"  {p}", err=True)
+        _more(len(loaded.notes), max_problems)
     report = loaded.report
     if report.problems:
         click.echo(
@@ -99,6 +100,17 @@ def command(
         )
         for p in report.problems[:max_problems]:
             click.echo(f"  {p}", err=True)
+        _more(len(report.problems), max_problems)
         if rejects is not None:
             report.rejects.to_csv(rejects, index=False)
             click.echo(f"rejects written to {rejects}", err=True)
+
+
+def _more(n: int, shown: int) -> None:
+    """Say how many were not printed, so none vanishes without a word."""
+    if n > shown:
+        click.echo(
+            f"  ... and {n - shown} more (all of them with --max-problems {n}, "
+            "or in a file with --rejects)",
+            err=True,
+        )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,20 +12,28 @@ import pandas as pd
 
 from ..errors import InputFormatError, ParseError
 from ..validate.sources import ParquetColumns
+from .text import open_input_binary
 
 __all__ = [
+    "read_csv_table",
     "read_flat_table",
 ]
 
 
 def read_flat_table(
-    path: str | os.PathLike[str], *, columns: Sequence[str] | None = None
+    path: str | os.PathLike[str],
+    *,
+    columns: Sequence[str] | None = None,
+    encoding: str | None = None,
 ) -> pd.DataFrame:
     """Read a flat CSV or Parquet table without interpreting it.
 
     Parquet string columns are read dictionary-encoded straight into pandas
     categoricals, so ids are encoded once to integer codes and never become
-    millions of Python strings.  CSV ids are read as strings.
+    millions of Python strings.  CSV ids are read as strings.  A CSV/TSV file goes
+    through :func:`~sessionval.io.text.open_input_binary`: gzip is recognised by its
+    magic number, a byte-order mark selects its encoding, and a byte that is not
+    valid in ``encoding`` is a located error.
 
     Parameters
     ----------
@@ -31,6 +41,8 @@ def read_flat_table(
         ``.csv``/``.tsv`` (optionally ``.gz``) or ``.parquet`` file.
     columns
         Read only these columns (those absent from the file are ignored).
+    encoding
+        Text encoding of a CSV/TSV file (default UTF-8; a BOM overrides it).
 
     Raises
     ------
@@ -46,7 +58,9 @@ def read_flat_table(
     if ".parquet" in suffixes or suffixes.endswith(".pq"):
         return _read_parquet(p, columns)
     if any(s in suffixes for s in (".csv", ".tsv", ".txt")):
-        return _read_csv(p, columns, sep="\t" if ".tsv" in suffixes else ",")
+        return read_csv_table(
+            p, sep="\t" if ".tsv" in suffixes else ",", columns=columns, encoding=encoding
+        )
     raise InputFormatError(
         f"{p}: unknown table format {suffixes!r} (allowed: .csv, .tsv, .parquet)"
     )
@@ -58,31 +72,77 @@ def _read_parquet(p: Path, columns: Sequence[str] | None) -> pd.DataFrame:
     return pd.DataFrame({name: src.column(name) for name in names})
 
 
-def _read_csv(p: Path, columns: Sequence[str] | None, *, sep: str) -> pd.DataFrame:
-    try:
-        with p.open("rb") as fh:
-            head = fh.read(1 << 20)
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = head[: exc.start].count(b"\n") + 1
-        raise ParseError(
-            f"{p}:{line}: not valid UTF-8 (byte {exc.start}: {head[exc.start : exc.start + 1]!r}); "
-            "save the file as UTF-8"
-        ) from exc
+def read_csv_table(
+    path: str | os.PathLike[str],
+    *,
+    sep: str = ",",
+    columns: Sequence[str] | None = None,
+    encoding: str | None = None,
+    what: str = "table",
+    quoting: int = csv.QUOTE_MINIMAL,
+) -> pd.DataFrame:
+    r"""Read a CSV/TSV file with a header row as strings (empty cells missing), uninterpreted.
+
+    The bytes go through :func:`~sessionval.io.text.open_input_binary` (gzip by
+    magic number, BOMs, ``encoding``, located decoding errors); every cell is kept as
+    written (no whitespace removed, no type guessed).
+
+    Parameters
+    ----------
+    path
+        The file.
+    sep
+        ``","`` or ``"\t"``.
+    columns
+        Read only these columns (those absent from the file are ignored).
+    encoding
+        Text encoding (default UTF-8; a BOM overrides it).
+    what
+        What the table holds, for messages (``"judgments table"``).
+    quoting
+        A :mod:`csv` quoting constant (``csv.QUOTE_NONE`` for tables whose cells may hold ``"``).
+
+    Raises
+    ------
+    ParseError
+        Not gzip although named ``.gz``, an undecodable byte, no header, or a malformed
+        line (with pandas' description, which names the line).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = f.write_bytes("a,b\n x ,caf\xe9\n".encode("latin-1"))
+    >>> read_csv_table(f, encoding="latin-1").to_dict("list")
+    {'a': [' x '], 'b': ['café']}
+    """
+    p = Path(path)
+    kind = "TSV" if sep == "\t" else "CSV"
+    stream = open_input_binary(p, encoding)
     try:
         df = pd.read_csv(
-            p,
+            stream,
             sep=sep,
             dtype=str,
             keep_default_na=False,
             na_values=[""],
             usecols=(lambda c: c in columns) if columns is not None else None,
             encoding="utf-8",
+            quoting=quoting,
         )
-    except UnicodeDecodeError as exc:
-        raise ParseError(f"{p}: not valid UTF-8 ({exc}); save the file as UTF-8") from exc
-    except pd.errors.ParserError as exc:
-        raise ParseError(f"{p}: malformed {('TSV' if sep == chr(9) else 'CSV')} ({exc})") from exc
     except pd.errors.EmptyDataError as exc:
         raise ParseError(f"{p}: file is empty (expected a header row)") from exc
+    except (pd.errors.ParserError, ValueError) as exc:
+        raise ParseError(f"{p}: malformed {kind} {what} ({exc})") from exc
+    if any(re.fullmatch(r".+\.\d+", str(c)) for c in df.columns):
+        # pandas renames a repeated header name "a" to "a.1": read the header as written
+        stream.seek(0)
+        header = pd.read_csv(stream, sep=sep, header=None, nrows=1, dtype=str, quoting=quoting)
+        names = [str(v) for v in header.iloc[0].tolist()]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ParseError(
+                f"{p}:1: column(s) {', '.join(map(repr, twice))} appear more than once in the "
+                "header (each column name must be unique)"
+            )
     return df

@@ -106,6 +106,12 @@ class InputFormat:
 _HEADER = FormatOption(
     "header", "--header", "study.json when it is not beside the sessions.", kind="file"
 )
+_ENCODING = FormatOption(
+    "encoding",
+    "--encoding",
+    "text encoding of the input files (default: utf-8; a byte-order mark wins), "
+    "e.g. latin-1, cp1252, utf-16.",
+)
 _MAX_RANK = FormatOption(
     "max_rank", "--max-rank", "read only results down to this rank.", kind="int", low=1, cli=False
 )
@@ -135,6 +141,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
                 ),
                 _HEADER,
                 _MAX_RANK,
+                _ENCODING,
             ),
         ),
         InputFormat(
@@ -177,6 +184,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
             read_lab_tables,
             is_lab_tables_input,
             "session and results tables in a folder",
+            (_ENCODING,),
             qrels_key="session",
         ),
         InputFormat(

@@ -24,7 +24,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -42,8 +42,10 @@ from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode, Problem
 from ..validate.flat import frame_from_flat
 from ..validate.references import unjudged_keys
+from .flat import read_csv_table
 from .header import study_header
 from .mapping import with_qrels_key
+from .text import check_encoding
 
 __all__ = [
     "JIANG_ALLAN_SCALE",
@@ -102,25 +104,13 @@ class LabColumns:
         return self.qrels_session or self.session
 
 
-def _read_tsv(path: Path, what: str) -> pd.DataFrame:
+def _read_tsv(path: Path, what: str, encoding: str | None) -> pd.DataFrame:
     if not path.exists():
         raise ParseError(f"{path}: no such file ({what} table)")
-    try:
-        df = pd.read_csv(
-            path,
-            sep="\t",
-            dtype=str,
-            keep_default_na=False,
-            quoting=csv.QUOTE_NONE,
-            encoding="utf-8",
-        )
-    except UnicodeDecodeError as exc:
-        raise ParseError(f"{path}: not valid UTF-8 ({exc}); save the file as UTF-8") from exc
-    except pd.errors.ParserError as exc:
-        raise ParseError(f"{path}: malformed tab-separated {what} table ({exc})") from exc
-    except pd.errors.EmptyDataError as exc:
-        raise ParseError(f"{path}: file is empty (expected a header line)") from exc
-    return df.replace("", None) if len(df) else df
+    # quotes are data in these tables (titles such as 'A "quoted'), not CSV quoting
+    return read_csv_table(
+        path, sep="\t", encoding=encoding, what=f"{what} table", quoting=csv.QUOTE_NONE
+    )
 
 
 def _need(df: pd.DataFrame, cols: list[str], path: Path, what: str) -> None:
@@ -142,8 +132,18 @@ def load_lab_tables(
     mode: Mode = "strict",
     max_problems: int = 50,
     progress: Callable[[str], None] | None = None,
+    encoding: str | None = None,
 ) -> LoadedStudy:
     """Load per-session lab tables (session, results, per-session qrels).
+
+    A record is a row of the session table, or a session id that only the results
+    table names; ``report.records_read == sessions_accepted + sessions_rejected``.
+    A session is rejected (lenient) or reported (strict) when its id is missing or
+    listed twice (every row of it), when it has no result row (a session needs a
+    query, as in every format), when a rating is not a number, or when the study's
+    rules reject its rows; every result row of a session the session table does not
+    list is reported.  Strict mode reports all of these in one error (up to
+    ``max_problems``).
 
     Parameters
     ----------
@@ -160,23 +160,30 @@ def load_lab_tables(
         Limit of problems listed in strict mode.
     progress
         Called with each loading phase's name (:data:`sessionval.validate.flat.LOAD_PHASES`).
+    encoding
+        Text encoding of the three tables (default UTF-8; a byte-order mark overrides it).
 
     Returns
     -------
     LoadedStudy
         Judgments keyed by session (``qrels_key="session"``): ``queries["qrels_id"]``
-        and the judgments' ``topic_id`` hold session ids.  ``notes`` lists what was
-        skipped without rejecting a session (sessions without any result row,
-        judgments of unknown sessions).  ``details``: ``ratings`` (the
-        ``rating_<name>`` columns carried into ``frame.sessions``) and
+        and the judgments' ``topic_id`` hold session ids.  ``notes`` lists judgments
+        of sessions not in the session table.  ``details``: ``ratings`` (the
+        ``rating_<name>`` columns carried into ``frame.sessions``, sorted by name) and
         ``empty_serps`` (result pages marked empty).
     """
     c = columns or LabColumns()
     sp, rp = Path(session), Path(results)
-    sess, res = _read_tables(sp, rp, c)
+    check_encoding(encoding)
+    sess, res = _read_tables(sp, rp, c, encoding)
     rating_cols = _rating_columns(sess, c)
     _need(sess, rating_cols, sp, "session")
-    lab = _flat_from_lab(sess, res, c, rating_cols, rp, mode=mode, max_problems=max_problems)
+    lab = _flat_from_lab(sess, res, c, rating_cols, sp, rp)
+    if lab.flat is None:  # no result row belongs to an accepted session
+        raise ValidationFailed(
+            lab.problems[:max_problems] if mode == "strict" else lab.problems,
+            truncated=mode == "strict" and len(lab.problems) > max_problems,
+        )
     frame, inner = frame_from_flat(
         lab.flat,
         source=str(rp),
@@ -185,27 +192,24 @@ def load_lab_tables(
         location_kind="line",
         row_locations=lab.row_lines,
         progress=progress,
+        raise_problems=False,
     )
-    rejected = {p.record for p in lab.problems}
     report = LoadReport(
         source=str(rp),
-        records_read=len(rejected),
-        sessions_rejected=len(rejected),
+        records_read=lab.n_rejected,
+        sessions_rejected=lab.n_rejected,
         problems=list(lab.problems),
     )
     report.merge(inner)
+    if mode == "strict":
+        raise_if_any(report.problems, limit=max_problems)
     frame = with_qrels_key(frame, by="session")
-    known = pd.Index(sess[c.session].astype(str))
-    notes = [
-        Problem(
-            str(sp), "", c.session, "session has no result rows; skipped", repr(sid), record=sid
-        )
-        for sid in sorted(set(known) - set(lab.flat["session_id"]))
-    ]
+    notes: list[Problem] = []
     judgments = None
     if qrels is not None:
-        judgments = _read_session_qrels(Path(qrels), c, grade_scale)
-        stray = sorted(set(judgments.table["topic_id"].astype(str)) - set(known))
+        judgments = _read_session_qrels(Path(qrels), c, grade_scale, encoding)
+        known = set(sess[c.session].dropna().astype(str).str.strip())
+        stray = sorted(set(judgments.table["topic_id"].astype(str)) - known)
         notes += [
             Problem(
                 str(qrels),
@@ -229,21 +233,16 @@ def load_lab_tables(
     )
 
 
-def _read_tables(sp: Path, rp: Path, c: LabColumns) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The session and results tables, with their key columns; a session listed twice fails."""
-    sess = _read_tsv(sp, "session")
-    res = _read_tsv(rp, "results")
+def _read_tables(
+    sp: Path, rp: Path, c: LabColumns, encoding: str | None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The session and results tables, with their key columns."""
+    sess = _read_tsv(sp, "session", encoding)
+    res = _read_tsv(rp, "results", encoding)
     _need(sess, [c.session, c.user, c.topic], sp, "session")
     _need(res, [c.res_session, c.query_pos, c.rank], rp, "results")
     if c.doc not in res.columns:
         raise InputFormatError(f"{rp}: results table lacks the document column {c.doc!r}")
-    dup = sess[c.session].duplicated(keep=False)
-    if dup.any():
-        lines = (np.flatnonzero(dup.to_numpy()) + 2).tolist()
-        raise ParseError(
-            f"{sp}: session id(s) {sorted(set(sess[c.session][dup]))} listed more "
-            f"than once (lines {lines})"
-        )
     return sess, res
 
 
@@ -263,11 +262,18 @@ def _rating_columns(sess: pd.DataFrame, c: LabColumns) -> list[str]:
 class _LabFlat:
     """The results table as a flat table, with what was found on the way."""
 
-    flat: pd.DataFrame
+    flat: pd.DataFrame | None  # None: no result row of an accepted session
     row_lines: npt.NDArray[np.int64]  # file line of each flat row
-    problems: list[Problem]  # result rows of unknown sessions
+    problems: list[Problem]  # records rejected before the rules: in input order
+    n_rejected: int  # records those problems reject (session rows and unknown sessions)
     ratings: tuple[str, ...]
     n_empty: int
+
+
+def _ids(col: pd.Series) -> pd.Series:
+    """Ids as written, surrounding whitespace removed (the rule of every format); blank: NA."""
+    ids = col.astype("string").str.strip()
+    return ids.where(ids != "", pd.NA)
 
 
 def _flat_from_lab(
@@ -275,90 +281,179 @@ def _flat_from_lab(
     res: pd.DataFrame,
     c: LabColumns,
     rating_cols: list[str],
+    sp: Path,
     rp: Path,
-    *,
-    mode: Mode,
-    max_problems: int,
 ) -> _LabFlat:
-    """One flat row per results row, with its session's user, topic, system and ratings."""
-    # empty result pages: the marker sits in the rank column
-    is_marker = res[c.rank].astype("string").str.strip().str.lower() == c.no_results.lower()
-    marker = is_marker.fillna(False).to_numpy(dtype=bool)
-    pos = pd.Index(sess[c.session].astype(str)).get_indexer(
-        pd.Index(res[c.res_session].astype(str))
-    )
-    problems = _unknown_sessions(res, c, pos < 0, rp, mode=mode, max_problems=max_problems)
+    """One flat row per results row of an accepted session, with its user, topic, system, ratings.
+
+    Session-table records are rejected here when their id is missing or repeated, a
+    rating is not a number, or no result row names them; result rows of ids the
+    session table does not list are each reported (their id is one rejected record).
+    """
+    problems: list[Problem] = []
+    sess_id, res_id = _ids(sess[c.session]), _ids(res[c.res_session])
+    s_line = np.arange(len(sess), dtype=np.int64) + 2  # the header is line 1
+    r_line = np.arange(len(res), dtype=np.int64) + 2
+    bad_row = sess_id.isna().to_numpy(dtype=bool).copy()
+    for i in np.flatnonzero(bad_row).tolist():
+        problems.append(
+            Problem(
+                str(sp),
+                f"line {int(s_line[i])}",
+                c.session,
+                "is required (blank session id)",
+                repr(sess[c.session].iloc[i]) if pd.notna(sess[c.session].iloc[i]) else "",
+            )
+        )
+    dup = sess_id.duplicated(keep=False).to_numpy() & ~bad_row
+    for i in np.flatnonzero(dup).tolist():
+        sid = str(sess_id.iloc[i])
+        lines = s_line[(sess_id == sid).to_numpy(dtype=bool, na_value=False)].tolist()
+        problems.append(
+            Problem(
+                str(sp),
+                f"line {int(s_line[i])}",
+                c.session,
+                f"session id listed more than once (lines {', '.join(map(str, lines))}); "
+                "every row of it is rejected",
+                repr(sid),
+                record=sid,
+            )
+        )
+    bad_row |= dup
+    ratings: dict[str, npt.NDArray[np.float64]] = {}
+    for col in rating_cols:
+        name = "rating_" + str(col).strip().lower().replace(" ", "_")
+        raw = sess[col]
+        vals = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        not_num = np.isnan(vals) & raw.notna().to_numpy()
+        for i in np.flatnonzero(not_num & ~bad_row).tolist():
+            problems.append(
+                Problem(
+                    str(sp),
+                    f"line {int(s_line[i])}",
+                    str(col),
+                    "must be a number (a post-task rating) or empty",
+                    repr(raw.iloc[i]),
+                    record=str(sess_id.iloc[i]),
+                )
+            )
+        bad_row |= not_num
+        ratings[name] = vals
+    # rows of the results table -> row of the session table (-1: unknown or rejected id)
+    pos = pd.Index(sess_id[~bad_row].astype(object)).get_indexer(pd.Index(res_id.astype(object)))
+    good_rows = np.append(np.flatnonzero(~bad_row), -1)  # -1: the slot of "not found"
+    pos = good_rows[pos]
+    listed = pd.Index(sess_id.dropna().astype(object))
+    unknown = (pos < 0) & ~res_id.isin(listed).to_numpy(dtype=bool)  # rows of a rejected id: no
+    n_unknown_ids = 0
+    if unknown.any():
+        u_ids = res_id[unknown].astype(object)
+        n_unknown_ids = int(u_ids.fillna("").nunique())
+        for i, sid in zip(np.flatnonzero(unknown).tolist(), u_ids.tolist(), strict=True):
+            missing = sid is None or sid is pd.NA
+            problems.append(
+                Problem(
+                    str(rp),
+                    f"line {int(r_line[i])}",
+                    c.res_session,
+                    "is required (blank session id)"
+                    if missing
+                    else "session id not in the session table",
+                    "" if missing else repr(sid),
+                    record="" if missing else str(sid),
+                )
+            )
+    if len(sess) == 0:
+        problems.append(
+            Problem(
+                str(sp),
+                "line 1",
+                "",
+                "the session table has a header but no rows (one row per session expected)",
+            )
+        )
     keep = pos >= 0
-    safe = np.where(keep, pos, 0)
+    has_rows = np.zeros(len(sess), dtype=bool)
+    has_rows[pos[keep]] = True
+    for i in np.flatnonzero(~has_rows & ~bad_row).tolist():
+        sid = str(sess_id.iloc[i])
+        problems.append(
+            Problem(
+                str(sp),
+                f"line {int(s_line[i])}",
+                c.session,
+                "session has no result rows (a session needs at least one query; an empty "
+                f"result page is a row 'SessionID Qno {c.no_results}')",
+                repr(sid),
+                record=sid,
+            )
+        )
+    n_rejected = int(bad_row.sum()) + int((~has_rows & ~bad_row).sum()) + n_unknown_ids
+    problems.sort(key=lambda p: (p.source != str(sp), _line_of(p)))  # session table first
+    names = sorted(ratings)  # a fixed order whatever the table's column order
+    if not keep.any():
+        return _LabFlat(None, r_line[:0], problems, n_rejected, tuple(names), 0)
+    flat = _flat_rows(sess, res, c, keep, pos, res_id)
+    for name in names:
+        flat[name] = ratings[name][pos[keep]]
+    marker = _empty_marker(res, c)
+    return _LabFlat(flat, r_line[keep], problems, n_rejected, tuple(names), int(marker.sum()))
+
+
+def _line_of(p: Problem) -> int:
+    """The line a problem names (0: none)."""
+    line = p.location.removeprefix("line ")
+    return int(line) if line.isdigit() else 0
+
+
+def _empty_marker(res: pd.DataFrame, c: LabColumns) -> npt.NDArray[np.bool_]:
+    """Rows marking an empty result page (the marker sits in the rank column)."""
+    is_marker = res[c.rank].astype("string").str.strip().str.lower() == c.no_results.lower()
+    return is_marker.fillna(False).to_numpy(dtype=bool)
+
+
+def _flat_rows(
+    sess: pd.DataFrame,
+    res: pd.DataFrame,
+    c: LabColumns,
+    keep: npt.NDArray[np.bool_],
+    pos: npt.NDArray[np.int64],
+    res_id: pd.Series,
+) -> pd.DataFrame:
+    """The kept results rows in the flat layout; text columns as written."""
+    marker = _empty_marker(res, c)
+    at = pos[keep]
+
+    def session_col(name: str) -> npt.NDArray[Any]:
+        return sess[name].astype("string").to_numpy()[at]
+
+    def result_col(name: str) -> pd.Series:
+        return res[name][keep].reset_index(drop=True)
+
     flat = pd.DataFrame(
         {
-            "session_id": res[c.res_session].astype(str),
-            "user_id": sess[c.user].astype(str).to_numpy()[safe],
-            "topic_id": sess[c.topic].astype(str).to_numpy()[safe],
-            "system_id": (
-                sess[c.system].astype(str).to_numpy()[safe]
-                if c.system in sess.columns
-                else c.default_system
-            ),
-            "query_pos": res[c.query_pos],
-            "rank": res[c.rank].where(~marker, None),
-            "doc_id": res[c.doc].where(~marker, None),
+            "session_id": res_id[keep].reset_index(drop=True),
+            "user_id": session_col(c.user),
+            "topic_id": session_col(c.topic),
+            "system_id": session_col(c.system) if c.system in sess.columns else c.default_system,
+            "query_pos": result_col(c.query_pos),
+            "rank": res[c.rank].where(~marker, None)[keep].reset_index(drop=True),
+            "doc_id": res[c.doc].where(~marker, None)[keep].reset_index(drop=True),
         }
     )
     if c.text in res.columns:
-        flat["query_text"] = res[c.text].fillna("").astype(str).str.strip()
+        flat["query_text"] = result_col(c.text).astype("string").fillna("")
     for name, col in (("url", c.url), ("title", c.title), ("snippet", c.snippet)):
         if col in res.columns:
-            flat[name] = res[col].where(~marker, None).astype("string").str.strip()
-    ratings: list[str] = []
-    for col in rating_cols:
-        name = "rating_" + str(col).strip().lower().replace(" ", "_")
-        flat[name] = pd.to_numeric(sess[col], errors="coerce").to_numpy(dtype=np.float64)[safe]
-        ratings.append(name)
-    flat = flat[keep].reset_index(drop=True)
-    if len(flat) == 0:
-        none = Problem(str(rp), "", "", "no result row belongs to a known session")
-        raise ValidationFailed(problems[:max_problems] or [none])
-    row_lines = (np.arange(len(res), dtype=np.int64) + 2)[keep]
-    return _LabFlat(flat, row_lines, problems, tuple(ratings), int(marker.sum()))
+            flat[name] = res[col].where(~marker, None)[keep].reset_index(drop=True).astype("string")
+    return flat
 
 
-def _unknown_sessions(
-    res: pd.DataFrame,
-    c: LabColumns,
-    unknown: npt.NDArray[np.bool_],
-    rp: Path,
-    *,
-    mode: Mode,
-    max_problems: int,
-) -> list[Problem]:
-    """A problem per result row of a session the session table does not list.
-
-    Strict mode raises the first ``max_problems``; lenient mode lists every one
-    (each row is dropped, so records in = records out).
-    """
-    rows = np.flatnonzero(unknown)
-    shown = rows[: max_problems + 1] if mode == "strict" else rows
-    problems = [
-        Problem(
-            str(rp),
-            f"line {i + 2}",
-            c.res_session,
-            "session id not in the session table",
-            repr(sid),
-            record=sid,
-        )
-        for i, sid in zip(
-            shown.tolist(), res[c.res_session].iloc[shown].astype(str).tolist(), strict=True
-        )
-    ]
-    if mode == "strict":
-        raise_if_any(problems, limit=max_problems)
-    return problems
-
-
-def _read_session_qrels(path: Path, c: LabColumns, scale: GradeScale | None) -> JudgmentFrame:
-    q = _read_tsv(path, "qrels")
+def _read_session_qrels(
+    path: Path, c: LabColumns, scale: GradeScale | None, encoding: str | None
+) -> JudgmentFrame:
+    q = _read_tsv(path, "qrels", encoding)
     _need(q, [c.q_session, c.qrels_doc, c.grade], path, "qrels")
     grade = pd.to_numeric(q[c.grade], errors="coerce")
     bad = (grade.isna() | (grade != np.floor(grade))).to_numpy()
@@ -439,11 +534,13 @@ def read_lab_tables(
     mode: Mode = "strict",
     max_problems: int = 50,
     progress: Callable[[str], None] | None = None,
+    encoding: str | None = None,
 ) -> LoadedStudy:
     """Load the lab tables of a folder (``session``, ``results``, optional ``qrels``).
 
     ``path`` is the folder or its session table; ``qrels`` defaults to the folder's
-    ``qrels`` table when there is one.  See :func:`load_lab_tables`.
+    ``qrels`` table when there is one; ``encoding`` is that of the three tables
+    (default UTF-8).  See :func:`load_lab_tables`.
 
     Raises
     ------
@@ -461,6 +558,7 @@ def read_lab_tables(
         mode=mode,
         max_problems=max_problems,
         progress=progress,
+        encoding=encoding,
     )
 
 

@@ -233,6 +233,7 @@ def load_mapped_table(
     source: str | None = None,
     max_problems: int = 50,
     progress: Callable[[str], None] | None = None,
+    encoding: str | None = None,
 ) -> LoadedStudy:
     """Read any one-row-per-result CSV/TSV/Parquet table through a column mapping.
 
@@ -254,6 +255,8 @@ def load_mapped_table(
         Limit of problems listed in strict mode.
     progress
         Called with each loading phase's name (:data:`sessionval.validate.flat.LOAD_PHASES`).
+    encoding
+        Text encoding of a CSV/TSV table (default UTF-8; a byte-order mark overrides it).
 
     Returns
     -------
@@ -269,7 +272,7 @@ def load_mapped_table(
     if isinstance(path, pd.DataFrame):
         table, name = path, source or "<table>"
     else:
-        table, name = read_flat_table(path), source or str(path)
+        table, name = read_flat_table(path, encoding=encoding), source or str(path)
     flat = apply_mapping(table, mp, source=name)
     frame, report = frame_from_flat(
         flat,

@@ -84,6 +84,7 @@ def load_sessions(
     progress: Callable[[str], None] | None = None,
     max_rank: int | None = None,
     columns: Sequence[str] | None = None,
+    encoding: str | None = None,
 ) -> tuple[SessionFrame, LoadReport]:
     """Load a session log file by its extension: ``.jsonl``, ``.csv``/``.tsv`` or ``.parquet``.
 
@@ -91,6 +92,7 @@ def load_sessions(
     measures over the top X, not for deep single-query measures or the rank-100
     figures.  ``columns`` (Parquet) reads only those optional columns besides the
     required ones, e.g. ``()`` for a bare evaluation of a million sessions.
+    ``encoding`` is the text encoding of a CSV/TSV table (default UTF-8).
     """
     p = Path(path)
     scale = (study.user_grade_scale or study.grade_scale) if study is not None else None
@@ -104,7 +106,7 @@ def load_sessions(
     if _is_parquet(p):
         flat: pd.DataFrame | ParquetColumns = ParquetColumns(p, max_rank=max_rank, columns=columns)
     else:
-        flat = read_flat_table(p)
+        flat = read_flat_table(p, encoding=encoding)
         if max_rank is not None:
             ranks = pd.to_numeric(flat["rank"], errors="coerce") if "rank" in flat else None
             if ranks is not None:
@@ -147,6 +149,7 @@ def read_study(
     max_problems: int = 50,
     progress: Callable[[str], None] | None = None,
     max_rank: int | None = None,
+    encoding: str | None = None,
 ) -> LoadedStudy:
     """Read and validate a study folder or a single session file of the toolkit's layout.
 
@@ -175,6 +178,7 @@ def read_study(
         study=study,
         progress=progress,
         max_rank=max_rank,
+        encoding=encoding,
     )
     judgments = load_judgments(qrels, study=study) if qrels is not None else None
     if study is None:
@@ -209,12 +213,14 @@ def read_flat_study(
     max_problems: int = 50,
     progress: Callable[[str], None] | None = None,
     max_rank: int | None = None,
+    encoding: str | None = None,
 ) -> LoadedStudy:
     """Read a flat table: the toolkit's layout (:func:`read_study`), or any table via ``mapping``.
 
     With a column ``mapping`` (``"session=SessionID,query_pos=Qno,..."``) the table
     goes through :func:`~sessionval.io.mapping.load_mapped_table`; ``header`` and
-    ``max_rank`` apply only to a table already in the toolkit's layout.
+    ``max_rank`` apply only to a table already in the toolkit's layout; ``encoding`` is
+    the text encoding of a CSV/TSV table (default UTF-8; a byte-order mark overrides it).
     """
     if mapping is None:
         return read_study(
@@ -225,6 +231,7 @@ def read_flat_study(
             max_problems=max_problems,
             progress=progress,
             max_rank=max_rank,
+            encoding=encoding,
         )
     if header is not None or max_rank is not None:
         raise InputFormatError(
@@ -232,5 +239,11 @@ def read_flat_study(
             "not to a table read through a column mapping"
         )
     return load_mapped_table(
-        path, mapping, qrels=qrels, mode=mode, max_problems=max_problems, progress=progress
+        path,
+        mapping,
+        qrels=qrels,
+        mode=mode,
+        max_problems=max_problems,
+        progress=progress,
+        encoding=encoding,
     )

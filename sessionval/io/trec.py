@@ -21,6 +21,7 @@ import pandas as pd
 from ..errors import JudgmentError, ParseError
 from ..frame import JudgmentFrame
 from ..models.judgments import GradeScale
+from .flat import read_csv_table
 
 __all__ = [
     "read_judgments",
@@ -172,7 +173,10 @@ def read_qrels(path: str | os.PathLike[str], *, scale: GradeScale | None = None)
 
 
 def read_judgments_csv(
-    path: str | os.PathLike[str], *, scale: GradeScale | None = None
+    path: str | os.PathLike[str],
+    *,
+    scale: GradeScale | None = None,
+    encoding: str | None = None,
 ) -> JudgmentFrame:
     """Read judgments from CSV/TSV with columns ``topic_id, doc_id, grade[, assessor]``.
 
@@ -182,19 +186,17 @@ def read_judgments_csv(
         ``.csv`` (comma) or ``.tsv`` (tab) file with a header row.
     scale
         Grade scale the grades must be on.
+    encoding
+        Text encoding (default UTF-8; a BOM overrides it; gzip is read).
 
     Returns
     -------
     JudgmentFrame
     """
     p = Path(path)
-    if not p.exists():
-        raise ParseError(f"{p}: no such file")
-    sep = "\t" if p.suffix.lower() == ".tsv" else ","
-    try:
-        df = pd.read_csv(p, sep=sep, dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise ParseError(f"{p}: cannot read judgments table: {exc}") from None
+    sep = "\t" if ".tsv" in "".join(p.suffixes).lower() else ","
+    df = read_csv_table(p, sep=sep, encoding=encoding, what="judgments table")
+    df = df.fillna("")
     missing = [c for c in ("topic_id", "doc_id", "grade") if c not in df.columns]
     if missing:
         raise ParseError(

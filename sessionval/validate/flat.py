@@ -82,6 +82,7 @@ def frame_from_flat(
     row_locations: npt.NDArray[np.int64] | None = None,
     progress: Callable[[str], None] | None = None,
     max_rank: int | None = None,
+    raise_problems: bool = True,
 ) -> tuple[SessionFrame, LoadReport]:
     """Validate a flat table and build the columnar :class:`SessionFrame`.
 
@@ -118,6 +119,11 @@ def frame_from_flat(
     max_rank
         The result lists were cut at this rank when read (``load_sessions(max_rank=)``):
         a logged scan depth beyond a cut list is clipped to it instead of reported.
+    raise_problems
+        ``False``: in strict mode, return the sessions without problems and the
+        report listing every problem instead of raising, so that a caller with
+        checks of its own (study-level references, another table) can raise all
+        problems at once.  Nothing is repaired either way.
 
     Returns
     -------
@@ -147,7 +153,7 @@ def frame_from_flat(
     read_result_values(st, user_grade_scale)
     tick(LOAD_PHASES[5])
     read_query_values(st, max_rank)
-    report, keep = settle(st, mode=mode, max_problems=max_problems)
+    report, keep = settle(st, mode=mode, max_problems=max_problems, raise_problems=raise_problems)
     tick(LOAD_PHASES[6])
     return build_frame(st, keep, grade_scale=user_grade_scale), report
 

@@ -359,9 +359,11 @@ def read_query_values(st: LoadState, max_rank: int | None) -> None:
     st.q_time = _times_at(st, "query_time", st.q_first)
     st.s_start = _times_at(st, "session_start", st.s_first)
     st.s_end = _times_at(st, "session_end", st.s_first)
+    # sorted by name: the sessions table has the same columns in the same order whatever
+    # the input format or its column order
     st.ratings = {
         c: parse_numbers(src.take(c, st.s_first), c, coll, integer=False, at=st.s_first)
-        for c in src.names
+        for c in sorted(src.names)
         if c.startswith("rating_")
     }
 
@@ -398,8 +400,13 @@ def _times_at(st: LoadState, name: str, at: IntArray) -> pd.Series:
 # after the checks
 
 
-def settle(st: LoadState, *, mode: Mode, max_problems: int) -> tuple[LoadReport, BoolArray | None]:
+def settle(
+    st: LoadState, *, mode: Mode, max_problems: int, raise_problems: bool = True
+) -> tuple[LoadReport, BoolArray | None]:
     """Raise every problem (strict), or pick the sorted rows to keep (lenient).
+
+    With ``raise_problems=False`` strict mode does not raise either: the caller
+    raises the report's problems together with its own.
 
     Returns
     -------
@@ -413,9 +420,9 @@ def settle(st: LoadState, *, mode: Mode, max_problems: int) -> tuple[LoadReport,
     """
     coll = st.coll
     report = LoadReport(source=st.source, records_read=len(st.names), rows_read=st.n_rows)
-    if mode == "strict":
+    if mode == "strict" and raise_problems:
         raise_if_any(coll.problems, limit=max_problems)
-    # lenient: drop every row of a rejected session (and rows without a session)
+    # drop every row of a rejected session (and rows without a session)
     keep: BoolArray | None = None
     if coll.bad_sessions or st.missing_sess.any():
         bad_codes = np.fromiter(coll.bad_sessions, dtype=np.int64, count=len(coll.bad_sessions))
@@ -423,7 +430,7 @@ def settle(st: LoadState, *, mode: Mode, max_problems: int) -> tuple[LoadReport,
         bad_session[bad_codes] = True
         bad_session[-1] = True
         keep = ~bad_session[st.sc]
-        report.problems = coll.problems
+    report.problems = coll.problems
     report.sessions_rejected = len(coll.bad_sessions)
     report.sessions_accepted = len(st.names) - report.sessions_rejected
     return report, keep

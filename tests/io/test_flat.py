@@ -27,7 +27,7 @@ def test_csv_errors(tmp_path: Path):
     with pytest.raises(ParseError, match=r"e\.csv: file is empty"):
         read_flat_table(p)
     p.write_bytes(b"session_id,doc_id\ns1,caf\xe9\n")
-    with pytest.raises(ParseError, match=r"e.csv:2: not valid UTF-8"):
+    with pytest.raises(ParseError, match=r"e.csv:2: byte offset 24: .* is not valid utf-8"):
         read_flat_table(p)
     with pytest.raises(InputFormatError, match="unknown table format"):
         (tmp_path / "x.xlsx").write_text("a")
