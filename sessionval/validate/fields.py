@@ -8,7 +8,7 @@ with its row.  Ids become categoricals once, so the rules run on integer codes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -17,6 +17,10 @@ import pandas as pd
 from .collect import ProblemCollector
 
 __all__ = [
+    "INT32_MAX",
+    "INT32_MIN",
+    "TIME_MAX",
+    "TIME_MIN",
     "as_category",
     "compact_categorical",
     "first_appearance_codes",
@@ -156,6 +160,17 @@ def parse_numbers(
             coll.add(where(rows), name, "must be a whole number", vals[rows].tolist())
             vals[rows] = np.nan
             reported = frac if reported is None else reported | frac
+    infinite = np.isinf(vals)  # "inf", or beyond the largest float32 of a row-level column
+    if infinite.any():
+        rows = np.flatnonzero(infinite)
+        coll.add(
+            where(rows),
+            name,
+            f"must be a finite number (at most {float(np.finfo(dtype).max):.4g})",
+            raw.iloc[rows].tolist(),
+        )
+        vals[rows] = np.nan
+        reported = infinite if reported is None else reported | infinite
     if nullable_rows is not None:
         missing = np.isnan(vals) & ~nullable_rows
         if reported is not None:
@@ -163,6 +178,11 @@ def parse_numbers(
         if missing.any():
             coll.add(where(np.flatnonzero(missing)), name, "is required")
     return vals
+
+
+#: the integers an int32 column holds (ranks, query positions before their own check)
+INT32_MIN: Final = int(np.iinfo(np.int32).min)
+INT32_MAX: Final = int(np.iinfo(np.int32).max)
 
 
 def parse_integers(
@@ -178,6 +198,8 @@ def parse_integers(
     Integer columns (Parquet, typed DataFrames) are converted directly; anything
     else goes through :func:`parse_numbers`, which reports non-numbers and
     fractions.  ``nullable_rows`` marks rows that may be empty (``None``: none may).
+    A value outside the 32-bit range is checked *before* the cast (it would wrap):
+    it is a problem showing the value as written, and becomes ``fill``.
 
     Examples
     --------
@@ -187,23 +209,37 @@ def parse_integers(
     ... )
     >>> ints.tolist(), missing.tolist(), [p.message for p in coll.problems]
     ([1, 0, 3], [False, True, False], ['is required'])
+    >>> ints, _ = parse_integers(pd.Series(["7", "4294967297"]), "rank", coll, fill=0,
+    ...                          nullable_rows=None)
+    >>> ints.tolist(), coll.problems[-1].value
+    ([7, 0], "'4294967297'")
     """
+    what = f"must be between {INT32_MIN} and {INT32_MAX} (stored in 32 bits)"
     if pd.api.types.is_integer_dtype(raw.dtype) and not isinstance(raw.dtype, pd.CategoricalDtype):
         missing = raw.isna().to_numpy()
         values = raw.to_numpy(dtype=np.int64, na_value=fill) if missing.any() else raw.to_numpy()
-        lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
-        out_of_range = (values < lo) | (values > hi)
+        out_of_range = (values < INT32_MIN) | (values > INT32_MAX)
         if out_of_range.any():
             rows = np.flatnonzero(out_of_range)
-            coll.add(rows, name, "must fit in 32 bits", values[rows].tolist())
+            coll.add(rows, name, what, values[rows].tolist())
+            values = np.where(out_of_range, fill, values)
+            missing = missing | out_of_range
         ints = values.astype(np.int32)
-        required = missing if nullable_rows is None else missing & ~nullable_rows
+        required = missing & ~out_of_range
+        if nullable_rows is not None:
+            required &= ~nullable_rows
         if required.any():
             coll.add(np.flatnonzero(required), name, "is required")
         return ints, missing
     allowed = np.zeros(len(raw), dtype=bool) if nullable_rows is None else nullable_rows
     vals = parse_numbers(raw, name, coll, integer=True, dtype=np.float64, nullable_rows=allowed)
     missing = np.isnan(vals)
+    out_of_range = (vals < INT32_MIN) | (vals > INT32_MAX)  # NaN compares False
+    if out_of_range.any():
+        rows = np.flatnonzero(out_of_range)
+        coll.add(rows, name, what, raw.iloc[rows].tolist())
+        vals[rows] = fill
+        missing |= out_of_range  # reported: no later check should see the fill value
     return floats_to_ints(vals, fill=fill, dtype=np.int32), missing
 
 
@@ -225,38 +261,56 @@ def floats_to_ints(
     return out
 
 
+#: the times a ``datetime64[ns]`` column can hold (about 1677-09-21 to 2262-04-11)
+TIME_MIN: Final = pd.Timestamp.min.tz_localize("UTC")
+TIME_MAX: Final = pd.Timestamp.max.tz_localize("UTC")
+
+
 def parse_times(
     raw: pd.Series, name: str, coll: ProblemCollector, at: npt.NDArray[np.int64]
 ) -> pd.Series:
     """Times at rows ``at`` (``raw`` already taken there) as UTC; unparseable ones are problems.
 
-    Naive times are taken as UTC; aware ones are converted to it.
+    Naive times are taken as UTC; aware ones are converted to it.  A time outside
+    the range the frame stores (nanoseconds since 1970 in 64 bits: 1677-09-21 to
+    2262-04-11) is a problem too, reported with the value as written.
 
     Examples
     --------
-    >>> coll = ProblemCollector("t", np.zeros(2, np.int32), pd.Index(["s"]), str)
-    >>> t = parse_times(pd.Series(["2008-03-01T09:00:05+01:00", "noon"]), "query_time", coll,
-    ...                 np.arange(2))
-    >>> str(t.iloc[0]), [p.location for p in coll.problems]
-    ('2008-03-01 08:00:05+00:00', ['1'])
+    >>> coll = ProblemCollector("t", np.zeros(3, np.int32), pd.Index(["s"]), str)
+    >>> t = parse_times(pd.Series(["2008-03-01T09:00:05+01:00", "noon", "9999-12-31T00:00:00Z"]),
+    ...                 "query_time", coll, np.arange(3))
+    >>> str(t.iloc[0]), [(p.location, p.message[:15]) for p in coll.problems]
+    ('2008-03-01 08:00:05+00:00', [('1', 'must be an ISO-'), ('2', 'must be between')])
     """
     raw = raw.reset_index(drop=True)
     if isinstance(raw.dtype, pd.DatetimeTZDtype):
-        aware: pd.Series = raw.dt.tz_convert("UTC").astype("datetime64[ns, UTC]")
-        return aware
-    if pd.api.types.is_datetime64_dtype(raw.dtype):
-        naive: pd.Series = raw.dt.tz_localize("UTC").astype("datetime64[ns, UTC]")
-        return naive
-    conv = pd.to_datetime(raw.astype("string"), errors="coerce", utc=True, format="ISO8601")
-    bad = conv.isna().to_numpy() & raw.notna().to_numpy()
-    if bad.any():
-        rows = np.flatnonzero(bad)
+        conv: pd.Series = raw.dt.tz_convert("UTC")
+    elif pd.api.types.is_datetime64_dtype(raw.dtype):
+        conv = raw.dt.tz_localize("UTC")
+    else:
+        conv = pd.to_datetime(raw.astype("string"), errors="coerce", utc=True, format="ISO8601")
+        bad = conv.isna().to_numpy() & raw.notna().to_numpy()
+        if bad.any():
+            rows = np.flatnonzero(bad)
+            coll.add(
+                at[rows],
+                name,
+                "must be an ISO-8601 time (e.g. 2008-03-01T09:00:05Z)",
+                raw.iloc[rows].tolist(),
+            )
+    # a unit coarser than ns (Parquet, pandas' own parsing) holds times ns cannot: check first
+    outside = ((conv < TIME_MIN) | (conv > TIME_MAX)).to_numpy(dtype=bool, na_value=False)
+    if outside.any():
+        rows = np.flatnonzero(outside)
         coll.add(
             at[rows],
             name,
-            "must be an ISO-8601 time (e.g. 2008-03-01T09:00:05Z)",
-            raw.iloc[rows].tolist(),
+            f"must be between {TIME_MIN:%Y-%m-%d} and {TIME_MAX:%Y-%m-%d} "
+            "(the range of nanosecond times)",
+            [str(v) for v in raw.iloc[rows].tolist()],
         )
+        conv = conv.where(~outside)
     return conv.astype("datetime64[ns, UTC]")
 
 

@@ -41,6 +41,9 @@ from .sources import Columns, FrameColumns
 
 __all__ = [
     "ENTITY_COLUMNS",
+    "MAX_GRADE",
+    "MAX_QUERY_POS",
+    "MIN_GRADE",
     "LoadState",
     "check_results",
     "check_sessions",
@@ -57,6 +60,12 @@ ENTITY_COLUMNS: Final = tuple(
     for c in FLAT_COLUMNS
     if c.level == "session" and c.kind == "id" and c.name != "session_id"
 )
+
+#: the largest query position (and number of queries in a session): the frame stores int16
+MAX_QUERY_POS: Final = int(np.iinfo(np.int16).max)
+#: the searcher grades allowed: grades are int16 wherever they are integers
+MIN_GRADE: Final = int(np.iinfo(np.int16).min)
+MAX_GRADE: Final = int(np.iinfo(np.int16).max)
 
 #: rows per piece for the grouped rule checks: bounds their temporaries on huge tables
 _CHECK_CHUNK: Final = 1 << 24
@@ -230,6 +239,19 @@ def check_sessions(st: LoadState) -> None:
     v = check_one_to_n(st.q_pos, st.q_session, what="query position")
     if v:
         st.coll.add(st.q_first[v.rows], "query_pos", v.messages, st.q_pos[v.rows].tolist())
+    # positions (and so queries per session) are stored in 16 bits: beyond, they would wrap;
+    # one problem per session, at its first query beyond the limit
+    beyond = np.flatnonzero(st.q_pos > MAX_QUERY_POS)
+    if len(beyond):
+        _, first = np.unique(st.q_session[beyond], return_index=True)
+        qi = beyond[first]
+        st.coll.add(
+            st.q_first[qi],
+            "query_pos",
+            f"must be at most {MAX_QUERY_POS} (query positions and queries per session are "
+            "stored in 16 bits)",
+            st.q_pos[qi].tolist(),
+        )
 
 
 def _one_per_session(st: LoadState, name: str) -> pd.Series:
@@ -320,7 +342,7 @@ def read_result_values(st: LoadState, user_grade_scale: GradeScale | None) -> No
             nullable_rows=np.ones(st.n_rows, dtype=bool),
         )
     st.dwell = _row_numbers(st, "dwell", integer=False)
-    st.ugrade = _row_numbers(st, "user_grade", integer=True)
+    st.ugrade = _user_grades(st)
     for name, arr in (("clicks", clicks), ("dwell", st.dwell)):
         if arr is not None:
             neg = arr < 0
@@ -338,6 +360,25 @@ def read_result_values(st: LoadState, user_grade_scale: GradeScale | None) -> No
             rows = np.flatnonzero(too_many)
             coll.add(rows, "clicks", "must be <= 32767", clicks[rows].tolist())
         st.clicks = clicks.clip(0, np.iinfo(np.int16).max).astype(np.int16)
+
+
+def _user_grades(st: LoadState) -> Floats | None:
+    """Searcher grades as float32 (exact for the int16 range), checked before the cast."""
+    if "user_grade" not in st.src:
+        return None
+    raw = st.src.column("user_grade")
+    grades = parse_numbers(raw, "user_grade", st.coll, integer=True, dtype=np.float64)
+    beyond = (grades < MIN_GRADE) | (grades > MAX_GRADE)  # NaN compares False
+    if beyond.any():
+        rows = np.flatnonzero(beyond)
+        st.coll.add(
+            rows,
+            "user_grade",
+            f"must be between {MIN_GRADE} and {MAX_GRADE} (grades are stored in 16 bits)",
+            raw.iloc[rows].tolist(),
+        )
+        grades[rows] = np.nan
+    return grades.astype(np.float32)
 
 
 def _row_numbers(st: LoadState, name: str, *, integer: bool) -> Floats | None:

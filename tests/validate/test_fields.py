@@ -99,8 +99,29 @@ def test_parse_integers_typed_and_text_columns_agree():
 
 def test_parse_integers_out_of_32_bits():
     coll = collector(2)
-    parse_integers(pd.Series([1, 2**40]), "rank", coll, fill=0, nullable_rows=None)
-    assert [p.message for p in coll.problems] == ["must fit in 32 bits"]
+    ints, _ = parse_integers(pd.Series([1, 2**40]), "rank", coll, fill=0, nullable_rows=None)
+    assert [p.message for p in coll.problems] == [
+        "must be between -2147483648 and 2147483647 (stored in 32 bits)"
+    ]
+    assert ints.tolist() == [1, 0] and coll.problems[0].value == repr(2**40)
+
+
+@pytest.mark.parametrize("written", ["2147483648", "-2147483649", "1e12", "1e400", "inf"])
+def test_parse_integers_text_beyond_32_bits_shows_the_value_as_written(written):
+    """F9: no wrap to -2147483648; the message shows what the file says."""
+    coll = collector(2)
+    ints, _ = parse_integers(pd.Series(["1", written]), "rank", coll, fill=0, nullable_rows=None)
+    assert ints.tolist() == [1, 0]
+    assert [(p.location, p.value) for p in coll.problems] == [("row 2", repr(written))]
+    assert "-2147483648" not in coll.problems[0].value
+
+
+def test_parse_numbers_infinite_after_float32_cast_is_a_problem():
+    coll = collector(2)
+    vals = parse_numbers(pd.Series(["1.5", "1e39"]), "dwell", coll, integer=False, dtype=np.float32)
+    assert np.isnan(vals[1]) and vals[0] == 1.5
+    assert [(p.location, p.value) for p in coll.problems] == [("row 2", "'1e39'")]
+    assert coll.problems[0].message.startswith("must be a finite number")
 
 
 def test_floats_to_ints_fills_nan():
