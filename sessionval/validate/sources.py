@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ..errors import ParseError
+from ..errors import InputFormatError, ParseError
 from ..frame import FLAT_COLUMNS, FLAT_REQUIRED
 
 __all__ = [
@@ -122,14 +122,20 @@ class ParquetColumns:
         self.source = str(path)
         try:
             schema = pq.read_schema(self.path)
-            self._text = {n for n in schema.names if _is_text(schema.field(n).type)}
+        except (pa.ArrowException, OSError, ValueError) as exc:  # damaged metadata: also ValueError
+            raise ParseError(f"{self.path}: not a readable Parquet file ({exc})") from exc
+        self._names = [n for n in schema.names if columns is None or n in columns or n in _REQUIRED]
+        _check_schema(self.path, schema, self._names)
+        self._text = {n for n in self._names if _is_text(schema.field(n).type)}
+        # binary ids and texts are decoded as UTF-8 when read (an invalid byte is located)
+        self._binary = {n for n in self._names if _is_binary(schema.field(n).type)}
+        try:
             # every text column is read dictionary-encoded: values repeated on each row of a
             # query or session (ids, query text) never become one Python string per row
             self._file = pq.ParquetFile(self.path, read_dictionary=sorted(self._text))
-        except (pa.ArrowInvalid, OSError) as exc:
+        except (pa.ArrowException, OSError, ValueError) as exc:
             raise ParseError(f"{self.path}: not a readable Parquet file ({exc})") from exc
         self._schema = schema
-        self._names = [n for n in schema.names if columns is None or n in columns or n in _REQUIRED]
         self._keep: Any = None
         self._max_rank = max_rank
         self._cache: dict[str, Any] = {}
@@ -158,7 +164,7 @@ class ParquetColumns:
         return name in self._names
 
     def _is_text(self, name: str) -> bool:
-        return name in self._text
+        return name in self._text or name in self._binary
 
     def _read_table(self, names: Sequence[str], *, rank_filter: bool) -> Any:
         """Columns ``names`` of the file (rows with ``rank <= max_rank`` or no rank, if asked)."""
@@ -166,7 +172,7 @@ class ParquetColumns:
         import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
-        text = [n for n in names if self._is_text(n)]
+        text = [n for n in names if n in self._text]
         where = None
         if rank_filter:
             where = (pc.field("rank") <= self._max_rank) | pc.field("rank").is_null()
@@ -176,11 +182,23 @@ class ParquetColumns:
             return pq.read_table(
                 self.path, columns=list(names), read_dictionary=text or None, filters=where
             )
-        except (pa.ArrowInvalid, OSError) as exc:
+        except (pa.ArrowException, OSError, ValueError) as exc:
             what = f"column {names[0]!r}" if len(names) == 1 else f"columns {list(names)}"
-            raise ParseError(f"{self.path}: {what} cannot be read ({exc})") from exc
+            raise ParseError(
+                f"{self.path}: {what} cannot be read ({exc}); the file may be truncated or "
+                "corrupt: write it again"
+            ) from exc
 
     def _read(self, name: str) -> Any:
+        column = self._read_raw(name)
+        if len(column) != self._rows:
+            raise ParseError(
+                f"{self.path}: column {name!r} has {len(column)} values but the file has "
+                f"{self._rows} rows; the file is damaged: write it again"
+            )
+        return _decode_binary(self.path, name, column) if name in self._binary else column
+
+    def _read_raw(self, name: str) -> Any:
         if name in self._cache:
             return self._cache.pop(name)  # read once by the loader: freed after use
         column = self._read_table([name], rank_filter=False).column(0)
@@ -198,7 +216,7 @@ class ParquetColumns:
         """The whole column (text as categorical, integers with nulls as masked arrays)."""
         col = self._read(name)
         if self._is_text(name):
-            return pd.Series(dictionary_to_categorical(col))
+            return pd.Series(dictionary_to_categorical(col, source=f"{self.path}: column {name!r}"))
         # masked integers: a nullable int column never becomes a float64 copy
         out: pd.Series = col.to_pandas(types_mapper=_masked_int)
         return out
@@ -209,9 +227,117 @@ class ParquetColumns:
 
         col = self._read(name).take(pa.array(rows, type=pa.int64()))
         if self._is_text(name):
-            return pd.Series(dictionary_to_categorical(col))
+            return pd.Series(dictionary_to_categorical(col, source=f"{self.path}: column {name!r}"))
         out: pd.Series = col.to_pandas()
         return out
+
+
+#: the logical type of each flat column (``rating_<name>``: float)
+_KIND: Final = {c.name: c.kind for c in FLAT_COLUMNS}
+
+#: each logical type in words
+_WHAT: Final = {
+    "id": "an id",
+    "text": "a text",
+    "int": "an integer",
+    "float": "a number",
+    "time": "a time",
+}
+
+#: what each logical type may be stored as, in words (for messages)
+_ALLOWED: Final = {
+    "id": "string, binary (UTF-8) or integer",
+    "text": "string or binary (UTF-8)",
+    "int": "integer, floating point (whole numbers) or string",
+    "float": "integer, floating point or string",
+    "time": "timestamp or string (ISO-8601)",
+}
+
+
+def _type_fits(kind: str, t: Any) -> bool:
+    """Whether a column of Arrow type ``t`` can hold values of the logical ``kind``."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_null(t):  # every value missing: the rules say whether that is allowed
+        return True
+    text = _is_text(t) or _is_binary(t)
+    if kind == "id":
+        return text or pa.types.is_integer(t)
+    if kind == "text":
+        return text
+    if kind in ("int", "float"):
+        return bool(pa.types.is_integer(t) or pa.types.is_floating(t) or _is_text(t))
+    return bool(pa.types.is_timestamp(t) or _is_text(t))  # time
+
+
+def _check_schema(path: Path, schema: Any, names: Sequence[str]) -> None:
+    """Column names unique and each flat column of a type its values can be read from.
+
+    Raises
+    ------
+    ParseError
+        A column name that appears more than once.
+    InputFormatError
+        A flat column of another type (a list, a struct, a boolean ...): file, column,
+        the type found and the types allowed.
+    """
+    seen: set[str] = set()
+    twice = sorted({n for n in schema.names if n in seen or seen.add(n)})
+    if twice:
+        raise ParseError(
+            f"{path}: column(s) {', '.join(map(repr, twice))} appear more than once in the "
+            "Parquet schema (each column name must be unique); rename or drop the repeats"
+        )
+    for name in names:
+        kind = "float" if name.startswith("rating_") else _KIND.get(name)
+        if kind is None:
+            continue
+        t = schema.field(name).type
+        if not _type_fits(kind, t):
+            raise InputFormatError(
+                f"{path}: column {name!r} has Parquet type {t}, which cannot hold "
+                f"{_WHAT[kind]} (allowed: {_ALLOWED[kind]})"
+            )
+
+
+def _is_binary(t: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    return bool(pa.types.is_binary(t) or pa.types.is_large_binary(t))
+
+
+def _decode_binary(path: Path, name: str, column: Any) -> Any:
+    """A binary column as UTF-8 strings; the first bytes that are not UTF-8 are a located error."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    try:
+        return pc.cast(
+            column, pa.large_string() if pa.types.is_large_binary(column.type) else pa.string()
+        )
+    except pa.ArrowException:
+        pass
+    # the slow path only when the file is wrong: find the rows to name them
+    bad: list[str] = []
+    for row, value in enumerate(column.to_pylist()):
+        if value is None:
+            continue
+        try:
+            value.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(f"row {row + 1}: {value!r}")
+            if len(bad) == 5:
+                break
+    raise ParseError(
+        f"{path}: column {name!r} holds bytes that are not valid UTF-8 ({'; '.join(bad)}); "
+        "ids and texts must be UTF-8 strings"
+    )
 
 
 def _masked_int(t: Any) -> Any:
@@ -234,7 +360,7 @@ def _is_text(t: Any) -> bool:
     return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
 
 
-def dictionary_to_categorical(col: Any) -> pd.Categorical:
+def dictionary_to_categorical(col: Any, *, source: str = "column") -> pd.Categorical:
     """A chunked Arrow dictionary column as one pandas Categorical, hashing only used entries.
 
     Parquet stores a dictionary per row group, and writers often repeat the whole
@@ -242,6 +368,12 @@ def dictionary_to_categorical(col: Any) -> pd.Categorical:
     which at hundreds of groups × millions of ids dominates a load.  Here each
     chunk's codes are first reduced to the entries they use (a bincount), so the
     hashing work is bounded by the number of rows, not groups × dictionary size.
+
+    Raises
+    ------
+    ParseError
+        A code outside its dictionary (a corrupt dictionary page: Arrow does not check
+        the codes); ``source`` names the file and column in the message.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -274,6 +406,11 @@ def dictionary_to_categorical(col: Any) -> pd.Categorical:
     for d, parts in groups:
         idx = parts[0] if len(parts) == 1 else np.concatenate(parts)
         size = len(d)
+        if len(idx) and (int(idx.max()) > size or int(idx.min()) < 0):
+            raise ParseError(
+                f"{source}: a value refers to entry {int(idx.max())} of a dictionary of {size} "
+                "(a corrupt dictionary page); the file is damaged: write it again"
+            )
         used = np.flatnonzero(np.bincount(idx, minlength=size + 1)[:size] > 0)
         remap = np.full(size + 1, -1, dtype=np.int32)
         remap[used] = np.arange(len(used), dtype=np.int32)
@@ -281,7 +418,15 @@ def dictionary_to_categorical(col: Any) -> pd.Categorical:
         locals_.append(remap[idx])
     # the groups' used entries as one set of categories, hashed by Arrow (no Python string
     # per entry; first-appearance order, as pandas.factorize gives)
-    encoded = pc.dictionary_encode(pa.concat_arrays(subs))
+    used_values = pa.concat_arrays(subs)
+    try:
+        used_values.validate(full=True)  # Arrow reads string pages without checking UTF-8
+    except pa.ArrowException as exc:
+        raise ParseError(
+            f"{source}: a value is not valid UTF-8 or the page is damaged ({exc}); "
+            "write the file again with valid UTF-8 strings"
+        ) from None
+    encoded = pc.dictionary_encode(used_values)
     global_codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False)
     categories = encoded.dictionary.to_pandas()
     codes = np.empty(n, dtype=np.int32)
