@@ -19,6 +19,7 @@ __all__ = [
     "NonNegativeFloat",
     "Position",
     "Rank",
+    "Text",
 ]
 
 Identifier = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True)]
@@ -26,6 +27,9 @@ Identifier = Annotated[str, StringConstraints(min_length=1, strip_whitespace=Tru
 
 DocId = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True)]
 """A non-empty document identifier."""
+
+Text = Annotated[str, StringConstraints(strip_whitespace=False)]
+"""Free text (query text, titles, snippets, URLs): kept exactly as written, in every format."""
 
 Rank = Annotated[int, Field(ge=1)]
 """A rank in a result list; ranks start at 1."""

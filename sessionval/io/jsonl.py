@@ -210,6 +210,51 @@ def sessions_to_flat(
     return flat, np.asarray(row_lines, dtype=np.int64)
 
 
+def _line_number(location: str) -> int:
+    """The number in ``"line 17"`` (0 for another kind of location)."""
+    number = location.removeprefix("line ")
+    return int(number) if number.isdigit() else 0
+
+
+def _reject_repeated_ids(
+    accepted: list[Session], lines: list[int], report: LoadReport
+) -> tuple[list[Session], list[int]]:
+    """Reject the first line of a session id that a later line repeats, as well.
+
+    Which of the lines is right cannot be known, so none is kept: the same rule as
+    a flat table (where the rows of both merge into one inconsistent session) and
+    TREC Session XML; each line is one rejected record.
+    """
+    ids = {s.session_id for s in accepted}
+    repeated: dict[str, list[int]] = {}
+    for prob in report.problems:
+        if prob.field == "session_id" and prob.record in ids:  # the later lines, rejected
+            repeated.setdefault(prob.record, []).append(_line_number(prob.location))
+    if not repeated:
+        return accepted, lines
+    keep_s, keep_l = [], []
+    for session, line in zip(accepted, lines, strict=True):
+        later = repeated.get(session.session_id)
+        if later is None:
+            keep_s.append(session)
+            keep_l.append(line)
+            continue
+        report.problems.append(
+            Problem(
+                report.source,
+                f"line {line}",
+                "session_id",
+                f"session id repeated on line(s) {', '.join(map(str, later))}; "
+                "every line of a repeated session id is rejected",
+                repr(session.session_id),
+                session.session_id,
+            )
+        )
+        report.sessions_rejected += 1
+    report.problems.sort(key=lambda q: _line_number(q.location))
+    return keep_s, keep_l
+
+
 def load_jsonl(
     path: str | os.PathLike[str],
     *,
@@ -217,6 +262,7 @@ def load_jsonl(
     max_problems: int = 50,
     user_grade_scale: GradeScale | None = None,
     progress: Callable[[str], None] | None = None,
+    raise_problems: bool = True,
 ) -> tuple[SessionFrame, LoadReport]:
     """Load a JSON-lines session log into a validated :class:`SessionFrame`.
 
@@ -233,6 +279,10 @@ def load_jsonl(
         Scale the searchers' own grades must be on.
     progress
         Called with each loading phase's name (see :func:`frame_from_flat`).
+    raise_problems
+        ``False``: strict mode returns the sessions without problems and a report
+        listing every problem, for a caller that raises them with its own (see
+        :func:`frame_from_flat`).
 
     Returns
     -------
@@ -246,7 +296,8 @@ def load_jsonl(
     for lineno, session in iter_sessions(p, report=report):
         accepted.append(session)
         lines.append(lineno)
-    if mode == "strict":
+    accepted, lines = _reject_repeated_ids(accepted, lines, report)
+    if mode == "strict" and raise_problems:
         raise_if_any(report.problems, limit=max_problems)
     if not accepted:
         raise ValidationFailed(
@@ -263,6 +314,7 @@ def load_jsonl(
         location_kind="line",
         row_locations=row_lines,
         progress=progress,
+        raise_problems=raise_problems,
     )
     report.rows_read = inner.rows_read
     report.sessions_accepted = inner.sessions_accepted

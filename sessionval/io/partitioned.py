@@ -36,7 +36,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from ..errors import InputFormatError, ParseError, ValidationFailed
+from ..errors import InputFormatError, ParseError, ValidationFailed, raise_if_any
 from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
 from ..models.study import Study
 from ..problems import LoadReport, Mode, Problem
@@ -166,6 +166,7 @@ def load_partition(
             study=header,
             max_rank=max_rank,
             columns=columns,
+            raise_problems=False,  # strict: raised below with the study-level problems
         )
         frame, report = check_references(
             frame,
@@ -173,9 +174,11 @@ def load_partition(
             study,
             judgments,
             source=str(path),
-            mode=mode,
+            mode="lenient",  # only rejects; strict raises every problem at once just below
             max_problems=max_problems,
         )
+        if mode == "strict":
+            raise_if_any(report.problems, limit=max_problems)
     except ValidationFailed as exc:
         return PartitionLoad(path, None, None, exc.problems, exc.truncated)
     return PartitionLoad(path, frame, report)

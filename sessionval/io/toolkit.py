@@ -18,7 +18,7 @@ from typing import Final, Literal
 
 import pandas as pd
 
-from ..errors import InputFormatError, ParseError
+from ..errors import InputFormatError, ParseError, raise_if_any
 from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
 from ..models.study import Study
 from ..problems import LoadReport, Mode
@@ -85,6 +85,7 @@ def load_sessions(
     max_rank: int | None = None,
     columns: Sequence[str] | None = None,
     encoding: str | None = None,
+    raise_problems: bool = True,
 ) -> tuple[SessionFrame, LoadReport]:
     """Load a session log file by its extension: ``.jsonl``, ``.csv``/``.tsv`` or ``.parquet``.
 
@@ -93,6 +94,8 @@ def load_sessions(
     figures.  ``columns`` (Parquet) reads only those optional columns besides the
     required ones, e.g. ``()`` for a bare evaluation of a million sessions.
     ``encoding`` is the text encoding of a CSV/TSV table (default UTF-8).
+    ``raise_problems=False``: strict mode returns the problems in the report instead
+    of raising, for a caller that raises them with its study-level ones.
     """
     p = Path(path)
     scale = (study.user_grade_scale or study.grade_scale) if study is not None else None
@@ -100,7 +103,12 @@ def load_sessions(
         if max_rank is not None:
             raise InputFormatError(f"{p}: max_rank is for Parquet and flat tables, not JSON-lines")
         return load_jsonl(
-            p, mode=mode, max_problems=max_problems, user_grade_scale=scale, progress=progress
+            p,
+            mode=mode,
+            max_problems=max_problems,
+            user_grade_scale=scale,
+            progress=progress,
+            raise_problems=raise_problems,
         )
     # Parquet is read column by column (a million sessions never sit in one wide table)
     if _is_parquet(p):
@@ -121,6 +129,7 @@ def load_sessions(
         location_kind=kind,
         progress=progress,
         max_rank=max_rank,
+        raise_problems=raise_problems,
     )
 
 
@@ -179,6 +188,7 @@ def read_study(
         progress=progress,
         max_rank=max_rank,
         encoding=encoding,
+        raise_problems=False,  # strict: raised below with the study-level problems
     )
     judgments = load_judgments(qrels, study=study) if qrels is not None else None
     if study is None:
@@ -190,9 +200,11 @@ def read_study(
         study,
         judgments,
         source=str(sessions_path),
-        mode=mode,
+        mode="lenient",  # only rejects; strict raises every problem at once just below
         max_problems=max_problems,
     )
+    if mode == "strict":
+        raise_if_any(report.problems, limit=max_problems)
     frame = attach_entities(frame, study)
     return LoadedStudy(
         study=study,

@@ -6,7 +6,7 @@ from typing import Self
 
 from pydantic import AwareDatetime, Field, model_validator
 
-from .._types import DocId, Grade, Identifier, NonNegativeFloat, Position, Rank
+from .._types import DocId, Grade, Identifier, NonNegativeFloat, Position, Rank, Text
 from ..rules import check_one_to_n, check_unique_within
 from ._base import Model
 
@@ -26,9 +26,9 @@ class Result(Model):
 
     rank: Rank
     doc_id: DocId
-    url: str | None = None
-    title: str | None = None
-    snippet: str | None = None
+    url: Text | None = None
+    title: Text | None = None
+    snippet: Text | None = None
     clicks: int = Field(default=0, ge=0)
     dwell: NonNegativeFloat | None = None
     user_grade: Grade | None = None
@@ -44,7 +44,7 @@ class Query(Model):
     """
 
     position: Position
-    text: str = ""
+    text: Text = ""
     query_id: str | None = None
     time: AwareDatetime | None = None
     scan_depth: int | None = Field(default=None, ge=0)

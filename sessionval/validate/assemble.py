@@ -134,20 +134,17 @@ def _queries_table(st: LoadState, k: _Kept, topic_of_session: pd.Series) -> pd.D
     default_qid = (
         pd.Series(k.sess_names[k.q_sess], dtype="string") + ":" + pd.Series(q_pos).astype("string")
     )
-    qid = (
-        src.take("query_id", k.q_rows).astype("string").fillna(default_qid)
-        if "query_id" in src
-        else default_qid
-    )
+    keys = {name: col[k.q_keep].reset_index(drop=True) for name, col in st.query_keys.items()}
+    qid = keys["query_id"].fillna(default_qid) if "query_id" in keys else default_qid
     text = (
         src.take("query_text", k.q_rows).astype("string").fillna("")
         if "query_text" in src
         else pd.Series([""] * len(k.q_rows), dtype="string")
     )
     qrels_key = topic_of_session.astype("string").iloc[k.q_sess].reset_index(drop=True)
-    if "qrels_id" in src:
+    if "qrels_id" in keys:
         # per-session or per-turn judgment keys; an empty key falls back to the topic
-        qrels_key = src.take("qrels_id", k.q_rows).astype("string").fillna(qrels_key)
+        qrels_key = keys["qrels_id"].fillna(qrels_key)
     if st.scan is not None:
         kept_scan = st.scan[k.q_keep]
         scan_col = pd.arrays.IntegerArray(

@@ -22,6 +22,7 @@ __all__ = [
     "TIME_MAX",
     "TIME_MIN",
     "as_category",
+    "blank_rows",
     "compact_categorical",
     "first_appearance_codes",
     "floats_to_ints",
@@ -36,20 +37,58 @@ __all__ = [
 def as_category(col: pd.Series) -> pd.Series:
     """The column as a categorical with string categories (ids are encoded once).
 
+    Surrounding whitespace is removed from every value (the id rule of every input
+    format, ``docs/reliability.md``): ``" d1"`` and ``"d1"`` are one id.  The work is
+    on the distinct values only; values that become equal are merged.  A value that
+    is only whitespace becomes ``""`` (:func:`blank_rows` finds those rows).
+
     Examples
     --------
     >>> as_category(pd.Series([3, 1, 3])).cat.categories.tolist()
     ['3', '1']
+    >>> c = as_category(pd.Series(["d1", " d1", "d2 ", None]))
+    >>> c.cat.codes.tolist(), c.cat.categories.tolist()
+    ([0, 0, 1, -1], ['d1', 'd2'])
     """
     if isinstance(col.dtype, pd.CategoricalDtype):
         cats = col.cat.categories
         if cats.dtype != "string":
             col = col.cat.rename_categories(list(cats.astype(str)))
             col = col.cat.set_categories(pd.Index(col.cat.categories, dtype="string"))
-        return col
+        return _strip_categories(col)
     codes, uniques = pd.factorize(col, sort=False)
     cat = pd.Categorical.from_codes(codes, categories=pd.Index(uniques.astype(str), dtype="string"))
-    out: pd.Series = pd.Series(cat)
+    return _strip_categories(pd.Series(cat))
+
+
+def _strip_categories(col: pd.Series) -> pd.Series:
+    """``col`` with surrounding whitespace removed from its categories, equal ones merged."""
+    cats = col.cat.categories
+    stripped = cats.str.strip()
+    changed = np.asarray(stripped != cats, dtype=bool)  # categories are never missing
+    if not changed.any():
+        return col
+    new_codes, uniques = pd.factorize(stripped, sort=False)
+    remap = np.append(new_codes.astype(np.int32), -1)  # -1 (missing) picks the last slot
+    codes = remap[col.cat.codes.to_numpy()]
+    cat = pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype="string"))
+    out: pd.Series = pd.Series(cat, index=col.index)
+    return out
+
+
+def blank_rows(col: pd.Series) -> npt.NDArray[np.bool_]:
+    """Rows of a categorical from :func:`as_category` whose id is empty (only whitespace).
+
+    Examples
+    --------
+    >>> blank_rows(as_category(pd.Series(["a", "  ", None]))).tolist()
+    [False, True, False]
+    """
+    cats = col.cat.categories
+    where = np.flatnonzero(np.asarray(cats == "", dtype=bool))
+    if not len(where):
+        return np.zeros(len(col), dtype=bool)
+    out: npt.NDArray[np.bool_] = col.cat.codes.to_numpy() == int(where[0])
     return out
 
 

@@ -30,6 +30,7 @@ from ..rules import check_in_levels, check_one_to_n, check_unique_within
 from .collect import ProblemCollector, row_locator
 from .fields import (
     as_category,
+    blank_rows,
     first_appearance_codes,
     missing_times,
     parse_integers,
@@ -124,6 +125,7 @@ class LoadState:
     s_start: pd.Series = field(init=False)
     s_end: pd.Series = field(init=False)
     ratings: dict[str, Floats] = field(init=False)
+    query_keys: dict[str, pd.Series] = field(init=False)  # query_id, qrels_id: stripped, per query
 
     @property
     def n_queries(self) -> int:
@@ -173,12 +175,25 @@ def read_sessions(
     coll = ProblemCollector(source, s_codes, names, row_locator(location_kind, row_locations))
     if missing_sess.any():
         coll.add(np.flatnonzero(missing_sess), "session_id", "is required")
+    empty = np.flatnonzero(np.asarray(names == "", dtype=bool))
+    if len(empty):
+        blank = s_codes == int(empty[0])
+        _report_blank(coll, blank, "session_id", src)
     return LoadState(src, source, n_rows, coll, names, s_codes, missing_sess)
+
+
+def _report_blank(coll: ProblemCollector, blank: BoolArray, name: str, src: Columns) -> None:
+    """A problem per row whose id is only whitespace (ids are stripped in every format)."""
+    rows = np.flatnonzero(blank)
+    if len(rows):
+        written = src.take(name, rows).astype(str).tolist()
+        coll.add(rows, name, "must not be empty (the id is only whitespace)", written)
 
 
 def read_ranks(st: LoadState) -> None:
     """Phase "reading documents and ranks": documents, query positions, ranks; row order."""
     doc = as_category(st.src.column("doc_id"))
+    _report_blank(st.coll, blank_rows(doc), "doc_id", st.src)
     st.doc_codes = doc.cat.codes.to_numpy()
     st.doc_categories = doc.cat.categories
     del doc
@@ -257,6 +272,7 @@ def check_sessions(st: LoadState) -> None:
 def _one_per_session(st: LoadState, name: str) -> pd.Series:
     """The column's value at each session's first row; a row that differs is a problem."""
     col = as_category(st.src.column(name))
+    _report_blank(st.coll, blank_rows(col), name, st.src)
     codes = col.cat.codes.to_numpy()
     miss = (codes < 0) & ~st.missing_sess
     if miss.any():
@@ -397,6 +413,9 @@ def read_query_values(st: LoadState, max_rank: int | None) -> None:
     st.scan = None
     if "scan_depth" in src:
         st.scan = _scan_depths(st, max_rank)
+    st.query_keys = {
+        name: _query_ids(st, name) for name in ("query_id", "qrels_id") if name in src
+    }
     st.q_time = _times_at(st, "query_time", st.q_first)
     st.s_start = _times_at(st, "session_start", st.s_first)
     st.s_end = _times_at(st, "session_end", st.s_first)
@@ -407,6 +426,22 @@ def read_query_values(st: LoadState, max_rank: int | None) -> None:
         for c in sorted(src.names)
         if c.startswith("rating_")
     }
+
+
+def _query_ids(st: LoadState, name: str) -> pd.Series:
+    """An optional id column at each query's first row, stripped; a blank one is a problem."""
+    raw = st.src.take(name, st.q_first).astype("string")
+    ids = raw.str.strip()
+    blank = (ids == "").to_numpy(dtype=bool, na_value=False)
+    if blank.any():
+        qi = np.flatnonzero(blank)
+        st.coll.add(
+            st.q_first[qi],
+            name,
+            "must not be empty (the id is only whitespace); leave it out for the default",
+            raw.iloc[qi].tolist(),
+        )
+    return ids
 
 
 def _scan_depths(st: LoadState, max_rank: int | None) -> Floats:
