@@ -455,15 +455,31 @@ def _read_session_qrels(
 ) -> JudgmentFrame:
     q = _read_tsv(path, "qrels", encoding)
     _need(q, [c.q_session, c.qrels_doc, c.grade], path, "qrels")
-    grade = pd.to_numeric(q[c.grade], errors="coerce")
-    bad = (grade.isna() | (grade != np.floor(grade))).to_numpy()
+    grade = pd.to_numeric(q[c.grade], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = np.isnan(grade) | (grade != np.floor(grade))  # inf: floor(inf) == inf, caught below
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ParseError(
             f"{path}:{i + 2}: {c.grade} must be an integer grade, got {q[c.grade].iloc[i]!r}"
         )
-    g = grade.to_numpy(dtype=np.int64)
-    key = q[c.q_session].astype(str) + "\x00" + q[c.qrels_doc].astype(str)
+    lo, hi = np.iinfo(np.int16).min, np.iinfo(np.int16).max
+    beyond = (grade < lo) | (grade > hi)  # checked before the int16 cast, which would wrap
+    if beyond.any():
+        i = int(np.flatnonzero(beyond)[0])
+        raise ParseError(
+            f"{path}:{i + 2}: {c.grade} must be between {lo} and {hi} (grades are stored in "
+            f"16 bits), got {q[c.grade].iloc[i]!r}"
+        )
+    g = grade.astype(np.int64)
+    sid_col, doc_col = _ids(q[c.q_session]), _ids(q[c.qrels_doc])  # stripped, as in the log
+    blank = (sid_col.isna() | doc_col.isna()).to_numpy(dtype=bool)
+    if blank.any():
+        i = int(np.flatnonzero(blank)[0])
+        raise ParseError(
+            f"{path}:{i + 2}: {c.q_session} and {c.qrels_doc} are required (a blank id)"
+        )
+    q = q.assign(**{c.q_session: sid_col.astype(str), c.qrels_doc: doc_col.astype(str)})
+    key = q[c.q_session] + "\x00" + q[c.qrels_doc]
     dup = key.duplicated(keep=False).to_numpy()
     if dup.any():
         conflict = pd.Series(g[dup]).groupby(key[dup].to_numpy()).nunique()

@@ -206,8 +206,8 @@ def read_judgments_csv(
     g = _numeric(df, "grade", p, integer=True)
     line_of = np.arange(len(df), dtype=np.int64) + 2  # header is line 1
     return _judgment_frame(
-        df["topic_id"],
-        df["doc_id"],
+        df["topic_id"].str.strip(),  # ids lose surrounding whitespace, as in every format
+        df["doc_id"].str.strip(),
         g,
         df["assessor"] if "assessor" in df.columns else None,
         path=p,
