@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
 
@@ -79,7 +80,7 @@ def read_csv_table(
     columns: Sequence[str] | None = None,
     encoding: str | None = None,
     what: str = "table",
-    quoting: int = csv.QUOTE_MINIMAL,
+    quoting: Literal[0, 1, 2, 3] = csv.QUOTE_MINIMAL,
 ) -> pd.DataFrame:
     r"""Read a CSV/TSV file with a header row as strings (empty cells missing), uninterpreted.
 

@@ -413,9 +413,7 @@ def read_query_values(st: LoadState, max_rank: int | None) -> None:
     st.scan = None
     if "scan_depth" in src:
         st.scan = _scan_depths(st, max_rank)
-    st.query_keys = {
-        name: _query_ids(st, name) for name in ("query_id", "qrels_id") if name in src
-    }
+    st.query_keys = {name: _query_ids(st, name) for name in ("query_id", "qrels_id") if name in src}
     st.q_time = _times_at(st, "query_time", st.q_first)
     st.s_start = _times_at(st, "session_start", st.s_first)
     st.s_end = _times_at(st, "session_end", st.s_first)

@@ -11,6 +11,7 @@ only the rows asked for, so peak memory stays near the size of the result.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -283,8 +284,7 @@ def _check_schema(path: Path, schema: Any, names: Sequence[str]) -> None:
         A flat column of another type (a list, a struct, a boolean ...): file, column,
         the type found and the types allowed.
     """
-    seen: set[str] = set()
-    twice = sorted({n for n in schema.names if n in seen or seen.add(n)})
+    twice = sorted(n for n, k in Counter(schema.names).items() if k > 1)
     if twice:
         raise ParseError(
             f"{path}: column(s) {', '.join(map(repr, twice))} appear more than once in the "
