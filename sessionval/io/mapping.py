@@ -233,6 +233,7 @@ def load_mapped_table(
     source: str | None = None,
     max_problems: int = 50,
     progress: Callable[[str], None] | None = None,
+    encoding: str | None = None,
 ) -> LoadedStudy:
     """Read any one-row-per-result CSV/TSV/Parquet table through a column mapping.
 
@@ -254,6 +255,8 @@ def load_mapped_table(
         Limit of problems listed in strict mode.
     progress
         Called with each loading phase's name (:data:`sessionval.validate.flat.LOAD_PHASES`).
+    encoding
+        Text encoding of the qrels file (default UTF-8; a byte-order mark wins).
 
     Returns
     -------
@@ -282,7 +285,11 @@ def load_mapped_table(
     )
     if "qrels_id" in flat.columns:
         frame = apply_flat_qrels_id(frame, flat)
-    judgments = read_judgments(qrels) if qrels is not None else None
+    judgments = (
+        read_judgments(qrels, encoding=encoding, max_problems=max_problems)
+        if qrels is not None
+        else None
+    )
     return LoadedStudy(
         study=study_header(frame, judgments=judgments, name=Path(name).stem),
         frame=frame,

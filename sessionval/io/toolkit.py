@@ -84,6 +84,7 @@ def load_sessions(
     progress: Callable[[str], None] | None = None,
     max_rank: int | None = None,
     columns: Sequence[str] | None = None,
+    encoding: str | None = None,
 ) -> tuple[SessionFrame, LoadReport]:
     """Load a session log file by its extension: ``.jsonl``, ``.csv``/``.tsv`` or ``.parquet``.
 
@@ -91,6 +92,7 @@ def load_sessions(
     measures over the top X, not for deep single-query measures or the rank-100
     figures.  ``columns`` (Parquet) reads only those optional columns besides the
     required ones, e.g. ``()`` for a bare evaluation of a million sessions.
+    ``encoding`` is the text encoding of a JSON-lines log (default UTF-8).
     """
     p = Path(path)
     scale = (study.user_grade_scale or study.grade_scale) if study is not None else None
@@ -98,7 +100,12 @@ def load_sessions(
         if max_rank is not None:
             raise InputFormatError(f"{p}: max_rank is for Parquet and flat tables, not JSON-lines")
         return load_jsonl(
-            p, mode=mode, max_problems=max_problems, user_grade_scale=scale, progress=progress
+            p,
+            mode=mode,
+            max_problems=max_problems,
+            user_grade_scale=scale,
+            progress=progress,
+            encoding=encoding,
         )
     # Parquet is read column by column (a million sessions never sit in one wide table)
     if _is_parquet(p):
@@ -122,13 +129,24 @@ def load_sessions(
     )
 
 
-def load_judgments(path: str | os.PathLike[str], *, study: Study | None = None) -> JudgmentFrame:
+def load_judgments(
+    path: str | os.PathLike[str],
+    *,
+    study: Study | None = None,
+    encoding: str | None = None,
+    max_problems: int = 50,
+) -> JudgmentFrame:
     """Read reference judgments: TREC qrels (``topic iter doc grade``) or CSV/TSV.
 
     The CSV form has columns ``topic_id, doc_id, grade[, assessor]``.  Grades must
     be integers on the study's grade scale (when a study header gives one).
     """
-    return read_judgments(path, scale=study.grade_scale if study is not None else None)
+    return read_judgments(
+        path,
+        scale=study.grade_scale if study is not None else None,
+        encoding=encoding,
+        max_problems=max_problems,
+    )
 
 
 def _locate_sessions(root: Path) -> Path:
@@ -147,12 +165,14 @@ def read_study(
     max_problems: int = 50,
     progress: Callable[[str], None] | None = None,
     max_rank: int | None = None,
+    encoding: str | None = None,
 ) -> LoadedStudy:
     """Read and validate a study folder or a single session file of the toolkit's layout.
 
     ``path`` is a folder with ``sessions.jsonl`` (or ``.parquet``/``.csv``) and
     optionally ``study.json``, or one session file; ``header`` a ``study.json``
-    elsewhere.  The other parameters are those of
+    elsewhere; ``encoding`` the text encoding of the JSON-lines log, ``study.json``
+    and the qrels.  The other parameters are those of
     :func:`sessionval.io.study.load_study`.
 
     Returns
@@ -167,7 +187,7 @@ def read_study(
     root = p if p.is_dir() else p.parent
     sessions_path = _locate_sessions(p) if p.is_dir() else p
     header_path = Path(header) if header is not None else root / "study.json"
-    study = read_study_header(header_path) if header_path.exists() else None
+    study = read_study_header(header_path, encoding=encoding) if header_path.exists() else None
     frame, report = load_sessions(
         sessions_path,
         mode=mode,
@@ -175,8 +195,13 @@ def read_study(
         study=study,
         progress=progress,
         max_rank=max_rank,
+        encoding=encoding,
     )
-    judgments = load_judgments(qrels, study=study) if qrels is not None else None
+    judgments = (
+        load_judgments(qrels, study=study, encoding=encoding, max_problems=max_problems)
+        if qrels is not None
+        else None
+    )
     if study is None:
         scale = judgments.scale if judgments is not None else None
         study = Study(name=root.name, **({"grade_scale": scale} if scale is not None else {}))

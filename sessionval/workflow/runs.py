@@ -49,8 +49,10 @@ def run_name(path: str | os.PathLike[str]) -> str:
     return name[: -len(".run")] if name.endswith(".run") and len(name) > 4 else name
 
 
-def load_runs(paths: Sequence[str | os.PathLike[str]]) -> dict[str, pd.DataFrame]:
-    """Read TREC runs, keyed by :func:`run_name`, in the order given.
+def load_runs(
+    paths: Sequence[str | os.PathLike[str]], *, encoding: str | None = None
+) -> dict[str, pd.DataFrame]:
+    """Read TREC runs, keyed by :func:`run_name`, in the order given (text ``encoding``).
 
     Raises
     ------
@@ -62,7 +64,7 @@ def load_runs(paths: Sequence[str | os.PathLike[str]]) -> dict[str, pd.DataFrame
         name = run_name(p)
         if name in runs:
             raise InputFormatError(f"two runs are named {name!r} ({p}); rename one file")
-        runs[name] = read_run(p)
+        runs[name] = read_run(p, encoding=encoding)
     return runs
 
 

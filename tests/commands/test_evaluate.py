@@ -54,10 +54,10 @@ def test_read_qrels_and_run(files) -> None:
 def test_reader_errors_give_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_text("1 0 a 2\n\n1 0 b x\n")
-    with pytest.raises(ParseError, match=r"bad.txt:3: grade must be an integer, got 'x'"):
+    with pytest.raises(ParseError, match=r"bad\.txt:3: grade: must be an integer \(got 'x'\)"):
         read_qrels(bad)
     bad.write_text("1 0 a 2\n1 0 b\n")
-    with pytest.raises(ParseError, match=r"bad\.txt:2: qrels line must have 4"):
+    with pytest.raises(ParseError, match=r"bad\.txt:2: qrels line has 3 fields, expected 4"):
         read_qrels(bad)
     bad.write_text("1 0 a 2\n1 0 a 1\n")
     with pytest.raises(JudgmentError, match="judged more than once for topic '1'"):
