@@ -65,6 +65,13 @@ class _Problems:
         self.source = source
         self.limit = max(int(limit), 1)
         self.found: list[tuple[int, Problem, bool]] = []  # (line, problem, judgment kind)
+        self.uncounted = 0  # problems found beyond the limit of their kind, not kept
+
+    def first(self, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.intp]:
+        """Rows of ``mask`` to report: the first ``limit`` (the rest are only counted)."""
+        rows = np.flatnonzero(mask)
+        self.uncounted += max(rows.size - self.limit, 0)
+        return rows[: self.limit]
 
     def add(
         self, line: int, field: str, message: str, value: str = "", *, judgment: bool = False
@@ -79,7 +86,7 @@ class _Problems:
             return
         ordered = sorted(self.found, key=lambda t: t[0])
         shown = ordered[: self.limit]
-        n = len(ordered)
+        n = len(ordered) + self.uncounted
         more = f" (the first {self.limit} are listed)" if n > self.limit else ""
         head = f"{self.source}: {n} problem{'s' if n != 1 else ''} in the {what} file{more}:"
         text = "\n".join([head, *(f"  {p}" for _, p, _ in shown)])
@@ -118,11 +125,49 @@ def _read_ws(
     """
     data = _utf8_bytes(path, encoding)
     n = len(names)
-    df: pd.DataFrame | None
+    df = _c_parse(data)
+    if df is not None and df.shape[1] == n and not (df[n - 1] == "").any():
+        df.columns = list(names)
+        if len(df) == 0:
+            raise ParseError(f"{path}: file is empty (expected {what} lines)")
+        return df, None
+    # slow path: per-line diagnosis of a file whose lines do not all have n fields
+    good: list[str] = []
+    line_of: list[int] = []
+    reported = 0
+    for lineno, line in _numbered_lines(data):
+        k = len(_FIELD_SEP.split(line.strip(" \t")))
+        if k == n:
+            good.append(line)
+            line_of.append(lineno)
+        elif reported < problems.limit:
+            reported += 1
+            problems.add(
+                lineno,
+                "",
+                f"{what} line has {k} field{'s' if k != 1 else ''}, "
+                f"expected {n} separated by spaces or tabs ({' '.join(names)})",
+                _shown(line),
+            )
+        else:
+            problems.uncounted += 1
+    if not good and not problems.found:
+        raise ParseError(f"{path}: file is empty (expected {what} lines)")
+    if not good:
+        return pd.DataFrame({c: pd.Series([], dtype=str) for c in names}), np.zeros(0, np.int64)
+    kept = _c_parse("\n".join(good).encode("utf-8"))
+    if kept is None or kept.shape != (len(good), n):  # same rule: not expected, kept simple
+        kept = pd.DataFrame([_FIELD_SEP.split(ln.strip(" \t")) for ln in good], dtype=str)
+    kept.columns = list(names)
+    return kept, np.asarray(line_of, dtype=np.int64)
+
+
+def _c_parse(data: bytes) -> pd.DataFrame | None:
+    """Each non-blank line's fields by pandas' C parser (``None``: a line longer than the first)."""
     try:
-        df = pd.read_csv(
+        return pd.read_csv(
             io.BytesIO(data),
-            sep=r"\s+",
+            sep=r"\s+",  # the C parser's whitespace: space and tab only
             header=None,
             dtype=str,
             engine="c",
@@ -131,36 +176,9 @@ def _read_ws(
             quoting=csv.QUOTE_NONE,  # a " is data, not a quote swallowing the next lines
         )
     except pd.errors.EmptyDataError:
-        df = pd.DataFrame(columns=range(n), dtype=str)
+        return pd.DataFrame(columns=range(1), dtype=str).iloc[:0]
     except pd.errors.ParserError:
-        df = None  # a line longer than the first: diagnose below
-    if df is not None and df.shape[1] == n and not (df[n - 1] == "").any():
-        df.columns = list(names)
-        if len(df) == 0:
-            raise ParseError(f"{path}: file is empty (expected {what} lines)")
-        return df, None
-    # slow path: per-line diagnosis of a file whose lines do not all have n fields
-    rows: list[list[str]] = []
-    line_of: list[int] = []
-    for lineno, line in _numbered_lines(data):
-        fields = _FIELD_SEP.split(line.strip(" \t"))
-        if len(fields) != n:
-            problems.add(
-                lineno,
-                "",
-                f"{what} line has {len(fields)} field{'s' if len(fields) != 1 else ''}, "
-                f"expected {n} separated by spaces or tabs ({' '.join(names)})",
-                _shown(line),
-            )
-            continue
-        rows.append(fields)
-        line_of.append(lineno)
-    if not rows and not problems.found:
-        raise ParseError(f"{path}: file is empty (expected {what} lines)")
-    good = pd.DataFrame(rows, columns=list(names), dtype=str) if rows else None
-    if good is None:
-        good = pd.DataFrame({c: pd.Series([], dtype=str) for c in names})
-    return good, np.asarray(line_of, dtype=np.int64)
+        return None
 
 
 def _lines(path: Path, encoding: str | None, line_of: npt.NDArray[np.int64] | None) -> np.ndarray:
@@ -192,9 +210,9 @@ def _integers(
     if bad.any():
         lines = line_at()
         raw = col.to_numpy()
-        for i in np.flatnonzero(not_int)[: problems.limit]:
+        for i in problems.first(not_int):
             problems.add(int(lines[i]), name, "must be an integer", repr(str(raw[i])))
-        for i in np.flatnonzero(out)[: problems.limit]:
+        for i in problems.first(out):
             problems.add(
                 int(lines[i]),
                 name,
@@ -231,7 +249,7 @@ def _judgment_frame(
         off = ~bad & ~np.isin(vals, allowed)
         if off.any():
             lines, raw = line_at(), grade_text.to_numpy()
-            for i in np.flatnonzero(off)[: problems.limit]:
+            for i in problems.first(off):
                 problems.add(
                     int(lines[i]),
                     "grade",
@@ -260,7 +278,9 @@ def _judgment_frame(
         conflict = n_grades[n_grades > 1]
         if len(conflict):
             lines = line_at()
-            for top, doc_id in list(conflict.index)[: problems.limit]:
+            pairs = list(conflict.index)
+            problems.uncounted += max(len(pairs) - problems.limit, 0)
+            for top, doc_id in pairs[: problems.limit]:
                 rows = np.flatnonzero(((t["topic_id"] == top) & (t["doc_id"] == doc_id)).to_numpy())
                 at = [int(lines[row_index[r]]) for r in rows]
                 grades = ", ".join(str(int(g)) for g in t["grade"].to_numpy()[rows])
@@ -403,7 +423,7 @@ def read_judgments_csv(
     problems = _Problems(str(p), max_problems)
     line_of = np.arange(len(df), dtype=np.int64) + 2  # header is line 1
     short = df[["topic_id", "doc_id", "grade"]].isna().any(axis=1).to_numpy()
-    for i in np.flatnonzero(short)[: problems.limit]:
+    for i in problems.first(short):
         problems.add(int(line_of[i]), "", "row has fewer fields than the header")
     df = df[~short].reset_index(drop=True)
     line_of = line_of[~short]
@@ -483,7 +503,7 @@ def read_run(
     nan = np.isnan(score)
     if nan.any():
         lines, raw = line_at(), df["score"].to_numpy()
-        for i in np.flatnonzero(nan)[: problems.limit]:
+        for i in problems.first(nan):
             problems.add(int(lines[i]), "score", "must be a number", repr(str(raw[i])))
     problems.raise_if_any("run")
     return pd.DataFrame(
