@@ -89,7 +89,7 @@ class _Problems:
         n = len(ordered) + self.uncounted
         more = f" (the first {self.limit} are listed)" if n > self.limit else ""
         head = f"{self.source}: {n} problem{'s' if n != 1 else ''} in the {what} file{more}:"
-        text = "\n".join([head, *(f"  {p}" for _, p, _ in shown)])
+        text = str(shown[0][1]) if n == 1 else "\n".join([head, *(f"  {p}" for _, p, _ in shown)])
         if all(j for _, _, j in ordered):
             raise JudgmentError(text)
         raise ParseError(text)
