@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from .._types import FloatArray
-from ..errors import InputFormatError, JudgmentError, MeasureSpecError
+from ..errors import InputFormatError, JudgmentError, MeasureSpecError, SessionvalError
 from ..frame import JudgmentFrame
-from ..io.trec import GRADE_RANGE, read_judgments, read_run
+from ..io.trec import GRADE_RANGE, read_judgments, read_run, run_line_numbers
 from ..judgments.gains import NegativePolicy
 from ..judgments.unjudged import UnjudgedPolicy
 from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
@@ -280,6 +280,60 @@ def evaluate_run(
     parse_measures(ms)  # a bad name fails before any data is read
     judged = _qrels(qrels, encoding)
     table = _run_table(run, encoding)
+    try:
+        lists = _lists(table, judged, ties, complete, negative, unjudged)
+    except SessionvalError as exc:
+        if not _is_path(run) or isinstance(exc, MeasureSpecError):
+            raise
+        source = judged.source if isinstance(judged, _QrelsTable | JudgmentFrame) else None
+        raise _located(exc, Path(run), table, encoding, source) from None  # type: ignore[arg-type]
+    return evaluate_lists(lists, ms, empty=empty, mapper=mapper)
+
+
+def _located(
+    exc: SessionvalError,
+    run: Path,
+    table: pd.DataFrame,
+    encoding: str | None,
+    qrels: str | None,
+) -> SessionvalError:
+    """``exc`` about the run read from ``run``, with the file and, for repeats, every line."""
+    dup = table.duplicated(["query_id", "doc_id"], keep=False).to_numpy()
+    if not dup.any():
+        text = str(exc)  # a message naming the qrels file is about the qrels: left as it is
+        named = str(run) in text or (qrels is not None and qrels in text)
+        return type(exc)(text if named else f"{run}: {text}")
+    lines = run_line_numbers(run, encoding=encoding)
+    rows = np.flatnonzero(dup)
+    keys = pd.DataFrame(
+        {
+            "q": table["query_id"].to_numpy()[rows],
+            "d": table["doc_id"].to_numpy()[rows],
+            "line": lines[rows],
+        }
+    )
+    groups = keys.groupby(["q", "d"], sort=False, observed=True)["line"].agg(list)
+    limit = 50
+    msgs = [
+        f"  {run}:{at[1]}: document {d!r} appears again for query {q!r} "
+        f"(lines {', '.join(map(str, at))}); a document may appear once per ranked list"
+        for (q, d), at in zip(groups.index.tolist()[:limit], groups.tolist()[:limit], strict=True)
+    ]
+    more = f" (the first {limit} are listed)" if len(groups) > limit else ""
+    return InputFormatError(
+        f"{run}: {len(groups)} repeated document(s) in the run{more}:\n" + "\n".join(msgs)
+    )
+
+
+def _lists(
+    table: pd.DataFrame,
+    judged: JudgmentFrame | _QrelsTable,
+    ties: TieBreak,
+    complete: bool,
+    negative: NegativePolicy,
+    unjudged: UnjudgedPolicy,
+) -> RankedLists:
+    """The ranked lists of the run table against the judgments (the table road first)."""
     missing: Literal["skip", "empty"] = "empty" if complete else "skip"
     lists = None
     if isinstance(judged, _QrelsTable):
@@ -295,7 +349,7 @@ def evaluate_run(
         )
     if lists is None:  # unreachable: a table road that fails becomes judgments
         raise InputFormatError("qrels: could not be read")
-    return evaluate_lists(lists, ms, empty=empty, mapper=mapper)
+    return lists
 
 
 def _is_path(x: object) -> bool:

@@ -45,6 +45,7 @@ __all__ = [
     "read_judgments_csv",
     "read_qrels",
     "read_run",
+    "run_line_numbers",
 ]
 
 #: grades are stored as 16-bit integers: the values a grade may take
@@ -466,6 +467,16 @@ def read_judgments(
     return read_qrels(path, scale=scale, encoding=encoding, max_problems=max_problems)
 
 
+def run_line_numbers(
+    path: str | os.PathLike[str], *, encoding: str | None = None
+) -> npt.NDArray[np.int64]:
+    """The 1-based line of each row :func:`read_run` returns for ``path`` (for messages).
+
+    A loop over the lines: call it only to locate a problem.
+    """
+    return _lines(Path(path), encoding, None)
+
+
 def read_run(
     path: str | os.PathLike[str], *, encoding: str | None = None, max_problems: int = 50
 ) -> pd.DataFrame:
@@ -506,12 +517,14 @@ def read_run(
         for i in problems.first(nan):
             problems.add(int(lines[i]), "score", "must be a number", repr(str(raw[i])))
     problems.raise_if_any("run")
-    return pd.DataFrame(
+    out = pd.DataFrame(
         {
             "query_id": pd.Categorical(df["qid"].to_numpy()),
             "doc_id": pd.Categorical(df["doc"].to_numpy()),
-            "rank": rank.astype(np.int64),
+            "rank": rank.astype(np.int64),  # every rank is an integer within ±2**53 here
             "score": score,
             "tag": pd.Categorical(df["tag"].to_numpy()),
         }
     )
+    out.attrs["source"] = str(p)  # for messages of later steps (score_runs)
+    return out

@@ -218,3 +218,19 @@ def test_compare_reads_with_an_encoding(tmp_path: Path, capsys) -> None:
     assert main(["compare", str(q), *runs, "-m", "AP"]) == 2
     assert "not valid utf-8" in capsys.readouterr().err
     assert main(["compare", str(q), *runs, "-m", "AP", "--encoding", "latin-1"]) == 0
+
+
+def test_evaluate_repeated_documents_name_file_and_lines(tmp_path: Path, capsys) -> None:
+    q = tmp_path / "q.txt"
+    r = tmp_path / "r.run"
+    q.write_text("1 0 a 1\n2 0 b 1\n")
+    r.write_text("1 Q0 a 1 1.0 t\n\n1 Q0 a 2 0.5 t\n2 Q0 b 1 1.0 t\n2 Q0 b 2 0.5 t\n")
+    assert main(["evaluate", str(q), str(r), "-m", "AP"]) == 2
+    err = capsys.readouterr().err
+    assert "2 repeated document(s) in the run" in err
+    assert "r.run:3: document 'a' appears again for query '1' (lines 1, 3)" in err
+    assert "r.run:5: document 'b' appears again for query '2' (lines 4, 5)" in err
+    ok = tmp_path / "ok.run"
+    ok.write_text("1 Q0 a 1 1.0 t\n2 Q0 b 1 1.0 t\n")
+    assert main(["compare", str(q), str(ok), str(r), "-m", "AP"]) == 2
+    assert "r.run: " in capsys.readouterr().err
