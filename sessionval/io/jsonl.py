@@ -182,6 +182,11 @@ def iter_sessions(
         except json.JSONDecodeError as exc:
             truncated = exc.pos >= len(line.rstrip()) - 1 or exc.msg.startswith("Unterminated")
             hint = "; the line looks truncated" if truncated else ""
+            if "\r" in line:  # CR-only line ends: several sessions on one "line"
+                hint = (
+                    "; the line holds a carriage return (\\r): JSON-lines lines end with \\n "
+                    "(or \\r\\n), not with \\r alone; convert the line endings"
+                )
             rep.problems.append(
                 Problem(
                     str(p),

@@ -192,3 +192,14 @@ def test_integers_beyond_int64_are_located(tmp_path: Path, make_session, where, 
     assert f"(got {value})" in msg
     _, report = load_jsonl(p, mode="lenient")
     assert report.sessions_accepted == 1 and report.sessions_rejected == 1
+
+
+def test_cr_only_line_endings_are_a_located_error(tmp_path: Path, make_session):
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(
+        (json.dumps(make_session("s1")) + "\r" + json.dumps(make_session("s2")) + "\r").encode()
+    )
+    with pytest.raises(ValidationFailed) as exc:
+        load_jsonl(p)
+    assert "s.jsonl:1: invalid JSON" in str(exc.value)
+    assert r"not with \r alone" in str(exc.value)
