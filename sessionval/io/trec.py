@@ -423,11 +423,15 @@ def read_judgments_csv(
         )
     problems = _Problems(str(p), max_problems)
     line_of = np.arange(len(df), dtype=np.int64) + 2  # header is line 1
-    short = df[["topic_id", "doc_id", "grade"]].isna().any(axis=1).to_numpy()
-    for i in problems.first(short):
-        problems.add(int(line_of[i]), "", "row has fewer fields than the header")
-    df = df[~short].reset_index(drop=True)
-    line_of = line_of[~short]
+    empty = df == ""
+    blank = empty.all(axis=1).to_numpy().copy()  # a blank line (kept above for the line numbers)
+    for col in ("topic_id", "doc_id", "grade"):
+        absent = empty[col].to_numpy() & ~blank
+        for i in problems.first(absent):
+            problems.add(int(line_of[i]), col, "is empty (or the row has too few fields)")
+        blank |= absent
+    df = df[~blank].reset_index(drop=True)
+    line_of = line_of[~blank]
     return _judgment_frame(
         df["topic_id"],
         df["doc_id"],

@@ -208,3 +208,18 @@ def test_unknown_encoding(tmp_path: Path) -> None:
     q = _write(tmp_path / "q.txt", "A 0 d1 1\n")
     with pytest.raises(ParseError, match="encoding 'klingon' is not known"):
         read_qrels(q, encoding="klingon")
+
+
+def test_csv_judgments_blank_lines_and_short_rows(tmp_path: Path) -> None:
+    c = _write(tmp_path / "j.csv", "topic_id,doc_id,grade\nA,d1,1\n\nA,d2\nA,d3,x\nA,d4,2\n\n")
+    with pytest.raises(ParseError) as exc:
+        read_judgments_csv(c)
+    msg = str(exc.value)
+    assert "2 problems in the judgments file" in msg
+    assert "j.csv:4: grade: is empty" in msg
+    assert "j.csv:5: grade: must be an integer (got 'x')" in msg
+    ok = _write(tmp_path / "ok.csv", "topic_id,doc_id,grade\nA,d1,1\n\nA,d2,40000\n")
+    with pytest.raises(JudgmentError, match=r"ok\.csv:4: grade: must be an integer from -32768"):
+        read_judgments_csv(ok)
+    fine = _write(tmp_path / "fine.csv", "topic_id,doc_id,grade\nA,d1,1\n\n")
+    assert read_judgments_csv(fine).table["grade"].tolist() == [1]
