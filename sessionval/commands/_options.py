@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from ..errors import ParseError
-from ..io.formats import FORMATS, FormatOption, detect_format, format_options
+from ..io.formats import ENCODING_OPTION, FORMATS, FormatOption, detect_format, format_options
 from ..io.partitioned import PARTITIONED, has_glob, partition_files
 
 if TYPE_CHECKING:
     from ..evaluation.engine import ItemMapper
 
 __all__ = [
+    "encoding_option",
     "engine_options",
     "input_format_options",
     "load_input_kwargs",
@@ -60,6 +61,18 @@ qrels_option = click.option(
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Reference judgments: TREC qrels or CSV (topic_id,doc_id,grade[,assessor]); "
     "for lab-tables the per-session qrels table (default: the folder's qrels).",
+)
+
+
+#: --encoding for the commands that read qrels and runs without an input format (evaluate,
+#: compare, meta's run commands); the commands with input_format_options get it from there
+encoding_option = click.option(
+    ENCODING_OPTION.flag,
+    ENCODING_OPTION.name,
+    default=None,
+    metavar="CODEC",
+    help="Text encoding of the qrels and run files (default utf-8; a byte-order mark wins; "
+    "gzip is read whatever the name).",
 )
 
 

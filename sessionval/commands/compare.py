@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from ._options import run_scoring, run_scoring_options, statistics_options
+from ._options import encoding_option, run_scoring, run_scoring_options, statistics_options
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -53,6 +53,7 @@ DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "AP")
     help="Print the Friedman test and two-way ANOVA over all runs instead of the pairs.",
 )
 @run_scoring_options
+@encoding_option
 def command(
     qrels: Path,
     runs: tuple[str, ...],
@@ -74,10 +75,10 @@ def command(
 
     if len(runs) < 2:
         raise InputFormatError(f"compare needs at least two runs, got {len(runs)}")
-    tables = load_runs(runs)
+    tables = load_runs(runs, encoding=options.get("encoding"))
     scores = score_runs(
         tables,
-        read_qrels(qrels),
+        read_qrels(qrels, encoding=options.get("encoding")),
         list(measures) or list(DEFAULT_MEASURES),
         scoring=run_scoring(options),
     )

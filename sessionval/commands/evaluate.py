@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from ._options import engine_options, open_engine
+from ._options import encoding_option, engine_options, open_engine
 
 if TYPE_CHECKING:
     from ..judgments.gains import NegativePolicy
@@ -88,6 +88,7 @@ def _fmt(v: float) -> str:
     help="Unjudged documents: gain 0, removed from the list, or error.",
 )
 @engine_options
+@encoding_option
 def command(
     qrels: Path,
     run: Path,
@@ -102,6 +103,7 @@ def command(
     engine: str,
     scheduler: str | None,
     workers: int | None,
+    encoding: str | None,
 ) -> None:
     """Evaluate a TREC RUN against QRELS (trec_eval / ir_measures style).
 
@@ -125,6 +127,7 @@ def command(
             negative=cast("NegativePolicy", negative),
             unjudged=cast("UnjudgedPolicy", unjudged),
             mapper=eng,
+            encoding=encoding,
         )
     rows: list[tuple[str, str, float]] = []
     if per_query:

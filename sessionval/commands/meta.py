@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ._options import (
+    encoding_option,
     input_format_options,
     load_input_kwargs,
     run_scoring,
@@ -60,6 +61,7 @@ def _runs_command(func: Any) -> Any:
             _format_option,
             _out_option,
             run_scoring_options,
+            encoding_option,
         ]
     ):
         func = deco(func)
@@ -109,8 +111,8 @@ def _scores(qrels: Path, runs: tuple[str, ...], measures: tuple[str, ...], optio
     if len(runs) < 2:
         raise InputFormatError(f"meta-evaluation needs at least two runs, got {len(runs)}")
     return score_runs(
-        load_runs(runs),
-        read_qrels(qrels),
+        load_runs(runs, encoding=options.get("encoding")),
+        read_qrels(qrels, encoding=options.get("encoding")),
         list(measures) or list(_DEFAULT_MEASURES),
         scoring=run_scoring(options),
     )
@@ -250,8 +252,8 @@ def incomplete_judgments_command(
     if len(runs) < 2:
         raise InputFormatError(f"meta-evaluation needs at least two runs, got {len(runs)}")
     res = incomplete_judgments(
-        load_runs(runs),
-        read_qrels(qrels),
+        load_runs(runs, encoding=options.get("encoding")),
+        read_qrels(qrels, encoding=options.get("encoding")),
         list(measures) or list(_DEFAULT_MEASURES),
         fractions=_fractions(fractions),
         seed=seed,

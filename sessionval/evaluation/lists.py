@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from .._types import FloatArray
-from ..errors import InputFormatError, JudgmentError, MeasureSpecError
+from ..errors import InputFormatError, JudgmentError, MeasureSpecError, SessionvalError
 from ..frame import JudgmentFrame
-from ..io.trec import read_judgments, read_run
+from ..io.trec import GRADE_RANGE, read_judgments, read_run, run_line_numbers
 from ..judgments.gains import NegativePolicy
 from ..judgments.unjudged import UnjudgedPolicy
 from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
@@ -205,6 +205,7 @@ def evaluate_run(
     negative: NegativePolicy = "clip",
     unjudged: UnjudgedPolicy = "zero",
     mapper: ItemMapper | None = None,
+    encoding: str | None = None,
 ) -> SingleEvaluation:
     """Evaluate a run against qrels in one call, with trec_eval's defaults.
 
@@ -241,6 +242,9 @@ def evaluate_run(
         (:mod:`sessionval.judgments.gains`, :mod:`sessionval.judgments.unjudged`).
     mapper
         Where the measures run (one task each; e.g. a Dask engine); default here.
+    encoding
+        Text encoding of a run or qrels given as a file (default UTF-8; a
+        byte-order mark wins; gzip is read).
 
     Returns
     -------
@@ -274,8 +278,62 @@ def evaluate_run(
     """
     ms = [measures] if isinstance(measures, str | Measure) else list(measures)
     parse_measures(ms)  # a bad name fails before any data is read
-    judged = _qrels(qrels)
-    table = _run_table(run)
+    judged = _qrels(qrels, encoding)
+    table = _run_table(run, encoding)
+    try:
+        lists = _lists(table, judged, ties, complete, negative, unjudged)
+    except SessionvalError as exc:
+        if not _is_path(run) or isinstance(exc, MeasureSpecError):
+            raise
+        source = judged.source if isinstance(judged, _QrelsTable | JudgmentFrame) else None
+        raise _located(exc, Path(run), table, encoding, source) from None  # type: ignore[arg-type]
+    return evaluate_lists(lists, ms, empty=empty, mapper=mapper)
+
+
+def _located(
+    exc: SessionvalError,
+    run: Path,
+    table: pd.DataFrame,
+    encoding: str | None,
+    qrels: str | None,
+) -> SessionvalError:
+    """``exc`` about the run read from ``run``, with the file and, for repeats, every line."""
+    dup = table.duplicated(["query_id", "doc_id"], keep=False).to_numpy()
+    if not dup.any():
+        text = str(exc)  # a message naming the qrels file is about the qrels: left as it is
+        named = str(run) in text or (qrels is not None and qrels in text)
+        return type(exc)(text if named else f"{run}: {text}")
+    lines = run_line_numbers(run, encoding=encoding)
+    rows = np.flatnonzero(dup)
+    keys = pd.DataFrame(
+        {
+            "q": table["query_id"].to_numpy()[rows],
+            "d": table["doc_id"].to_numpy()[rows],
+            "line": lines[rows],
+        }
+    )
+    groups = keys.groupby(["q", "d"], sort=False, observed=True)["line"].agg(list)
+    limit = 50
+    msgs = [
+        f"  {run}:{at[1]}: document {d!r} appears again for query {q!r} "
+        f"(lines {', '.join(map(str, at))}); a document may appear once per ranked list"
+        for (q, d), at in zip(groups.index.tolist()[:limit], groups.tolist()[:limit], strict=True)
+    ]
+    more = f" (the first {limit} are listed)" if len(groups) > limit else ""
+    return InputFormatError(
+        f"{run}: {len(groups)} repeated document(s) in the run{more}:\n" + "\n".join(msgs)
+    )
+
+
+def _lists(
+    table: pd.DataFrame,
+    judged: JudgmentFrame | _QrelsTable,
+    ties: TieBreak,
+    complete: bool,
+    negative: NegativePolicy,
+    unjudged: UnjudgedPolicy,
+) -> RankedLists:
+    """The ranked lists of the run table against the judgments (the table road first)."""
     missing: Literal["skip", "empty"] = "empty" if complete else "skip"
     lists = None
     if isinstance(judged, _QrelsTable):
@@ -291,7 +349,7 @@ def evaluate_run(
         )
     if lists is None:  # unreachable: a table road that fails becomes judgments
         raise InputFormatError("qrels: could not be read")
-    return evaluate_lists(lists, ms, empty=empty, mapper=mapper)
+    return lists
 
 
 def _is_path(x: object) -> bool:
@@ -331,10 +389,10 @@ def _pick(df: pd.DataFrame, names: Sequence[str], what: str, meaning: str) -> st
     )
 
 
-def _run_table(run: RunInput) -> pd.DataFrame:
+def _run_table(run: RunInput, encoding: str | None = None) -> pd.DataFrame:
     """The run as ``query_id, doc_id, score`` columns (ids as given: str or categorical)."""
     if _is_path(run):
-        return read_run(_existing(run, "run"))  # type: ignore[arg-type]
+        return read_run(_existing(run, "run"), encoding=encoding)  # type: ignore[arg-type]
     if isinstance(run, Mapping):
         rows = [(str(q), str(d), float(s)) for q, docs in run.items() for d, s in docs.items()]
         return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
@@ -363,6 +421,14 @@ class _QrelsTable:
             i = int(np.flatnonzero(bad)[0])
             raise JudgmentError(
                 f"{source}: row {i}: {g} must be an integer grade, got {str(table[g].iloc[i])!r}"
+            )
+        lo, hi = GRADE_RANGE
+        wide = (raw < lo) | (raw > hi)  # checked before the int16 cast of judgments()
+        if wide.any():
+            i = int(np.flatnonzero(wide)[0])
+            raise JudgmentError(
+                f"{source}: row {i}: {g} must be an integer from {lo} to {hi} (grades are "
+                f"stored as 16-bit integers), got {str(table[g].iloc[i])!r}"
             )
         out = pd.DataFrame({"query_id": table[q], "doc_id": table[d], "grade": raw}, copy=False)
         return cls(out, source)
@@ -399,11 +465,11 @@ class _QrelsTable:
         return JudgmentFrame(frame, scale, source)
 
 
-def _qrels(qrels: QrelsInput) -> JudgmentFrame | _QrelsTable:
+def _qrels(qrels: QrelsInput, encoding: str | None = None) -> JudgmentFrame | _QrelsTable:
     if isinstance(qrels, JudgmentFrame):
         return qrels
     if _is_path(qrels):
-        return read_judgments(_existing(qrels, "qrels"))  # type: ignore[arg-type]
+        return read_judgments(_existing(qrels, "qrels"), encoding=encoding)  # type: ignore[arg-type]
     if isinstance(qrels, Mapping):
         rows = [(str(q), str(d), g) for q, docs in qrels.items() for d, g in docs.items()]
         table = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])

@@ -30,6 +30,7 @@ from .toolkit import is_flat_input, is_jsonl_input, read_flat_study, read_study
 from .trec_session import is_trec_session_input, load_trec_session
 
 __all__ = [
+    "ENCODING_OPTION",
     "FORMATS",
     "FormatOption",
     "InputFormat",
@@ -106,11 +107,12 @@ class InputFormat:
 _HEADER = FormatOption(
     "header", "--header", "study.json when it is not beside the sessions.", kind="file"
 )
-_ENCODING = FormatOption(
+#: ``--encoding``: the one declaration of the option, for every reader of text files
+ENCODING_OPTION: Final = FormatOption(
     "encoding",
     "--encoding",
-    "text encoding of the input files (default: utf-8; a byte-order mark wins), "
-    "e.g. latin-1, cp1252, utf-16.",
+    "text encoding of the input files and of --qrels (default utf-8; a byte-order mark "
+    "wins; gzip is read whatever the name).",
 )
 _MAX_RANK = FormatOption(
     "max_rank", "--max-rank", "read only results down to this rank.", kind="int", low=1, cli=False
@@ -125,7 +127,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
             read_study,
             is_jsonl_input,
             "sessions.jsonl in a folder, or a *.jsonl file",
-            (_HEADER, _MAX_RANK),
+            (_HEADER, _MAX_RANK, ENCODING_OPTION),
         ),
         InputFormat(
             "flat",
@@ -141,7 +143,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
                 ),
                 _HEADER,
                 _MAX_RANK,
-                _ENCODING,
+                ENCODING_OPTION,
             ),
         ),
         InputFormat(
@@ -184,7 +186,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
             read_lab_tables,
             is_lab_tables_input,
             "session and results tables in a folder",
-            (_ENCODING,),
+            (ENCODING_OPTION,),
             qrels_key="session",
         ),
         InputFormat(

@@ -20,6 +20,7 @@ from ..errors import ParseError
 from ..frame import JudgmentFrame, SessionFrame
 from ..models.judgments import GradeScale
 from ..models.study import Study, System, Topic, User
+from .text import read_input_text
 
 __all__ = [
     "read_study_header",
@@ -27,8 +28,10 @@ __all__ = [
 ]
 
 
-def read_study_header(path: str | os.PathLike[str]) -> Study:
+def read_study_header(path: str | os.PathLike[str], *, encoding: str | None = None) -> Study:
     """Read ``study.json`` (a :class:`~sessionval.models.Study` without sessions).
+
+    ``encoding`` is the file's text encoding (default UTF-8; a byte-order mark wins).
 
     Raises
     ------
@@ -37,10 +40,7 @@ def read_study_header(path: str | os.PathLike[str]) -> Study:
         message lists each field path with what was wrong.
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ParseError(f"{p}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    text = read_input_text(p, encoding)
     if not text.strip():
         raise ParseError(f"{p}: file is empty (expected a JSON study header)")
     try:

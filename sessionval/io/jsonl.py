@@ -25,6 +25,7 @@ from ..models.judgments import GradeScale
 from ..models.session import Session
 from ..problems import LoadReport, Mode, Problem
 from ..validate.flat import frame_from_flat
+from .text import read_input_text
 
 __all__ = [
     "iter_sessions",
@@ -40,6 +41,15 @@ _MODEL_FIELD: Final = {
     "query_text": "text",
     "query_time": "time",
 }
+
+#: deepest nesting of arrays and objects a JSON line may have (a session needs 4)
+MAX_DEPTH: Final = 64
+INT64_MIN: Final = -(2**63)
+INT64_MAX: Final = 2**63 - 1
+# a JSON string (escapes included), blanked out before brackets are counted
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+# 19 digits in a row: the only lines that may hold an integer outside int64
+_LONG_DIGITS = re.compile(r"\d{19}")
 
 _INNER_PATH = re.compile(r"^((?:results|queries)\[\d+\]\.\w+): (.*)$", re.DOTALL)
 
@@ -69,30 +79,73 @@ def _problems_from_validation(
     return probs
 
 
-def _read_lines(path: Path) -> Iterator[tuple[int, str]]:
-    if not path.exists():
-        raise ParseError(f"{path}: no such file")
-    data = path.read_bytes()
-    if not data.strip():
+def _read_lines(path: Path, encoding: str | None = None) -> Iterator[tuple[int, str]]:
+    r"""``(line number, line)`` of each non-blank line; lines end at ``\n`` (or ``\r\n``) only.
+
+    U+2028, U+2029, U+0085, vertical tab and form feed are legal inside JSON strings
+    (and the toolkit's own writers emit them), so they never end a line, unlike
+    :meth:`str.splitlines`.
+    """
+    text = read_input_text(path, encoding)
+    if not text.strip():
         raise ParseError(f"{path}: file is empty (expected one JSON session per line)")
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ParseError(
-            f"{path}:{line}: not valid UTF-8 "
-            f"(byte {exc.start}: {data[exc.start : exc.start + 1]!r});"
-            " JSON-lines logs must be UTF-8"
-        ) from exc
-    for i, row in enumerate(text.splitlines(), start=1):
+    for i, row in enumerate(text.split("\n"), start=1):
         if row.strip():
-            yield i, row
+            yield i, row.removesuffix("\r")
+
+
+def _nesting(line: str) -> tuple[int, int]:
+    """Deepest nesting of ``[``/``{`` in a JSON line outside strings, and the column it is reached.
+
+    Vectorised (one regular expression and a NumPy cumulative sum); called only for
+    lines with more than :data:`MAX_DEPTH` brackets in all.
+    """
+    bare = _STRINGS.sub(lambda m: "_" * len(m.group()), line)  # keep columns
+    codes = np.frombuffer(bare.encode("utf-32-le"), dtype=np.uint32)
+    step = (
+        (codes == ord("[")).astype(np.int64)
+        + (codes == ord("{"))
+        - (codes == ord("]"))
+        - (codes == ord("}"))
+    )
+    depth = np.cumsum(step)
+    at = int(np.argmax(depth)) if depth.size else 0
+    return (int(depth[at]) if depth.size else 0), at + 1
+
+
+def _too_deep(line: str) -> str | None:
+    """A message when the line nests deeper than :data:`MAX_DEPTH` (checked before parsing)."""
+    if line.count("[") + line.count("{") <= MAX_DEPTH:
+        return None  # cannot be deeper: no scan needed
+    depth, col = _nesting(line)
+    if depth <= MAX_DEPTH:
+        return None
+    return (
+        f"JSON nested {depth} levels deep (column {col}); at most {MAX_DEPTH} levels are "
+        "allowed (a session with results needs 5)"
+    )
+
+
+def _big_ints(obj: Any, path: str = "") -> Iterator[tuple[str, int]]:
+    """``(field path, value)`` of every integer outside int64 in a parsed JSON value."""
+    if isinstance(obj, bool):
+        return
+    if isinstance(obj, int):
+        if not INT64_MIN <= obj <= INT64_MAX:
+            yield path, obj
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _big_ints(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _big_ints(v, f"{path}[{i}]")
 
 
 def iter_sessions(
-    path: str | os.PathLike[str], *, report: LoadReport | None = None
+    path: str | os.PathLike[str],
+    *,
+    report: LoadReport | None = None,
+    encoding: str | None = None,
 ) -> Iterator[tuple[int, Session]]:
     """Yield ``(line number, Session)`` for each valid line; record problems in ``report``.
 
@@ -105,17 +158,35 @@ def iter_sessions(
         The ``.jsonl`` file.
     report
         Collects counts and problems; a fresh one is used when ``None``.
+    encoding
+        Text encoding (default UTF-8; a byte-order mark wins; gzip is read).
     """
     p = Path(path)
     rep = report if report is not None else LoadReport(source=str(p))
     seen: dict[str, int] = {}
-    for lineno, line in _read_lines(p):
+    for lineno, line in _read_lines(p, encoding):
         rep.records_read += 1
+        deep = _too_deep(line)
+        if deep is not None:
+            rep.problems.append(Problem(str(p), f"line {lineno}", "", deep))
+            rep.sessions_rejected += 1
+            continue
         try:
             obj: Any = json.loads(line)
+        except RecursionError:  # unreachable below MAX_DEPTH; kept as a guard
+            rep.problems.append(
+                Problem(str(p), f"line {lineno}", "", f"JSON nested too deeply (> {MAX_DEPTH})")
+            )
+            rep.sessions_rejected += 1
+            continue
         except json.JSONDecodeError as exc:
             truncated = exc.pos >= len(line.rstrip()) - 1 or exc.msg.startswith("Unterminated")
             hint = "; the line looks truncated" if truncated else ""
+            if "\r" in line:  # CR-only line ends: several sessions on one "line"
+                hint = (
+                    "; the line holds a carriage return (\\r): JSON-lines lines end with \\n "
+                    "(or \\r\\n), not with \\r alone; convert the line endings"
+                )
             rep.problems.append(
                 Problem(
                     str(p),
@@ -136,6 +207,21 @@ def iter_sessions(
                     "must be a JSON object (one session per line)",
                     type(obj).__name__,
                 )
+            )
+            rep.sessions_rejected += 1
+            continue
+        big = list(_big_ints(obj)) if _LONG_DIGITS.search(line) else []
+        if big:
+            rep.problems.extend(
+                Problem(
+                    str(p),
+                    f"line {lineno}",
+                    field,
+                    f"integer out of range: integers must be from {INT64_MIN} to {INT64_MAX}",
+                    str(value),  # JSON integers have one spelling: this is the text in the file
+                    record,
+                )
+                for field, value in big
             )
             rep.sessions_rejected += 1
             continue
@@ -263,6 +349,7 @@ def load_jsonl(
     user_grade_scale: GradeScale | None = None,
     progress: Callable[[str], None] | None = None,
     raise_problems: bool = True,
+    encoding: str | None = None,
 ) -> tuple[SessionFrame, LoadReport]:
     """Load a JSON-lines session log into a validated :class:`SessionFrame`.
 
@@ -283,6 +370,8 @@ def load_jsonl(
         ``False``: strict mode returns the sessions without problems and a report
         listing every problem, for a caller that raises them with its own (see
         :func:`frame_from_flat`).
+    encoding
+        Text encoding (default UTF-8; a byte-order mark wins; gzip is read).
 
     Returns
     -------
@@ -293,7 +382,7 @@ def load_jsonl(
     report = LoadReport(source=str(p))
     accepted: list[Session] = []
     lines: list[int] = []
-    for lineno, session in iter_sessions(p, report=report):
+    for lineno, session in iter_sessions(p, report=report, encoding=encoding):
         accepted.append(session)
         lines.append(lineno)
     accepted, lines = _reject_repeated_ids(accepted, lines, report)

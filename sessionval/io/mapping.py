@@ -256,7 +256,8 @@ def load_mapped_table(
     progress
         Called with each loading phase's name (:data:`sessionval.validate.flat.LOAD_PHASES`).
     encoding
-        Text encoding of a CSV/TSV table (default UTF-8; a byte-order mark overrides it).
+        Text encoding of a CSV/TSV table and of the qrels file (default UTF-8; a
+        byte-order mark wins).
 
     Returns
     -------
@@ -285,7 +286,11 @@ def load_mapped_table(
     )
     if "qrels_id" in flat.columns:
         frame = apply_flat_qrels_id(frame, flat)
-    judgments = read_judgments(qrels) if qrels is not None else None
+    judgments = (
+        read_judgments(qrels, encoding=encoding, max_problems=max_problems)
+        if qrels is not None
+        else None
+    )
     return LoadedStudy(
         study=study_header(frame, judgments=judgments, name=Path(name).stem),
         frame=frame,

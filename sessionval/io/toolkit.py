@@ -109,6 +109,7 @@ def load_sessions(
             user_grade_scale=scale,
             progress=progress,
             raise_problems=raise_problems,
+            encoding=encoding,
         )
     # Parquet is read column by column (a million sessions never sit in one wide table)
     if _is_parquet(p):
@@ -133,13 +134,24 @@ def load_sessions(
     )
 
 
-def load_judgments(path: str | os.PathLike[str], *, study: Study | None = None) -> JudgmentFrame:
+def load_judgments(
+    path: str | os.PathLike[str],
+    *,
+    study: Study | None = None,
+    encoding: str | None = None,
+    max_problems: int = 50,
+) -> JudgmentFrame:
     """Read reference judgments: TREC qrels (``topic iter doc grade``) or CSV/TSV.
 
     The CSV form has columns ``topic_id, doc_id, grade[, assessor]``.  Grades must
     be integers on the study's grade scale (when a study header gives one).
     """
-    return read_judgments(path, scale=study.grade_scale if study is not None else None)
+    return read_judgments(
+        path,
+        scale=study.grade_scale if study is not None else None,
+        encoding=encoding,
+        max_problems=max_problems,
+    )
 
 
 def _locate_sessions(root: Path) -> Path:
@@ -164,7 +176,8 @@ def read_study(
 
     ``path`` is a folder with ``sessions.jsonl`` (or ``.parquet``/``.csv``) and
     optionally ``study.json``, or one session file; ``header`` a ``study.json``
-    elsewhere.  The other parameters are those of
+    elsewhere; ``encoding`` the text encoding of the JSON-lines log, ``study.json``
+    and the qrels.  The other parameters are those of
     :func:`sessionval.io.study.load_study`.
 
     Returns
@@ -179,7 +192,7 @@ def read_study(
     root = p if p.is_dir() else p.parent
     sessions_path = _locate_sessions(p) if p.is_dir() else p
     header_path = Path(header) if header is not None else root / "study.json"
-    study = read_study_header(header_path) if header_path.exists() else None
+    study = read_study_header(header_path, encoding=encoding) if header_path.exists() else None
     frame, report = load_sessions(
         sessions_path,
         mode=mode,
@@ -190,7 +203,11 @@ def read_study(
         encoding=encoding,
         raise_problems=False,  # strict: raised below with the study-level problems
     )
-    judgments = load_judgments(qrels, study=study) if qrels is not None else None
+    judgments = (
+        load_judgments(qrels, study=study, encoding=encoding, max_problems=max_problems)
+        if qrels is not None
+        else None
+    )
     if study is None:
         scale = judgments.scale if judgments is not None else None
         study = Study(name=root.name, **({"grade_scale": scale} if scale is not None else {}))

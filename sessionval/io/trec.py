@@ -1,4 +1,4 @@
-"""TREC qrels and runs, and CSV judgments, read with pandas' C parser (no loop per line).
+r"""TREC qrels and runs, and CSV judgments, read with pandas' C parser (no loop per line).
 
 * :func:`read_qrels` — ``topic iteration doc grade`` -> :class:`JudgmentFrame`.
 * :func:`read_judgments_csv` — CSV/TSV with ``topic_id, doc_id, grade[, assessor]``.
@@ -6,132 +6,303 @@
 * :func:`read_run` — ``qid Q0 doc rank score tag`` -> DataFrame ``query_id``, ``doc_id``
   (categorical), ``rank`` (int64), ``score`` (float64), ``tag`` (categorical).
 
+The whitespace-separated files follow one rule: a line ends at ``\n``, ``\r\n`` or
+``\r``; fields are separated by runs of spaces and tabs; a line of only spaces and
+tabs is blank and skipped; every other character (a ``"``, a vertical tab, a
+no-break space) is data.  A line with more or fewer fields than the format has is an
+error, as is an integer outside its storage type (grades are 16-bit) or off the
+grade scale.  Every problem is collected, up to ``max_problems``, and raised in one
+error naming the file, the line, the field and the value as written.  Files may be
+gzip-compressed and in any encoding (:mod:`sessionval.io.text`).
+
 A document judged twice for the same topic with the same grade is kept once; with
 different grades it is an error naming the topic, document and lines.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import os
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from ..errors import JudgmentError, ParseError
 from ..frame import JudgmentFrame
 from ..models.judgments import GradeScale
-from .flat import read_csv_table
+from ..problems import Problem
+from .text import check_encoding, decode_text, open_input_binary, read_input_bytes
 
 __all__ = [
+    "GRADE_RANGE",
     "read_judgments",
     "read_judgments_csv",
     "read_qrels",
     "read_run",
+    "run_line_numbers",
 ]
 
+#: grades are stored as 16-bit integers: the values a grade may take
+GRADE_RANGE: Final = (-32768, 32767)
+#: ranks are stored as int64 but compared as float64: integers exactly representable
+_RANK_RANGE: Final = (-(2**53), 2**53)
+_QRELS_FIELDS: Final = ("topic", "iteration", "doc", "grade")
+_RUN_FIELDS: Final = ("qid", "q0", "doc", "rank", "score", "tag")
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_FIELD_SEP = re.compile(r"[ \t]+")
+_SHOWN = 80  # characters of a line quoted in a message
 
-def _line_numbers(path: Path) -> np.ndarray:
-    """1-based line number of every non-blank line (pandas skips blank lines)."""
-    with path.open("rb") as fh:
-        return np.asarray([i + 1 for i, ln in enumerate(fh) if ln.strip()], dtype=np.int64)
+
+class _Problems:
+    """Problems of one file, collected in file order up to a limit, raised together."""
+
+    def __init__(self, source: str, limit: int) -> None:
+        self.source = source
+        self.limit = max(int(limit), 1)
+        self.found: list[tuple[int, Problem, bool]] = []  # (line, problem, judgment kind)
+        self.uncounted = 0  # problems found beyond the limit of their kind, not kept
+
+    def first(self, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.intp]:
+        """Rows of ``mask`` to report: the first ``limit`` (the rest are only counted)."""
+        rows = np.flatnonzero(mask)
+        self.uncounted += max(rows.size - self.limit, 0)
+        return rows[: self.limit]
+
+    def add(
+        self, line: int, field: str, message: str, value: str = "", *, judgment: bool = False
+    ) -> None:
+        self.found.append(
+            (line, Problem(self.source, f"line {line}", field, message, value), judgment)
+        )
+
+    def raise_if_any(self, what: str) -> None:
+        """Raise one error listing every problem (JudgmentError when all are about grades)."""
+        if not self.found:
+            return
+        ordered = sorted(self.found, key=lambda t: t[0])
+        shown = ordered[: self.limit]
+        n = len(ordered) + self.uncounted
+        more = f" (the first {self.limit} are listed)" if n > self.limit else ""
+        head = f"{self.source}: {n} problem{'s' if n != 1 else ''} in the {what} file{more}:"
+        text = str(shown[0][1]) if n == 1 else "\n".join([head, *(f"  {p}" for _, p, _ in shown)])
+        if all(j for _, _, j in ordered):
+            raise JudgmentError(text)
+        raise ParseError(text)
 
 
-def _read_ws(path: Path, names: list[str], what: str) -> pd.DataFrame:
-    if not path.exists():
-        raise ParseError(f"{path}: no such file")
+def _utf8_bytes(path: Path, encoding: str | None) -> bytes:
+    """The file as UTF-8 bytes without BOM (ASCII read as UTF-8: the bytes as read)."""
+    data = read_input_bytes(path)
+    codec = check_encoding(encoding)
+    if codec == "utf-8" and data.isascii():
+        return data  # no decoding or copy: the 20M-line path stays one pass of the C parser
+    return decode_text(data, path, encoding).encode("utf-8")
+
+
+def _shown(line: str) -> str:
+    return repr(line if len(line) <= _SHOWN else line[:_SHOWN] + "...")
+
+
+def _numbered_lines(data: bytes) -> list[tuple[int, str]]:
+    """``(line number, text)`` of every non-blank line, by the module's line rule (error path)."""
+    text = data.decode("utf-8")
+    return [(i, ln) for i, ln in enumerate(_LINE_END.split(text), start=1) if ln.strip(" \t")]
+
+
+def _read_ws(
+    path: Path, names: Sequence[str], what: str, encoding: str | None, problems: _Problems
+) -> tuple[pd.DataFrame, npt.NDArray[np.int64] | None]:
+    """The fields of a whitespace-separated file, and each row's line (``None``: not needed yet).
+
+    The C parser reads the file in one pass; only when it finds lines of the wrong
+    length is the file split line by line, to report every such line and keep the
+    well-formed ones (their problems are reported too, in the same pass).
+    """
+    data = _utf8_bytes(path, encoding)
+    n = len(names)
+    df = _c_parse(data)
+    if df is not None and df.shape[1] == n and not (df[n - 1] == "").any():
+        df.columns = list(names)
+        if len(df) == 0:
+            raise ParseError(f"{path}: file is empty (expected {what} lines)")
+        return df, None
+    # slow path: per-line diagnosis of a file whose lines do not all have n fields
+    good: list[str] = []
+    line_of: list[int] = []
+    reported = 0
+    for lineno, line in _numbered_lines(data):
+        k = len(_FIELD_SEP.split(line.strip(" \t")))
+        if k == n:
+            good.append(line)
+            line_of.append(lineno)
+        elif reported < problems.limit:
+            reported += 1
+            problems.add(
+                lineno,
+                "",
+                f"{what} line has {k} field{'s' if k != 1 else ''}, "
+                f"expected {n} separated by spaces or tabs ({' '.join(names)})",
+                _shown(line),
+            )
+        else:
+            problems.uncounted += 1
+    if not good and not problems.found:
+        raise ParseError(f"{path}: file is empty (expected {what} lines)")
+    if not good:
+        return pd.DataFrame({c: pd.Series([], dtype=str) for c in names}), np.zeros(0, np.int64)
+    kept = _c_parse("\n".join(good).encode("utf-8"))
+    if kept is None or kept.shape != (len(good), n):  # same rule: not expected, kept simple
+        kept = pd.DataFrame([_FIELD_SEP.split(ln.strip(" \t")) for ln in good], dtype=str)
+    kept.columns = list(names)
+    return kept, np.asarray(line_of, dtype=np.int64)
+
+
+def _c_parse(data: bytes) -> pd.DataFrame | None:
+    """Each non-blank line's fields by pandas' C parser (``None``: a line longer than the first)."""
     try:
-        df = pd.read_csv(
-            path,
-            sep=r"\s+",
+        return pd.read_csv(
+            io.BytesIO(data),
+            sep=r"\s+",  # the C parser's whitespace: space and tab only
             header=None,
-            names=names,
             dtype=str,
             engine="c",
             skip_blank_lines=True,
             keep_default_na=False,
+            quoting=csv.QUOTE_NONE,  # a " is data, not a quote swallowing the next lines
         )
-    except pd.errors.ParserError as exc:
-        raise ParseError(
-            f"{path}: {what} lines must have {len(names)} whitespace-separated fields "
-            f"({' '.join(names)}): {exc}"
-        ) from None
     except pd.errors.EmptyDataError:
-        raise ParseError(f"{path}: file is empty (expected {what} lines)") from None
-    if len(df) == 0:
-        raise ParseError(f"{path}: file is empty (expected {what} lines)")
-    short = (df[names[-1]] == "").to_numpy() | df[names[-1]].isna().to_numpy()
-    if short.any():
-        i = int(np.flatnonzero(short)[0])
-        line = int(_line_numbers(path)[i])
-        raise ParseError(
-            f"{path}:{line}: {what} line must have {len(names)} whitespace-separated fields "
-            f"({' '.join(names)})"
-        )
-    return df
+        return pd.DataFrame(columns=range(1), dtype=str).iloc[:0]
+    except pd.errors.ParserError:
+        return None
 
 
-def _numeric(df: pd.DataFrame, col: str, path: Path, *, integer: bool) -> np.ndarray:
-    vals = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=np.float64)
-    bad = np.isnan(vals) | (np.floor(vals) != vals if integer else np.zeros(len(vals), bool))
+def _lines(path: Path, encoding: str | None, line_of: npt.NDArray[np.int64] | None) -> np.ndarray:
+    """Each row's line number: the one the slow path recorded, else counted now (error path)."""
+    if line_of is not None:
+        return line_of
+    return np.asarray([i for i, _ in _numbered_lines(_utf8_bytes(path, encoding))], np.int64)
+
+
+def _integers(
+    col: pd.Series,
+    name: str,
+    bounds: tuple[int, int],
+    storage: str,
+    problems: _Problems,
+    line_at: Callable[[], np.ndarray],
+    *,
+    judgment: bool = False,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+    """Parse integers; flag non-integers and values outside ``bounds`` (checked before any cast).
+
+    Returns the values (float64, exact within ``bounds``) and the mask of bad rows.
+    """
+    vals = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        not_int = ~np.isfinite(vals) | (np.floor(vals) != vals)
+        out = ~not_int & ((vals < bounds[0]) | (vals > bounds[1]))
+    bad = not_int | out
     if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        line = int(_line_numbers(path)[i]) if path.exists() else i + 1
-        kind = "an integer" if integer else "a number"
-        raise ParseError(f"{path}:{line}: {col} must be {kind}, got {df[col].iloc[i]!r}")
-    return vals
+        lines = line_at()
+        raw = col.to_numpy()
+        for i in problems.first(not_int):
+            problems.add(int(lines[i]), name, "must be an integer", repr(str(raw[i])))
+        for i in problems.first(out):
+            problems.add(
+                int(lines[i]),
+                name,
+                f"must be an integer from {bounds[0]} to {bounds[1]} ({storage})",
+                repr(str(raw[i])),
+                judgment=judgment,
+            )
+    return vals, bad
 
 
 def _judgment_frame(
     topic: pd.Series,
     doc: pd.Series,
-    grade: np.ndarray,
+    grade_text: pd.Series,
     assessor: pd.Series | None,
     *,
     path: Path,
+    what: str,
     scale: GradeScale | None,
-    line_of: np.ndarray | None,
+    problems: _Problems,
+    line_at: Callable[[], np.ndarray],
 ) -> JudgmentFrame:
-    g = grade.astype(np.int64)
+    vals, bad = _integers(
+        grade_text,
+        "grade",
+        GRADE_RANGE,
+        "grades are stored as 16-bit integers",
+        problems,
+        line_at,
+        judgment=True,
+    )
     if scale is not None:
-        off = ~np.isin(g, np.asarray(scale.grades))
+        allowed = np.asarray(scale.grades, dtype=np.float64)
+        off = ~bad & ~np.isin(vals, allowed)
         if off.any():
-            i = int(np.flatnonzero(off)[0])
-            where = f"{path}:{int(line_of[i])}" if line_of is not None else f"{path}: row {i}"
-            raise JudgmentError(
-                f"{where}: grade {g[i]} is not on the scale {scale.name!r} "
-                f"(allowed: {', '.join(map(str, scale.grades))})"
-            )
+            lines, raw = line_at(), grade_text.to_numpy()
+            for i in problems.first(off):
+                problems.add(
+                    int(lines[i]),
+                    "grade",
+                    f"not on the scale {scale.name!r} "
+                    f"(allowed: {', '.join(map(str, scale.grades))})",
+                    repr(str(raw[i])),
+                    judgment=True,
+                )
+            bad = bad | off
+    keep_rows = ~bad
+    # every grade left is an integer within int16: the cast changes no value
     t = pd.DataFrame(
         {
-            "topic_id": topic.astype(str).to_numpy(),
-            "doc_id": doc.astype(str).to_numpy(),
-            "grade": g,
+            "topic_id": topic.astype(str).to_numpy()[keep_rows],
+            "doc_id": doc.astype(str).to_numpy()[keep_rows],
+            "grade": vals[keep_rows].astype(np.int16),
         }
     )
+    row_index = np.flatnonzero(keep_rows)
+    if assessor is not None:
+        assessor = assessor[keep_rows]
     dup = t.duplicated(["topic_id", "doc_id"], keep=False).to_numpy()
     if dup.any():
         d = t[dup]
         n_grades = d.groupby(["topic_id", "doc_id"], sort=False)["grade"].nunique()
         conflict = n_grades[n_grades > 1]
         if len(conflict):
-            top, doc_id = conflict.index[0]
-            rows = np.flatnonzero(((t["topic_id"] == top) & (t["doc_id"] == doc_id)).to_numpy())
-            lines = [int(line_of[r]) for r in rows] if line_of is not None else rows.tolist()
-            raise JudgmentError(
-                f"{path}: document {doc_id!r} is judged more than once for topic {top!r} "
-                f"with different grades (lines {', '.join(map(str, lines))})"
-            )
+            lines = line_at()
+            pairs = list(conflict.index)
+            problems.uncounted += max(len(pairs) - problems.limit, 0)
+            for top, doc_id in pairs[: problems.limit]:
+                rows = np.flatnonzero(((t["topic_id"] == top) & (t["doc_id"] == doc_id)).to_numpy())
+                at = [int(lines[row_index[r]]) for r in rows]
+                grades = ", ".join(str(int(g)) for g in t["grade"].to_numpy()[rows])
+                problems.add(
+                    at[1],
+                    "grade",
+                    f"document {doc_id!r} is judged more than once for topic {top!r} with "
+                    f"different grades ({grades} on lines {', '.join(map(str, at))})",
+                    judgment=True,
+                )
         keep = ~t.duplicated(["topic_id", "doc_id"], keep="first").to_numpy()
         t = t[keep]
         if assessor is not None:
             assessor = assessor[keep]
+    problems.raise_if_any(what)
     t = t.reset_index(drop=True)
     table = pd.DataFrame(
         {
             "topic_id": pd.Categorical(t["topic_id"].to_numpy()),
             "doc_id": pd.Categorical(t["doc_id"].to_numpy()),
-            "grade": t["grade"].to_numpy().astype(np.int16),
+            "grade": t["grade"].to_numpy(),
             "assessor": pd.Categorical(
                 assessor.astype(str).to_numpy() if assessor is not None else [""] * len(t)
             ),
@@ -145,15 +316,39 @@ def _judgment_frame(
     return JudgmentFrame(table, sc, str(path))
 
 
-def read_qrels(path: str | os.PathLike[str], *, scale: GradeScale | None = None) -> JudgmentFrame:
+def _lazy_lines(
+    path: Path, encoding: str | None, line_of: npt.NDArray[np.int64] | None
+) -> Callable[[], np.ndarray]:
+    """A function giving each row's line number, computed at most once and only when asked."""
+    cache: list[np.ndarray] = []
+
+    def at() -> np.ndarray:
+        if not cache:
+            cache.append(_lines(path, encoding, line_of))
+        return cache[0]
+
+    return at
+
+
+def read_qrels(
+    path: str | os.PathLike[str],
+    *,
+    scale: GradeScale | None = None,
+    encoding: str | None = None,
+    max_problems: int = 50,
+) -> JudgmentFrame:
     """Read TREC qrels (``topic iteration doc grade``, whitespace-separated).
 
     Parameters
     ----------
     path
-        The qrels file.
+        The qrels file (plain or gzip-compressed).
     scale
         Grade scale the grades must be on (default: the grades observed).
+    encoding
+        Text encoding (default UTF-8; a byte-order mark wins).
+    max_problems
+        Problems listed in the error at most.
 
     Returns
     -------
@@ -162,14 +357,26 @@ def read_qrels(path: str | os.PathLike[str], *, scale: GradeScale | None = None)
     Raises
     ------
     ParseError
-        Wrong number of fields or a non-integer grade (with the line number).
+        Undecodable bytes, lines with the wrong number of fields, grades that are not
+        integers: every problem, each with its line and the value as written.
     JudgmentError
-        A grade off ``scale``, or a (topic, doc) judged twice with different grades.
+        When every problem is about grades: off ``scale`` or outside 16 bits, or a
+        (topic, doc) judged twice with different grades.
     """
     p = Path(path)
-    df = _read_ws(p, ["topic", "iteration", "doc", "grade"], "qrels")
-    g = _numeric(df, "grade", p, integer=True)
-    return _judgment_frame(df["topic"], df["doc"], g, None, path=p, scale=scale, line_of=None)
+    problems = _Problems(str(p), max_problems)
+    df, line_of = _read_ws(p, _QRELS_FIELDS, "qrels", encoding, problems)
+    return _judgment_frame(
+        df["topic"],
+        df["doc"],
+        df["grade"],
+        None,
+        path=p,
+        what="qrels",
+        scale=scale,
+        problems=problems,
+        line_at=_lazy_lines(p, encoding, line_of),
+    )
 
 
 def read_judgments_csv(
@@ -177,17 +384,20 @@ def read_judgments_csv(
     *,
     scale: GradeScale | None = None,
     encoding: str | None = None,
+    max_problems: int = 50,
 ) -> JudgmentFrame:
     """Read judgments from CSV/TSV with columns ``topic_id, doc_id, grade[, assessor]``.
 
     Parameters
     ----------
     path
-        ``.csv`` (comma) or ``.tsv`` (tab) file with a header row.
+        ``.csv`` (comma) or ``.tsv`` (tab) file with a header row (plain or gzip).
     scale
         Grade scale the grades must be on.
     encoding
-        Text encoding (default UTF-8; a BOM overrides it; gzip is read).
+        Text encoding (default UTF-8; a byte-order mark wins).
+    max_problems
+        Problems listed in the error at most.
 
     Returns
     -------
@@ -195,29 +405,54 @@ def read_judgments_csv(
     """
     p = Path(path)
     sep = "\t" if ".tsv" in "".join(p.suffixes).lower() else ","
-    df = read_csv_table(p, sep=sep, encoding=encoding, what="judgments table")
-    df = df.fillna("")
+    try:
+        df = pd.read_csv(
+            open_input_binary(p, encoding),
+            sep=sep,
+            dtype=str,
+            keep_default_na=False,
+            skip_blank_lines=False,
+        )
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ParseError(f"{p}: cannot read judgments table: {str(exc).strip()}") from None
     missing = [c for c in ("topic_id", "doc_id", "grade") if c not in df.columns]
     if missing:
         raise ParseError(
             f"{p}: missing column(s) {', '.join(missing)} (found {', '.join(df.columns)}); "
             "judgment tables need topic_id, doc_id, grade[, assessor]"
         )
-    g = _numeric(df, "grade", p, integer=True)
+    problems = _Problems(str(p), max_problems)
     line_of = np.arange(len(df), dtype=np.int64) + 2  # header is line 1
+    for col in ("topic_id", "doc_id"):  # ids lose surrounding whitespace, as in every format
+        df[col] = df[col].str.strip()
+    empty = df == ""
+    blank = empty.all(axis=1).to_numpy().copy()  # a blank line (kept above for the line numbers)
+    for col in ("topic_id", "doc_id", "grade"):
+        absent = empty[col].to_numpy() & ~blank
+        for i in problems.first(absent):
+            problems.add(int(line_of[i]), col, "is empty (or the row has too few fields)")
+        blank |= absent
+    df = df[~blank].reset_index(drop=True)
+    line_of = line_of[~blank]
     return _judgment_frame(
-        df["topic_id"].str.strip(),  # ids lose surrounding whitespace, as in every format
-        df["doc_id"].str.strip(),
-        g,
+        df["topic_id"],
+        df["doc_id"],
+        df["grade"],
         df["assessor"] if "assessor" in df.columns else None,
         path=p,
+        what="judgments",
         scale=scale,
-        line_of=line_of,
+        problems=problems,
+        line_at=lambda: line_of,
     )
 
 
 def read_judgments(
-    path: str | os.PathLike[str], *, scale: GradeScale | None = None
+    path: str | os.PathLike[str],
+    *,
+    scale: GradeScale | None = None,
+    encoding: str | None = None,
+    max_problems: int = 50,
 ) -> JudgmentFrame:
     """Read judgments: a ``.csv``/``.tsv`` table (:func:`read_judgments_csv`), else TREC qrels.
 
@@ -227,20 +462,40 @@ def read_judgments(
         The judgments file.
     scale
         Grade scale the grades must be on (default: the grades observed).
+    encoding
+        Text encoding (default UTF-8; a byte-order mark wins).
+    max_problems
+        Problems listed in the error at most.
     """
     suffixes = "".join(Path(path).suffixes).lower()
     if any(s in suffixes for s in (".csv", ".tsv")):
-        return read_judgments_csv(path, scale=scale)
-    return read_qrels(path, scale=scale)
+        return read_judgments_csv(path, scale=scale, encoding=encoding, max_problems=max_problems)
+    return read_qrels(path, scale=scale, encoding=encoding, max_problems=max_problems)
 
 
-def read_run(path: str | os.PathLike[str]) -> pd.DataFrame:
+def run_line_numbers(
+    path: str | os.PathLike[str], *, encoding: str | None = None
+) -> npt.NDArray[np.int64]:
+    """The 1-based line of each row :func:`read_run` returns for ``path`` (for messages).
+
+    A loop over the lines: call it only to locate a problem.
+    """
+    return _lines(Path(path), encoding, None)
+
+
+def read_run(
+    path: str | os.PathLike[str], *, encoding: str | None = None, max_problems: int = 50
+) -> pd.DataFrame:
     """Read a TREC run (``qid Q0 doc rank score tag``).
 
     Parameters
     ----------
     path
-        The run file.
+        The run file (plain or gzip-compressed).
+    encoding
+        Text encoding (default UTF-8; a byte-order mark wins).
+    max_problems
+        Problems listed in the error at most.
 
     Returns
     -------
@@ -248,17 +503,34 @@ def read_run(path: str | os.PathLike[str]) -> pd.DataFrame:
         ``query_id``, ``doc_id`` (categorical), ``rank`` (int64), ``score`` (float64),
         ``tag`` (categorical), in file order.  Order lists with
         :meth:`sessionval.measures.lists.RankedLists.from_run`.
+
+    Raises
+    ------
+    ParseError
+        Undecodable bytes, lines with the wrong number of fields, a rank that is not
+        an integer or a score that is not a number: every problem, each with its line
+        and the value as written.
     """
     p = Path(path)
-    df = _read_ws(p, ["qid", "q0", "doc", "rank", "score", "tag"], "run")
-    rank = _numeric(df, "rank", p, integer=True)
-    score = _numeric(df, "score", p, integer=False)
-    return pd.DataFrame(
+    problems = _Problems(str(p), max_problems)
+    df, line_of = _read_ws(p, _RUN_FIELDS, "run", encoding, problems)
+    line_at = _lazy_lines(p, encoding, line_of)
+    rank, _ = _integers(df["rank"], "rank", _RANK_RANGE, "exactly representable", problems, line_at)
+    score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    nan = np.isnan(score)
+    if nan.any():
+        lines, raw = line_at(), df["score"].to_numpy()
+        for i in problems.first(nan):
+            problems.add(int(lines[i]), "score", "must be a number", repr(str(raw[i])))
+    problems.raise_if_any("run")
+    out = pd.DataFrame(
         {
             "query_id": pd.Categorical(df["qid"].to_numpy()),
             "doc_id": pd.Categorical(df["doc"].to_numpy()),
-            "rank": rank.astype(np.int64),
+            "rank": rank.astype(np.int64),  # every rank is an integer within ±2**53 here
             "score": score,
             "tag": pd.Categorical(df["tag"].to_numpy()),
         }
     )
+    out.attrs["source"] = str(p)  # for messages of later steps (score_runs)
+    return out

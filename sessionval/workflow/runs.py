@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import InputFormatError
+from ..errors import InputFormatError, JudgmentError
 from ..evaluation.lists import evaluate_lists
 from ..frame import JudgmentFrame
 from ..io.trec import read_run
@@ -49,8 +49,10 @@ def run_name(path: str | os.PathLike[str]) -> str:
     return name[: -len(".run")] if name.endswith(".run") and len(name) > 4 else name
 
 
-def load_runs(paths: Sequence[str | os.PathLike[str]]) -> dict[str, pd.DataFrame]:
-    """Read TREC runs, keyed by :func:`run_name`, in the order given.
+def load_runs(
+    paths: Sequence[str | os.PathLike[str]], *, encoding: str | None = None
+) -> dict[str, pd.DataFrame]:
+    """Read TREC runs, keyed by :func:`run_name`, in the order given (text ``encoding``).
 
     Raises
     ------
@@ -62,7 +64,7 @@ def load_runs(paths: Sequence[str | os.PathLike[str]]) -> dict[str, pd.DataFrame
         name = run_name(p)
         if name in runs:
             raise InputFormatError(f"two runs are named {name!r} ({p}); rename one file")
-        runs[name] = read_run(p)
+        runs[name] = read_run(p, encoding=encoding)
     return runs
 
 
@@ -108,14 +110,22 @@ def score_runs(
     names = [repr(m) for m in ms]
     parts = []
     for name, table in runs.items():
-        lists = RankedLists.from_run(
-            table,
-            judgments,
-            ties=sc.ties,
-            missing="empty" if sc.complete else "skip",
-            negative=sc.negative,
-            unjudged=sc.unjudged,
-        )
+        try:
+            lists = RankedLists.from_run(
+                table,
+                judgments,
+                ties=sc.ties,
+                missing="empty" if sc.complete else "skip",
+                negative=sc.negative,
+                unjudged=sc.unjudged,
+            )
+        except (InputFormatError, JudgmentError) as exc:
+            # name the run's file (read_run records it) unless the message is about the qrels
+            where = str(table.attrs.get("source", f"run {name!r}"))
+            text = str(exc)
+            if where in text or judgments.source in text:
+                raise
+            raise type(exc)(f"{where}: {text}") from None
         pq = evaluate_lists(lists, ms, empty=sc.empty).per_query
         pq = pq[~np.isnan(pq["value"].to_numpy(dtype=np.float64))]
         parts.append(

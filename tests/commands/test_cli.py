@@ -48,7 +48,7 @@ def test_topic_declared_unjudged_is_accepted(study_dir: Path):
 def test_validate_non_numeric_grade(study_dir: Path, capsys):
     (study_dir / "qrels.txt").write_text("A 0 d1 3\nB 0 d9 high\n")
     assert main(["validate", str(study_dir), "--qrels", str(study_dir / "qrels.txt")]) == 2
-    assert "qrels.txt:2: grade must be an integer, got 'high'" in capsys.readouterr().err
+    assert "qrels.txt:2: grade: must be an integer (got 'high')" in capsys.readouterr().err
 
 
 def test_validate_lenient_writes_rejects(
@@ -139,3 +139,22 @@ def test_input_options_come_from_the_registry():
     assert "--max-rank" not in flags  # Python only
     result = CliRunner().invoke(probe, ["--from", "cast", "--depth", "4"])
     assert result.output.strip() == "[('depth', 4), ('fmt', 'cast')]"
+
+
+def test_validate_reads_latin1_logs_and_qrels_with_encoding(study_dir: Path, capsys):
+    """issue 10 F1: non-UTF-8 qrels is a located error (exit 2); --encoding reads it."""
+    q = study_dir / "qrels.txt"
+    text = q.read_text(encoding="utf-8") + "A 0 caf\u00e9 0\n"
+    q.write_bytes(text.encode("latin-1"))
+    assert main(["validate", str(study_dir), "--qrels", str(q)]) == 2
+    err = capsys.readouterr().err
+    assert "qrels.txt:" in err and "b'\\xe9' is not valid utf-8" in err
+    assert main(["validate", str(study_dir), "--qrels", str(q), "--encoding", "latin-1"]) == 0
+
+
+def test_validate_grade_beyond_16_bits_is_an_error(study_dir: Path, capsys):
+    """issue 10 F6: grade 32768 is not stored as -32768."""
+    q = study_dir / "qrels.txt"
+    q.write_text(q.read_text(encoding="utf-8") + "A 0 dz 32768\n", encoding="utf-8")
+    assert main(["validate", str(study_dir), "--qrels", str(q)]) == 2
+    assert "(got '32768')" in capsys.readouterr().err

@@ -54,10 +54,10 @@ def test_read_qrels_and_run(files) -> None:
 def test_reader_errors_give_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_text("1 0 a 2\n\n1 0 b x\n")
-    with pytest.raises(ParseError, match=r"bad.txt:3: grade must be an integer, got 'x'"):
+    with pytest.raises(ParseError, match=r"bad\.txt:3: grade: must be an integer \(got 'x'\)"):
         read_qrels(bad)
     bad.write_text("1 0 a 2\n1 0 b\n")
-    with pytest.raises(ParseError, match=r"bad\.txt:2: qrels line must have 4"):
+    with pytest.raises(ParseError, match=r"bad\.txt:2: qrels line has 3 fields, expected 4"):
         read_qrels(bad)
     bad.write_text("1 0 a 2\n1 0 a 1\n")
     with pytest.raises(JudgmentError, match="judged more than once for topic '1'"):
@@ -150,3 +150,87 @@ def test_measures_command_and_docs_in_sync(capsys) -> None:
     assert docs.read_text(encoding="utf-8").strip() == measures_markdown().strip(), (
         "docs/measures.md is stale: regenerate with `sessionval measures --format markdown`"
     )
+
+
+# issue 10: every reader problem a located error with exit 2, --encoding, all problems at once
+
+
+def test_evaluate_non_utf8_exit_2_and_encoding(tmp_path: Path, capsys) -> None:
+    q = tmp_path / "q.txt"
+    r = tmp_path / "r.run"
+    q.write_bytes("1 0 caf\xe9 1\n".encode("latin-1"))
+    r.write_bytes("1 Q0 caf\xe9 1 1.0 t\n".encode("latin-1"))
+    assert main(["evaluate", str(q), str(r), "-m", "AP"]) == 2
+    err = capsys.readouterr().err
+    assert "q.txt:1: byte offset 7: b'\\xe9' is not valid utf-8" in err
+    assert "Traceback" not in err
+    assert main(["evaluate", str(q), str(r), "-m", "AP", "--encoding", "latin-1"]) == 0
+    assert capsys.readouterr().out.strip() == "AP\tall\t1.0000"
+    assert main(["evaluate", str(q), str(r), "--encoding", "klingon"]) == 2
+    assert "encoding 'klingon' is not known" in capsys.readouterr().err
+
+
+def test_evaluate_vertical_tab_line_and_cr_only(tmp_path: Path, capsys) -> None:
+    q = tmp_path / "q.txt"
+    r = tmp_path / "vt.run"
+    q.write_bytes(b"201_1 0 d1 1\r201_1 0 d2 0\r")  # CR-only line ends read as lines
+    r.write_bytes(b"201_1 Q0 d1 1 1.0 r\n\x0b")
+    assert main(["evaluate", str(q), str(r), "-m", "AP"]) == 2
+    err = capsys.readouterr().err
+    assert "vt.run:2: run line has 1 field, expected 6" in err and "(got '\\x0b')" in err
+    r.write_bytes(b"201_1 Q0 d1 1 1.0 r\n")
+    assert main(["evaluate", str(q), str(r), "-m", "AP"]) == 0
+    assert capsys.readouterr().out.strip() == "AP\tall\t1.0000"
+
+
+def test_evaluate_lists_every_problem_of_both_files(tmp_path: Path, capsys) -> None:
+    q = tmp_path / "q.txt"
+    r = tmp_path / "r.run"
+    q.write_text("1 0 a 40000\n1 0 b 1 extra\n1 0 c 1\n")
+    r.write_text("1 Q0 a 1 1.0 t\n")
+    assert main(["evaluate", str(q), str(r)]) == 2
+    err = capsys.readouterr().err
+    assert "2 problems in the qrels file" in err
+    assert "q.txt:1: grade: must be an integer from -32768 to 32767" in err
+    assert "(got '40000')" in err
+    assert "q.txt:2: qrels line has 5 fields, expected 4" in err
+
+
+def test_evaluate_table_grades_beyond_int16(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from sessionval.evaluation.lists import evaluate_run
+
+    run = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "score": [1.0]})
+    qrels = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [65537]})
+    with pytest.raises(JudgmentError, match=r"row 0: relevance must be an integer from -32768"):
+        evaluate_run(run, qrels, ["AP"])
+
+
+def test_compare_reads_with_an_encoding(tmp_path: Path, capsys) -> None:
+    q = tmp_path / "q.txt"
+    q.write_bytes("1 0 caf\xe9 1\n2 0 x 1\n".encode("latin-1"))
+    runs = []
+    for name in ("a", "b"):
+        r = tmp_path / f"{name}.run"
+        r.write_bytes(f"1 Q0 caf\xe9 1 1.0 {name}\n2 Q0 x 1 1.0 {name}\n".encode("latin-1"))
+        runs.append(str(r))
+    assert main(["compare", str(q), *runs, "-m", "AP"]) == 2
+    assert "not valid utf-8" in capsys.readouterr().err
+    assert main(["compare", str(q), *runs, "-m", "AP", "--encoding", "latin-1"]) == 0
+
+
+def test_evaluate_repeated_documents_name_file_and_lines(tmp_path: Path, capsys) -> None:
+    q = tmp_path / "q.txt"
+    r = tmp_path / "r.run"
+    q.write_text("1 0 a 1\n2 0 b 1\n")
+    r.write_text("1 Q0 a 1 1.0 t\n\n1 Q0 a 2 0.5 t\n2 Q0 b 1 1.0 t\n2 Q0 b 2 0.5 t\n")
+    assert main(["evaluate", str(q), str(r), "-m", "AP"]) == 2
+    err = capsys.readouterr().err
+    assert "2 repeated document(s) in the run" in err
+    assert "r.run:3: document 'a' appears again for query '1' (lines 1, 3)" in err
+    assert "r.run:5: document 'b' appears again for query '2' (lines 4, 5)" in err
+    ok = tmp_path / "ok.run"
+    ok.write_text("1 Q0 a 1 1.0 t\n2 Q0 b 1 1.0 t\n")
+    assert main(["compare", str(q), str(ok), str(r), "-m", "AP"]) == 2
+    assert "r.run: " in capsys.readouterr().err

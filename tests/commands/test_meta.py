@@ -81,3 +81,16 @@ def test_topic_set_size_from_runs(tmp_path, capsys):
     assert t["min_diff"].tolist() == [0.05, 0.1]
     assert t["n_required"].iloc[0] > t["n_required"].iloc[1] >= 2
     assert main([*args, "--min-diff", "-1"]) == 2
+
+
+def test_meta_runs_read_with_an_encoding(tmp_path, capsys):
+    """issue 10: --encoding reaches the qrels and every run of meta's run commands."""
+    qrels, runs = trec_runs(tmp_path, quality=(0.1, 0.8, 1.5))
+    for path in (qrels, *runs):  # one latin-1 document id in every file
+        path.write_bytes(
+            path.read_text(encoding="utf-8").replace(" d", " \u00e9d").encode("latin-1")
+        )
+    args = ["meta", "rank-correlation", str(qrels), *map(str, runs), "-m", "AP", "-m", "RR"]
+    assert main(args) == 2
+    assert "is not valid utf-8" in capsys.readouterr().err
+    assert main([*args, "--encoding", "latin-1"]) == 0

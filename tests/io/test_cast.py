@@ -100,7 +100,7 @@ def test_duplicate_document_in_a_run(fx, tmp_path):
 def test_malformed_run_and_qrels_surface_with_lines(fx, tmp_path):
     run = tmp_path / "r.run"
     run.write_text("1_1 Q0 d1 1 2.0 x\n1_1 Q0 d2 one 1.0 x\n")
-    with pytest.raises(ParseError, match=r"r\.run:2: rank must be an integer, got 'one'"):
+    with pytest.raises(ParseError, match=r"r\.run:2: rank: must be an integer \(got 'one'\)"):
         load_runs_as_sessions(run)
     good = tmp_path / "g.run"
     good.write_text("1_1 Q0 d1 1 2.0 x\n")

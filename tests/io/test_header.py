@@ -28,3 +28,13 @@ def test_study_header_describes_the_frame(fx):
     assert [(t.topic_id, t.title) for t in header.topics] == [("A", "topic A"), ("B", "topic B")]
     bare = study_header(builders.frame([("s1", "u", "T", "S", [["d"]])]))
     assert [t.topic_id for t in bare.topics] == ["T"] and bare.users[0].attributes == {}
+
+
+def test_read_study_header_encodings(tmp_path):
+    p = tmp_path / "study.json"
+    p.write_bytes('{"name": "caf\u00e9"}'.encode("latin-1"))
+    with pytest.raises(ParseError, match=r"study\.json:1: byte offset 13: b'\\xe9'"):
+        read_study_header(p)
+    assert read_study_header(p, encoding="latin-1").name == "caf\u00e9"
+    p.write_bytes(b"\xef\xbb\xbf" + '{"name": "caf\u00e9"}'.encode())
+    assert read_study_header(p).name == "caf\u00e9"

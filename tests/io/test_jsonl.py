@@ -38,7 +38,9 @@ def test_wrong_encoding(tmp_path: Path, make_session):
     p.write_bytes(
         json.dumps(make_session()).encode() + b"\n" + '{"x": "caf\xe9"}'.encode("latin-1") + b"\n"
     )
-    with pytest.raises(ParseError, match=r"s\.jsonl:2: not valid UTF-8 \(byte \d+: b'\\xe9'\)"):
+    with pytest.raises(
+        ParseError, match=r"s\.jsonl:2: byte offset \d+: b'\\xe9' is not valid utf-8"
+    ):
         load_jsonl(p)
 
 
@@ -100,3 +102,104 @@ def test_strict_collects_several_problems(tmp_path: Path, make_session, write_js
         load_jsonl(p)
     assert len(err.value.problems) == 2
     assert "2 problems found" in str(err.value)
+
+
+# issue 10: encodings, line splitting, nesting depth, integers beyond int64
+
+
+def test_non_utf8_is_located_and_reads_with_an_encoding(tmp_path: Path, make_session):
+    s = make_session("s1")
+    s["queries"][0]["text"] = "caf\u00e9"
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b"\n" + json.dumps(s, ensure_ascii=False).encode("latin-1") + b"\n")
+    with pytest.raises(ParseError, match=r"s\.jsonl:2: byte offset \d+: b'\\xe9'"):
+        load_jsonl(p)
+    frame, _ = load_jsonl(p, encoding="latin-1")
+    assert frame.queries["text"].tolist()[0] == "caf\u00e9"
+
+
+@pytest.mark.parametrize("sep", ["\u2028", "\u2029", "\u0085"])
+def test_unicode_line_separators_inside_strings_do_not_split_lines(
+    tmp_path: Path, make_session, sep: str
+):
+    s = make_session("s2")
+    s["queries"][0]["text"] = f"first{sep}second"
+    lines = [json.dumps(make_session("s1")), json.dumps(s, ensure_ascii=False), "{bad"]
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    frame, report = load_jsonl(p, mode="lenient")
+    assert report.records_read == 3
+    assert report.sessions_accepted == 2 and report.sessions_rejected == 1
+    assert [pr.location for pr in report.problems] == ["line 3"]
+    assert frame.queries["text"].tolist()[2] == f"first{sep}second"
+
+
+def test_vertical_tab_and_form_feed_do_not_split_lines(tmp_path: Path, make_session):
+    p = tmp_path / "s.jsonl"
+    body = json.dumps(make_session("s1"))
+    p.write_bytes(b'{"x": 1}\x0b\x0c\n' + body.encode() + b"\r\n")
+    _, report = load_jsonl(p, mode="lenient")
+    assert report.records_read == 2 == report.sessions_accepted + report.sessions_rejected
+    assert [pr.location for pr in report.problems] == ["line 1"]
+
+
+def test_deep_nesting_is_a_located_error_and_a_lenient_rejection(tmp_path: Path, make_session):
+    deep = '{"session_id": "deep", "x": ' + "[" * 3000 + "]" * 3000 + "}"
+    ok = make_session("s1")
+    ok["queries"][0]["text"] = "[[{{" * 100  # brackets inside a string do not nest
+    p = tmp_path / "s.jsonl"
+    p.write_text(json.dumps(ok) + "\n" + deep + "\n", encoding="utf-8")
+    with pytest.raises(ValidationFailed, match=r"s\.jsonl:2: JSON nested 3001 levels deep"):
+        load_jsonl(p)
+    frame, report = load_jsonl(p, mode="lenient")
+    assert report.records_read == 2
+    assert report.sessions_accepted == 1 and report.sessions_rejected == 1
+    assert "at most 64 levels" in report.problems[0].message
+    assert list(frame.sessions["session_id"].astype(str)) == ["s1"]
+
+
+def test_nesting_within_the_limit_is_parsed(tmp_path: Path, make_session):
+    s = make_session("s1")
+    s["x"] = json.loads("[" * 60 + "]" * 60)  # deep but allowed: the model then rejects "x"
+    p = tmp_path / "s.jsonl"
+    p.write_text(json.dumps(s) + "\n", encoding="utf-8")
+    with pytest.raises(ValidationFailed) as exc:
+        load_jsonl(p)
+    assert "nested" not in str(exc.value)
+    assert "x:" in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [("clicks", "100000000000000000000"), ("rank", "9223372036854775808"), ("rank", "-9" * 1)],
+)
+def test_integers_beyond_int64_are_located(tmp_path: Path, make_session, where, value):
+    s = make_session("s1")
+    line = json.dumps(s).replace('"rank": 2', f'"rank": 2, "{where}": {value}', 1)
+    if where == "rank":
+        line = json.dumps(s).replace('"rank": 2', f'"rank": {value}', 1)
+    p = tmp_path / "s.jsonl"
+    p.write_text(line + "\n" + json.dumps(make_session("s2")) + "\n", encoding="utf-8")
+    if value == "-9":  # in range: the model's own rule applies, no range message
+        with pytest.raises(ValidationFailed) as exc:
+            load_jsonl(p)
+        assert "integer out of range" not in str(exc.value)
+        return
+    with pytest.raises(ValidationFailed) as exc:
+        load_jsonl(p)
+    msg = str(exc.value)
+    assert f"s.jsonl:1: queries[0].results[1].{where}: integer out of range" in msg
+    assert f"(got {value})" in msg
+    _, report = load_jsonl(p, mode="lenient")
+    assert report.sessions_accepted == 1 and report.sessions_rejected == 1
+
+
+def test_cr_only_line_endings_are_a_located_error(tmp_path: Path, make_session):
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(
+        (json.dumps(make_session("s1")) + "\r" + json.dumps(make_session("s2")) + "\r").encode()
+    )
+    with pytest.raises(ValidationFailed) as exc:
+        load_jsonl(p)
+    assert "s.jsonl:1: invalid JSON" in str(exc.value)
+    assert r"not with \r alone" in str(exc.value)
