@@ -162,6 +162,11 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
             (
                 FormatOption("topic_map", "--topic-map", "sessiontopicmap.txt.", kind="file"),
                 FormatOption(
+                    "encoding",
+                    "--encoding",
+                    "text encoding of files without a byte-order mark (default: UTF-8).",
+                ),
+                FormatOption(
                     "year",
                     "--year",
                     "track year (default: from the root tag).",
@@ -202,6 +207,11 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
                     "documents kept per turn (default: 10).",
                     kind="int",
                     low=1,
+                ),
+                FormatOption(
+                    "encoding",
+                    "--encoding",
+                    "text encoding of files without a byte-order mark (default: UTF-8).",
                 ),
             ),
             qrels_key="query_id",

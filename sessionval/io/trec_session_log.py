@@ -189,13 +189,13 @@ class SessionLogWalk:
         if sid in self._seen:
             self._problem(s, snode, "session@num", "session num occurs twice", repr(sid))
         self._seen.add(sid)
+        start = self._time(s, snode, "starttime")
         topic = self._topic(s, snode)
         user = snode.attrib.get("userid", "").strip() or self.unknown_user
         for it in self._interactions(snode):
             self._interaction(s, it)
         if not s.queries and not s.problems:
             self._problem(s, snode, "interaction", f"session {sid} has no query")
-        start = self._time(s, snode, "starttime")
         if s.problems:
             self.rejected.extend(s.problems)
             self.n_rejected += 1
