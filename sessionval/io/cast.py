@@ -26,6 +26,7 @@ lists each repair in ``report.repairs``.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -88,9 +89,12 @@ def _run_with_lines(path: str | os.PathLike[str], encoding: str | None) -> pd.Da
     disagree, rows are named by their position (``line`` 0) rather than misnamed.
     """
     p = Path(path)
-    text = decode_text(read_input_bytes(p), p, encoding)  # a located decoding error first
-    # read_run takes encoding= once the TREC readers share the decoder (issue 10)
-    enc: dict[str, Any] = {"encoding": encoding} if encoding is not None else {}
+    data = read_input_bytes(p)
+    text = decode_text(data, p, encoding)  # a located decoding error first
+    # the run reader needs the encoding only when the bytes are not UTF-8 as they stand
+    # (read_run takes encoding= once the TREC readers share the decoder, issue 10)
+    as_utf8 = data.startswith(codecs.BOM_UTF8) or text.encode("utf-8") == data
+    enc: dict[str, Any] = {} if encoding is None or as_utf8 else {"encoding": encoding}
     run = read_run(p, **enc)
     lines = np.asarray(
         [i for i, ln in enumerate(_LINE_END.split(text), start=1) if ln.strip(" \t")],
@@ -337,8 +341,8 @@ def load_runs_as_sessions(
         One session per (run, topic), ``session_id = "<system>:<topic>"``,
         ``system_id`` = ``user_id`` = run tag, ``query_id`` = turn id = ``qrels_id``
         (``qrels_key="query_id"``).  ``unjudged`` lists the turns without qrels;
-        ``notes`` the run rows dropped in lenient mode (also in ``report.problems``)
-        and the repairs (also in ``report.repairs``).
+        ``report.problems`` the run lines dropped in lenient mode, ``notes`` (and
+        ``report.repairs``) the repairs.
         ``details``: ``depth`` and ``systems`` (the run tags, in file order).
     """
     paths = [runs] if isinstance(runs, str | os.PathLike) else list(runs)
@@ -353,6 +357,8 @@ def load_runs_as_sessions(
     run = _check_tags(run, problems)
     run = _split_turn_ids(run, problems)
     run = _rank_lists(run, order=order, depth=depth, problems=problems, repairs=repairs, mode=mode)
+    if not len(run):  # every line flagged: nothing to build sessions from
+        raise ValidationFailed(problems[:max_problems], truncated=len(problems) > max_problems)
     systems = tuple(str(s) for s in pd.unique(run["system"]))
     turns = _turns(run, topics, text, encoding, max_problems)
     flat = _session_grid(run, systems, turns, topics, problems)
@@ -382,7 +388,7 @@ def load_runs_as_sessions(
         frame=frame,
         judgments=judgments,
         report=report,
-        notes=(*problems, *repairs),
+        notes=tuple(repairs),
         qrels_key="query_id",
         unjudged=unjudged_keys(frame, judgments),
         details={"depth": depth, "systems": systems},
