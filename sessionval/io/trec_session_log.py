@@ -360,12 +360,18 @@ class SessionLogWalk:
                     repr(r.doc),
                 )
                 continue
+            moved = (
+                f"; its {clicks[r.rank][0]} click(s) counted for the kept copy"
+                if r.rank in clicks
+                else ""
+            )
             self._repair(
                 s,
                 r,
                 "result",
                 f"document {r.doc} listed twice in one result list ({where}): kept at rank "
-                f"{first.rank}, removed at rank {r.rank}; the results below moved up one rank",
+                f"{first.rank}, removed at rank {r.rank}; the results below moved up one rank"
+                + moved,
                 repr(r.doc),
             )
         if len(out) == len(results):

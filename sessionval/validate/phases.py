@@ -41,6 +41,7 @@ from .sources import Columns, FrameColumns
 
 __all__ = [
     "ENTITY_COLUMNS",
+    "REPEATED_DOCUMENT",
     "LoadState",
     "check_results",
     "check_sessions",
@@ -57,6 +58,9 @@ ENTITY_COLUMNS: Final = tuple(
     for c in FLAT_COLUMNS
     if c.level == "session" and c.kind == "id" and c.name != "session_id"
 )
+
+#: the message of a document listed twice in one result list (lenient mode repairs it)
+REPEATED_DOCUMENT: Final = "document occurs more than once in the same result list"
 
 #: rows per piece for the grouped rule checks: bounds their temporaries on huge tables
 _CHECK_CHUNK: Final = 1 << 24
@@ -115,6 +119,8 @@ class LoadState:
     s_start: pd.Series = field(init=False)
     s_end: pd.Series = field(init=False)
     ratings: dict[str, Floats] = field(init=False)
+    # check_results: input rows repeating a document of their result list
+    repeated_docs: list[IntArray] = field(init=False, default_factory=list)
 
     @property
     def n_queries(self) -> int:
@@ -285,8 +291,9 @@ def check_results(st: LoadState) -> None:
         v = check_unique_within(doc_s[in_piece], rq, what="document", presorted_groups=True)
         if v:
             rows = st.input_rows(in_piece[v.rows])
+            st.repeated_docs.append(rows)
             docs = st.doc_categories[st.doc_codes[rows]].astype(str).tolist()
-            st.coll.add(rows, "doc_id", v.messages, docs)
+            st.coll.add(rows, "doc_id", REPEATED_DOCUMENT, docs)
 
 
 def _segment_bounds(starts: BoolArray, chunk: int) -> list[tuple[int, int]]:
