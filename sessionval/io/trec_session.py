@@ -398,18 +398,19 @@ def _parse_sessions(
         return root.tag, root.findall("session"), []
     except _XmlError as exc:
         if mode == "strict":
+            # every broken <session> in one error, after the first problem the parser met
             _, broken, _ = _parse_by_session(text, src)
-            if len(broken) > 1:  # every broken session in one error
+            listed = ""
+            if len(broken) > 1:
                 more = len(broken) - max_problems
-                raise ParseError(
-                    f"{src}: malformed XML in {len(broken)} <session> elements"
-                    " (mode='lenient' repairs bare '&' and skips broken sessions):\n  "
+                listed = (
+                    f"\n{len(broken)} <session> elements do not parse on their own:\n  "
                     + "\n  ".join(str(p) for p in broken[:max_problems])
                     + (f"\n  ... and {more} more" if more > 0 else "")
-                ) from exc
+                )
             raise ParseError(
                 f"{src}:{exc.line}:{exc.col}: malformed XML: {exc.what}"
-                " (mode='lenient' repairs bare '&' and skips broken sessions)"
+                " (mode='lenient' repairs bare '&' and skips broken sessions)" + listed
             ) from exc
     text, repairs = _repair(text, src)
     notes.extend(repairs)
