@@ -58,7 +58,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import pandas as pd
@@ -295,8 +295,8 @@ def load_trec_session(
     progress
         Called with each loading phase's name (:data:`sessionval.validate.flat.LOAD_PHASES`).
     encoding
-        Text encoding of the XML and the session-topic map when they have no
-        byte-order mark (default: the XML declaration's, else UTF-8).
+        Text encoding of the XML, the session-topic map and the qrels when they
+        have no byte-order mark (default: the XML declaration's, else UTF-8).
 
     Returns
     -------
@@ -368,7 +368,7 @@ def load_trec_session(
     report.merge(inner)
     judgments = None
     if qrels is not None:
-        judgments = _read_session_qrels(qrels, spec=spec, grade_map=grade_map)
+        judgments = _read_session_qrels(qrels, spec=spec, grade_map=grade_map, encoding=encoding)
     unjudged = unjudged_keys(frame, judgments)
     frame = _with_topic_texts(frame, log.topics, unjudged if judgments is not None else None)
     return LoadedStudy(
@@ -477,8 +477,11 @@ def _read_session_qrels(
     *,
     spec: TrecSessionYear | None,
     grade_map: Literal["year", "raw"] | Mapping[int, int],
+    encoding: str | None,
 ) -> JudgmentFrame:
-    raw = read_qrels(path)
+    # read_qrels takes encoding= once the TREC readers share the decoder (issue 10)
+    enc: dict[str, Any] = {"encoding": encoding} if encoding is not None else {}
+    raw = read_qrels(path, **enc)
     g = raw.table["grade"].to_numpy(np.int64)
     if grade_map == "raw":
         scale = spec.raw_scale if spec is not None else raw.scale
