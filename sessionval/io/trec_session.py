@@ -443,7 +443,10 @@ def _topic_map(
 def _flat_table(log: SessionLogWalk, time_origin: str) -> pd.DataFrame:
     """The walked rows as a flat table, times in seconds placed on ``time_origin``."""
     cols = log.rows
-    origin = pd.Timestamp(time_origin)
+    try:
+        origin = pd.Timestamp(time_origin)
+    except (ValueError, OverflowError) as exc:
+        raise ParseError(f"time_origin {time_origin!r} is not a date and time ({exc})") from None
     if origin.tzinfo is None:
         origin = origin.tz_localize("UTC")
     flat = pd.DataFrame({k: v for k, v in cols.items() if k not in ("session_start", "query_secs")})
@@ -456,7 +459,16 @@ def _flat_table(log: SessionLogWalk, time_origin: str) -> pd.DataFrame:
         ("query_time", cols["query_secs"]),
         ("session_start", cols["session_start"]),
     ):
-        flat[name] = origin + pd.to_timedelta(np.asarray(secs, dtype=np.float64), unit="s")
+        x = np.asarray(secs, dtype=np.float64)
+        latest = float(np.nanmax(x)) if np.isfinite(x).any() else 0.0
+        room = (pd.Timestamp.max.tz_localize("UTC") - origin).total_seconds()
+        if not pd.Timestamp.min.tz_localize("UTC") <= origin or latest > room:
+            raise ParseError(
+                f"time_origin {time_origin!r} plus the logged times (up to {latest:g} s) is "
+                "outside 1677-09-21 .. 2262-04-11, the representable times; choose another "
+                "time_origin"
+            )
+        flat[name] = origin + pd.to_timedelta(x, unit="s")
     return flat
 
 

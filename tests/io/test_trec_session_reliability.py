@@ -122,6 +122,15 @@ def test_times_that_are_not_times_are_located_errors(tmp_path, bad):
     assert r.report.records_read == 3 and r.report.sessions_rejected == 2
 
 
+def test_a_time_origin_too_late_for_the_times_is_an_error(tmp_path):
+    xml = tmp_path / "t.xml"
+    xml.write_text(log(session("1", start="999999999")))
+    with pytest.raises(ParseError, match="time_origin '2250-01-01' plus the logged times"):
+        load_trec_session(xml, time_origin="2250-01-01")
+    with pytest.raises(ParseError, match="time_origin 'soon' is not a date"):
+        load_trec_session(xml, time_origin="soon")
+
+
 def test_largest_and_unknown_times_pass(tmp_path):
     xml = tmp_path / "t.xml"
     clicks = '<clicked><click starttime="NA" endtime="7"><rank>1</rank></click></clicked>'
