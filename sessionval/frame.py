@@ -424,7 +424,8 @@ class LoadedStudy:
     notes
         What lenient loading repaired or skipped without rejecting a session
         (escaped ``&`` in XML, skipped clicks, dropped rows, stray judgments), as
-        :class:`~sessionval.problems.Problem` records.
+        :class:`~sessionval.problems.Problem` records; includes every entry of
+        ``report.repairs``.
     qrels_key
         What the judgments are keyed by (the format's convention): ``"topic"``,
         ``"session"`` (per-session judgments, lab studies) or ``"query_id"``
@@ -446,3 +447,10 @@ class LoadedStudy:
     qrels_key: QrelsKey = "topic"
     unjudged: tuple[str, ...] = ()
     details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # every repair of a kept record is a note too, whichever loader made the study
+        have = set(self.notes)
+        extra = tuple(p for p in self.report.repairs if p not in have)
+        if extra:
+            object.__setattr__(self, "notes", (*self.notes, *extra))

@@ -91,6 +91,10 @@ class LoadReport:
         Sessions kept in the frame and sessions dropped (lenient mode).
     problems
         Every problem of every rejected record, in input order.
+    repairs
+        Every repair lenient mode made to a record it kept (e.g. a document listed
+        twice in one result list: the later copy removed), in input order; the
+        record stays accepted.
     """
 
     source: str
@@ -99,15 +103,17 @@ class LoadReport:
     sessions_accepted: int = 0
     sessions_rejected: int = 0
     problems: list[Problem] = field(default_factory=list)
+    repairs: list[Problem] = field(default_factory=list)
 
     @property
     def rejects(self) -> pd.DataFrame:
         """Every problem of every rejected record, as a table (one row per problem)."""
-        cols = ["record", "source", "location", "field", "message", "value"]
-        return pd.DataFrame(
-            [[p.record, p.source, p.location, p.field, p.message, p.value] for p in self.problems],
-            columns=cols,
-        )
+        return _table(self.problems)
+
+    @property
+    def repairs_table(self) -> pd.DataFrame:
+        """Every repair of a kept record, as a table (one row per repair)."""
+        return _table(self.repairs)
 
     def merge(self, other: LoadReport) -> None:
         """Add the counts and problems of ``other`` (e.g. records rejected while parsing)."""
@@ -116,6 +122,7 @@ class LoadReport:
         self.sessions_accepted += other.sessions_accepted
         self.sessions_rejected += other.sessions_rejected
         self.problems.extend(other.problems)
+        self.repairs.extend(other.repairs)
 
     def summary_line(self) -> str:
         """``records read = accepted + rejected`` in words.
@@ -130,3 +137,11 @@ class LoadReport:
             f"{self.records_read} records read = {self.sessions_accepted} sessions accepted"
             f" + {self.sessions_rejected} rejected"
         )
+
+
+def _table(problems: list[Problem]) -> pd.DataFrame:
+    cols = ["record", "source", "location", "field", "message", "value"]
+    return pd.DataFrame(
+        [[p.record, p.source, p.location, p.field, p.message, p.value] for p in problems],
+        columns=cols,
+    )

@@ -1,18 +1,30 @@
 """A small, safe XML reader for TREC Session Track logs, with lenient repair.
 
-Expat with entities disabled (no entity bombs, no external entities); a failed
-parse can be repaired (bare ``&``, control characters) or split per ``<session>``
-so one broken session does not lose the file.
+Expat never fetches external entities, and the text that internal entities expand
+to is bounded by an absolute limit (:data:`MAX_EXPANSION` characters beyond the
+file's own text), so an entity bomb is a located error whatever the file's size.
+A failed parse can be repaired (bare ``&``, control characters; linear time, one
+note per kind of repair) or split per ``<session>`` so one broken session does not
+lose the file.  :func:`decode_xml` turns the file's bytes into text: a byte-order
+mark, the ``encoding=`` option, the XML declaration's encoding, UTF-8, in that order.
 """
 
 from __future__ import annotations
 
+import bisect
+import codecs
 import re
 import xml.parsers.expat
 from dataclasses import dataclass, field
 from typing import Final
 
+from ..errors import ParseError
 from ..problems import Problem
+from .text import check_encoding, decode_text
+
+#: characters that entity references may add beyond the file's own text (an absolute
+#: bound: expat's own guard is a factor of the input size, which grows with the file)
+MAX_EXPANSION: Final = 16 * 1024 * 1024
 
 __all__: list[str] = []
 
@@ -56,8 +68,22 @@ def _parse_tree(text: str) -> _Node:
     parser = xml.parsers.expat.ParserCreate()
     root = _Node("#document", {}, 1, 1)
     stack = [root]
+    # characters delivered so far: beyond the text's length only entities can add more
+    budget = [len(text) + MAX_EXPANSION]
+
+    def spend(n: int) -> None:
+        budget[0] -= n
+        if budget[0] < 0:
+            raise _XmlError(
+                parser.CurrentLineNumber,
+                parser.CurrentColumnNumber + 1,
+                f"entity references expand to more than {MAX_EXPANSION:,} characters beyond "
+                "the file's own text (an entity bomb?); entities are not used by Session "
+                "Track logs",
+            )
 
     def start(tag: str, attrib: dict[str, str]) -> None:
+        spend(sum(len(v) for v in attrib.values()))
         node = _Node(tag, attrib, parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
         stack[-1].children.append(node)
         stack.append(node)
@@ -66,6 +92,7 @@ def _parse_tree(text: str) -> _Node:
         stack.pop()
 
     def chars(data: str) -> None:
+        spend(len(data))
         stack[-1].parts.append(data)
 
     parser.StartElementHandler = start
@@ -76,8 +103,7 @@ def _parse_tree(text: str) -> _Node:
     except xml.parsers.expat.ExpatError as exc:
         line, col = exc.lineno, exc.offset + 1
         what = xml.parsers.expat.ErrorString(exc.code) or str(exc)
-        lines = text.splitlines()
-        src = lines[line - 1] if 0 < line <= len(lines) else ""
+        src = _LineIndex(text).line_text(line)
         ch = src[col - 1 : col] if src else ""
         amp = next(
             (
@@ -106,30 +132,72 @@ def _parse_tree(text: str) -> _Node:
 _BARE_AMP: Final = re.compile(r"&(?!(?:[A-Za-z_][\w.-]*|#\d+|#x[0-9A-Fa-f]+);)")
 
 
-_CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_NEWLINE: Final = re.compile(r"\r\n?|\n")
 
 
-def _line_col(text: str, pos: int) -> tuple[int, int]:
-    line = text.count("\n", 0, pos) + 1
-    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
+class _LineIndex:
+    r"""Line and column of a position in O(log n), after one linear pass over the text.
+
+    Lines end at ``\n``, ``\r\n`` or ``\r``, as expat counts them.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
+
+    def line_col(self, pos: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.starts, pos)
+        return line, pos - self.starts[line - 1] + 1
+
+    def line_text(self, line: int) -> str:
+        if not 0 < line <= len(self.starts):
+            return ""
+        end = self.starts[line] if line < len(self.starts) else len(self.text)
+        return self.text[self.starts[line - 1] : end].rstrip("\r\n")
+
+
+#: locations listed in a repair note (the count covers them all)
+_SHOWN_LOCATIONS: Final = 5
 
 
 def _repair(text: str, source: str) -> tuple[str, list[Problem]]:
-    """Escape bare ``&`` and drop XML-illegal control characters; report each repair."""
+    """Escape bare ``&`` and drop XML-illegal control characters, in linear time.
+
+    One note per kind of repair: how many, and where the first few were.
+    """
+    index: _LineIndex | None = None
     notes: list[Problem] = []
-    for m in _BARE_AMP.finditer(text):
-        line, col = _line_col(text, m.start())
+    for pattern, what in (
+        (_BARE_AMP, "bare '&' escaped as '&amp;'"),
+        (_CONTROL, "control character removed"),
+    ):
+        found = pattern.finditer(text)
+        first = [m for _, m in zip(range(_SHOWN_LOCATIONS), found, strict=False)]
+        if not first:
+            continue
+        count = len(first) + sum(1 for _ in found)
+        index = index or _LineIndex(text)
+        where = ", ".join(_at(index, m) for m in first)
+        more = f" and {count - len(first):,} more" if count > len(first) else ""
+        line, col = index.line_col(first[0].start())
         notes.append(
-            Problem(source, f"line {line}:{col}", "", "bare '&' escaped as '&amp;'", "'&'")
-        )
-    for m in _CONTROL.finditer(text):
-        line, col = _line_col(text, m.start())
-        notes.append(
-            Problem(source, f"line {line}:{col}", "", "control character removed", repr(m.group()))
+            Problem(
+                source,
+                f"line {line}:{col}",
+                "",
+                f"{what}: {count:,} time(s), at line:column {where}{more}",
+                repr(first[0].group()),
+            )
         )
     if notes:
         text = _CONTROL.sub("", _BARE_AMP.sub("&amp;", text))
     return text, notes
+
+
+def _at(index: _LineIndex, m: re.Match[str]) -> str:
+    line, col = index.line_col(m.start())
+    return f"{line}:{col}" + (f" {m.group()!r}" if m.group() != "&" else "")
 
 
 _SESSION_START: Final = re.compile(r"<session\b[^>]*>")
@@ -139,10 +207,15 @@ _NUM_ATTR: Final = re.compile(r"""\bnum\s*=\s*["']([^"']*)["']""")
 
 
 def _parse_by_session(text: str, source: str) -> tuple[list[_Node], list[Problem], str]:
-    """Parse each ``<session>`` element on its own; broken ones become problems."""
+    """Parse each ``<session>`` element on its own; broken ones become problems.
+
+    Each broken ``<session>`` element is one problem (its own record), so rejected
+    sessions are counted by element even when two share a ``num``.
+    """
     starts = [m.start() for m in _SESSION_START.finditer(text)]
     root_m = re.search(r"<(sessiontrack\d*)", text)
     root_tag = root_m.group(1) if root_m else ""
+    index = _LineIndex(text)
     nodes: list[_Node] = []
     problems: list[Problem] = []
     for k, start in enumerate(starts):
@@ -152,9 +225,9 @@ def _parse_by_session(text: str, source: str) -> tuple[list[_Node], list[Problem
             close = chunk.rfind(f"</{root_tag}")
             if close >= 0:
                 chunk = chunk[:close]
-        line0, col0 = _line_col(text, start)
+        line0, col0 = index.line_col(start)
         m = _NUM_ATTR.search(chunk[: chunk.find(">") + 1])
-        sid = m.group(1) if m else f"#{k + 1}"
+        sid = m.group(1).strip() if m else ""
         try:
             nodes.append(_shift(_parse_tree(chunk), line0 - 1, col0 - 1))
         except _XmlError as exc:
@@ -166,7 +239,7 @@ def _parse_by_session(text: str, source: str) -> tuple[list[_Node], list[Problem
                     f"line {line}:{col}",
                     "session",
                     f"malformed XML: {exc.what}",
-                    record=sid,
+                    record=sid or f"line{line0}",
                 )
             )
     return nodes, problems, root_tag
@@ -181,3 +254,73 @@ def _shift(node: _Node, dline: int, dcol: int) -> _Node:
         n.line += dline
         stack.extend(n.children)
     return node
+
+
+# ---------------------------------------------------------------------------------------------
+# bytes to text
+
+_DECLARED: Final = re.compile(rb"""^<\?xml[^>]*?\bencoding\s*=\s*["']([A-Za-z][\w.:-]*)["']""")
+_BOMS: Final = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+#: XML 1.0 appendix F: a document without a byte-order mark starts with '<'
+_UTF16_START: Final = ((b"<\x00?\x00", "utf-16-le"), (b"\x00<\x00?", "utf-16-be"))
+
+
+def decode_xml(
+    data: bytes, source: str, encoding: str | None = None, *, lenient: bool = False
+) -> tuple[str, list[Problem]]:
+    """The text of an XML file: a BOM wins, then ``encoding``, the declaration, UTF-8.
+
+    A document without a byte-order mark that starts with ``<?`` in UTF-16 is read
+    as UTF-16 (XML 1.0, appendix F).  Bytes that are not valid in the encoding are
+    a located :class:`~sessionval.errors.ParseError`; with ``lenient=True`` they
+    are replaced by U+FFFD and one note says where the first was and how many.
+
+    Examples
+    --------
+    >>> data = '<?xml version="1.0" encoding="latin-1"?><a>é</a>'.encode("latin-1")
+    >>> decode_xml(data, "x")[0][-8:]
+    '<a>é</a>'
+    """
+    codec = check_encoding(encoding) if encoding is not None else None
+    if codec is None and not any(data.startswith(b) for b, _ in _BOMS):
+        for start, name in _UTF16_START:
+            if data.startswith(start):
+                codec = name
+                break
+        else:
+            m = _DECLARED.match(data)
+            if m:
+                declared = m.group(1).decode("ascii")
+                try:
+                    codec = check_encoding(declared)
+                except ParseError:
+                    raise ParseError(
+                        f"{source}:1: the XML declaration names encoding {declared!r}, which "
+                        "Python does not know; pass the file's encoding (--encoding latin-1, "
+                        "cp1252, ...)"
+                    ) from None
+                if codec.startswith(("utf-16", "utf-32")):
+                    codec = None  # a declaration read as ASCII bytes: the file is not UTF-16
+    try:
+        return decode_text(data, source, codec), []
+    except ParseError as exc:
+        if not lenient:
+            raise
+        bom = next((b for b in _BOMS if data.startswith(b[0])), None)
+        if bom is not None:
+            codec, data = bom[1], data[len(bom[0]) :]
+        text = data.decode(codec or "utf-8", errors="replace")
+        note = Problem(
+            source,
+            "",
+            "",
+            f"bytes not valid in the file's encoding replaced by U+FFFD "
+            f"({text.count(chr(0xFFFD)):,} in all; the first: {exc})",
+        )
+        return text, [note]

@@ -13,29 +13,40 @@ that turn's judged pool.
 Run and qrels files are read with :mod:`sessionval.io.trec`.  Ranked lists are
 ordered by score descending with ties broken by document id
 descending (trec_eval's order), unless ``order="rank"`` (the file's rank column).
+
+What is checked (strict: one error listing every problem; lenient: the run lines
+concerned are dropped and listed): a turn id that is not ``<topic>_<turn>`` with a
+turn number of at most 18 digits; run tags that differ only by whitespace (they
+would name one system twice); a turn missing from the topics file; a topics file
+of the wrong shape (each problem with its JSON path, e.g. ``topics[0].turn[2].number``).
+A document twice in one ranked list is an error in strict mode; lenient mode keeps
+its first (best-ranked) occurrence, removes the later one so the list moves up, and
+lists each repair in ``report.repairs``.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ..errors import InputFormatError, ParseError, ValidationFailed
-from ..frame import JudgmentFrame, LoadedStudy
+from ..errors import InputFormatError, ParseError, ValidationFailed, raise_if_any
+from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
 from ..models.judgments import GradeScale
-from ..problems import Mode, Problem
+from ..problems import LoadReport, Mode, Problem
 from ..validate.flat import frame_from_flat
 from ..validate.references import unjudged_keys
 from .header import study_header
 from .mapping import with_qrels_key
+from .text import check_encoding, decode_text, read_input_bytes, read_input_text
 from .trec import read_qrels, read_run
 
 __all__ = [
@@ -67,12 +78,30 @@ _TEXT_FIELD: Final = {
 }
 
 
-def _run_with_lines(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """:func:`sessionval.io.trec.read_run` with plain string columns and each row's file line."""
+_LINE_END: Final = re.compile(r"\r\n?|\n")
+
+
+def _run_with_lines(path: str | os.PathLike[str], encoding: str | None) -> pd.DataFrame:
+    r""":func:`sessionval.io.trec.read_run` with plain string columns and each row's file line.
+
+    Lines end at ``\n``, ``\r\n`` or ``\r`` (CR-only files included) and a line of
+    only spaces and tabs is blank, as in the run reader.  Should the counts still
+    disagree, rows are named by their position (``line`` 0) rather than misnamed.
+    """
     p = Path(path)
-    run = read_run(p)
-    with p.open("rb") as fh:
-        lines = np.asarray([i + 1 for i, ln in enumerate(fh) if ln.strip()], dtype=np.int64)
+    data = read_input_bytes(p)
+    text = decode_text(data, p, encoding)  # a located decoding error first
+    # the run reader needs the encoding only when the bytes are not UTF-8 as they stand
+    # (read_run takes encoding= once the TREC readers share the decoder, issue 10)
+    as_utf8 = data.startswith(codecs.BOM_UTF8) or text.encode("utf-8") == data
+    enc: dict[str, Any] = {} if encoding is None or as_utf8 else {"encoding": encoding}
+    run = read_run(p, **enc)
+    lines = np.asarray(
+        [i for i, ln in enumerate(_LINE_END.split(text), start=1) if ln.strip(" \t")],
+        dtype=np.int64,
+    )
+    if len(lines) != len(run):
+        lines = np.zeros(len(run), dtype=np.int64)
     return pd.DataFrame(
         {
             "qid": run["query_id"].astype(str).to_numpy(),
@@ -80,7 +109,8 @@ def _run_with_lines(path: str | os.PathLike[str]) -> pd.DataFrame:
             "rank": run["rank"].to_numpy(),
             "score": run["score"].to_numpy(),
             "tag": run["tag"].astype(str).to_numpy(),
-            "_line": lines[: len(run)],
+            "_line": lines,
+            "_row": np.arange(len(run), dtype=np.int64),
         }
     )
 
@@ -89,76 +119,170 @@ def _flag_rows(
     run: pd.DataFrame,
     bad: npt.NDArray[np.bool_],
     field: str,
-    message: str,
+    message: str | Sequence[str],
     problems: list[Problem],
-    *,
-    mode: Mode,
-    max_problems: int,
 ) -> None:
-    """Record a problem for each flagged run row; in strict mode raise with them.
+    """Record a problem for each flagged run row (the caller drops the rows).
 
-    Lenient mode reports every dropped row (counts in = counts out); strict mode
-    lists the first ``max_problems`` and says when there are more.
+    Every flagged row is listed, so lenient mode's counts balance; strict mode
+    raises them all together once every check has run.
     """
     rows = np.flatnonzero(bad)
-    shown = rows[:max_problems] if mode == "strict" else rows
+    msgs = [message] * len(rows) if isinstance(message, str) else list(message)
     problems.extend(
         Problem(
             str(run["_file"].iloc[i]),
-            f"line {int(run['_line'].iloc[i])}",
+            _where(int(run["_line"].iloc[i]), int(run["_row"].iloc[i])),
             field,
-            message,
+            msg,
             repr(run[field].iloc[i]),
             record=str(run["qid"].iloc[i]),
         )
-        for i in shown.tolist()
+        for i, msg in zip(rows.tolist(), msgs, strict=True)
     )
-    if mode == "strict":
-        raise ValidationFailed(problems, truncated=len(rows) > len(shown))
 
 
-def read_cast_topics(path: str | os.PathLike[str], *, text: TurnText = "raw") -> pd.DataFrame:
+def _where(line: int, row: int) -> str:
+    return f"line {line}" if line > 0 else f"run line {row + 1} (not blank)"
+
+
+def read_cast_topics(
+    path: str | os.PathLike[str],
+    *,
+    text: TurnText = "raw",
+    encoding: str | None = None,
+    max_problems: int = 50,
+) -> pd.DataFrame:
     """Read CAsT topics JSON (``[{number, turn: [{number, raw_utterance, ...}]}]``).
 
     Parameters
     ----------
     path
-        The topics file.
+        The topics file (plain or gzip-compressed).
     text
         Which utterance becomes the query text: ``"raw"``, ``"manual"`` (manual rewrite)
         or ``"automatic"`` (automatic rewrite). A missing field gives an empty text.
+    encoding
+        Text encoding (default UTF-8; a byte-order mark wins).
+    max_problems
+        Problems listed in the error at most.
 
     Returns
     -------
     pandas.DataFrame
         One row per turn: ``topic`` (str), ``turn`` (int), ``turn_id`` (``topic_turn``), ``text``.
+
+    Raises
+    ------
+    ParseError
+        Bytes not valid in the encoding, or malformed JSON (line and column).
+    InputFormatError
+        A file of the wrong shape: every problem, each with its JSON path
+        (``topics[0].turn[2].number``), the value and what is allowed.
     """
     p = Path(path)
+    raw = read_input_text(p, encoding)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ParseError(f"{p}: no such file") from exc
+        data = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise ParseError(f"{p}:{exc.lineno}:{exc.colno}: malformed JSON ({exc.msg})") from exc
+        raise ParseError(f"{p}:{exc.lineno}:{exc.colno}: malformed JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ParseError(f"{p}: JSON nested too deeply (expected a list of topics)") from None
     if not isinstance(data, list):
-        raise InputFormatError(f"{p}: expected a JSON list of topics, got {type(data).__name__}")
+        raise InputFormatError(
+            f"{p}: expected a JSON list of topics [{{number, turn: [...]}}], "
+            f"got a JSON {_json_kind(data)}"
+        )
     rows: list[tuple[str, int, str]] = []
+    errors: list[str] = []
     fld = _TEXT_FIELD[text]
+
+    def bad(where: str, what: str, value: object) -> None:
+        errors.append(f"{p}: {where}: {what} (got {_shown(value)})")
+
     for i, topic in enumerate(data):
-        if not isinstance(topic, dict) or "number" not in topic or "turn" not in topic:
-            raise InputFormatError(f"{p}: topics[{i}] must have 'number' and 'turn'")
-        for j, turn in enumerate(topic["turn"]):
-            if not isinstance(turn, dict) or "number" not in turn:
-                raise InputFormatError(f"{p}: topics[{i}].turn[{j}] has no 'number'")
-            rows.append(
-                (str(topic["number"]), int(turn["number"]), str(turn.get(fld) or "").strip())
-            )
+        if not isinstance(topic, dict):
+            bad(f"topics[{i}]", "must be an object with 'number' and 'turn'", topic)
+            continue
+        number = topic.get("number")
+        if not _is_id(number):
+            bad(f"topics[{i}].number", "must be a topic number or id (integer or string)", number)
+            continue
+        turns = topic.get("turn")
+        if not isinstance(turns, list):
+            bad(f"topics[{i}].turn", "must be a list of turns", turns)
+            continue
+        seen: set[int] = set()
+        for j, turn in enumerate(turns):
+            where = f"topics[{i}].turn[{j}]"
+            if not isinstance(turn, dict):
+                bad(where, "must be an object with 'number'", turn)
+                continue
+            n = _turn_number(turn.get("number"))
+            if n is None:
+                bad(
+                    f"{where}.number",
+                    "must be a whole turn number from 0 to 18 digits",
+                    turn.get("number"),
+                )
+                continue
+            if n in seen:
+                bad(f"{where}.number", f"turn {n} occurs twice in topic {number}", n)
+                continue
+            seen.add(n)
+            utterance = turn.get(fld)
+            if utterance is not None and not isinstance(utterance, str):
+                bad(f"{where}.{fld}", "must be a string", utterance)
+                continue
+            rows.append((str(number).strip(), n, (utterance or "").strip()))
+    if errors:
+        n_more = len(errors) - max_problems
+        more = f"\n  ... and {n_more} more" if n_more > 0 else ""
+        raise InputFormatError(
+            f"{len(errors)} problem(s) in the topics file:\n  "
+            + "\n  ".join(errors[:max_problems])
+            + more
+        )
     df = pd.DataFrame(rows, columns=["topic", "turn", "text"])
+    df["turn"] = df["turn"].astype(np.int64)
     df["turn_id"] = df["topic"] + "_" + df["turn"].astype(str)
     return df
 
 
-_TURN_RE: Final = re.compile(r"^(?P<topic>.+)_(?P<turn>\d+)$")
+#: turn numbers have at most this many digits (they fit a 64-bit integer)
+_MAX_TURN_DIGITS: Final = 18
+
+
+def _turn_number(value: object) -> int | None:
+    """A turn number: a non-negative JSON integer, or a string of ASCII digits."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if 0 <= value < 10**_MAX_TURN_DIGITS else None
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        v = value.strip()
+        return int(v) if len(v) <= _MAX_TURN_DIGITS else None
+    return None
+
+
+def _is_id(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, str) and bool(value.strip()))
+
+
+def _json_kind(value: object) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "boolean"}.get(
+        type(value), "number" if isinstance(value, int | float) else "null"
+    )
+
+
+def _shown(value: Any) -> str:
+    r = repr(value)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+_TURN_RE: Final = re.compile(r"^(?P<topic>.+)_(?P<turn>[0-9]+)$")
 
 
 def load_runs_as_sessions(
@@ -174,6 +298,7 @@ def load_runs_as_sessions(
     mode: Mode = "strict",
     max_problems: int = 50,
     progress: Callable[[str], None] | None = None,
+    encoding: str | None = None,
 ) -> LoadedStudy:
     """Load TREC runs over ``topic_turn`` ids as sessions (one per run and topic).
 
@@ -199,12 +324,16 @@ def load_runs_as_sessions(
     grade_scale
         Scale of the qrels grades (default :data:`CAST_GRADE_SCALE` when all grades fit it).
     mode
-        ``"strict"`` or ``"lenient"``; a turn id that is not ``<topic>_<turn>``, a
-        document twice in one list or a turn missing from the topics file is a problem.
+        ``"strict"``: one error listing every problem (module docstring);
+        ``"lenient"``: the run lines concerned are dropped and listed, a document
+        twice in one list is repaired (the later copy removed).
     max_problems
         Limit of problems listed in strict mode.
     progress
         Called with each loading phase's name (:data:`sessionval.validate.flat.LOAD_PHASES`).
+    encoding
+        Text encoding of the run, topics and qrels files (default UTF-8; a
+        byte-order mark wins).
 
     Returns
     -------
@@ -212,7 +341,8 @@ def load_runs_as_sessions(
         One session per (run, topic), ``session_id = "<system>:<topic>"``,
         ``system_id`` = ``user_id`` = run tag, ``query_id`` = turn id = ``qrels_id``
         (``qrels_key="query_id"``).  ``unjudged`` lists the turns without qrels;
-        ``notes`` the run rows dropped in lenient mode (also in ``report.problems``).
+        ``report.problems`` the run lines dropped in lenient mode, ``notes`` (and
+        ``report.repairs``) the repairs.
         ``details``: ``depth`` and ``systems`` (the run tags, in file order).
     """
     paths = [runs] if isinstance(runs, str | os.PathLike) else list(runs)
@@ -220,44 +350,58 @@ def load_runs_as_sessions(
         raise InputFormatError("no run file given")
     if depth is not None and depth < 1:
         raise InputFormatError(f"depth must be >= 1 or None, got {depth}")
+    check_encoding(encoding)
     problems: list[Problem] = []
-    run = _read_runs(paths, system_names or {})
-    run = _split_turn_ids(run, problems, mode=mode, max_problems=max_problems)
-    run = _rank_lists(
-        run, order=order, depth=depth, problems=problems, mode=mode, max_problems=max_problems
-    )
+    repairs: list[Problem] = []
+    run = _read_runs(paths, system_names or {}, encoding)
+    run = _check_tags(run, problems)
+    run = _split_turn_ids(run, problems)
+    run = _rank_lists(run, order=order, depth=depth, problems=problems, repairs=repairs, mode=mode)
+    if not len(run):  # every line flagged: nothing to build sessions from
+        raise ValidationFailed(problems[:max_problems], truncated=len(problems) > max_problems)
     systems = tuple(str(s) for s in pd.unique(run["system"]))
-    turns = _turns(run, topics, text)
-    flat = _session_grid(
-        run, systems, turns, topics, problems, mode=mode, max_problems=max_problems
-    )
-    frame, report = frame_from_flat(
-        flat,
-        source=", ".join(map(str, paths)),
-        mode=mode,
-        max_problems=max_problems,
-        progress=progress,
-    )
+    turns = _turns(run, topics, text, encoding, max_problems)
+    flat = _session_grid(run, systems, turns, topics, problems)
+    source = ", ".join(map(str, paths))
+    if not len(flat):
+        raise_if_any(problems, limit=max_problems)
+        raise InputFormatError(f"{source}: no run line to read")
+
+    def build() -> tuple[SessionFrame, LoadReport]:
+        return frame_from_flat(
+            flat, source=source, mode=mode, max_problems=max_problems, progress=progress
+        )
+
+    if mode == "strict" and problems:
+        try:  # one pass: the table's own problems join the run lines' ones
+            build()
+        except ValidationFailed as exc:
+            problems.extend(exc.problems)
+        raise_if_any(problems, limit=max_problems)
+    frame, report = build()
     frame = with_qrels_key(frame, by="query_id")
     report.problems = [*problems, *report.problems]
-    judgments = _read_turn_qrels(qrels, grade_scale) if qrels is not None else None
+    report.repairs = [*repairs, *report.repairs]
+    judgments = _read_turn_qrels(qrels, grade_scale, encoding) if qrels is not None else None
     return LoadedStudy(
         study=study_header(frame, judgments=judgments, name=Path(paths[0]).stem),
         frame=frame,
         judgments=judgments,
         report=report,
-        notes=tuple(problems),
+        notes=tuple(repairs),
         qrels_key="query_id",
         unjudged=unjudged_keys(frame, judgments),
         details={"depth": depth, "systems": systems},
     )
 
 
-def _read_runs(paths: list[str | os.PathLike[str]], names: Mapping[str, str]) -> pd.DataFrame:
+def _read_runs(
+    paths: list[str | os.PathLike[str]], names: Mapping[str, str], encoding: str | None
+) -> pd.DataFrame:
     """Every run line, with its file, line and system (the tag, or its name in ``names``)."""
     frames = []
     for path in paths:
-        df = _run_with_lines(path)
+        df = _run_with_lines(path, encoding)
         df["_file"] = str(path)
         frames.append(df)
     run = pd.concat(frames, ignore_index=True)
@@ -266,17 +410,48 @@ def _read_runs(paths: list[str | os.PathLike[str]], names: Mapping[str, str]) ->
     return run
 
 
-def _split_turn_ids(
-    run: pd.DataFrame, problems: list[Problem], *, mode: Mode, max_problems: int
-) -> pd.DataFrame:
+def _check_tags(run: pd.DataFrame, problems: list[Problem]) -> pd.DataFrame:
+    """Systems whose names differ only by whitespace would be one system twice: a problem.
+
+    The first spelling (in file order) is kept; the lines of the others are flagged
+    and dropped.
+    """
+    systems = pd.unique(run["system"])
+    first: dict[str, str] = {}
+    clash: dict[str, str] = {}
+    for name in systems.tolist():
+        key = "".join(str(name).split())
+        if key in first:
+            clash[name] = first[key]
+        else:
+            first[key] = name
+    if not clash:
+        return run
+    bad = run["system"].isin(list(clash)).to_numpy()
+    msgs = [
+        f"run tag differs from {clash[t]!r} only by whitespace; tags must differ in "
+        "visible characters (fix the tag)"
+        for t in run["system"].to_numpy()[bad]
+    ]
+    _flag_rows(run, bad, "tag", msgs, problems)
+    return run[~bad].reset_index(drop=True)
+
+
+def _split_turn_ids(run: pd.DataFrame, problems: list[Problem]) -> pd.DataFrame:
     """``qid`` split into ``topic`` and ``turn``; a qid not ``<topic>_<turn>`` is a problem."""
     m = run["qid"].str.extract(_TURN_RE)
     badq = m["topic"].isna().to_numpy()
     if badq.any():
-        msg = "turn id must be <topic>_<turn>"
-        _flag_rows(run, badq, "qid", msg, problems, mode=mode, max_problems=max_problems)
-        run = run[~badq].reset_index(drop=True)
-        m = m[~badq].reset_index(drop=True)
+        msg = "turn id must be <topic>_<turn> (a turn number of digits 0-9 after the last '_')"
+        _flag_rows(run, badq, "qid", msg, problems)
+    long = ~badq & (m["turn"].str.len().fillna(0).to_numpy() > _MAX_TURN_DIGITS)
+    if long.any():
+        msg = f"turn number has more than {_MAX_TURN_DIGITS} digits"
+        _flag_rows(run, long, "qid", msg, problems)
+    keep = ~(badq | long)
+    if not keep.all():
+        run = run[keep].reset_index(drop=True)
+        m = m[keep].reset_index(drop=True)
     run["topic"] = m["topic"].astype(str)
     run["turn"] = m["turn"].astype(np.int64)
     return run
@@ -288,12 +463,13 @@ def _rank_lists(
     order: Literal["score", "rank"],
     depth: int | None,
     problems: list[Problem],
+    repairs: list[Problem],
     mode: Mode,
-    max_problems: int,
 ) -> pd.DataFrame:
     """Each (system, turn) list in trec_eval's order, ranked 1..k, cut at ``depth``.
 
-    A document twice in one list is a problem (lenient: the first is kept).
+    A document twice in one list is a problem (strict) or repaired (lenient: the
+    first, best-ranked occurrence kept, the later one removed, the list moves up).
     """
     sys_codes, _ = pd.factorize(run["system"], sort=False)
     turn_codes, _ = pd.factorize(run["qid"], sort=False)
@@ -303,15 +479,30 @@ def _rank_lists(
     srt = np.lexsort((-doc_codes, primary, turn_codes, sys_codes))
     run = run.iloc[srt].reset_index(drop=True)
     grp = (run["system"] + "\x00" + run["qid"]).to_numpy()
-    dup = (pd.Series(grp) + "\x00" + run["doc"].astype(str)).duplicated().to_numpy()
-    if dup.any():
-        msg = "document occurs more than once in the same ranked list"
-        _flag_rows(run, dup, "doc", msg, problems, mode=mode, max_problems=max_problems)
-        run = run[~dup].reset_index(drop=True)
-        grp = grp[~dup]
     starts = np.ones(len(run), dtype=bool)
     starts[1:] = grp[1:] != grp[:-1]
     first_idx = np.flatnonzero(starts)
+    pos = np.arange(len(run)) - first_idx[np.cumsum(starts) - 1] + 1  # rank before the repair
+    key = pd.Series(grp) + "\x00" + run["doc"].astype(str)
+    dup = key.duplicated().to_numpy()
+    if dup.any():
+        kept_at = pd.Series(pos).groupby(key.to_numpy()).transform("first").to_numpy()
+        msgs = [
+            f"document occurs more than once in the same ranked list (ranks {a} and {b})"
+            + (
+                ""
+                if mode == "strict"
+                else f": kept at rank {a}, removed at rank {b}; the "
+                "documents below moved up one rank"
+            )
+            for a, b in zip(kept_at[dup].tolist(), pos[dup].tolist(), strict=True)
+        ]
+        _flag_rows(run, dup, "doc", msgs, problems if mode == "strict" else repairs)
+        run = run[~dup].reset_index(drop=True)
+        grp = grp[~dup]
+        starts = np.ones(len(run), dtype=bool)
+        starts[1:] = grp[1:] != grp[:-1]
+        first_idx = np.flatnonzero(starts)
     run["new_rank"] = np.arange(len(run)) - first_idx[np.cumsum(starts) - 1] + 1
     if depth is not None:
         run = run[run["new_rank"] <= depth].reset_index(drop=True)
@@ -319,14 +510,18 @@ def _rank_lists(
 
 
 def _turns(
-    run: pd.DataFrame, topics: str | os.PathLike[str] | None, text: TurnText
+    run: pd.DataFrame,
+    topics: str | os.PathLike[str] | None,
+    text: TurnText,
+    encoding: str | None,
+    max_problems: int,
 ) -> pd.DataFrame:
     """Every topic's turns (from the topics file, or the run lines), ``query_pos`` 1..n each.
 
     Topics keep their order of first appearance; turns are ordered by number.
     """
     if topics is not None:
-        turns = read_cast_topics(topics, text=text)
+        turns = read_cast_topics(topics, text=text, encoding=encoding, max_problems=max_problems)
     else:
         t = run[["topic", "turn", "qid"]].drop_duplicates("qid")
         turns = pd.DataFrame(
@@ -349,9 +544,6 @@ def _session_grid(
     turns: pd.DataFrame,
     topics: str | os.PathLike[str] | None,
     problems: list[Problem],
-    *,
-    mode: Mode,
-    max_problems: int,
 ) -> pd.DataFrame:
     """The flat table: every system x turn, with that system's results for the turn.
 
@@ -363,7 +555,6 @@ def _session_grid(
     )
     unknown_turns = sorted(set(res["turn_id"]) - set(grid["turn_id"]))
     if unknown_turns:
-        shown = unknown_turns[:max_problems] if mode == "strict" else unknown_turns
         problems.extend(
             Problem(
                 str(topics),
@@ -373,10 +564,8 @@ def _session_grid(
                 repr(tid),
                 record=tid,
             )
-            for tid in shown
+            for tid in unknown_turns
         )
-        if mode == "strict":
-            raise ValidationFailed(problems, truncated=len(unknown_turns) > len(shown))
         res = res[~res["turn_id"].isin(unknown_turns)]
     flat = grid.merge(res, on=["system", "turn_id"], how="left", sort=False)
     return pd.DataFrame(
@@ -395,12 +584,14 @@ def _session_grid(
 
 
 def _read_turn_qrels(
-    qrels: str | os.PathLike[str], grade_scale: GradeScale | None
+    qrels: str | os.PathLike[str], grade_scale: GradeScale | None, encoding: str | None
 ) -> JudgmentFrame:
     """Per-turn qrels on ``grade_scale``, else :data:`CAST_GRADE_SCALE` when the grades fit."""
+    # read_qrels takes encoding= once the TREC readers share the decoder (issue 10)
+    enc: dict[str, Any] = {"encoding": encoding} if encoding is not None else {}
     if grade_scale is not None:
-        return read_qrels(qrels, scale=grade_scale)
-    j = read_qrels(qrels)
+        return read_qrels(qrels, scale=grade_scale, **enc)
+    j = read_qrels(qrels, **enc)
     if set(j.scale.grades) <= set(CAST_GRADE_SCALE.grades):
         return JudgmentFrame(table=j.table, scale=CAST_GRADE_SCALE, source=j.source)
     return j
@@ -427,6 +618,7 @@ def read_cast(
     mode: Mode = "strict",
     max_problems: int = 50,
     progress: Callable[[str], None] | None = None,
+    encoding: str | None = None,
 ) -> LoadedStudy:
     """Load a run file, or every ``*.run`` file of a folder, as sessions.
 
@@ -450,4 +642,5 @@ def read_cast(
         mode=mode,
         max_problems=max_problems,
         progress=progress,
+        encoding=encoding,
     )

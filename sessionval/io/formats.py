@@ -170,6 +170,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
             "a *.xml file",
             (
                 FormatOption("topic_map", "--topic-map", "sessiontopicmap.txt.", kind="file"),
+                ENCODING_OPTION,
                 FormatOption(
                     "year",
                     "--year",
@@ -213,6 +214,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
                     kind="int",
                     low=1,
                 ),
+                ENCODING_OPTION,
             ),
             qrels_key="query_id",
         ),

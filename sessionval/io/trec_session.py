@@ -29,7 +29,16 @@ the report):
   lenient escapes bare ``&`` as ``&amp;``, drops control characters and, if the
   document still does not parse, parses each ``<session>`` on its own and rejects
   only the broken ones;
-* a document twice in one result list: the session is rejected (lenient);
+* the file's encoding: a byte-order mark, else ``encoding=``, else the XML
+  declaration's ``encoding``, else UTF-8; a byte not valid there is a located
+  error (lenient: replaced by U+FFFD, noted);
+* a time that is not seconds, a clock time or ``NA`` (``inf``, ``1e30``, negative,
+  ``nan``): an error naming the element and the value (lenient: the session is
+  rejected);
+* a document twice in one result list: an error (strict); lenient mode keeps the
+  first occurrence, removes the later one so the results below it move up one
+  rank, and lists each repair (session, interaction, document, both ranks) in
+  ``report.repairs``; a click on the removed copy counts for the kept one;
 * a click on a rank with no result: the click is skipped (lenient);
 * an empty result page: kept as a query without results (``empty_serps="drop"``
   removes such queries), counted in the result's ``details["empty_serps"]``;
@@ -49,7 +58,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import pandas as pd
@@ -60,8 +69,9 @@ from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode, Problem
 from ..validate.flat import frame_from_flat
 from ..validate.references import unjudged_keys
-from ._xml import _Node, _parse_by_session, _parse_tree, _repair, _XmlError
+from ._xml import _Node, _parse_by_session, _parse_tree, _repair, _XmlError, decode_xml
 from .header import study_header
+from .text import check_encoding, read_input_bytes, read_input_text
 from .trec import read_qrels
 from .trec_session_log import CurrentQuery, SessionLogWalk
 
@@ -172,13 +182,23 @@ def map_grades(
 # session-topic map
 
 
-def read_session_topic_map(path: str | os.PathLike[str]) -> dict[str, str]:
+def read_session_topic_map(
+    path: str | os.PathLike[str], *, encoding: str | None = None
+) -> dict[str, str]:
     r"""Read ``sessiontopicmap.txt``: ``session<whitespace>topic`` per line.
+
+    Parameters
+    ----------
+    path
+        The map (gzip-compressed or not).
+    encoding
+        Text encoding (default UTF-8; a byte-order mark wins).
 
     Raises
     ------
     ParseError
-        A line without two fields, or a session listed twice with different topics.
+        Bytes not valid in the encoding; a line without two fields, or a session
+        listed twice with different topics (every such line, in one error).
 
     Examples
     --------
@@ -189,19 +209,24 @@ def read_session_topic_map(path: str | os.PathLike[str]) -> dict[str, str]:
     {'1': '1', '2': '6'}
     """
     p = Path(path)
-    if not p.exists():
-        raise ParseError(f"{p}: no such file")
+    text = read_input_text(p, encoding)
     out: dict[str, str] = {}
-    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+    errors: list[str] = []
+    for i, line in enumerate(re.split(r"\r\n?|\n", text), start=1):
         parts = line.split()
         if not parts:
             continue
         if len(parts) != 2:
-            raise ParseError(f"{p}:{i}: expected 'session topic', got {line.strip()!r}")
+            errors.append(f"{p}:{i}: expected 'session topic' (two fields), got {line.strip()!r}")
+            continue
         s, t = parts
         if s in out and out[s] != t:
-            raise ParseError(f"{p}:{i}: session {s} mapped to topic {t} but earlier to {out[s]}")
+            errors.append(f"{p}:{i}: session {s} mapped to topic {t} but earlier to {out[s]}")
+            continue
         out[s] = t
+    if errors:
+        more = f"\n  ... and {len(errors) - 50} more" if len(errors) > 50 else ""
+        raise ParseError("\n  ".join(errors[:50]) + more)
     return out
 
 
@@ -230,6 +255,7 @@ def load_trec_session(
     time_origin: str = "1970-01-01T00:00:00Z",
     max_problems: int = 50,
     progress: Callable[[str], None] | None = None,
+    encoding: str | None = None,
 ) -> LoadedStudy:
     """Load a TREC Session Track log (+ optional session-topic map and qrels).
 
@@ -268,25 +294,31 @@ def load_trec_session(
         Limit of problems listed in strict mode.
     progress
         Called with each loading phase's name (:data:`sessionval.validate.flat.LOAD_PHASES`).
+    encoding
+        Text encoding of the XML, the session-topic map and the qrels when they
+        have no byte-order mark (default: the XML declaration's, else UTF-8).
 
     Returns
     -------
     LoadedStudy
         Judgments keyed by topic (``qrels_key="topic"``) on the year's ``scale``;
         ``notes`` lists the lenient repairs, ``unjudged`` the topics of accepted
-        sessions without qrels.  ``details``: ``year`` (the :class:`TrecSessionYear`,
+        sessions without qrels; ``report.repairs`` the repairs made to accepted
+        sessions (also in ``notes``).  ``details``: ``year`` (the :class:`TrecSessionYear`,
         ``None`` when unknown) and ``empty_serps`` (logged empty result pages).
     """
     src = str(xml_path)
-    text, notes = _read_text(Path(xml_path), mode)
-    root_tag, session_nodes, rejected = _parse_sessions(text, src, mode, notes)
+    check_encoding(encoding)
+    text, notes = decode_xml(read_input_bytes(xml_path), src, encoding, lenient=mode == "lenient")
+    root_tag, session_nodes, rejected = _parse_sessions(text, src, mode, notes, max_problems)
+    n_unreadable = len(rejected)  # one problem per unreadable <session> element
     m = re.match(r"sessiontrack(\d{4})$", root_tag)
     yr = year if year is not None else (int(m.group(1)) if m else None)
     spec = TREC_SESSION_YEARS.get(yr) if yr is not None else None
     log = SessionLogWalk(
         source=src,
         mode=mode,
-        topic_map=_topic_map(topic_map),
+        topic_map=_topic_map(topic_map, encoding),
         system_id=system_id or (f"trec-session-{yr}" if yr is not None else "trec-session"),
         unknown_user=UNKNOWN_USER,
         doc_id=doc_id,
@@ -298,25 +330,45 @@ def load_trec_session(
         log.session(snode)
     rejected.extend(log.rejected)
     notes.extend(log.notes)
-    report = _walk_report(src, rejected, mode=mode, max_problems=max_problems)
     if not log.row_lines:
         raise ValidationFailed(
             rejected[:max_problems]
-            or [Problem(src, "", "", f"no session found in {Path(src).name}")]
+            or [Problem(src, "", "", f"no session found in {Path(src).name}")],
+            truncated=len(rejected) > max_problems,
         )
-    frame, inner = frame_from_flat(
-        _flat_table(log, time_origin),
+
+    def build() -> tuple[SessionFrame, LoadReport]:
+        return frame_from_flat(
+            _flat_table(log, time_origin),
+            source=src,
+            mode=mode,
+            max_problems=max_problems,
+            location_kind="line",
+            row_locations=np.asarray(log.row_lines, dtype=np.int64),
+            progress=progress,
+        )
+
+    if mode == "strict" and rejected:
+        # one pass: the problems the table checks find in the other sessions join these
+        try:
+            build()
+        except ValidationFailed as exc:
+            rejected.extend(exc.problems)
+        raise_if_any(rejected, limit=max_problems)
+    # books balance by <session> element: each unreadable or rejected one is one record
+    n_rejected = n_unreadable + log.n_rejected
+    report = LoadReport(
         source=src,
-        mode=mode,
-        max_problems=max_problems,
-        location_kind="line",
-        row_locations=np.asarray(log.row_lines, dtype=np.int64),
-        progress=progress,
+        records_read=n_rejected,
+        sessions_rejected=n_rejected,
+        problems=list(rejected),
+        repairs=list(log.notes),
     )
+    frame, inner = build()
     report.merge(inner)
     judgments = None
     if qrels is not None:
-        judgments = _read_session_qrels(qrels, spec=spec, grade_map=grade_map)
+        judgments = _read_session_qrels(qrels, spec=spec, grade_map=grade_map, encoding=encoding)
     unjudged = unjudged_keys(frame, judgments)
     frame = _with_topic_texts(frame, log.topics, unjudged if judgments is not None else None)
     return LoadedStudy(
@@ -331,49 +383,34 @@ def load_trec_session(
     )
 
 
-def _read_text(p: Path, mode: Mode) -> tuple[str, list[Problem]]:
-    """The file as text; lenient mode replaces bytes that are not UTF-8 (and says so)."""
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError as exc:
-        raise ParseError(f"{p}: no such file") from exc
-    try:
-        return raw.decode("utf-8"), []
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        if mode == "strict":
-            raise ParseError(
-                f"{p}:{line}: not valid UTF-8 (byte {raw[exc.start : exc.start + 1]!r})"
-                "; save the file as UTF-8 or use mode='lenient'"
-            ) from exc
-        text = raw.decode("utf-8", errors="replace")
-        note = Problem(
-            str(p),
-            f"line {line}",
-            "",
-            "bytes not valid UTF-8 replaced by U+FFFD "
-            f"(first at this line; {text.count(chr(0xFFFD))} in all)",
-        )
-        return text, [note]
-
-
 def _parse_sessions(
-    text: str, src: str, mode: Mode, notes: list[Problem]
+    text: str, src: str, mode: Mode, notes: list[Problem], max_problems: int
 ) -> tuple[str, list[_Node], list[Problem]]:
     """Parse the XML: ``(root tag, <session> nodes, problems of unreadable sessions)``.
 
-    Strict mode raises on malformed XML.  Lenient mode repairs it (bare ``&``,
-    control characters; each repair added to ``notes``) and, if it still does not
-    parse, parses each ``<session>`` on its own and rejects the broken ones.
+    Strict mode raises on malformed XML, listing every broken ``<session>`` when
+    the error is inside sessions.  Lenient mode repairs it (bare ``&``, control
+    characters; one note per kind of repair) and, if it still does not parse,
+    parses each ``<session>`` on its own and rejects the broken ones.
     """
     try:
         root = _parse_tree(text)
         return root.tag, root.findall("session"), []
     except _XmlError as exc:
         if mode == "strict":
+            # every broken <session> in one error, after the first problem the parser met
+            _, broken, _ = _parse_by_session(text, src)
+            listed = ""
+            if len(broken) > 1:
+                more = len(broken) - max_problems
+                listed = (
+                    f"\n{len(broken)} <session> elements do not parse on their own:\n  "
+                    + "\n  ".join(str(p) for p in broken[:max_problems])
+                    + (f"\n  ... and {more} more" if more > 0 else "")
+                )
             raise ParseError(
                 f"{src}:{exc.line}:{exc.col}: malformed XML: {exc.what}"
-                " (mode='lenient' repairs bare '&' and skips broken sessions)"
+                " (mode='lenient' repairs bare '&' and skips broken sessions)" + listed
             ) from exc
     text, repairs = _repair(text, src)
     notes.extend(repairs)
@@ -393,31 +430,23 @@ def _parse_sessions(
     return root_tag, session_nodes, rejected
 
 
-def _topic_map(topic_map: str | os.PathLike[str] | Mapping[str, str] | None) -> dict[str, str]:
+def _topic_map(
+    topic_map: str | os.PathLike[str] | Mapping[str, str] | None, encoding: str | None
+) -> dict[str, str]:
     if topic_map is None:
         return {}
     if isinstance(topic_map, Mapping):
         return dict(topic_map)
-    return read_session_topic_map(topic_map)
-
-
-def _walk_report(src: str, rejected: list[Problem], *, mode: Mode, max_problems: int) -> LoadReport:
-    """The sessions rejected while walking the log (strict mode raises their problems)."""
-    if mode == "strict":
-        raise_if_any(rejected, limit=max_problems)
-    rejected_ids = {p.record for p in rejected}
-    return LoadReport(
-        source=src,
-        records_read=len(rejected_ids),
-        sessions_rejected=len(rejected_ids),
-        problems=list(rejected),
-    )
+    return read_session_topic_map(topic_map, encoding=encoding)
 
 
 def _flat_table(log: SessionLogWalk, time_origin: str) -> pd.DataFrame:
     """The walked rows as a flat table, times in seconds placed on ``time_origin``."""
     cols = log.rows
-    origin = pd.Timestamp(time_origin)
+    try:
+        origin = pd.Timestamp(time_origin)
+    except (ValueError, OverflowError) as exc:
+        raise ParseError(f"time_origin {time_origin!r} is not a date and time ({exc})") from None
     if origin.tzinfo is None:
         origin = origin.tz_localize("UTC")
     flat = pd.DataFrame({k: v for k, v in cols.items() if k not in ("session_start", "query_secs")})
@@ -430,7 +459,16 @@ def _flat_table(log: SessionLogWalk, time_origin: str) -> pd.DataFrame:
         ("query_time", cols["query_secs"]),
         ("session_start", cols["session_start"]),
     ):
-        flat[name] = origin + pd.to_timedelta(np.asarray(secs, dtype=np.float64), unit="s")
+        x = np.asarray(secs, dtype=np.float64)
+        latest = float(np.nanmax(x)) if np.isfinite(x).any() else 0.0
+        room = (pd.Timestamp.max.tz_localize("UTC") - origin).total_seconds()
+        if not pd.Timestamp.min.tz_localize("UTC") <= origin or latest > room:
+            raise ParseError(
+                f"time_origin {time_origin!r} plus the logged times (up to {latest:g} s) is "
+                "outside 1677-09-21 .. 2262-04-11, the representable times; choose another "
+                "time_origin"
+            )
+        flat[name] = origin + pd.to_timedelta(x, unit="s")
     return flat
 
 
@@ -451,8 +489,11 @@ def _read_session_qrels(
     *,
     spec: TrecSessionYear | None,
     grade_map: Literal["year", "raw"] | Mapping[int, int],
+    encoding: str | None,
 ) -> JudgmentFrame:
-    raw = read_qrels(path)
+    # read_qrels takes encoding= once the TREC readers share the decoder (issue 10)
+    enc: dict[str, Any] = {"encoding": encoding} if encoding is not None else {}
+    raw = read_qrels(path, **enc)
     g = raw.table["grade"].to_numpy(np.int64)
     if grade_map == "raw":
         scale = spec.raw_scale if spec is not None else raw.scale

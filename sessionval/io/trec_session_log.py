@@ -45,6 +45,9 @@ FLAT_FIELDS: Final = (
     *_RESULT_FIELDS,
 )
 _CLOCK: Final = re.compile(r"^(\d{1,2}):(\d{2}):(\d{2}(?:\.\d*)?)$")
+#: latest time accepted, in seconds from the session start or midnight (about 31 years):
+#: any later one cannot be a logged time, and 1e30 would not fit a timestamp
+MAX_SECONDS: Final = 1e9
 _DOC_TAG: Final = re.compile(r"^(clueweb\d*id|docid|docno)$")
 
 
@@ -68,6 +71,40 @@ def seconds(value: str | None) -> float:
         return float(v)
     except ValueError:
         return float("nan")
+
+
+def check_seconds(value: str | None) -> str:
+    """What is wrong with a logged time (``""`` when it is fine or unknown).
+
+    Examples
+    --------
+    >>> check_seconds("99.5"), check_seconds("NA"), check_seconds("inf")[:24]
+    ('', '', 'must be a finite number ')
+    """
+    if value is None or not value.strip() or value.strip().upper() == "NA":
+        return ""
+    v = value.strip()
+    if _CLOCK.match(v):
+        return ""
+    try:
+        x = float(v)
+    except ValueError:
+        return "must be seconds (99.39), a clock time (09:54:27.674) or NA"
+    if not np.isfinite(x):
+        return "must be a finite number of seconds (or NA when unknown)"
+    if x < 0:
+        return "must be >= 0 seconds"
+    if x > MAX_SECONDS:
+        return f"must be at most {MAX_SECONDS:.0e} seconds (about 31 years)"
+    return ""
+
+
+def _add_clicks(a: tuple[int, float] | None, b: tuple[int, float]) -> tuple[int, float]:
+    """Clicks and dwell of one result summed (an unknown dwell does not erase a known one)."""
+    if a is None:
+        return b
+    d = b[1] if np.isnan(a[1]) else a[1] if np.isnan(b[1]) else a[1] + b[1]
+    return a[0] + b[0], d
 
 
 @dataclass
@@ -138,6 +175,8 @@ class SessionLogWalk:
     topics: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: logged queries with an empty result page (of every session read)
     n_empty: int = 0
+    #: ``<session>`` elements rejected (each is one record, even when two share a num)
+    n_rejected: int = 0
     _seen: set[str] = field(default_factory=set)
 
     def session(self, snode: _Node) -> None:
@@ -150,6 +189,7 @@ class SessionLogWalk:
         if sid in self._seen:
             self._problem(s, snode, "session@num", "session num occurs twice", repr(sid))
         self._seen.add(sid)
+        start = self._time(s, snode, "starttime")
         topic = self._topic(s, snode)
         user = snode.attrib.get("userid", "").strip() or self.unknown_user
         for it in self._interactions(snode):
@@ -158,15 +198,29 @@ class SessionLogWalk:
             self._problem(s, snode, "interaction", f"session {sid} has no query")
         if s.problems:
             self.rejected.extend(s.problems)
+            self.n_rejected += 1
             return
         self.notes.extend(s.repairs)
-        self._emit(s, user, topic, seconds(snode.attrib.get("starttime")))
+        self._emit(s, user, topic, start)
 
-    def _problem(self, s: _Session, node: _Node, fld: str, msg: str, val: str = "") -> None:
+    def _time(self, s: _Session, node: _Node, attr: str) -> float:
+        """The node's time attribute in seconds (NaN if unknown); a bad value is a problem."""
+        raw = node.attrib.get(attr)
+        why = check_seconds(raw)
+        if why:
+            self._problem(s, node, f"{node.tag}@{attr}", f"time {why}", repr(raw))
+            return float("nan")
+        return seconds(raw)
+
+    def _problem(
+        self, s: _Session, node: _Node | _Result, fld: str, msg: str, val: str = ""
+    ) -> None:
         s.problems.append(Problem(self.source, f"line {node.line}", fld, msg, val, record=s.sid))
 
-    def _repair(self, s: _Session, node: _Node, fld: str, msg: str) -> None:
-        s.repairs.append(Problem(self.source, f"line {node.line}", fld, msg, record=s.sid))
+    def _repair(
+        self, s: _Session, node: _Node | _Result, fld: str, msg: str, val: str = ""
+    ) -> None:
+        s.repairs.append(Problem(self.source, f"line {node.line}", fld, msg, val, record=s.sid))
 
     def _topic(self, s: _Session, snode: _Node) -> str:
         """The session's topic: ``<topic num>``, else the map's; a conflict is a problem."""
@@ -226,25 +280,25 @@ class SessionLogWalk:
             shift = len(prev.results) if results and results[0].rank == 1 else 0
             for r in results:
                 r.rank += shift
-            prev.results.extend(results)
-            prev.clicks.update({k + shift: v for k, v in clicks.items()})
+            merged = dict(prev.clicks)
+            for k, v in clicks.items():
+                merged[k + shift] = _add_clicks(merged.get(k + shift), v)
+            prev.results, prev.clicks = self._dedupe(s, it, prev.results + results, merged)
             self._repair(s, it, "interaction", "result page merged into the previous query")
             return
+        results, clicks = self._dedupe(s, it, results, clicks)
         if not results and not is_cq:
             self.n_empty += 1
             if self.empty_serps == "drop":
                 self._repair(s, it, "results", "empty result page: query dropped")
                 return
         text = qnode.text if qnode is not None else ""
-        s.queries.append(
-            _Query(it.line, text, seconds(it.attrib.get("starttime")), results, clicks)
-        )
+        s.queries.append(_Query(it.line, text, self._time(s, it, "starttime"), results, clicks))
 
     def _results(self, s: _Session, it: _Node) -> list[_Result]:
-        """The result list in rank order; a bad rank, no document or a repeated one is a problem."""
-        out: list[_Result] = []
+        """The result list in rank order; a bad rank or a result without document is a problem."""
+        found: list[_Result] = []
         node = it.find("results")
-        seen_docs: dict[str, int] = {}
         for rnode in node.findall("result") if node is not None else []:
             rank_s = rnode.attrib.get("rank", "")
             try:
@@ -264,25 +318,77 @@ class SessionLogWalk:
                     f"({'<url>' if self.doc_id == 'url' else '<clueweb..id>'})",
                 )
                 continue
-            if doc in seen_docs:
+            title, snippet = _child_text(rnode, "title"), _child_text(rnode, "snippet")
+            found.append(_Result(rank, doc, url, title, snippet, rnode.line))
+        found.sort(key=lambda r: r.rank)
+        return found
+
+    def _dedupe(
+        self,
+        s: _Session,
+        it: _Node,
+        results: list[_Result],
+        clicks: dict[int, tuple[int, float]],
+    ) -> tuple[list[_Result], dict[int, tuple[int, float]]]:
+        """Remove the later copies of a document listed twice in one (rank-ordered) list.
+
+        Strict mode: each copy is a problem.  Lenient mode: the first (by rank) is
+        kept, the later copy removed, the results below it move up one rank, and
+        the repair is recorded; clicks on the removed copy count for the kept one.
+        """
+        kept: dict[str, _Result] = {}
+        rank_map: dict[int, int] = {}  # rank in the list -> rank after the repair
+        removed = 0
+        out: list[_Result] = []
+        for r in results:
+            first = kept.get(r.doc)
+            if first is None:
+                kept[r.doc] = r
+                rank_map.setdefault(r.rank, r.rank - removed)
+                out.append(r)
+                continue
+            removed += 1
+            rank_map.setdefault(r.rank, rank_map[first.rank])
+            where = f"interaction {it.attrib.get('num', '?')}"
+            if self.mode == "strict":
                 self._problem(
                     s,
-                    rnode,
+                    r,
                     "result",
-                    f"document {doc} occurs twice in one result list "
-                    f"(ranks {seen_docs[doc]} and {rank})",
-                    repr(doc),
+                    f"document {r.doc} occurs twice in one result list "
+                    f"(ranks {first.rank} and {r.rank}) in {where}",
+                    repr(r.doc),
                 )
-            seen_docs[doc] = rank
-            title, snippet = _child_text(rnode, "title"), _child_text(rnode, "snippet")
-            out.append(_Result(rank, doc, url, title, snippet, rnode.line))
-        out.sort(key=lambda r: r.rank)
-        return out
+                continue
+            moved = (
+                f"; its {clicks[r.rank][0]} click(s) counted for the kept copy"
+                if r.rank in clicks
+                else ""
+            )
+            self._repair(
+                s,
+                r,
+                "result",
+                f"document {r.doc} listed twice in one result list ({where}): kept at rank "
+                f"{first.rank}, removed at rank {r.rank}; the results below moved up one rank"
+                + moved,
+                repr(r.doc),
+            )
+        if len(out) == len(results):
+            return results, clicks
+        new_clicks: dict[int, tuple[int, float]] = {}
+        for k, v in clicks.items():
+            nk = rank_map.get(k, k)
+            new_clicks[nk] = _add_clicks(new_clicks.get(nk), v)
+        for r in out:
+            r.rank = rank_map[r.rank]
+        return out, new_clicks
 
     def _clicks(self, s: _Session, it: _Node, ranks: set[int]) -> dict[int, tuple[int, float]]:
         """Clicks and dwell per rank of one interaction.
 
-        A click on a rank without a result is a problem (strict) or skipped (lenient).
+        A click on a rank without a result is a problem (strict) or skipped (lenient);
+        a click time that is not a time is a problem.
         """
         clicks: dict[int, tuple[int, float]] = {}
         clicked = it.find("clicked")
@@ -302,11 +408,8 @@ class SessionLogWalk:
                 else:
                     self._repair(s, cnode, "click", msg + "; click skipped")
                 continue
-            dur = seconds(cnode.attrib.get("endtime")) - seconds(cnode.attrib.get("starttime"))
-            n, d = clicks.get(crank, (0, float("nan")))
-            if not np.isnan(dur):
-                d = dur if np.isnan(d) else d + dur
-            clicks[crank] = (n + 1, d)
+            dur = self._time(s, cnode, "endtime") - self._time(s, cnode, "starttime")
+            clicks[crank] = _add_clicks(clicks.get(crank), (1, dur))
         return clicks
 
     def _emit(self, s: _Session, user: str, topic: str, start: float) -> None:

@@ -37,6 +37,7 @@ from .phases import (
     read_sessions,
     settle,
 )
+from .repair import remove_repeated_documents
 from .sources import Columns
 
 __all__ = [
@@ -105,7 +106,10 @@ def frame_from_flat(
     mode
         ``"strict"``: collect up to ``max_problems`` problems then raise
         :class:`~sessionval.errors.ValidationFailed` with all of them.
-        ``"lenient"``: drop every session with a problem and report it.
+        ``"lenient"``: drop every session with a problem and report it; a
+        document listed twice in one result list is repaired instead (the later
+        copy removed, the list moved up, each repair in ``report.repairs``; see
+        :mod:`sessionval.validate.repair`).
     max_problems
         Limit of problems listed in strict mode.
     user_grade_scale
@@ -138,6 +142,36 @@ def frame_from_flat(
     >>> frame.queries["n_results"].tolist(), report.summary_line()
     ([2, 0], '1 records read = 1 sessions accepted + 0 rejected')
     """
+    return _load(
+        flat,
+        source=source,
+        mode=mode,
+        max_problems=max_problems,
+        user_grade_scale=user_grade_scale,
+        location_kind=location_kind,
+        row_locations=row_locations,
+        progress=progress,
+        max_rank=max_rank,
+        repair=mode == "lenient",
+        raise_problems=raise_problems,
+    )
+
+
+def _load(
+    flat: pd.DataFrame | Columns,
+    *,
+    source: str | None,
+    mode: Mode,
+    max_problems: int,
+    user_grade_scale: GradeScale | None,
+    location_kind: Literal["row", "line"],
+    row_locations: npt.NDArray[np.int64] | None,
+    progress: Callable[[str], None] | None,
+    max_rank: int | None,
+    repair: bool,
+    raise_problems: bool,
+) -> tuple[SessionFrame, LoadReport]:
+    """:func:`frame_from_flat`; ``repair``: remove repeated documents and load again."""
     tick = progress or _silent
     tick(LOAD_PHASES[0])
     st = read_sessions(
@@ -153,6 +187,34 @@ def frame_from_flat(
     read_result_values(st, user_grade_scale)
     tick(LOAD_PHASES[5])
     read_query_values(st, max_rank)
+    if repair and st.repeated_docs:
+        first = 2 if location_kind == "line" else 1
+        locations = (
+            np.arange(st.n_rows, dtype=np.int64) + first
+            if row_locations is None
+            else np.asarray(row_locations, dtype=np.int64)
+        )
+        fixed = remove_repeated_documents(st, locations)
+        if fixed is not None:
+            table, kept_locations, repairs = fixed
+            source = st.source
+            del st
+            frame, report = _load(
+                table,
+                source=source,
+                mode=mode,
+                max_problems=max_problems,
+                user_grade_scale=user_grade_scale,
+                location_kind=location_kind,
+                row_locations=kept_locations,
+                progress=progress,
+                max_rank=max_rank,
+                repair=False,
+                raise_problems=raise_problems,
+            )
+            report.rows_read += len(repairs)
+            report.repairs[:0] = repairs
+            return frame, report
     report, keep = settle(st, mode=mode, max_problems=max_problems, raise_problems=raise_problems)
     tick(LOAD_PHASES[6])
     return build_frame(st, keep, grade_scale=user_grade_scale), report

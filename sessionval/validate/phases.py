@@ -45,6 +45,7 @@ __all__ = [
     "MAX_GRADE",
     "MAX_QUERY_POS",
     "MIN_GRADE",
+    "REPEATED_DOCUMENT",
     "LoadState",
     "check_results",
     "check_sessions",
@@ -67,6 +68,8 @@ MAX_QUERY_POS: Final = int(np.iinfo(np.int16).max)
 #: the searcher grades allowed: grades are int16 wherever they are integers
 MIN_GRADE: Final = int(np.iinfo(np.int16).min)
 MAX_GRADE: Final = int(np.iinfo(np.int16).max)
+#: the message of a document listed twice in one result list (lenient mode repairs it)
+REPEATED_DOCUMENT: Final = "document occurs more than once in the same result list"
 
 #: rows per piece for the grouped rule checks: bounds their temporaries on huge tables
 _CHECK_CHUNK: Final = 1 << 24
@@ -126,6 +129,8 @@ class LoadState:
     s_end: pd.Series = field(init=False)
     ratings: dict[str, Floats] = field(init=False)
     query_keys: dict[str, pd.Series] = field(init=False)  # query_id, qrels_id: stripped, per query
+    # check_results: input rows repeating a document of their result list
+    repeated_docs: list[IntArray] = field(init=False, default_factory=list)
 
     @property
     def n_queries(self) -> int:
@@ -323,8 +328,9 @@ def check_results(st: LoadState) -> None:
         v = check_unique_within(doc_s[in_piece], rq, what="document", presorted_groups=True)
         if v:
             rows = st.input_rows(in_piece[v.rows])
+            st.repeated_docs.append(rows)
             docs = st.doc_categories[st.doc_codes[rows]].astype(str).tolist()
-            st.coll.add(rows, "doc_id", v.messages, docs)
+            st.coll.add(rows, "doc_id", REPEATED_DOCUMENT, docs)
 
 
 def _segment_bounds(starts: BoolArray, chunk: int) -> list[tuple[int, int]]:

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
-from sessionval.errors import JudgmentError, ParseError, ValidationFailed
+from sessionval.errors import InputFormatError, JudgmentError, ParseError, ValidationFailed
 from sessionval.io.cast import CAST_GRADE_SCALE, load_runs_as_sessions, read_cast_topics
+from sessionval.io.trec import read_run
 
 
 def load(fx, **kw):
@@ -84,7 +87,7 @@ def test_bad_turn_id(fx, tmp_path):
     with pytest.raises(ValidationFailed, match=r"bad\.run:1: qid: turn id must be <topic>_<turn>"):
         load_runs_as_sessions(run)
     r = load_runs_as_sessions(run, mode="lenient")
-    assert r.frame.n_queries == 1 and len(r.notes) == 1
+    assert r.frame.n_queries == 1 and len(r.report.problems) == 1 and not r.notes
 
 
 def test_duplicate_document_in_a_run(fx, tmp_path):
@@ -95,6 +98,12 @@ def test_duplicate_document_in_a_run(fx, tmp_path):
     r = load_runs_as_sessions(run, mode="lenient")
     assert r.frame.results["doc_id"].astype(str).tolist() == ["d1", "d2"]
     assert r.frame.results["rank"].tolist() == [1, 2]
+    # a repair, not a rejection: listed with both ranks, the session kept
+    assert not r.report.problems and r.report.sessions_rejected == 0
+    (rep,) = r.report.repairs
+    assert rep.location == "line 2" and rep.value == "'d1'" and rep.record == "1_1"
+    assert "kept at rank 1, removed at rank 2" in rep.message
+    assert r.notes == (rep,)
 
 
 def test_malformed_run_and_qrels_surface_with_lines(fx, tmp_path):
@@ -143,3 +152,124 @@ def test_strict_lists_at_most_max_problems(tmp_path):
     with pytest.raises(ValidationFailed) as err:
         load_runs_as_sessions(run, max_problems=3)
     assert len(err.value.problems) == 3 and err.value.truncated
+
+
+# --- issue 10: every bad input a located error ------------------------------------------------
+
+
+def _topics(tmp_path, data: str):
+    p = tmp_path / "topics.json"
+    p.write_text(data)
+    return p
+
+
+@pytest.mark.parametrize(
+    ("topics", "where"),
+    [
+        ('[{"number": 201, "turn": [{"number": "one", "raw_utterance": "hi"}]}]',
+         r"topics\[0\]\.turn\[0\]\.number: must be a whole turn number .*\(got 'one'\)"),
+        ('[{"number": 201, "turn": 5}]', r"topics\[0\]\.turn: must be a list of turns \(got 5\)"),
+        ('[{"number": 201, "turn": [{"number": 1e400}]}]', r"topics\[0\]\.turn\[0\]\.number"),
+        ('[{"number": 201, "turn": [{"number": 99999999999999999999}]}]', r"\(got 9999"),
+        ('[{"number": 201, "turn": [{"number": 1}, {"number": 1}]}]', r"turn 1 occurs twice"),
+        ('[{"number": 201, "turn": [{"number": 1, "raw_utterance": {"a": 1}}]}]',
+         r"raw_utterance: must be a string"),
+        ('{"number": 201}', r"expected a JSON list of topics .*got a JSON object"),
+        ("[7, null]", r"topics\[0\]: must be an object.*\n.*topics\[1\]"),
+        ("[" * 100000 + "]" * 100000, r"nested too deeply|malformed JSON"),
+    ],
+)  # fmt: skip
+def test_topics_of_the_wrong_shape_are_located_errors(tmp_path, topics, where):
+    run = tmp_path / "a.run"
+    run.write_text("201_1 Q0 d1 1 1.0 runA\n")
+    with pytest.raises((InputFormatError, ParseError), match=where):
+        load_runs_as_sessions(run, topics=_topics(tmp_path, topics))
+
+
+def test_topics_list_every_problem_at_once(tmp_path):
+    run = tmp_path / "a.run"
+    run.write_text("201_1 Q0 d1 1 1.0 runA\n")
+    t = _topics(tmp_path, '[{"number": 1, "turn": [{"number": "x"}, {"number": "y"}]}, 3]')
+    with pytest.raises(InputFormatError, match="3 problem") as err:
+        load_runs_as_sessions(run, topics=t)
+    assert "turn[1].number" in str(err.value) and "topics[1]" in str(err.value)
+
+
+def test_turn_number_too_long_is_a_problem_not_an_overflow(tmp_path):
+    run = tmp_path / "c.run"
+    run.write_text("201_99999999999999999999 Q0 d1 1 1.0 runA\n201_1 Q0 d1 1 1.0 runA\n")
+    with pytest.raises(ValidationFailed, match=r"c\.run:1: qid: turn number has more than 18"):
+        load_runs_as_sessions(run)
+    r = load_runs_as_sessions(run, mode="lenient")
+    assert r.frame.queries["query_id"].tolist() == ["201_1"]
+    assert [p.location for p in r.report.problems] == ["line 1"]
+    # every line flagged: the problems, not a traceback
+    run.write_text("201_99999999999999999999 Q0 d1 1 1.0 runA\n")
+    with pytest.raises(ValidationFailed, match="more than 18 digits"):
+        load_runs_as_sessions(run, mode="lenient")
+
+
+def test_non_ascii_digits_are_not_a_turn_number(tmp_path):
+    run = tmp_path / "d.run"
+    run.write_text("201_\u0663 Q0 d1 1 1.0 runA\n", encoding="utf-8")
+    with pytest.raises(ValidationFailed, match="turn id must be <topic>_<turn>"):
+        load_runs_as_sessions(run)
+
+
+def test_cr_only_line_ends_are_read_with_their_lines(tmp_path):
+    run = tmp_path / "cr.run"
+    run.write_bytes(b"201_1 Q0 d1 1 1.0 runA\r201_1 Q0 d1 2 0.5 runA\r201_2 Q0 d2 1 0.5 runA\r")
+    with pytest.raises(ValidationFailed, match=r"cr\.run:2: doc: document occurs more than once"):
+        load_runs_as_sessions(run)
+    r = load_runs_as_sessions(run, mode="lenient")
+    assert r.frame.queries["query_id"].tolist() == ["201_1", "201_2"]
+
+
+@pytest.mark.parametrize("space", ["\x0b", "\x85", "\u2028", "\u00a0"])
+def test_tags_differing_only_by_whitespace_are_a_located_error(tmp_path, space):
+    run = tmp_path / "t.run"
+    run.write_text(f"T_1 Q0 d1 1 2.0 runA\nT_1 Q0 d2 2 1.0 runA{space}\n", encoding="utf-8")
+    with pytest.raises(ValidationFailed, match=r"t\.run:2: tag: run tag differs from 'runA' only"):
+        load_runs_as_sessions(run)
+    r = load_runs_as_sessions(run, mode="lenient")
+    assert r.details["systems"] == ("runA",)
+    assert r.report.sessions_accepted == 1 and len(r.report.problems) == 1
+
+
+def test_strict_lists_problems_of_every_kind_in_one_error(tmp_path):
+    run = tmp_path / "m.run"
+    run.write_text("bad Q0 d1 1 1.0 x\n1_1 Q0 d1 1 2.0 x\n1_1 Q0 d1 2 1.0 x\n")
+    with pytest.raises(ValidationFailed) as err:
+        load_runs_as_sessions(run)
+    msgs = [p.message for p in err.value.problems]
+    assert any("turn id" in m for m in msgs) and any("more than once" in m for m in msgs)
+
+
+def test_non_utf8_run_and_topics_are_located_errors(tmp_path):
+    run = tmp_path / "l.run"
+    run.write_bytes(b"201_1 Q0 d1 1 1.0 runA\n201_1 Q0 d\xe9 2 0.5 runA\n")
+    with pytest.raises(ParseError, match=r"l\.run:2: byte offset 33: b'\\xe9' is not valid"):
+        load_runs_as_sessions(run)
+    good = tmp_path / "g.run"
+    good.write_text("201_1 Q0 d1 1 1.0 runA\n")
+    t = tmp_path / "t.json"
+    t.write_bytes(
+        '[{"number": 201, "turn": [{"number": 1, "raw_utterance": "caf\u00e9"}]}]'.encode("latin-1")
+    )
+    with pytest.raises(ParseError, match=r"t\.json:1: byte offset \d+: b'\\xe9'"):
+        load_runs_as_sessions(good, topics=t)
+    r = load_runs_as_sessions(good, topics=t, encoding="latin-1")
+    assert r.frame.queries["text"].tolist() == ["caf\u00e9"]
+    with pytest.raises(ParseError, match="encoding 'klingon' is not known"):
+        load_runs_as_sessions(good, encoding="klingon")
+
+
+@pytest.mark.skipif(
+    "encoding" not in inspect.signature(read_run).parameters,
+    reason="read_run(encoding=) comes with the TREC readers' share of issue 10",
+)
+def test_a_latin1_run_reads_with_encoding(tmp_path):
+    run = tmp_path / "l.run"
+    run.write_bytes(b"201_1 Q0 d1 1 1.0 runA\n201_1 Q0 d\xe9 2 0.5 runA\n")
+    r = load_runs_as_sessions(run, encoding="latin-1")
+    assert r.frame.results["doc_id"].astype(str).tolist() == ["d1", "d\u00e9"]

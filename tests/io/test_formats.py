@@ -76,7 +76,7 @@ def test_an_option_of_another_format_is_refused(fx):
     with pytest.raises(
         InputFormatError,
         match=r"option\(s\) topics do not apply to the trec-session format "
-        r"\(its options: topic_map, year\)",
+        r"\(its options: encoding, topic_map, year\)",
     ):
         load_input(fx / "ts2013.xml", topics=fx / "cast" / "topics.json")
     # None means "not given"

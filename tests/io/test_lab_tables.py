@@ -103,7 +103,7 @@ def test_missing_column_message(fx, tmp_path):
     assert r.report.sessions_rejected == 2
 
 
-def test_duplicate_document_in_a_list_rejects_session(fx, tmp_path):
+def test_duplicate_document_in_a_list_strict_error_lenient_repair(fx, tmp_path):
     d = fx / "lab"
     res = tmp_path / "results"
     res.write_text((d / "results").read_text() + "2\t1\t2\thttp://w/x\tX\tx\n")
@@ -111,8 +111,10 @@ def test_duplicate_document_in_a_list_rejects_session(fx, tmp_path):
         ValidationFailed, match="results:10: doc_id: document occurs more than once"
     ):
         load_lab_tables(d / "session", res)
+    # lenient: repaired, not rejected (issue 10, item 3): the later copy removed and listed
     r = load_lab_tables(d / "session", res, mode="lenient")
-    assert r.frame.sessions["session_id"].astype(str).tolist() == ["1", "3"]
+    assert r.frame.sessions["session_id"].astype(str).tolist() == ["1", "2", "3"]
+    assert [(p.record, p.location) for p in r.report.repairs] == [("2", "line 10")]
 
 
 def test_per_session_pool_drives_the_ideal(fx):

@@ -143,12 +143,18 @@ def test_quirks_strict_lists_every_problem(fx):
 
 def test_quirks_lenient_rejects_and_repairs(fx):
     r = load_trec_session(fx / "ts2013_quirks.xml", mode="lenient")
-    assert r.frame.sessions["session_id"].astype(str).tolist() == ["11", "13"]
+    # session 10 lists cw-a1 twice: repaired (the copy at rank 2 removed), not rejected
+    assert r.frame.sessions["session_id"].astype(str).tolist() == ["10", "11", "13"]
     assert r.report.records_read == 4
-    assert r.report.sessions_rejected == 2 and r.report.sessions_accepted == 2
+    assert r.report.sessions_rejected == 1 and r.report.sessions_accepted == 3
     rej = r.report.rejects
-    assert set(rej["record"]) == {"10", "12"}
+    assert set(rej["record"]) == {"12"}
     assert any("click skipped" in p.message for p in r.notes)
+    rep = r.report.repairs_table
+    dup = rep[rep["message"].str.contains("listed twice")]
+    assert dup["record"].tolist() == ["10"]
+    assert "kept at rank 1, removed at rank 2" in dup["message"].iloc[0]
+    assert dup["value"].tolist() == ["'cw-a1'"] and dup["location"].tolist() == ["line 8"]
     # the skipped click leaves no click on the list
     assert r.frame.results["clicks"].sum() == 0
 
@@ -181,7 +187,9 @@ def test_bare_ampersand_lenient_escapes_and_reports(fx):
     assert r.frame.results["url"].tolist() == ["http://d.example/?a=1&b=2"]
     assert r.frame.results["title"].tolist() == ["Fish & chips"]
     fixes = [p for p in r.notes if "bare '&'" in p.message]
-    assert [p.location for p in fixes] == ["line 5:22", "line 7:56"]
+    # one note per kind of repair: the count and where (item 4 of issue 10)
+    assert [p.location for p in fixes] == ["line 5:22"]
+    assert "2 time(s), at line:column 5:22, 7:56" in fixes[0].message
 
 
 def test_unclosed_tag_strict_and_lenient(fx):
@@ -217,11 +225,14 @@ def test_url_as_document_id(fx):
 def test_invalid_utf8(fx, tmp_path):
     p = tmp_path / "latin1.xml"
     p.write_bytes((fx / "ts2013.xml").read_bytes().replace(b"hedgehog food", b"h\xe9dgehog food"))
-    with pytest.raises(ParseError, match=r"latin1\.xml:7: not valid UTF-8"):
+    with pytest.raises(ParseError, match=r"latin1\.xml:7: byte offset \d+: b'\\xe9' is not valid"):
         load_trec_session(p)
     r = load_trec_session(p, mode="lenient")
     assert r.frame.queries["text"].iloc[0] == "h\ufffddgehog food"
     assert "U+FFFD" in r.notes[0].message
+    # the file's encoding, given: read as written
+    r = load_trec_session(p, encoding="latin-1")
+    assert r.frame.queries["text"].iloc[0] == "h\u00e9dgehog food"
 
 
 def test_click_on_an_empty_result_page(fx, tmp_path):
