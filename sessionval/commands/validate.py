@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ..analysis.summary import summarize
+from ..errors import phase
 from ..io.formats import load_input
 from ..progress import stages
 from ..validate.flat import LOAD_PHASES
@@ -73,17 +74,19 @@ def command(
         open_engine(engine, scheduler, workers) as eng,
         stages([*LOAD_PHASES, "summarising"]) as bar,
     ):
-        loaded = load_input(
-            logs,
-            qrels=qrels,
-            mode="lenient" if lenient else "strict",
-            max_problems=max_problems,
-            progress=bar.phase,
-            **kwargs,
-            **partition_mapper(logs, str(kwargs.get("fmt", "auto")), eng),
-        )
+        with phase(f"loading and validating {logs}"):
+            loaded = load_input(
+                logs,
+                qrels=qrels,
+                mode="lenient" if lenient else "strict",
+                max_problems=max_problems,
+                progress=bar.phase,
+                **kwargs,
+                **partition_mapper(logs, str(kwargs.get("fmt", "auto")), eng),
+            )
         bar.phase("summarising")
-        summary = summarize(loaded)
+        with phase("summarising", loaded.frame.n_results, "result rows"):
+            summary = summarize(loaded)
         bar.update()
     click.echo(summary.to_text())
     if loaded.notes:

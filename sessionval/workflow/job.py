@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import pandas as pd
 
-from ..errors import InputFormatError, SessionvalError, ValidationFailed
+from ..errors import InputFormatError, SessionvalError, ValidationFailed, phase
 from ..evaluation.dask_engine import DaskEngine
 from ..evaluation.engine import Engine, LocalEngine
 from ..io.formats import detect_format
@@ -195,12 +195,13 @@ def run(
     try:
         with stages(STAGES, disable=None if progress is None else not progress) as bar:
             try:
-                loaded = load_step(
-                    logs,
-                    qrels=qrels,
-                    mode="lenient" if settings.lenient else "strict",
-                    input_options={**load_options, "progress": bar.phase},
-                )
+                with phase(f"loading and validating {logs}"):
+                    loaded = load_step(
+                        logs,
+                        qrels=qrels,
+                        mode="lenient" if settings.lenient else "strict",
+                        input_options={**load_options, "progress": bar.phase},
+                    )
             except ValidationFailed as exc:
                 where = write_validation_failure(outputs, logs, exc)
                 exc.add_note(f"the problems are also in {where}; other files in {out} unchanged")
@@ -215,19 +216,25 @@ def run(
             bar.update()
 
             eng = _with_progress(engine, bar)
-            ev = evaluate_step(loaded, settings.config, measures=settings.measures.all, engine=eng)
+            n = loaded.frame.n_results
+            with phase("evaluating", n, "result rows"):
+                ev = evaluate_step(
+                    loaded, settings.config, measures=settings.measures.all, engine=eng
+                )
             bar.update()
 
-            tables = write_tables(outputs, ev, per_position=per_position, formats=table_formats)
-            write_configuration(outputs, settings, ev)
-            correlations = correlation_step(outputs, tables.per_session, settings)
+            with phase("writing the tables of", n, "result rows"):
+                tables = write_tables(outputs, ev, per_position=per_position, formats=table_formats)
+                write_configuration(outputs, settings, ev)
+                correlations = correlation_step(outputs, tables.per_session, settings)
             bar.update()
 
-            cg_ev = (
-                ev
-                if settings.cg_config is None
-                else evaluate_step(loaded, settings.cg_config, engine=eng)
-            )
+            with phase("evaluating the cumulated-gain figures of", n, "result rows"):
+                cg_ev = (
+                    ev
+                    if settings.cg_config is None
+                    else evaluate_step(loaded, settings.cg_config, engine=eng)
+                )
             stats = settings.statistics
             data = figure_data(
                 ev,
@@ -239,12 +246,14 @@ def run(
             write_figure_tables(outputs, data)
             bar.update()
 
-            figures = draw_figures(outputs, data, settings)
+            with phase("drawing the figures of", loaded.frame.n_sessions, "sessions"):
+                figures = draw_figures(outputs, data, settings)
             bar.update()
 
-            exports = write_exports_step(
-                outputs, tables, settings, title=loaded.study.name or "sessionval scores"
-            )
+            with phase("writing the exports of", loaded.frame.n_sessions, "sessions"):
+                exports = write_exports_step(
+                    outputs, tables, settings, title=loaded.study.name or "sessionval scores"
+                )
             bar.update()
 
             statistics = statistics_step(outputs, tables.per_session, stats)
