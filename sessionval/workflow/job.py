@@ -22,7 +22,7 @@ from ..io.partitioned import PARTITIONED
 from ..progress import Stages, stages
 from .correlations import correlation_step
 from .figures import draw_figures, figure_cell, figure_data, write_figure_tables
-from .outputs import RunOutputs
+from .outputs import RESERVED, STAGING_PREFIX, RunOutputs
 from .settings import NO_JUDGMENTS, run_settings
 from .statistics import statistics_step
 from .steps import (
@@ -98,9 +98,21 @@ def input_files(
     config_path: Path | None,
     input_options: Mapping[str, Any] | None,
 ) -> list[Path]:
-    """Every input file of a run (the logs when a file, qrels, config, format options' files)."""
+    """Every input file of a run: the logs (a file, or a folder's files), qrels, config, options'.
+
+    A study folder's files are its inputs too, but for the names a run writes
+    (:data:`~sessionval.workflow.outputs.RESERVED`), so ``run STUDY --out STUDY`` can
+    replace its earlier outputs and never a file of the study.
+    """
     paths = [logs, qrels, config_path]
     paths += [v for v in (input_options or {}).values() if isinstance(v, Path)]
+    if logs.is_dir():
+        paths += [
+            f
+            for f in logs.rglob("*")
+            if (top := f.relative_to(logs).parts[0]) not in RESERVED
+            and not top.startswith(STAGING_PREFIX)
+        ]
     return [p for p in paths if p is not None and p.is_file()]
 
 

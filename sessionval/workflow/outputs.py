@@ -137,6 +137,8 @@ class RunOutputs:
         self.force = force or manifest is None
         self.csv_safe = csv_safe
         self.inputs = tuple(p for p in inputs if p.is_file())
+        # an input is recognised by its file, whatever the path or link that names it
+        self._input_ids = {(st.st_dev, st.st_ino) for st in map(os.stat, self.inputs)}
         self._check_inputs()
         if out.exists() and not out.is_dir():
             raise InputFormatError(f"--out {out}: exists and is not a folder")
@@ -146,6 +148,14 @@ class RunOutputs:
         self.written: list[str] = []
 
     # ---- before the run
+    def _is_input(self, path: Path) -> bool:
+        """Whether ``path`` is one of the run's input files (the same file, any name)."""
+        try:
+            st = path.stat()
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) in self._input_ids
+
     def _check_inputs(self) -> None:
         """An input where the run writes would be replaced: refuse before any work."""
         if not self.out.exists():
@@ -231,7 +241,7 @@ class RunOutputs:
                 continue
             if target.is_dir():
                 problems.append(f"{target}: is a folder")
-            elif any(target.samefile(p) for p in self.inputs if target.exists()):
+            elif self._is_input(target):
                 problems.append(f"{target}: is an input of this run")
             elif target.is_symlink():
                 problems.append(f"{target}: is a symbolic link")
@@ -293,7 +303,7 @@ class RunOutputs:
             if rel in keep:
                 continue
             p = _inside(self.out, rel)
-            if p is None or not p.is_file() or any(p.samefile(i) for i in self.inputs):
+            if p is None or not p.is_file() or self._is_input(p):
                 continue  # outside --out, through or at a link, gone, or an input
             p.unlink()
             removed.append(rel)

@@ -215,3 +215,16 @@ def test_a_foreign_folder_is_refused_without_force(tmp_path, config, capsys):
     assert "no earlier sessionval run wrote it" in capsys.readouterr().err
     assert (out / "tables" / "per_session.csv").read_text() == "mine"
     assert not (out / MANIFEST).exists()
+
+
+def test_a_study_folder_used_as_out_keeps_its_files(tmp_path, config):
+    """Item 6: ``run STUDY --out STUDY``: a planted manifest cannot remove the study's files."""
+    study = _study(tmp_path / "study")
+    inputs = _files(study)
+    assert _run(study, study, config) == 0
+    manifest = study / MANIFEST
+    files = json.loads(manifest.read_text())["files"]
+    manifest.write_text(json.dumps({"files": [*files, "sessions.jsonl", "qrels.txt"]}))
+    assert _run(study, study, config) == 0  # its earlier outputs replaced, no --force needed
+    after = _files(study)
+    assert {k: after[k] for k in inputs} == inputs
