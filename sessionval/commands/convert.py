@@ -21,6 +21,7 @@ from typing import Any, Literal, cast
 
 import click
 
+from ..errors import phase
 from ..io.formats import load_input
 from ..workflow.outputs import staged_file, staged_outputs
 from ._options import input_format_options, load_input_kwargs, qrels_option
@@ -73,21 +74,26 @@ def command(
     """Convert INPUT to the toolkit's JSON-lines (folder) or a flat Parquet/CSV table."""
     from ..io.writers import write_flat, write_jsonl
 
-    loaded = load_input(
-        input_path,
-        qrels=qrels,
-        mode="lenient" if lenient else "strict",
-        **load_input_kwargs(input_options),
-    )
+    with phase(f"loading and validating {input_path}"):
+        loaded = load_input(
+            input_path,
+            qrels=qrels,
+            mode="lenient" if lenient else "strict",
+            **load_input_kwargs(input_options),
+        )
     frame, judgments, report = loaded.frame, loaded.judgments, loaded.report
     inputs = [input_path, *(p for p in (qrels, *input_options.values()) if isinstance(p, Path))]
     # staged, then renamed into place: never an input, never outside --out
+    writing = phase(f"writing {out} from", frame.n_results, "result rows")
     if to == "jsonl":
-        with staged_outputs(out, command="convert", force=force, inputs=inputs) as staged:
+        with (
+            staged_outputs(out, command="convert", force=force, inputs=inputs) as staged,
+            writing,
+        ):
             written = write_jsonl(frame, staged.root, judgments=judgments, name=input_path.stem)
         root, final = staged.root, out
     else:
-        with staged_file(out, inputs=inputs) as target:
+        with staged_file(out, inputs=inputs) as target, writing:
             written = write_flat(
                 frame, target, to=cast('Literal["parquet", "csv"]', to), judgments=judgments
             )
