@@ -66,7 +66,8 @@ def command(
     session file, or an input of another format (--from; auto recognises it).
     Prints the study summary: searchers, sessions per system x topic, queries per
     session (Table 2 of Jarvelin et al. 2008) and judgment coverage. Exit code 1
-    when the input has problems (strict), 0 otherwise. With --engine dask the
+    when the input has problems (strict), 2 on a usage or input error, 3 out of
+    memory, 0 otherwise. With --engine dask the
     files of a partitioned input are validated on the cluster's workers.
     """
     kwargs = load_input_kwargs(input_options)
