@@ -22,6 +22,7 @@ __all__ = [
     "EXIT_INVALID",
     "EXIT_MEMORY",
     "EXIT_OK",
+    "EXIT_PIPE",
     "EXIT_USAGE",
     "CommandFailed",
     "cli",
@@ -41,6 +42,8 @@ EXIT_MEMORY: Final = 3
 EXIT_INTERNAL: Final = 70
 #: Ctrl-C (128 + SIGINT).
 EXIT_INTERRUPTED: Final = 130
+#: The reader of the output went away (``| head``): 128 + SIGPIPE, silently.
+EXIT_PIPE: Final = 141
 
 #: Environment variable that shows the traceback of an internal error, like ``--debug``.
 DEBUG_ENV: Final = "SESSIONVAL_DEBUG"
@@ -134,9 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Exit codes: 0 success, 1 the input has problems (validation failed), 2 bad
     input or usage (every located error: bad options, unreadable or malformed
-    file), 3 out of memory (one line naming the phase and its row count), 70 an
-    unexpected exception (one line; the traceback with ``--debug`` or
-    ``SESSIONVAL_DEBUG=1``), 130 interrupted (Ctrl-C).
+    file, a file the system refuses to read or write), 3 out of memory (one line
+    naming the phase and its row count), 70 an unexpected exception (one line; the
+    traceback with ``--debug`` or ``SESSIONVAL_DEBUG=1``), 130 interrupted (Ctrl-C),
+    141 the reader of the output went away (``| head``).
     """
     from .errors import OutOfMemory, SessionvalError, ValidationFailed
 
@@ -146,6 +150,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         cli.main(args=args, prog_name="sessionval", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
+    except SystemExit as exc:
+        # click ends a write to a closed pipe (``| head``) with exit(1) after wrapping
+        # stdout; 1 means "validation failed" here, so say 141 like a shell would
+        if type(sys.stdout).__name__ == "_PacifyFlushWrapper":
+            return EXIT_PIPE
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
@@ -160,6 +170,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except CommandFailed as exc:
         return exc.code
+    except OSError as exc:
+        # the system refused a file (permissions, disk full, a folder gone): not a bug
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        click.echo(f"error: {where}{exc.strerror or exc}", err=True)
+        return EXIT_USAGE
     except MemoryError as exc:
         if debug:
             traceback.print_exc()

@@ -7,6 +7,7 @@ or ``SESSIONVAL_DEBUG=1``), 130 interrupted.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,23 @@ def test_the_other_codes(study_dir, tmp_path, capsys):
 def _help(capsys: pytest.CaptureFixture[str]) -> str:
     assert main(["--help"]) == 0
     return capsys.readouterr().out
+
+
+def test_a_file_the_system_refuses_is_exit_2_not_a_bug(study_dir, monkeypatch, capsys):
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", "/data/out/report.html")
+
+    monkeypatch.setattr(validate_command, "summarize", refuse)
+    assert main(["validate", str(study_dir)]) == 2
+    assert capsys.readouterr().err == "error: /data/out/report.html: Permission denied\n"
+
+
+def test_a_closed_pipe_ends_quietly(study_dir, monkeypatch, capsys):
+    def closed(*args: object, **kwargs: object) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(validate_command, "summarize", closed)
+    monkeypatch.setattr(sys, "stdout", sys.stdout)  # click wraps it on a closed pipe
+    monkeypatch.setattr(sys, "stderr", sys.stderr)
+    assert main(["validate", str(study_dir)]) == cli.EXIT_PIPE == 141
+    assert capsys.readouterr().err == ""
