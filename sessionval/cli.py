@@ -8,18 +8,56 @@ missing optional extra only affects the command that needs it.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+import traceback
 from collections.abc import Sequence
+from typing import Final
 
 import click
 
 __all__ = [
     "COMMANDS",
+    "EXIT_INTERNAL",
+    "EXIT_INVALID",
+    "EXIT_MEMORY",
+    "EXIT_OK",
+    "EXIT_PIPE",
+    "EXIT_USAGE",
     "CommandFailed",
     "cli",
     "entry_point",
     "main",
 ]
+
+#: Exit codes (docs/reliability.md, "Exit codes and outputs").
+EXIT_OK: Final = 0
+#: The input has problems (strict validation failed); they are listed.
+EXIT_INVALID: Final = 1
+#: Bad input or usage: every located error (file, line, field, value, what is allowed).
+EXIT_USAGE: Final = 2
+#: Out of memory: one line naming the phase and its row count.
+EXIT_MEMORY: Final = 3
+#: An unexpected exception: a bug in sessionval (EX_SOFTWARE of sysexits.h).
+EXIT_INTERNAL: Final = 70
+#: Ctrl-C (128 + SIGINT).
+EXIT_INTERRUPTED: Final = 130
+#: The reader of the output went away (``| head``): 128 + SIGPIPE, silently.
+EXIT_PIPE: Final = 141
+
+#: Environment variable that shows the traceback of an internal error, like ``--debug``.
+DEBUG_ENV: Final = "SESSIONVAL_DEBUG"
+
+_MEMORY_ADVICE: Final = (
+    "free memory or give less work at once: run --no-per-position --tables parquet, "
+    "--engine dask to spread the sessions, or fewer measures and columns "
+    "(docs/performance.md gives the memory per million rows)"
+)
+_REPORT: Final = (
+    "this is a bug in sessionval: please report it to the sessionval developers' issue "
+    "tracker with the command, `sessionval --version` and the traceback (rerun with "
+    f"--debug or {DEBUG_ENV}=1 to see it)"
+)
 
 #: subcommand name -> (module, one-line help). Each module defines ``command: click.Command``.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -72,38 +110,85 @@ class _LazyGroup(click.Group):
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="sessionval")
-def cli() -> None:
-    """Session-based evaluation of interactive search (sDCG and the cumulated-gain family)."""
+@click.option(
+    "--debug",
+    is_flag=True,
+    default=False,
+    help=f"Show the full traceback of an internal error (also {DEBUG_ENV}=1); "
+    "may be given anywhere on the line.",
+)
+def cli(debug: bool) -> None:
+    """Session-based evaluation of interactive search (sDCG and the cumulated-gain family).
+
+    Exit codes: 0 success, 1 validation failed, 2 bad input or usage, 3 out of
+    memory, 70 internal error (a bug: please report it), 130 interrupted.
+    """
+
+
+def _take_debug(args: list[str]) -> tuple[list[str], bool]:
+    """``args`` without ``--debug`` (anywhere before ``--``), and whether it was there."""
+    end = args.index("--") if "--" in args else len(args)
+    kept = [a for a in args[:end] if a != "--debug"] + args[end:]
+    return kept, len(kept) != len(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code.
 
-    Exit codes: 0 success, 1 the input has problems (validation failed), 2 usage
-    error (bad options, unreadable file).
+    Exit codes: 0 success, 1 the input has problems (validation failed), 2 bad
+    input or usage (every located error: bad options, unreadable or malformed
+    file, a file the system refuses to read or write), 3 out of memory (one line
+    naming the phase and its row count), 70 an unexpected exception (one line; the
+    traceback with ``--debug`` or ``SESSIONVAL_DEBUG=1``), 130 interrupted (Ctrl-C),
+    141 the reader of the output went away (``| head``).
     """
-    from .errors import SessionvalError, ValidationFailed
+    from .errors import OutOfMemory, SessionvalError, ValidationFailed
 
-    args = list(sys.argv[1:] if argv is None else argv)
+    args, debug = _take_debug(list(sys.argv[1:] if argv is None else argv))
+    debug = debug or os.environ.get(DEBUG_ENV, "").strip() not in ("", "0")
     try:
         cli.main(args=args, prog_name="sessionval", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
+    except SystemExit as exc:
+        # click ends a write to a closed pipe (``| head``) with exit(1) after wrapping
+        # stdout; 1 means "validation failed" here, so say 141 like a shell would
+        if type(sys.stdout).__name__ == "_PacifyFlushWrapper":
+            return EXIT_PIPE
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("aborted", err=True)
-        return 130
+        return EXIT_INTERRUPTED
     except ValidationFailed as exc:
         click.echo(f"error: {exc}", err=True)
-        return 1
+        return EXIT_INVALID
     except SessionvalError as exc:
         click.echo(f"error: {exc}", err=True)
-        return 2
+        return EXIT_USAGE
     except CommandFailed as exc:
         return exc.code
-    return 0
+    except OSError as exc:
+        # the system refused a file (permissions, disk full, a folder gone): not a bug
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        click.echo(f"error: {where}{exc.strerror or exc}", err=True)
+        return EXIT_USAGE
+    except MemoryError as exc:
+        if debug:
+            traceback.print_exc()
+        what = str(exc) if isinstance(exc, OutOfMemory) else "out of memory"
+        click.echo(f"error: {what}; {_MEMORY_ADVICE}", err=True)
+        return EXIT_MEMORY
+    except Exception as exc:  # the last resort: one line, not a traceback
+        if debug:
+            traceback.print_exc()
+        message = " ".join(str(exc).split()) or "(no message)"
+        click.echo(f"internal error: {type(exc).__name__}: {message}", err=True)
+        click.echo(_REPORT, err=True)
+        return EXIT_INTERNAL
+    return EXIT_OK
 
 
 class CommandFailed(Exception):

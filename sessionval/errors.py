@@ -13,7 +13,8 @@ fixes a file in one pass.  Lenient mode keeps the same records in the
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 from .problems import Problem
 
@@ -21,10 +22,12 @@ __all__ = [
     "InputFormatError",
     "JudgmentError",
     "MeasureSpecError",
+    "OutOfMemory",
     "ParseError",
     "SessionvalError",
     "StatisticsError",
     "ValidationFailed",
+    "phase",
     "raise_if_any",
 ]
 
@@ -114,3 +117,61 @@ def raise_if_any(problems: Iterable[Problem], *, limit: int | None = None) -> No
     raise ValidationFailed(
         collected[:limit] if limit is not None else collected, truncated=truncated
     )
+
+
+class OutOfMemory(MemoryError):
+    """A :class:`MemoryError` raised inside a :func:`phase`: what was running, on how many rows.
+
+    The command line turns it into one line and exit code 3 (``docs/reliability.md``).
+
+    Parameters
+    ----------
+    what
+        The phase, as a gerund clause (``"evaluating"``).
+    rows
+        Rows the phase was working on, with their unit (``"result rows"``), if known.
+
+    Examples
+    --------
+    >>> str(OutOfMemory("evaluating", 26_000_000, "result rows"))
+    'out of memory while evaluating 26,000,000 result rows'
+    """
+
+    def __init__(self, what: str, rows: int | None = None, unit: str = "rows") -> None:
+        self.what = what
+        self.rows = rows
+        self.unit = unit
+        on = f" {rows:,} {unit}" if rows is not None else ""
+        super().__init__(f"out of memory while {what}{on}")
+
+
+@contextmanager
+def phase(what: str, rows: int | None = None, unit: str = "rows") -> Iterator[None]:
+    """Name the work inside the block, so running out of memory there says what and on how much.
+
+    A :class:`MemoryError` raised in the block becomes :class:`OutOfMemory`;
+    phases nest, the innermost one names the error.
+
+    Parameters
+    ----------
+    what
+        What the block does, as a gerund clause (``"loading logs.jsonl"``).
+    rows
+        Rows it works on (``None``: not known yet).
+    unit
+        What a row is (``"result rows"``, ``"sessions"``).
+
+    Examples
+    --------
+    >>> with phase("evaluating", 3, "result rows"):
+    ...     raise MemoryError
+    Traceback (most recent call last):
+    ...
+    sessionval.errors.OutOfMemory: out of memory while evaluating 3 result rows
+    """
+    try:
+        yield
+    except OutOfMemory:
+        raise
+    except MemoryError as exc:
+        raise OutOfMemory(what, rows, unit) from exc

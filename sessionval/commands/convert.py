@@ -6,16 +6,24 @@ Track XML, per-session lab tables, TREC runs over ``topic_turn`` ids) and writes
 it in the toolkit's JSON-lines (a folder with ``sessions.jsonl``, ``study.json``
 and ``qrels.txt``) or as one flat Parquet/CSV table (with a ``qrels_id`` column
 and a ``.qrels`` file beside it).
+
+The files are written under temporary names and renamed when complete
+(:func:`sessionval.workflow.outputs.staged_outputs`): an interrupted or failed
+convert leaves ``OUT`` as it was, an input is never overwritten, and a folder that
+no earlier ``convert`` wrote is not overwritten without ``--force``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any, Literal, cast
 
 import click
 
+from ..errors import phase
 from ..io.formats import load_input
+from ..workflow.outputs import staged_file, staged_outputs
 from ._options import input_format_options, load_input_kwargs, qrels_option
 
 __all__ = [
@@ -48,30 +56,55 @@ _SHOWN = 20
 @click.option(
     "--lenient", is_flag=True, help="Repair or reject bad records and go on (default: strict)."
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    default=False,
+    help="Overwrite files in the --out folder that no earlier convert wrote (inputs never).",
+)
 def command(
     input_path: Path,
     out: Path,
     to: str,
     qrels: Path | None,
     lenient: bool,
+    force: bool,
     **input_options: Any,
 ) -> None:
     """Convert INPUT to the toolkit's JSON-lines (folder) or a flat Parquet/CSV table."""
     from ..io.writers import write_flat, write_jsonl
 
-    loaded = load_input(
-        input_path,
-        qrels=qrels,
-        mode="lenient" if lenient else "strict",
-        **load_input_kwargs(input_options),
-    )
-    frame, judgments, report = loaded.frame, loaded.judgments, loaded.report
-    if to == "jsonl":
-        written = write_jsonl(frame, out, judgments=judgments, name=input_path.stem)
-    else:
-        written = write_flat(
-            frame, out, to=cast('Literal["parquet", "csv"]', to), judgments=judgments
+    with phase(f"loading and validating {input_path}"):
+        loaded = load_input(
+            input_path,
+            qrels=qrels,
+            mode="lenient" if lenient else "strict",
+            **load_input_kwargs(input_options),
         )
+    frame, judgments, report = loaded.frame, loaded.judgments, loaded.report
+    inputs = [input_path, *(p for p in (qrels, *input_options.values()) if isinstance(p, Path))]
+    # staged, then renamed into place: never an input, never outside --out
+    writing = phase(f"writing {out} from", frame.n_results, "result rows")
+    if to == "jsonl":
+        with (
+            staged_outputs(out, command="convert", force=force, inputs=inputs) as staged,
+            writing,
+        ):
+            written = write_jsonl(frame, staged.root, judgments=judgments, name=input_path.stem)
+        root, final = staged.root, out
+    else:
+        with staged_file(out, inputs=inputs) as target, writing:
+            written = write_flat(
+                frame, target, to=cast('Literal["parquet", "csv"]', to), judgments=judgments
+            )
+        root, final = target.parent, out.parent
+    # the paths the writer returned, where the files now are
+    moved: dict[str, Any] = {
+        k: final / v.relative_to(root)
+        for k, v in dataclasses.asdict(written).items()
+        if isinstance(v, Path)
+    }
+    written = dataclasses.replace(written, **moved)
     click.echo(f"{report.summary_line()}; {frame.n_queries} queries, {frame.n_results} results")
     click.echo(
         f"wrote {written.sessions}"

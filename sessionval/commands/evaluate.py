@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
+from ..errors import phase
 from ._options import encoding_option, engine_options, open_engine
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ def command(
     """
     from ..evaluation.lists import evaluate_run
 
-    with open_engine(engine, scheduler, workers) as eng:
+    with open_engine(engine, scheduler, workers) as eng, phase(f"evaluating {run}"):
         ev = evaluate_run(
             run,
             qrels,

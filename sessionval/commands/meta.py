@@ -19,6 +19,7 @@ tables (TSV) and the figure (PNG, SVG, PDF) there.  Details: ``docs/statistics.m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,25 +46,24 @@ _DEFAULT_MEASURES = ("nDCG@10", "AP", "P@10", "RR")
 
 def _runs_command(func: Any) -> Any:
     """The arguments every run-based subcommand shares."""
-    for deco in reversed(
-        [
-            click.argument("qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path)),
-            click.argument(
-                "runs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False)
-            ),
-            click.option(
-                "-m",
-                "--measure",
-                "measures",
-                multiple=True,
-                help=f"Measure, repeatable (default: {' '.join(_DEFAULT_MEASURES)}).",
-            ),
-            _format_option,
-            _out_option,
-            run_scoring_options,
-            encoding_option,
-        ]
-    ):
+    decorators: list[Callable[[Any], Any]] = [
+        click.argument("qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path)),
+        click.argument(
+            "runs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False)
+        ),
+        click.option(
+            "-m",
+            "--measure",
+            "measures",
+            multiple=True,
+            help=f"Measure, repeatable (default: {' '.join(_DEFAULT_MEASURES)}).",
+        ),
+        _format_option,
+        _out_option,
+        run_scoring_options,
+        encoding_option,
+    ]
+    for deco in reversed(decorators):
         func = deco(func)
     return func
 
@@ -76,11 +76,31 @@ _format_option = click.option(
     show_default=True,
     help="Summary table as tsv (header + rows) or jsonl.",
 )
-_out_option = click.option(
+_out_path = click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     help="Folder for the detail tables (TSV) and the figure (PNG, SVG, PDF).",
 )
+
+
+def _remember_force(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    ctx.meta["sessionval_force"] = value
+    return value
+
+
+_force = click.option(
+    "--force",
+    is_flag=True,
+    default=False,
+    expose_value=False,
+    callback=_remember_force,
+    help="Overwrite files in --out that no earlier sessionval meta wrote (inputs never).",
+)
+
+
+def _out_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--out DIR`` and ``--force`` (the folder's files are staged, then swapped in)."""
+    return _out_path(_force(f))
 
 
 def _emit(table: pd.DataFrame, fmt: str) -> None:
@@ -94,13 +114,25 @@ def _write(out: Path | None, name: str, tables: dict[str, pd.DataFrame], ax: Axe
     if out is None:
         return
     from ..output.plots import save_figure
+    from ..workflow.outputs import staged_outputs
 
-    out.mkdir(parents=True, exist_ok=True)
-    for key, table in tables.items():
-        table.to_csv(out / f"{name}_{key}.tsv", sep="\t", index=False)
-    if ax is not None:
-        for path in save_figure(ax, out / name):
-            click.echo(f"wrote {path}", err=True)
+    ctx = click.get_current_context()
+    given = [v for v in ctx.params.values() if isinstance(v, str | Path)]
+    given += [p for v in ctx.params.values() if isinstance(v, tuple) for p in v]
+    inputs = [Path(p) for p in given if isinstance(p, str | Path)]
+    # staged and swapped in: each subcommand adds its files, none removes another's
+    with staged_outputs(
+        out,
+        command="meta",
+        force=bool(ctx.meta.get("sessionval_force", False)),
+        inputs=inputs,
+        remove_stale=False,
+    ) as staged:
+        for key, table in tables.items():
+            table.to_csv(staged.root / f"{name}_{key}.tsv", sep="\t", index=False)
+        paths = save_figure(ax, staged.root / name) if ax is not None else []
+    for path in paths:
+        click.echo(f"wrote {out / path.name}", err=True)
 
 
 def _scores(qrels: Path, runs: tuple[str, ...], measures: tuple[str, ...], options: Any) -> Any:
@@ -262,9 +294,15 @@ def incomplete_judgments_command(
     )
     _emit(res.summary, fmt)
     if write_qrels is not None:
-        write_qrels.mkdir(parents=True, exist_ok=True)
-        for f, sub in res.qrels.items():
-            write_trec_qrels(sub, write_qrels / f"fqrels_{f:.2f}.txt")
+        from ..workflow.outputs import staged_outputs
+
+        force = bool(click.get_current_context().meta.get("sessionval_force", False))
+        inputs = [qrels, *map(Path, runs)]
+        with staged_outputs(
+            write_qrels, command="meta", force=force, inputs=inputs, remove_stale=False
+        ) as staged:
+            for f, sub in res.qrels.items():
+                write_trec_qrels(sub, staged.root / f"fqrels_{f:.2f}.txt")
     ax = None
     if out is not None:
         from ..output.meta_plots import plot_tau_vs_fraction

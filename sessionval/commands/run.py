@@ -8,7 +8,9 @@ The job (what it writes, its named steps and the configuration file) is
 Exit codes: 0 success; 1 the input failed validation (the problems are on stderr
 and in ``DIR/validation.txt``, or ``DIR/validation-failed.txt`` beside a previous
 run's outputs, which stay); 2 usage or input error (missing file, bad configuration,
-files in ``DIR`` that must not be overwritten).
+files in ``DIR`` that must not be overwritten); 3 out of memory (one line naming the
+phase and its rows); 70 internal error (a bug; ``--debug`` shows the traceback).  The
+whole contract is in ``docs/reliability.md``.
 """
 
 from __future__ import annotations
@@ -137,8 +139,9 @@ def command(
     """Validate, evaluate and write tables, figures, exports and report.html to --out.
 
     Exit code 0 on success, 1 if the input fails validation, 2 on a usage or input
-    error.  With --engine dask the sessions are scored on a Dask cluster (and the
-    files of a partitioned input validated there); the tables are the same.
+    error, 3 out of memory, 70 internal error.  With --engine dask the sessions are
+    scored on a Dask cluster (and the files of a partitioned input validated there);
+    the tables are the same.
     """
     given = {"preset": preset, "cutoff": cutoff, "b": b, "bq": bq, "gains": gains}
     try:

@@ -15,6 +15,9 @@ from typing import cast
 
 import click
 
+from ..errors import phase
+from ..workflow.outputs import staged_outputs
+
 __all__ = [
     "command",
 ]
@@ -74,6 +77,12 @@ __all__ = [
     default=None,
     help="Show a progress bar on stderr (default: for large studies on a terminal).",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    default=False,
+    help="Overwrite files in --out that no earlier synth wrote.",
+)
 def command(
     n_sessions: int,
     seed: int,
@@ -83,37 +92,45 @@ def command(
     runs: bool,
     n_topics: int,
     progress: bool | None,
+    force: bool,
 ) -> None:
     """Generate a synthetic session study (searchers, scenarios, systems, logs, judgments).
 
     The committed sample is reproduced by ``sessionval synth --sessions 120 --seed 2008
     --out sample_logs``.
     """
+    # written into a staging folder and renamed into place when complete (docs/reliability.md)
     if runs:
         from ..synth.runs import write_runs
 
-        files = write_runs(out_dir, n_systems=n_systems, n_topics=n_topics, seed=seed)
+        with staged_outputs(out_dir, command="synth", force=force) as staged:
+            files = write_runs(staged.root, n_systems=n_systems, n_topics=n_topics, seed=seed)
         click.echo(f"wrote {n_systems} runs over {n_topics} topics to {out_dir}")
         for path in files:
-            click.echo(f"  {path.relative_to(out_dir)}")
+            click.echo(f"  {path.relative_to(staged.root)}")
         return
 
     from ..synth import OutputFormat, write_study
 
     if progress is None:
         progress = n_sessions > 50_000 and sys.stderr.isatty()
-    summary = write_study(
-        out_dir,
-        n_sessions=n_sessions,
-        seed=seed,
-        formats=cast(OutputFormat, formats),
-        progress=progress,
-        n_systems=n_systems,
-    )
+    with (
+        staged_outputs(out_dir, command="synth", force=force) as staged,
+        phase("generating", n_sessions, "sessions"),
+    ):
+        summary = write_study(
+            staged.root,
+            n_sessions=n_sessions,
+            seed=seed,
+            formats=cast(OutputFormat, formats),
+            progress=progress,
+            n_systems=n_systems,
+        )
     click.echo(
         f"wrote {summary.n_sessions:,} sessions, {summary.n_queries:,} queries, "
         f"{summary.n_results:,} results ({summary.n_rows:,} flat rows) "
         f"in {summary.seconds:.1f} s to {out_dir}"
     )
     for path in summary.files:
-        click.echo(f"  {path.name:18s} {path.stat().st_size:>14,} bytes")
+        final = out_dir / path.relative_to(staged.root)
+        click.echo(f"  {final.name:18s} {final.stat().st_size:>14,} bytes")

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ..analysis.summary import summarize
+from ..errors import phase
 from ..io.formats import load_input
 from ..progress import stages
 from ..validate.flat import LOAD_PHASES
@@ -65,7 +66,8 @@ def command(
     session file, or an input of another format (--from; auto recognises it).
     Prints the study summary: searchers, sessions per system x topic, queries per
     session (Table 2 of Jarvelin et al. 2008) and judgment coverage. Exit code 1
-    when the input has problems (strict), 0 otherwise. With --engine dask the
+    when the input has problems (strict), 2 on a usage or input error, 3 out of
+    memory, 0 otherwise. With --engine dask the
     files of a partitioned input are validated on the cluster's workers.
     """
     kwargs = load_input_kwargs(input_options)
@@ -73,17 +75,19 @@ def command(
         open_engine(engine, scheduler, workers) as eng,
         stages([*LOAD_PHASES, "summarising"]) as bar,
     ):
-        loaded = load_input(
-            logs,
-            qrels=qrels,
-            mode="lenient" if lenient else "strict",
-            max_problems=max_problems,
-            progress=bar.phase,
-            **kwargs,
-            **partition_mapper(logs, str(kwargs.get("fmt", "auto")), eng),
-        )
+        with phase(f"loading and validating {logs}"):
+            loaded = load_input(
+                logs,
+                qrels=qrels,
+                mode="lenient" if lenient else "strict",
+                max_problems=max_problems,
+                progress=bar.phase,
+                **kwargs,
+                **partition_mapper(logs, str(kwargs.get("fmt", "auto")), eng),
+            )
         bar.phase("summarising")
-        summary = summarize(loaded)
+        with phase("summarising", loaded.frame.n_results, "result rows"):
+            summary = summarize(loaded)
         bar.update()
     click.echo(summary.to_text())
     if loaded.notes:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from .plots import _draw_lines, _finish, _new_axes, _require
+from .plots import _draw_lines, _finish, _new_axes, _plain, _require
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -162,6 +162,7 @@ def plot_sensitivity_heatmap(
     image = ax.imshow(values, cmap="viridis", vmin=-1.0, vmax=1.0, aspect="auto")
     ax.set_xticks(range(len(columns)), labels=[c.replace("tau_", "") for c in columns])
     ax.set_yticks(range(len(table)), labels=table[label].astype(str).tolist())
+    _plain(*ax.get_yticklabels())  # setting names as written, no mathtext
     ax.tick_params(labelsize=6)
     for (i, j), v in np.ndenumerate(values):
         if np.isfinite(v):

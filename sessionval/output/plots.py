@@ -530,7 +530,8 @@ def plot_individual_sessions(
     what = "nsDCG" if normalised else "sDCG"
     curves = _select(curves, measure or what.lower(), "plot_individual_sessions")
     ax = _new_axes(ax)
-    groups = _series(curves, [unit])
+    # colours follow the sorted session ids, not the order of the input
+    groups = _series(curves, [unit], by_id=[unit])
     for i, (key, part) in enumerate(groups):
         part = part.sort_values(x)
         ax.plot(
@@ -543,7 +544,7 @@ def plot_individual_sessions(
             label=f"_session {key[0]}",
         )
     live = curves[~curves[held].astype(bool)]
-    last = live.groupby(live[unit].astype(str), sort=False, observed=True)[x].idxmax()
+    last = live.groupby(live[unit].astype(str), sort=True, observed=True)[x].idxmax()
     stops = curves.loc[last.to_numpy()]
     ax.scatter(
         stops[x].to_numpy(dtype=np.float64),
@@ -723,10 +724,11 @@ def plot_rating_scatter(
                 ax.set_title(
                     f"rho={rho[(m, r)][0]:.3f}, tau={rho[(m, r)][1]:.3f}", fontsize=_FONT["title"]
                 )
+            # rating names come from the logs: drawn as written
             if i == len(measures) - 1:
-                ax.set_xlabel(r.removeprefix("rating_"), fontsize=_FONT["label"])
+                _plain(ax.set_xlabel(r.removeprefix("rating_"), fontsize=_FONT["label"]))
             if j == 0:
-                ax.set_ylabel(m, fontsize=_FONT["legend"])
+                _plain(ax.set_ylabel(m, fontsize=_FONT["legend"]))
     text = params_text(params) if params else ""
     fig.suptitle(
         "Session measures against the searchers' ratings" + (f"\n({text})" if text else ""),

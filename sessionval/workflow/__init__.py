@@ -20,7 +20,7 @@ outside it ever, and a file no earlier run wrote is overwritten only with ``--fo
 
 Exit codes: 0 success; 1 the input failed validation (the problems are in
 ``DIR/validation.txt`` and on stderr); 2 usage or input error (missing file, bad
-configuration).
+configuration); 3 out of memory; 70 internal error (``docs/reliability.md``).
 
 The configuration file (TOML) is one typed model, :mod:`sessionval.workflow.settings`
 (``docs/configuration.md`` is generated from it by :mod:`sessionval.workflow.config_text`);

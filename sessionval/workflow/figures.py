@@ -217,8 +217,11 @@ def figure_data(
     else:
         data["fig3_scenario_sdcg"] = all_s
     skipped: dict[str, str] = {}
-    # Figure 4 draws one line per session: the first max_sessions of the cell, in study order
+    # Figure 4 draws one line per session: the first max_sessions of the cell by session id,
+    # so the figure does not depend on the order of the input
     in_cell = np.flatnonzero(in_scen & (system == cell.system))
+    ids = sessions["session_id"].astype(str).to_numpy()[in_cell]
+    in_cell = in_cell[np.argsort(ids, kind="stable")]
     shown = np.zeros(len(system), dtype=bool)
     shown[in_cell[: figures.max_sessions]] = True
     if in_cell.size:
@@ -249,9 +252,16 @@ def figure_data(
 
 
 def write_figure_tables(outputs: RunOutputs, data: FigureData) -> None:
-    """Write the table behind each figure as ``figures/<name>.csv``."""
+    """Write the table behind each figure as ``figures/<name>.csv``, rows in id order.
+
+    The rows are sorted by session and system id (stable: the curve's own order within
+    an id), so the file does not depend on the order of the sessions in the input.
+    """
     for name, table in data.tables.items():
-        outputs.write_frame(f"figures/{name}.csv", table)
+        ids = [c for c in ("system_id", "session_id") if c in table.columns]
+        if ids:
+            table = table.sort_values(ids, key=lambda s: s.astype(str), kind="stable")
+        outputs.write_frame(f"figures/{name}.csv", table.reset_index(drop=True))
 
 
 #: Report headings: the paper and figure each one redraws.
@@ -296,7 +306,8 @@ def _specs(data: FigureData, settings: RunSettings) -> dict[str, _Figure]:
         else ""
     )
     cut = (
-        f" (the first {data.n_shown} of {data.n_cell} sessions; [figures] max_sessions)."
+        f" (the first {data.n_shown} of {data.n_cell} sessions by session id; "
+        "[figures] max_sessions)."
         if data.n_shown < data.n_cell
         else "."
     )

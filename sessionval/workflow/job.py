@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import pandas as pd
 
-from ..errors import InputFormatError, SessionvalError, ValidationFailed
+from ..errors import InputFormatError, SessionvalError, ValidationFailed, phase
 from ..evaluation.dask_engine import DaskEngine
 from ..evaluation.engine import Engine, LocalEngine
 from ..io.formats import detect_format
@@ -22,7 +22,7 @@ from ..io.partitioned import PARTITIONED
 from ..progress import Stages, stages
 from .correlations import correlation_step
 from .figures import draw_figures, figure_cell, figure_data, write_figure_tables
-from .outputs import RunOutputs
+from .outputs import RESERVED, STAGING_PREFIX, RunOutputs
 from .settings import NO_JUDGMENTS, run_settings
 from .statistics import statistics_step
 from .steps import (
@@ -98,9 +98,21 @@ def input_files(
     config_path: Path | None,
     input_options: Mapping[str, Any] | None,
 ) -> list[Path]:
-    """Every input file of a run (the logs when a file, qrels, config, format options' files)."""
+    """Every input file of a run: the logs (a file, or a folder's files), qrels, config, options'.
+
+    A study folder's files are its inputs too, but for the names a run writes
+    (:data:`~sessionval.workflow.outputs.RESERVED`), so ``run STUDY --out STUDY`` can
+    replace its earlier outputs and never a file of the study.
+    """
     paths = [logs, qrels, config_path]
     paths += [v for v in (input_options or {}).values() if isinstance(v, Path)]
+    if logs.is_dir():
+        paths += [
+            f
+            for f in logs.rglob("*")
+            if (top := f.relative_to(logs).parts[0]) not in RESERVED
+            and not top.startswith(STAGING_PREFIX)
+        ]
     return [p for p in paths if p is not None and p.is_file()]
 
 
@@ -195,12 +207,13 @@ def run(
     try:
         with stages(STAGES, disable=None if progress is None else not progress) as bar:
             try:
-                loaded = load_step(
-                    logs,
-                    qrels=qrels,
-                    mode="lenient" if settings.lenient else "strict",
-                    input_options={**load_options, "progress": bar.phase},
-                )
+                with phase(f"loading and validating {logs}"):
+                    loaded = load_step(
+                        logs,
+                        qrels=qrels,
+                        mode="lenient" if settings.lenient else "strict",
+                        input_options={**load_options, "progress": bar.phase},
+                    )
             except ValidationFailed as exc:
                 where = write_validation_failure(outputs, logs, exc)
                 exc.add_note(f"the problems are also in {where}; other files in {out} unchanged")
@@ -215,19 +228,25 @@ def run(
             bar.update()
 
             eng = _with_progress(engine, bar)
-            ev = evaluate_step(loaded, settings.config, measures=settings.measures.all, engine=eng)
+            n = loaded.frame.n_results
+            with phase("evaluating", n, "result rows"):
+                ev = evaluate_step(
+                    loaded, settings.config, measures=settings.measures.all, engine=eng
+                )
             bar.update()
 
-            tables = write_tables(outputs, ev, per_position=per_position, formats=table_formats)
-            write_configuration(outputs, settings, ev)
-            correlations = correlation_step(outputs, tables.per_session, settings)
+            with phase("writing the tables of", n, "result rows"):
+                tables = write_tables(outputs, ev, per_position=per_position, formats=table_formats)
+                write_configuration(outputs, settings, ev)
+                correlations = correlation_step(outputs, tables.per_session, settings)
             bar.update()
 
-            cg_ev = (
-                ev
-                if settings.cg_config is None
-                else evaluate_step(loaded, settings.cg_config, engine=eng)
-            )
+            with phase("evaluating the cumulated-gain figures of", n, "result rows"):
+                cg_ev = (
+                    ev
+                    if settings.cg_config is None
+                    else evaluate_step(loaded, settings.cg_config, engine=eng)
+                )
             stats = settings.statistics
             data = figure_data(
                 ev,
@@ -239,12 +258,14 @@ def run(
             write_figure_tables(outputs, data)
             bar.update()
 
-            figures = draw_figures(outputs, data, settings)
+            with phase("drawing the figures of", loaded.frame.n_sessions, "sessions"):
+                figures = draw_figures(outputs, data, settings)
             bar.update()
 
-            exports = write_exports_step(
-                outputs, tables, settings, title=loaded.study.name or "sessionval scores"
-            )
+            with phase("writing the exports of", loaded.frame.n_sessions, "sessions"):
+                exports = write_exports_step(
+                    outputs, tables, settings, title=loaded.study.name or "sessionval scores"
+                )
             bar.update()
 
             statistics = statistics_step(outputs, tables.per_session, stats)

@@ -16,6 +16,10 @@ and writes the manifest (``.sessionval-run.json``) last.  So:
 * a file this run would overwrite must be the previous run's (listed in its
   manifest) unless ``force`` is given, and an input of the run (the ``--config``
   file, the qrels, …) is never overwritten nor removed, even with ``force``.
+
+The other commands that write a folder or a file (``convert``, ``synth``, ``meta
+--out``) use the same staging and checks through :func:`staged_outputs`, each with
+its own manifest (:data:`MANIFESTS`), so one command never removes another's files.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
@@ -35,13 +40,23 @@ from ..output.export import neutralise_formulas
 
 __all__ = [
     "MANIFEST",
+    "MANIFESTS",
     "RESERVED",
     "STAGING_PREFIX",
     "RunOutputs",
+    "staged_file",
+    "staged_outputs",
 ]
 
 #: The manifest of the files a run wrote, relative to the output folder.
 MANIFEST: Final = ".sessionval-run.json"
+#: The manifest of each command that writes a folder (``run``'s is :data:`MANIFEST`).
+MANIFESTS: Final = {
+    "run": MANIFEST,
+    "convert": ".sessionval-convert.json",
+    "synth": ".sessionval-synth.json",
+    "meta": ".sessionval-meta.json",
+}
 #: Prefix of the staging folder a run writes into before its files are moved into place.
 STAGING_PREFIX: Final = ".sessionval-staging-"
 #: Top-level names a run writes (files, or folders of files): an input there would be replaced.
@@ -88,6 +103,13 @@ class RunOutputs:
         The run's input files: never overwritten, never removed.
     csv_safe
         Neutralise spreadsheet formulas in the CSV cells written with :meth:`write_frame`.
+    manifest
+        Name of the manifest listing the files written (``None``: none is read or
+        written, and every file may be replaced but inputs and links: a file the user
+        named).
+    remove_stale
+        Remove the files of the previous manifest that this run did not write again
+        (False: keep them and list them with the new ones).
 
     Attributes
     ----------
@@ -106,11 +128,17 @@ class RunOutputs:
         force: bool = False,
         inputs: Iterable[Path] = (),
         csv_safe: bool = False,
+        manifest: str | None = MANIFEST,
+        remove_stale: bool = True,
     ) -> None:
         self.out = out
-        self.force = force
+        self.manifest = manifest
+        self.remove_stale = remove_stale
+        self.force = force or manifest is None
         self.csv_safe = csv_safe
         self.inputs = tuple(p for p in inputs if p.is_file())
+        # an input is recognised by its file, whatever the path or link that names it
+        self._input_ids = {(st.st_dev, st.st_ino) for st in map(os.stat, self.inputs)}
         self._check_inputs()
         if out.exists() and not out.is_dir():
             raise InputFormatError(f"--out {out}: exists and is not a folder")
@@ -120,6 +148,14 @@ class RunOutputs:
         self.written: list[str] = []
 
     # ---- before the run
+    def _is_input(self, path: Path) -> bool:
+        """Whether ``path`` is one of the run's input files (the same file, any name)."""
+        try:
+            st = path.stat()
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) in self._input_ids
+
     def _check_inputs(self) -> None:
         """An input where the run writes would be replaced: refuse before any work."""
         if not self.out.exists():
@@ -135,7 +171,9 @@ class RunOutputs:
                 )
 
     def _read_manifest(self) -> list[str]:
-        path = self.out / MANIFEST
+        if self.manifest is None:
+            return []
+        path = self.out / self.manifest
         if path.is_symlink() or not path.is_file():
             return []
         try:
@@ -168,6 +206,17 @@ class RunOutputs:
         self.add(p)
         return p
 
+    def collect(self) -> list[str]:
+        """Record every file under ``root`` not recorded yet (what a writer made there)."""
+        known = set(self.written)
+        found = sorted(
+            p.relative_to(self.root).as_posix()
+            for p in self.root.rglob("*")
+            if p.is_file() and not p.is_symlink()
+        )
+        self.written += [f for f in found if f not in known]
+        return self.written
+
     def write_frame(self, rel: str, table: pd.DataFrame) -> Path:
         """Write a table as CSV or Parquet (by the suffix of ``rel``) and record it."""
         p = self.path(rel)
@@ -192,7 +241,7 @@ class RunOutputs:
                 continue
             if target.is_dir():
                 problems.append(f"{target}: is a folder")
-            elif any(target.samefile(p) for p in self.inputs if target.exists()):
+            elif self._is_input(target):
                 problems.append(f"{target}: is an input of this run")
             elif target.is_symlink():
                 problems.append(f"{target}: is a symbolic link")
@@ -230,15 +279,23 @@ class RunOutputs:
                 target = self.out / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(self.root / rel, target)
-            removed = self._remove_stale(set(self.written))
-            manifest = self.root / MANIFEST
-            manifest.write_text(
-                json.dumps({"files": sorted(set(self.written))}, indent=1) + "\n", encoding="utf-8"
-            )
-            os.replace(manifest, self.out / MANIFEST)
+            if self.remove_stale:
+                removed, listed = self._remove_stale(set(self.written)), set(self.written)
+            else:  # the previous files stay: list those still there with the new ones
+                removed, listed = [], set(self.written) | set(self._kept())
+            if self.manifest is not None:
+                manifest = self.root / self.manifest
+                manifest.write_text(
+                    json.dumps({"files": sorted(listed)}, indent=1) + "\n", encoding="utf-8"
+                )
+                os.replace(manifest, self.out / self.manifest)
         finally:
             self.discard()
         return removed
+
+    def _kept(self) -> list[str]:
+        """The previous manifest's entries that are files inside ``out``."""
+        return [rel for rel in self.previous if (p := _inside(self.out, rel)) and p.is_file()]
 
     def _remove_stale(self, keep: set[str]) -> list[str]:
         removed = []
@@ -246,7 +303,7 @@ class RunOutputs:
             if rel in keep:
                 continue
             p = _inside(self.out, rel)
-            if p is None or not p.is_file() or any(p.samefile(i) for i in self.inputs):
+            if p is None or not p.is_file() or self._is_input(p):
                 continue  # outside --out, through or at a link, gone, or an input
             p.unlink()
             removed.append(rel)
@@ -291,3 +348,61 @@ class RunOutputs:
         """Remove the staging folder (what a failed or interrupted run wrote)."""
         if self.root.is_dir():
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+@contextmanager
+def staged_outputs(
+    out: Path,
+    *,
+    command: str | None,
+    force: bool = False,
+    inputs: Iterable[Path] = (),
+    remove_stale: bool = True,
+) -> Iterator[RunOutputs]:
+    """Stage a command's output folder: write into ``.root``, swapped in when the block succeeds.
+
+    Every file the block leaves under ``outputs.root`` is moved into ``out`` as
+    :meth:`RunOutputs.finish` moves a run's (atomic renames, the manifest last, nothing
+    outside ``out``, no input overwritten, no foreign file without ``force``); an
+    exception in the block (or Ctrl-C) leaves ``out`` as it was.
+
+    Parameters
+    ----------
+    out
+        The output folder.
+    command
+        The command writing (its manifest: :data:`MANIFESTS`); ``None``: files the user
+        named, no manifest (they may be replaced, but never an input or a link).
+    force, inputs, remove_stale
+        As :class:`RunOutputs`.
+
+    Yields
+    ------
+    RunOutputs
+        Write into its ``root``.
+    """
+    outputs = RunOutputs(
+        out,
+        force=force,
+        inputs=inputs,
+        manifest=None if command is None else MANIFESTS[command],
+        remove_stale=remove_stale and command is not None,
+    )
+    try:
+        yield outputs
+        outputs.collect()
+        outputs.finish()
+    finally:
+        outputs.discard()
+
+
+@contextmanager
+def staged_file(path: Path, *, inputs: Iterable[Path] = ()) -> Iterator[Path]:
+    """Write one named file (and files beside it) under a temporary name; rename on success.
+
+    The block writes to the path yielded (in a staging folder beside ``path``); the
+    files it writes there go beside ``path``.  An input is never replaced, nor a link;
+    an exception leaves ``path`` as it was.
+    """
+    with staged_outputs(path.parent, command=None, inputs=inputs) as outputs:
+        yield outputs.root / path.name

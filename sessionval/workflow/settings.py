@@ -119,7 +119,9 @@ class FigureSettings(Section):
     min_queries: int = Field(
         4, ge=1, description="Figure 3's subset: sessions with at least this many queries"
     )
-    max_sessions: int = Field(30, ge=1, description="sessions drawn in Figure 4 (the first ones)")
+    max_sessions: int = Field(
+        30, ge=1, description="sessions drawn in Figure 4 (the first ones by session id)"
+    )
     cg_gains: GainsField | None = Field(
         None,
         description="gain scheme of the CG/DCG curves (default: the session gains)",

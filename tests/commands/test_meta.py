@@ -54,7 +54,7 @@ def test_incomplete_judgments_writes_nested_fqrels(tmp_path, capsys):
     assert t["fraction"].tolist() == [0.2, 0.5, 1.0]
     full = t[t.fraction == 1.0].iloc[0]
     assert (full["tau"], full["accuracy"]) == (1.0, 1.0)
-    names = sorted(p.name for p in qdir.iterdir())
+    names = sorted(p.name for p in qdir.iterdir() if not p.name.startswith("."))
     assert names == ["fqrels_0.20.txt", "fqrels_0.50.txt", "fqrels_1.00.txt"]
     sizes = [len(read_qrels(qdir / n).table) for n in names]
     assert sizes[0] <= sizes[1] <= sizes[2] == len(read_qrels(qrels).table)
@@ -94,3 +94,23 @@ def test_meta_runs_read_with_an_encoding(tmp_path, capsys):
     assert main(args) == 2
     assert "is not valid utf-8" in capsys.readouterr().err
     assert main([*args, "--encoding", "latin-1"]) == 0
+
+
+def test_out_is_staged_and_refuses_foreign_files(tmp_path, capsys):
+    """Issue 10 item 6: ``meta --out`` writes like ``run``: staged, swapped in, confined."""
+    qrels, runs = trec_runs(tmp_path, quality=(0.1, 0.4, 0.8))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "rank_correlation_summary.tsv").write_text("mine")
+    args = ["meta", "rank-correlation", str(qrels), *map(str, runs), "-m", "AP", "-m", "RR"]
+    assert main([*args, "--out", str(out)]) == 2
+    assert "no earlier sessionval run wrote it" in capsys.readouterr().err
+    assert (out / "rank_correlation_summary.tsv").read_text() == "mine"
+    assert main([*args, "--out", str(out), "--force"]) == 0
+    assert (out / "rank_correlation_summary.tsv").read_text().startswith("measure_a")
+    # a second subcommand adds its files and keeps the first one's
+    swap = ["meta", "discriminative-power", str(qrels), *map(str, runs), "-m", "AP"]
+    assert main([*swap, "--method", "swap", "--resamples", "50", "--out", str(out)]) == 0
+    assert (out / "rank_correlation_summary.tsv").is_file() and (out / "swap_bins.tsv").is_file()
+    assert main([*args, "--out", str(out)]) == 0  # its own files: replaced without --force
+    assert not [p for p in out.iterdir() if p.name.startswith(".sessionval-staging")]

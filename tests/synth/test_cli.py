@@ -16,6 +16,7 @@ def test_synth_writes_the_requested_files(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "wrote 12 sessions" in text and "sessions.jsonl" in text
     assert sorted(p.name for p in out.iterdir()) == [
+        ".sessionval-synth.json",  # the manifest: a later synth may replace these files
         "judgments.csv",
         "qrels.txt",
         "sessions.jsonl",
@@ -39,3 +40,16 @@ def test_synth_rejects_bad_options(tmp_path, capsys):
     assert "'xml' is not one of 'jsonl', 'parquet', 'both'" in capsys.readouterr().err
     assert main(["synth", "--sessions", "3"]) == 2
     assert "Missing option '--out'" in capsys.readouterr().err
+
+
+def test_synth_refuses_a_foreign_folder_without_force(tmp_path, capsys):
+    """Issue 10 item 6: synth writes staged, and only over files an earlier synth wrote."""
+    (tmp_path / "qrels.txt").write_text("mine")
+    args = ["synth", "--sessions", "5", "--out", str(tmp_path), "--format", "jsonl"]
+    assert main(args) == 2
+    assert "no earlier sessionval run wrote it" in capsys.readouterr().err
+    assert (tmp_path / "qrels.txt").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["qrels.txt"]  # nothing half-written
+    assert main([*args, "--force"]) == 0
+    assert (tmp_path / "qrels.txt").read_text() != "mine"
+    assert main([*args, "--seed", "5"]) == 0  # its own files: replaced without --force
