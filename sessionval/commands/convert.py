@@ -57,7 +57,8 @@ def command(
     **input_options: Any,
 ) -> None:
     """Convert INPUT to the toolkit's JSON-lines (folder) or a flat Parquet/CSV table."""
-    from ..io.writers import write_flat, write_jsonl
+    from ..errors import InputFormatError
+    from ..io.writers import flat_outputs, jsonl_outputs, write_flat, write_jsonl
 
     loaded = load_input(
         input_path,
@@ -66,13 +67,40 @@ def command(
         **load_input_kwargs(input_options),
     )
     frame, judgments, report = loaded.frame, loaded.judgments, loaded.report
+    click.echo(f"{report.summary_line()}; {frame.n_queries} queries, {frame.n_results} results")
+    for p in loaded.notes[:_SHOWN]:
+        click.echo(f"  repaired: {p}", err=True)
+    if len(loaded.notes) > _SHOWN:
+        click.echo(f"  ... and {len(loaded.notes) - _SHOWN} more repairs", err=True)
+    for p in report.problems[:_SHOWN]:
+        click.echo(f"  rejected: {p}", err=True)
+    if len(report.problems) > _SHOWN:
+        click.echo(f"  ... and {len(report.problems) - _SHOWN} more rejections", err=True)
+    if frame.n_sessions == 0:
+        # nothing valid to write is a problem of the input (exit 2); no file is created
+        raise InputFormatError(
+            f"{input_path}: no session to convert"
+            + (" (every session was rejected)" if report.problems else "")
+            + f"; nothing written to {out}"
+        )
+    if to == "jsonl":
+        planned: tuple[Path | None, ...] = jsonl_outputs(out, judgments)
+    else:
+        planned = flat_outputs(out, judgments)
+    inputs = [input_path, qrels, *(v for v in input_options.values() if isinstance(v, Path))]
+    _never_overwrite_inputs([p for p in planned if p is not None], [i for i in inputs if i])
+    if judgments is not None and planned[-1] is not None and planned[-1].suffix == ".csv":
+        click.echo(
+            f"note: an id contains whitespace, which TREC qrels cannot carry: "
+            f"the judgments are written as CSV ({planned[-1].name})",
+            err=True,
+        )
     if to == "jsonl":
         written = write_jsonl(frame, out, judgments=judgments, name=input_path.stem)
     else:
         written = write_flat(
             frame, out, to=cast('Literal["parquet", "csv"]', to), judgments=judgments
         )
-    click.echo(f"{report.summary_line()}; {frame.n_queries} queries, {frame.n_results} results")
     click.echo(
         f"wrote {written.sessions}"
         + (f", {written.study}" if written.study else "")
@@ -82,9 +110,19 @@ def command(
     if key != "topic":
         where = "each query's qrels_id" if to == "jsonl" else "the qrels_id column"
         click.echo(f"judgments are keyed per {key.replace('_id', '')}: the keys are in {where}")
-    for p in loaded.notes[:_SHOWN]:
-        click.echo(f"  repaired: {p}", err=True)
-    if len(loaded.notes) > _SHOWN:
-        click.echo(f"  ... and {len(loaded.notes) - _SHOWN} more repairs", err=True)
-    for p in report.problems[:_SHOWN]:
-        click.echo(f"  rejected: {p}", err=True)
+
+
+def _never_overwrite_inputs(outputs: list[Path], inputs: list[Path]) -> None:
+    """Refuse an output that is an input file, or an existing file inside an input folder."""
+    from ..errors import InputFormatError
+
+    for out in outputs:
+        if not out.exists():
+            continue
+        target = out.resolve()
+        for given in inputs:
+            source = given.resolve()
+            if target == source or (source.is_dir() and target.is_relative_to(source)):
+                raise InputFormatError(
+                    f"{out}: would overwrite the input {given}; choose another --out"
+                )
