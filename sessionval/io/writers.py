@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from ..errors import InputFormatError
@@ -71,6 +72,8 @@ class WrittenFiles:
 #: Result rows per chunk of whole sessions that :func:`write_jsonl` and :func:`write_flat`
 #: build at a time (a chunk's text or table is the only copy of the data they make).
 CHUNK_ROWS: Final = 100_000
+#: Integer columns of the flat layout (nullable: an empty query's row has none).
+_FLAT_INTEGERS: Final = ("query_pos", "rank", "scan_depth", "clicks", "user_grade")
 #: At most this many sessions per chunk (sessions without results weigh little but count).
 _CHUNK_SESSIONS: Final = 20_000
 
@@ -471,7 +474,15 @@ def _flat_chunk(frame: SessionFrame, c: _Chunk) -> pd.DataFrame:
     sub = object.__new__(SessionFrame)
     for name, value in (("sessions", s), ("queries", q), ("results", r)):
         object.__setattr__(sub, name, value)
-    return frame_to_flat(sub)
+    flat = frame_to_flat(sub)
+    # integers stay integers whether or not the chunk has an empty query (a null row)
+    for col in _FLAT_INTEGERS:
+        if col in flat.columns:
+            values = flat[col]
+            whole = values.isna() | (values == values.round())
+            if bool(whole.all()):
+                flat[col] = values.astype("Int64")
+    return flat
 
 
 def _arrow_chunk(flat: pd.DataFrame) -> pa.Table:
@@ -516,16 +527,24 @@ def _write_parquet_chunks(frame: SessionFrame, path: Path, chunk_rows: int) -> N
 
 def _write_csv_chunks(frame: SessionFrame, path: Path, chunk_rows: int) -> None:
     """The flat table as CSV (times in ISO 8601 UTC), a chunk of whole sessions at a time."""
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        first = True
+    writer: pa_csv.CSVWriter | None = None
+    schema: pa.Schema | None = None
+    try:
         for c in _chunks(frame, chunk_rows):
             flat = _flat_chunk(frame, c)
             for col in ("query_time", "session_start", "session_end"):
                 flat[col] = pc.utf8_trim(_json_times(flat[col]), '"').to_pandas()
-            flat.to_csv(fh, index=False, header=first, lineterminator="\n")
-            first = False
-        if first:  # no sessions: the header alone
-            fh.write(",".join(_flat_columns(frame)) + "\n")
+            table = _arrow_chunk(flat)
+            if writer is None:
+                schema = table.schema
+                options = pa_csv.WriteOptions(quoting_style="needed")
+                writer = pa_csv.CSVWriter(path, schema, write_options=options)
+            writer.write_table(table.cast(schema))
+        if writer is None:  # no sessions: the header alone
+            path.write_text(",".join(_flat_columns(frame)) + "\n", encoding="utf-8")
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 def write_flat(
