@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import pandas as pd
@@ -210,6 +210,60 @@ def sessions_to_flat(
     return flat, np.asarray(row_lines, dtype=np.int64)
 
 
+#: sessions validated and flattened per batch by :func:`load_jsonl`
+_BATCH: Final = 2_000
+
+
+def _compact(flat: pd.DataFrame) -> Any:
+    """A flattened batch as an Arrow table, text columns dictionary-encoded."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = pa.Table.from_pandas(flat, preserve_index=False)
+    for i, field in enumerate(table.schema):
+        if pa.types.is_string(field.type) or (
+            pa.types.is_null(field.type) and field.name in _TEXT_COLUMNS
+        ):
+            column = table.column(i).cast(pa.string())
+            table = table.set_column(i, field.name, pc.dictionary_encode(column))
+    return table
+
+
+#: dtypes of the flat columns :func:`sessions_to_flat` makes, besides text
+_DTYPES: Final = {
+    **dict.fromkeys(("query_pos", "rank", "clicks", "scan_depth", "user_grade"), "Int64"),
+    "dwell": "Float64",
+    **dict.fromkeys(("session_start", "session_end", "query_time"), "datetime64[ns, UTC]"),
+}
+#: flat columns holding text (ids, query text, url, title, snippet)
+_TEXT_COLUMNS: Final = frozenset(c.name for c in FLAT_COLUMNS if c.kind in ("id", "text"))
+
+
+def _flat_frame(tables: list[Any]) -> pd.DataFrame:
+    """The batches as one flat DataFrame: text as categoricals, integers as masked arrays."""
+    import pyarrow as pa
+
+    from ..validate.sources import dictionary_to_categorical
+
+    table = pa.concat_tables(tables, promote_options="permissive")
+    out: dict[str, Any] = {}
+    names = table.column_names
+    ratings = sorted(n for n in names if n.startswith("rating_"))  # as one batch orders them
+    for name in [n for n in names if not n.startswith("rating_")] + ratings:
+        col = table.column(name)
+        dtype = _DTYPES.get(name, "float64" if name.startswith("rating_") else "object")
+        if pa.types.is_dictionary(col.type):
+            out[name] = pd.Series(dictionary_to_categorical(col))
+        elif pa.types.is_null(col.type):  # no batch had a value
+            out[name] = pd.Series([None] * len(col), dtype=cast(Any, dtype))
+        elif dtype in ("Int64", "Float64"):
+            # masked, as sessions_to_flat made them: no float64 copy of an integer column
+            out[name] = pd.Series(pd.array(col.to_numpy(zero_copy_only=False), dtype=dtype))
+        else:
+            out[name] = col.to_pandas()
+    return pd.DataFrame(out)
+
+
 def load_jsonl(
     path: str | os.PathLike[str],
     *,
@@ -241,19 +295,36 @@ def load_jsonl(
     """
     p = Path(path)
     report = LoadReport(source=str(p))
-    accepted: list[Session] = []
+    # sessions are flattened a batch at a time into compact Arrow columns (text
+    # dictionary-encoded), so the models of one batch, never of the whole log, are held
+    batch: list[Session] = []
     lines: list[int] = []
+    tables: list[Any] = []
+    row_lines: list[np.ndarray] = []
+
+    def flush() -> None:
+        if batch:
+            flat, rows = sessions_to_flat(batch, lines)
+            tables.append(_compact(flat))
+            row_lines.append(rows)
+            batch.clear()
+            lines.clear()
+
     for lineno, session in iter_sessions(p, report=report):
-        accepted.append(session)
+        batch.append(session)
         lines.append(lineno)
+        if len(batch) == _BATCH:
+            flush()
+    flush()
     if mode == "strict":
         raise_if_any(report.problems, limit=max_problems)
-    if not accepted:
+    if not tables:
         raise ValidationFailed(
             report.problems[:max_problems]
             or [Problem(str(p), "", "", "no valid session in the file")]
         )
-    flat, row_lines = sessions_to_flat(accepted, lines)
+    flat = _flat_frame(tables)
+    tables.clear()
     frame, inner = frame_from_flat(
         flat,
         source=str(p),
@@ -261,7 +332,7 @@ def load_jsonl(
         max_problems=max_problems,
         user_grade_scale=user_grade_scale,
         location_kind="line",
-        row_locations=row_lines,
+        row_locations=np.concatenate(row_lines),
         progress=progress,
     )
     report.rows_read = inner.rows_read
