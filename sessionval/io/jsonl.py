@@ -211,7 +211,7 @@ def sessions_to_flat(
 
 
 #: sessions validated and flattened per batch by :func:`load_jsonl`
-_BATCH: Final = 2_000
+_BATCH: Final = 500
 
 
 def _compact(flat: pd.DataFrame) -> Any:
