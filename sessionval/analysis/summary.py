@@ -147,26 +147,34 @@ def summarize(loaded: LoadedStudy) -> StudySummary:
 def _coverage(loaded: LoadedStudy) -> pd.DataFrame:
     f = loaded.frame
     r = f.results
-    sys_of_row = (
-        f.sessions["system_id"].astype(str).to_numpy()[r["session_id"].cat.codes.to_numpy()]
-    )
-    cols: dict[str, np.ndarray] = {}
+    # per-system means by counting over the systems' integer codes: no per-row string or
+    # float table (that copy made the summary the peak of ``validate``)
+    systems = f.sessions["system_id"].astype("category")
+    code = systems.cat.codes.to_numpy()[r["session_id"].cat.codes.to_numpy()]
+    n_sys = len(systems.cat.categories)
+    counts = np.bincount(code, minlength=n_sys)
+    cols: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
     if loaded.judgments is not None:
         from ..judgments.lookup import result_grades
 
         judged = ~np.isnan(result_grades(f, loaded.judgments, source="reference"))
         top10 = r["rank"].to_numpy() <= 10
-        cols["reference judged (all ranks)"] = judged
-        cols["reference judged (top 10)"] = np.where(top10, judged, np.nan)
-    cols["searcher judged"] = ~np.isnan(r["user_grade"].to_numpy())
-    cols["clicked"] = r["clicks"].to_numpy() > 0
-    table = pd.DataFrame({k: v.astype(float) for k, v in cols.items()})
-    table["system"] = sys_of_row
-    by_sys = table.groupby("system").mean()
-    by_sys.loc["all"] = table.drop(columns="system").mean()
-    by_sys.insert(
-        0,
-        "results",
-        [*pd.Series(sys_of_row).value_counts().reindex(by_sys.index[:-1]).tolist(), len(r)],
-    )
+        cols["reference judged (all ranks)"] = (judged, None)
+        cols["reference judged (top 10)"] = (judged & top10, top10)
+    cols["searcher judged"] = (~np.isnan(r["user_grade"].to_numpy()), None)
+    cols["clicked"] = (r["clicks"].to_numpy() > 0, None)
+    used = np.flatnonzero(counts)
+    names = systems.cat.categories.astype(str).to_numpy()[used]
+    order = np.argsort(names, kind="stable")
+    table: dict[str, list[float]] = {}
+    for name, (hit, among) in cols.items():
+        hits = np.bincount(code, weights=hit, minlength=n_sys)
+        base = counts if among is None else np.bincount(code, weights=among, minlength=n_sys)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_sys = (hits / base)[used][order]
+        total = among.sum() if among is not None else len(hit)
+        table[name] = [*per_sys.tolist(), hit.sum() / total if total else np.nan]
+    index = pd.Index([*names[order].tolist(), "all"], name="system")
+    by_sys = pd.DataFrame(table, index=index)
+    by_sys.insert(0, "results", [*counts[used][order].tolist(), len(r)])
     return by_sys

@@ -72,7 +72,8 @@ def command(
     **input_options: Any,
 ) -> None:
     """Convert INPUT to the toolkit's JSON-lines (folder) or a flat Parquet/CSV table."""
-    from ..io.writers import write_flat, write_jsonl
+    from ..errors import InputFormatError
+    from ..io.writers import flat_outputs, jsonl_outputs, write_flat, write_jsonl
 
     with phase(f"loading and validating {input_path}"):
         loaded = load_input(
@@ -82,6 +83,29 @@ def command(
             **load_input_kwargs(input_options),
         )
     frame, judgments, report = loaded.frame, loaded.judgments, loaded.report
+    click.echo(f"{report.summary_line()}; {frame.n_queries} queries, {frame.n_results} results")
+    for p in loaded.notes[:_SHOWN]:
+        click.echo(f"  repaired: {p}", err=True)
+    if len(loaded.notes) > _SHOWN:
+        click.echo(f"  ... and {len(loaded.notes) - _SHOWN} more repairs", err=True)
+    for p in report.problems[:_SHOWN]:
+        click.echo(f"  rejected: {p}", err=True)
+    if len(report.problems) > _SHOWN:
+        click.echo(f"  ... and {len(report.problems) - _SHOWN} more rejections", err=True)
+    if frame.n_sessions == 0:
+        # nothing valid to write is a problem of the input (exit 2); no file is created
+        raise InputFormatError(
+            f"{input_path}: no session to convert"
+            + (" (every session was rejected)" if report.problems else "")
+            + f"; nothing written to {out}"
+        )
+    planned = jsonl_outputs(out, judgments) if to == "jsonl" else flat_outputs(out, judgments)
+    if judgments is not None and planned[-1] is not None and planned[-1].suffix == ".csv":
+        click.echo(
+            f"note: an id contains whitespace, which TREC qrels cannot carry: "
+            f"the judgments are written as CSV ({planned[-1].name})",
+            err=True,
+        )
     inputs = [input_path, *(p for p in (qrels, *input_options.values()) if isinstance(p, Path))]
     # staged, then renamed into place: never an input, never outside --out
     writing = phase(f"writing {out} from", frame.n_results, "result rows")
@@ -105,7 +129,6 @@ def command(
         if isinstance(v, Path)
     }
     written = dataclasses.replace(written, **moved)
-    click.echo(f"{report.summary_line()}; {frame.n_queries} queries, {frame.n_results} results")
     click.echo(
         f"wrote {written.sessions}"
         + (f", {written.study}" if written.study else "")
@@ -115,9 +138,3 @@ def command(
     if key != "topic":
         where = "each query's qrels_id" if to == "jsonl" else "the qrels_id column"
         click.echo(f"judgments are keyed per {key.replace('_id', '')}: the keys are in {where}")
-    for p in loaded.notes[:_SHOWN]:
-        click.echo(f"  repaired: {p}", err=True)
-    if len(loaded.notes) > _SHOWN:
-        click.echo(f"  ... and {len(loaded.notes) - _SHOWN} more repairs", err=True)
-    for p in report.problems[:_SHOWN]:
-        click.echo(f"  rejected: {p}", err=True)

@@ -13,9 +13,10 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from pydantic import ValidationError
 
@@ -296,6 +297,60 @@ def sessions_to_flat(
     return flat, np.asarray(row_lines, dtype=np.int64)
 
 
+#: sessions validated and flattened per batch by :func:`load_jsonl`
+_BATCH: Final = 500
+
+
+def _compact(flat: pd.DataFrame) -> Any:
+    """A flattened batch as an Arrow table, text columns dictionary-encoded."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = pa.Table.from_pandas(flat, preserve_index=False)
+    for i, field in enumerate(table.schema):
+        if pa.types.is_string(field.type) or (
+            pa.types.is_null(field.type) and field.name in _TEXT_COLUMNS
+        ):
+            column = table.column(i).cast(pa.string())
+            table = table.set_column(i, field.name, pc.dictionary_encode(column))
+    return table
+
+
+#: dtypes of the flat columns :func:`sessions_to_flat` makes, besides text
+_DTYPES: Final = {
+    **dict.fromkeys(("query_pos", "rank", "clicks", "scan_depth", "user_grade"), "Int64"),
+    "dwell": "Float64",
+    **dict.fromkeys(("session_start", "session_end", "query_time"), "datetime64[ns, UTC]"),
+}
+#: flat columns holding text (ids, query text, url, title, snippet)
+_TEXT_COLUMNS: Final = frozenset(c.name for c in FLAT_COLUMNS if c.kind in ("id", "text"))
+
+
+def _flat_frame(tables: list[Any]) -> pd.DataFrame:
+    """The batches as one flat DataFrame: text as categoricals, integers as masked arrays."""
+    import pyarrow as pa
+
+    from ..validate.sources import dictionary_to_categorical
+
+    table = pa.concat_tables(tables, promote_options="permissive")
+    out: dict[str, Any] = {}
+    names = table.column_names
+    ratings = sorted(n for n in names if n.startswith("rating_"))  # as one batch orders them
+    for name in [n for n in names if not n.startswith("rating_")] + ratings:
+        col = table.column(name)
+        dtype = _DTYPES.get(name, "float64" if name.startswith("rating_") else "object")
+        if pa.types.is_dictionary(col.type):
+            out[name] = pd.Series(dictionary_to_categorical(col))
+        elif pa.types.is_null(col.type):  # no batch had a value
+            out[name] = pd.Series([None] * len(col), dtype=cast(Any, dtype))
+        elif dtype in ("Int64", "Float64"):
+            # masked, as sessions_to_flat made them: no float64 copy of an integer column
+            out[name] = pd.Series(pd.array(col.to_numpy(zero_copy_only=False), dtype=dtype))
+        else:
+            out[name] = col.to_pandas()
+    return pd.DataFrame(out)
+
+
 def _line_number(location: str) -> int:
     """The number in ``"line 17"`` (0 for another kind of location)."""
     number = location.removeprefix("line ")
@@ -303,42 +358,50 @@ def _line_number(location: str) -> int:
 
 
 def _reject_repeated_ids(
-    accepted: list[Session], lines: list[int], report: LoadReport
-) -> tuple[list[Session], list[int]]:
+    tables: list[Any],
+    row_lines: list[npt.NDArray[np.int64]],
+    first_line: dict[str, int],
+    report: LoadReport,
+) -> tuple[list[Any], list[npt.NDArray[np.int64]]]:
     """Reject the first line of a session id that a later line repeats, as well.
 
     Which of the lines is right cannot be known, so none is kept: the same rule as
     a flat table (where the rows of both merge into one inconsistent session) and
-    TREC Session XML; each line is one rejected record.
+    TREC Session XML; each line is one rejected record.  The first lines are
+    already flattened into batches, so their rows are filtered out of them.
     """
-    ids = {s.session_id for s in accepted}
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     repeated: dict[str, list[int]] = {}
     for prob in report.problems:
-        if prob.field == "session_id" and prob.record in ids:  # the later lines, rejected
+        if prob.field == "session_id" and prob.record in first_line:  # later lines, rejected
             repeated.setdefault(prob.record, []).append(_line_number(prob.location))
     if not repeated:
-        return accepted, lines
-    keep_s, keep_l = [], []
-    for session, line in zip(accepted, lines, strict=True):
-        later = repeated.get(session.session_id)
-        if later is None:
-            keep_s.append(session)
-            keep_l.append(line)
-            continue
+        return tables, row_lines
+    for sid, later in repeated.items():
         report.problems.append(
             Problem(
                 report.source,
-                f"line {line}",
+                f"line {first_line[sid]}",
                 "session_id",
                 f"session id repeated on line(s) {', '.join(map(str, later))}; "
                 "every line of a repeated session id is rejected",
-                repr(session.session_id),
-                session.session_id,
+                repr(sid),
+                sid,
             )
         )
         report.sessions_rejected += 1
     report.problems.sort(key=lambda q: _line_number(q.location))
-    return keep_s, keep_l
+    drop = pa.array(sorted(repeated), type=pa.string())
+    kept_tables, kept_lines = [], []
+    for table, rows in zip(tables, row_lines, strict=True):
+        ids = pc.cast(table.column("session_id"), pa.string())
+        keep = pc.invert(pc.is_in(ids, value_set=drop))
+        if table.num_rows and pc.any(keep).as_py():
+            kept_tables.append(table.filter(keep))
+            kept_lines.append(rows[keep.to_numpy(zero_copy_only=False)])
+    return kept_tables, kept_lines
 
 
 def load_jsonl(
@@ -380,20 +443,39 @@ def load_jsonl(
     """
     p = Path(path)
     report = LoadReport(source=str(p))
-    accepted: list[Session] = []
+    # sessions are flattened a batch at a time into compact Arrow columns (text
+    # dictionary-encoded), so the models of one batch, never of the whole log, are held
+    batch: list[Session] = []
     lines: list[int] = []
+    tables: list[Any] = []
+    row_lines: list[npt.NDArray[np.int64]] = []
+    first_line: dict[str, int] = {}  # accepted session id -> its line, for repeated ids
+
+    def flush() -> None:
+        if batch:
+            flat, rows = sessions_to_flat(batch, lines)
+            tables.append(_compact(flat))
+            row_lines.append(rows)
+            batch.clear()
+            lines.clear()
+
     for lineno, session in iter_sessions(p, report=report, encoding=encoding):
-        accepted.append(session)
+        batch.append(session)
         lines.append(lineno)
-    accepted, lines = _reject_repeated_ids(accepted, lines, report)
+        first_line[session.session_id] = lineno
+        if len(batch) == _BATCH:
+            flush()
+    flush()
+    tables, row_lines = _reject_repeated_ids(tables, row_lines, first_line, report)
     if mode == "strict" and raise_problems:
         raise_if_any(report.problems, limit=max_problems)
-    if not accepted:
+    if not tables:
         raise ValidationFailed(
             report.problems[:max_problems]
             or [Problem(str(p), "", "", "no valid session in the file")]
         )
-    flat, row_lines = sessions_to_flat(accepted, lines)
+    flat = _flat_frame(tables)
+    tables.clear()
     frame, inner = frame_from_flat(
         flat,
         source=str(p),
@@ -401,7 +483,7 @@ def load_jsonl(
         max_problems=max_problems,
         user_grade_scale=user_grade_scale,
         location_kind="line",
-        row_locations=row_lines,
+        row_locations=np.concatenate(row_lines),
         progress=progress,
         raise_problems=raise_problems,
     )

@@ -17,33 +17,41 @@ loads and validates with no further step.
 from __future__ import annotations
 
 import json
-import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import secrets
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Final, Literal, Self
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from ..errors import InputFormatError
-from ..frame import JudgmentFrame, SessionFrame
+from ..frame import FLAT_COLUMNS, JudgmentFrame, SessionFrame
 from ..models.study import Study
 from ..validate.flat import frame_to_flat
 from .header import study_header
 
 __all__ = [
+    "CHUNK_ROWS",
     "FlatFormat",
     "JsonlStream",
     "ParquetStream",
     "WrittenFiles",
+    "flat_outputs",
+    "ids_with_whitespace",
+    "jsonl_outputs",
     "session_json_line",
     "write_flat",
     "write_jsonl",
+    "write_judgments",
     "write_judgments_csv",
     "write_qrels",
     "write_study_json",
@@ -61,6 +69,15 @@ class WrittenFiles:
     qrels: Path | None = None
 
 
+#: Result rows per chunk of whole sessions that :func:`write_jsonl` and :func:`write_flat`
+#: build at a time (a chunk's text or table is the only copy of the data they make).
+CHUNK_ROWS: Final = 100_000
+#: Integer columns of the flat layout (nullable: an empty query's row has none).
+_FLAT_INTEGERS: Final = ("query_pos", "rank", "scan_depth", "clicks", "user_grade")
+#: At most this many sessions per chunk (sessions without results weigh little but count).
+_CHUNK_SESSIONS: Final = 20_000
+
+
 def _iso(value: Any) -> str | None:
     if value is None or pd.isna(value):
         return None
@@ -68,86 +85,320 @@ def _iso(value: Any) -> str | None:
     return str(ts.tz_convert("UTC").isoformat().replace("+00:00", "Z"))
 
 
-def _num(value: Any) -> float | None:
-    if value is None or value is pd.NA:
-        return None
-    f = float(value)
-    return None if math.isnan(f) else f
+@dataclass(frozen=True)
+class _Chunk:
+    """Row ranges of one chunk of whole sessions in the three frame tables."""
+
+    sessions: slice
+    queries: slice
+    results: slice
 
 
-def _int(value: Any) -> int | None:
-    f = _num(value)
-    return None if f is None else int(f)
+def _chunks(frame: SessionFrame, rows: int) -> Iterator[_Chunk]:
+    """Chunks of whole sessions holding about ``rows`` result rows each, in frame order.
+
+    The frame keeps queries in session order and results in query order (its
+    documented layout), so each chunk is three contiguous row ranges.
+    """
+    n_s = frame.n_sessions
+    q_sess = frame.queries["session_id"].cat.codes.to_numpy(np.int64)
+    r_query = frame.results["query_idx"].to_numpy(np.int64)
+    if np.any(np.diff(q_sess) < 0) or np.any(np.diff(r_query) < 0) or np.any(q_sess < 0):
+        raise InputFormatError(
+            f"{frame.source}: the frame is not in session order (queries by session, "
+            "results by query); build it with the toolkit's loaders"
+        )
+    q_off = np.zeros(n_s + 1, dtype=np.int64)
+    np.cumsum(np.bincount(q_sess, minlength=n_s), out=q_off[1:])
+    r_off = np.zeros(frame.n_queries + 1, dtype=np.int64)
+    np.cumsum(np.bincount(r_query, minlength=frame.n_queries), out=r_off[1:])
+    rows_before = r_off[q_off]  # result rows before each session (and the total)
+    start = 0
+    while start < n_s:
+        stop = int(np.searchsorted(rows_before, rows_before[start] + rows, side="right")) - 1
+        stop = min(max(stop, start + 1), start + _CHUNK_SESSIONS, n_s)
+        qa, qb = int(q_off[start]), int(q_off[stop])
+        yield _Chunk(slice(start, stop), slice(qa, qb), slice(int(r_off[qa]), int(r_off[qb])))
+        start = stop
 
 
-def _text(value: Any) -> str | None:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return str(value)
+# ---- vectorised JSON text (one Arrow string per session, query or result of a chunk)
 
 
-def _session_dicts(frame: SessionFrame) -> list[dict[str, Any]]:
-    """Nested dicts shaped exactly as the :class:`Session` model (``None`` fields left out)."""
-    flat = frame_to_flat(frame)
-    ratings = [c for c in frame.sessions.columns if str(c).startswith("rating_")]
-    sess_rows = frame.sessions.to_dict("records")
-    sessions: dict[str, dict[str, Any]] = {}
-    for s in sess_rows:
-        d: dict[str, Any] = {
-            "session_id": str(s["session_id"]),
-            "user_id": str(s["user_id"]),
-            "topic_id": str(s["topic_id"]),
-            "system_id": str(s["system_id"]),
+def _escaped(values: pa.Array) -> pa.Array:
+    """JSON string literals of ``values`` (no nulls): ``json.dumps(v, ensure_ascii=False)``."""
+    values = values.cast(pa.string())
+    text = pc.replace_substring(values, "\\", "\\\\")
+    text = pc.replace_substring(text, '"', '\\"')
+    control = pc.match_substring_regex(values, r"[\x00-\x1f]")
+    if pc.any(control).as_py():  # rare: let json escape control characters its way
+        rows = np.flatnonzero(control.to_numpy(zero_copy_only=False))
+        out = text.to_pylist()
+        for i, v in zip(rows.tolist(), values.take(pa.array(rows)).to_pylist(), strict=True):
+            out[i] = json.dumps(v, ensure_ascii=False)[1:-1]
+        text = pa.array(out, pa.string())
+    return pc.binary_join_element_wise('"', text, '"', "")
+
+
+def _strings(series: pd.Series) -> pa.Array:
+    """A text column as an Arrow string array (nulls kept)."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        codes = series.cat.codes.to_numpy()
+        cats = pa.array(series.cat.categories.astype(str).to_numpy(object), pa.string())
+        return cats.take(pa.array(codes, mask=codes < 0))
+    return pa.array(series.astype(object).to_numpy(), pa.string(), from_pandas=True)
+
+
+class _CategoryText:
+    """A categorical id column's JSON literals, escaped once per category for every chunk."""
+
+    def __init__(self, series: pd.Series) -> None:
+        self.codes = series.cat.codes.to_numpy()
+        self.raw = pa.array(series.cat.categories.astype(str).to_numpy(object), pa.string())
+        self.json = _escaped(self.raw)
+
+    def take(self, rows: slice | np.ndarray, *, raw: bool = False) -> pa.Array:
+        """The literals (or with ``raw`` the ids as written) of ``rows``."""
+        codes = self.codes[rows]
+        return (self.raw if raw else self.json).take(pa.array(codes, mask=codes < 0))
+
+
+def _json_text(series: pd.Series) -> pa.Array:
+    """JSON string literals of a text column (nulls stay null)."""
+    s = _strings(series)
+    valid = pc.is_valid(s)
+    return pc.if_else(valid, _escaped(s.fill_null("")), pa.nulls(len(s), pa.string()))
+
+
+def _json_ints(values: np.ndarray, valid: np.ndarray | None = None) -> pa.Array:
+    return pa.array(values.astype(np.int64), mask=None if valid is None else ~valid).cast(
+        pa.string()
+    )
+
+
+def _json_floats(values: np.ndarray) -> pa.Array:
+    """Shortest text that reads back as the same value (float32 stays float32), ``.0`` kept."""
+    text = pa.array(values, mask=~np.isfinite(values)).cast(pa.string())
+    plain = pc.invert(pc.match_substring_regex(text, "[.eE]"))
+    return pc.if_else(plain, pc.binary_join_element_wise(text, ".0", ""), text)
+
+
+def _json_times(series: pd.Series) -> pa.Array:
+    """ISO 8601 UTC with ``Z`` (fraction only when non-zero, as ``Timestamp.isoformat``)."""
+    ns = series.to_numpy(dtype="datetime64[ns]", na_value=np.datetime64("NaT"))
+    valid = ~np.isnat(ns)
+    secs = np.datetime_as_string(ns.astype("datetime64[s]"), unit="s").astype(object)
+    frac = ns.view(np.int64) % 1_000_000_000
+    micro = pc.utf8_lpad(pa.array(frac // 1000).cast(pa.string()), 6, "0")
+    nano = pc.utf8_lpad(pa.array(frac).cast(pa.string()), 9, "0")
+    fraction = pc.if_else(
+        pa.array(frac == 0),
+        "",
+        pc.binary_join_element_wise(".", pc.if_else(pa.array(frac % 1000 == 0), micro, nano), ""),
+    )
+    text = pc.binary_join_element_wise('"', pa.array(secs, pa.string()), fraction, 'Z"', "")
+    return pc.if_else(pa.array(valid), text, pa.nulls(len(ns), pa.string()))
+
+
+def _field(name: str, value: pa.Array, present: pa.Array | np.ndarray | None = None) -> pa.Array:
+    """``,"name":value`` where the value is present (not null, and ``present``), else ``""``."""
+    ok = pc.is_valid(value)
+    if present is not None:
+        ok = pc.and_(ok, pa.array(present))
+    joined = pc.binary_join_element_wise(f",{json.dumps(name)}:", value.fill_null(""), "")
+    return pc.if_else(ok, joined, "")
+
+
+def _join(*parts: pa.Array | str) -> pa.Array:
+    return pc.binary_join_element_wise(*parts, "")
+
+
+def _group(items: pa.Array, offsets: np.ndarray, sep: str = ",") -> pa.Array:
+    """Join ``items[offsets[i]:offsets[i + 1]]`` with ``sep`` for each ``i`` (a JSON array body)."""
+    lists = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), items)
+    return pc.binary_join(lists, sep)
+
+
+class _JsonlText:
+    """Builds the JSON-lines text of chunks of a frame, one vectorised pass per chunk.
+
+    Each line is the :class:`~sessionval.models.Session` model, compact, fields in the
+    model's order and those unknown left out (as :func:`session_json_line`).
+    """
+
+    def __init__(self, frame: SessionFrame) -> None:
+        self.frame = frame
+        s, q, r = frame.sessions, frame.queries, frame.results
+        self.ids = {
+            c: _CategoryText(s[c]) for c in ("session_id", "user_id", "topic_id", "system_id")
         }
-        for col in ("start_time", "end_time"):
-            t = _iso(s[col])
-            if t is not None:
-                d[col] = t
-        rt = {str(c)[len("rating_") :]: _num(s[c]) for c in ratings}
-        rt = {k: v for k, v in rt.items() if v is not None}
-        if rt:
-            d["ratings"] = rt
-        d["queries"] = []
-        sessions[d["session_id"]] = d
-    cur_results: list[dict[str, Any]] = []
-    current_key: tuple[str, int] | None = None
-    for row in flat.to_dict("records"):
-        sid = str(row["session_id"])
-        key: tuple[str, int] = (sid, int(row["query_pos"]))
-        if key != current_key:
-            current: dict[str, Any] = {"position": key[1], "text": _text(row["query_text"]) or ""}
-            qrels_key = _text(row["qrels_id"])
-            for name, val in (
-                ("query_id", _text(row["query_id"])),
-                ("time", _iso(row["query_time"])),
-                ("scan_depth", _int(row["scan_depth"])),
-                # judgment key only where it is not the session's topic (per session / turn)
-                ("qrels_id", qrels_key if qrels_key != sessions[sid]["topic_id"] else None),
-            ):
-                if val is not None:
-                    current[name] = val
-            cur_results = []
-            current["results"] = cur_results
-            sessions[sid]["queries"].append(current)
-            current_key = key
-        rank = _int(row["rank"])
-        if rank is None:
-            continue
-        res: dict[str, Any] = {"rank": rank, "doc_id": str(row["doc_id"])}
+        self.doc = _CategoryText(r["doc_id"])
+        self.qrels = _CategoryText(q["qrels_id"])
+        self.q_sess = q["session_id"].cat.codes.to_numpy(np.int64)
+        self.r_query = r["query_idx"].to_numpy(np.int64)
+        self.ratings = [c for c in s.columns if str(c).startswith("rating_")]
+
+    def chunk(self, c: _Chunk) -> pa.Array:
+        """The lines of one chunk's sessions, joined into one string (with final newlines)."""
+        s, q, r = (
+            self.frame.sessions.iloc[c.sessions],
+            self.frame.queries.iloc[c.queries],
+            self.frame.results.iloc[c.results],
+        )
+        # results
+        rv = r["user_grade"].to_numpy(np.float64)
+        clicks = r["clicks"].to_numpy(np.int64)
+        dwell = r["dwell"].to_numpy()
+        parts: list[pa.Array | str] = [
+            '{"rank":',
+            _json_ints(r["rank"].to_numpy()),
+            ',"doc_id":',
+            self.doc.take(c.results),
+        ]
         for name in ("url", "title", "snippet"):
-            if name in row and _text(row[name]) is not None:
-                res[name] = _text(row[name])
-        clicks = _int(row.get("clicks"))
-        if clicks:
-            res["clicks"] = clicks
-        dwell = _num(row.get("dwell"))
-        if dwell is not None:
-            res["dwell"] = dwell
-        ug = _int(row.get("user_grade"))
-        if ug is not None:
-            res["user_grade"] = ug
-        cur_results.append(res)
-    return list(sessions.values())
+            if name in r.columns:
+                parts.append(_field(name, _json_text(r[name])))
+        parts.append(_field("clicks", _json_ints(clicks), clicks != 0))
+        parts.append(_field("dwell", _json_floats(dwell)))
+        parts.append(
+            _field("user_grade", _json_ints(np.nan_to_num(rv), ~np.isnan(rv)), ~np.isnan(rv))
+        )
+        parts.append("}")
+        results = _join(*parts)
+        # queries: their results, grouped by query
+        q_rows = self.r_query[c.results] - c.queries.start
+        r_off = np.zeros(len(q) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(q_rows, minlength=len(q)), out=r_off[1:])
+        q_sess = self.q_sess[c.queries]
+        topic = (
+            self.ids["topic_id"].take(q_sess, raw=True)
+            if len(q_sess)
+            else pa.array([], pa.string())
+        )
+        qrels_raw = self.qrels.take(c.queries, raw=True)
+        own_key = pc.fill_null(pc.not_equal(qrels_raw, topic), True)
+        scan = q["scan_depth"]
+        scan_valid = scan.notna().to_numpy()
+        queries = _join(
+            '{"position":',
+            _json_ints(q["query_pos"].to_numpy()),
+            ',"text":',
+            _json_text(q["text"]).fill_null('""'),
+            _field("query_id", _json_text(q["query_id"])),
+            _field("time", _json_times(q["time"])),
+            _field(
+                "scan_depth",
+                _json_ints(scan.fillna(0).to_numpy(np.int64), scan_valid),
+            ),
+            _field("qrels_id", self.qrels.take(c.queries), own_key),
+            ',"results":[',
+            _group(results, r_off),
+            "]}",
+        )
+        # sessions: their queries, grouped by session
+        s_rows = q_sess - c.sessions.start
+        q_off = np.zeros(len(s) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(s_rows, minlength=len(s)), out=q_off[1:])
+        head: list[pa.Array | str] = []
+        for i, name in enumerate(("session_id", "user_id", "topic_id", "system_id")):
+            head += [("{" if i == 0 else ",") + f'"{name}":', self.ids[name].take(c.sessions)]
+        head.append(_field("start_time", _json_times(s["start_time"])))
+        head.append(_field("end_time", _json_times(s["end_time"])))
+        if self.ratings:
+            each = [
+                pc.binary_join_element_wise(
+                    json.dumps(str(col)[len("rating_") :]) + ":",
+                    _json_floats(s[col].to_numpy(np.float64)),
+                    "",
+                )
+                for col in self.ratings
+            ]
+            # the ratings a session has (a join of one array alone returns no rows)
+            inner = (
+                each[0]
+                if len(each) == 1
+                else pc.binary_join_element_wise(*each, ",", null_handling="skip")
+            )
+            some = pc.fill_null(pc.greater(pc.utf8_length(inner), 0), False)
+            head.append(pc.if_else(some, _join(',"ratings":{', inner.fill_null(""), "}"), ""))
+        lines = _join(*head, ',"queries":[', _group(queries, q_off), "]}\n")
+        return _group(lines, np.array([0, len(lines)]), "")  # one string: the chunk's lines
+
+
+def _temporary_name(path: Path) -> Path:
+    """A new hidden name beside ``path`` (same folder, so the final rename is atomic)."""
+    return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.part")
+
+
+class _Atomic:
+    """Files written under temporary names and renamed into place together at the end.
+
+    An interrupted or failed write removes its temporary files and leaves any older
+    complete file of the same name as it was; nothing is renamed until every file of
+    the output is complete.
+    """
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[Path, Path]] = []
+
+    def temporary(self, path: Path) -> Path:
+        """A temporary name for ``path`` (created empty, removed by :meth:`discard`)."""
+        tmp = _temporary_name(path)
+        tmp.open("xb").close()  # created as any new file (the umask applies), never reused
+        self.pending.append((tmp, path))
+        return tmp
+
+    def commit(self) -> None:
+        """Rename every temporary file to its final name."""
+        for tmp, path in self.pending:
+            os.replace(tmp, path)
+        self.pending = []
+
+    def discard(self) -> None:
+        """Remove the temporary files not yet renamed."""
+        for tmp, _ in self.pending:
+            tmp.unlink(missing_ok=True)
+        self.pending = []
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.discard()
+
+
+def _refuse_link(path: Path) -> None:
+    if path.is_symlink():
+        raise InputFormatError(
+            f"{path}: is a symbolic link; sessionval does not write through links "
+            "(remove it or choose another --out)"
+        )
+
+
+def jsonl_outputs(
+    out_dir: str | os.PathLike[str], judgments: JudgmentFrame | None = None
+) -> tuple[Path, Path, Path | None]:
+    """The files :func:`write_jsonl` writes: sessions, study header, judgments (or None)."""
+    out = Path(out_dir)
+    qrels = _judgments_path(judgments, out / "qrels.txt") if judgments is not None else None
+    return out / "sessions.jsonl", out / "study.json", qrels
+
+
+def flat_outputs(
+    path: str | os.PathLike[str], judgments: JudgmentFrame | None = None
+) -> tuple[Path, Path | None]:
+    """The files :func:`write_flat` writes: the table and the judgments (or None)."""
+    p = Path(path)
+    qrels = _judgments_path(judgments, p.with_suffix(".qrels")) if judgments is not None else None
+    return p, qrels
 
 
 def write_jsonl(
@@ -156,8 +407,16 @@ def write_jsonl(
     *,
     judgments: JudgmentFrame | None = None,
     name: str = "",
+    chunk_rows: int = CHUNK_ROWS,
 ) -> WrittenFiles:
-    """Write ``sessions.jsonl`` + ``study.json`` (+ ``qrels.txt`` when judgments are given).
+    """Write ``sessions.jsonl`` + ``study.json`` (+ judgments when given).
+
+    The sessions are written in chunks of whole sessions (about ``chunk_rows``
+    result rows each), each chunk's text built column-wise, so memory stays bounded
+    by a chunk whatever the size of the study.  Every file is written under a
+    temporary name and renamed into place when all are complete.  Judgments go to
+    ``qrels.txt`` (TREC qrels), or to ``qrels.csv`` when an id contains whitespace,
+    which whitespace-separated qrels cannot carry (:func:`write_judgments`).
 
     Parameters
     ----------
@@ -166,9 +425,11 @@ def write_jsonl(
     out_dir
         Directory to write into (created if missing).
     judgments
-        Reference judgments; written as TREC qrels keyed by the judgment key.
+        Reference judgments, keyed by the judgment key.
     name
         Study name for ``study.json``.
+    chunk_rows
+        Result rows per chunk.
 
     Returns
     -------
@@ -179,20 +440,111 @@ def write_jsonl(
     if out.exists() and not out.is_dir():
         raise InputFormatError(f"{out}: JSON-lines output must be a directory, got a file")
     out.mkdir(parents=True, exist_ok=True)
-    sessions_path = out / "sessions.jsonl"
-    with sessions_path.open("w", encoding="utf-8") as fh:
-        for d in _session_dicts(frame):
-            fh.write(json.dumps(d, ensure_ascii=False))
-            fh.write("\n")
-    study_path = out / "study.json"
-    header = study_header(frame, judgments=judgments, name=name)
-    study_path.write_text(
-        header.model_dump_json(indent=2, exclude={"sessions", "judgments"}) + "\n", encoding="utf-8"
-    )
-    qrels_path = None
-    if judgments is not None:
-        qrels_path = write_qrels(judgments, out / "qrels.txt")
+    sessions_path, study_path, qrels_path = jsonl_outputs(out, judgments)
+    for p in (sessions_path, study_path, qrels_path):
+        if p is not None:
+            _refuse_link(p)
+    with _Atomic() as files:
+        text = _JsonlText(frame)
+        with files.temporary(sessions_path).open("wb") as fh:
+            for c in _chunks(frame, chunk_rows):
+                fh.write(text.chunk(c)[0].as_buffer())
+        header = study_header(frame, judgments=judgments, name=name)
+        files.temporary(study_path).write_text(
+            header.model_dump_json(indent=2, exclude={"sessions", "judgments"}) + "\n",
+            encoding="utf-8",
+        )
+        if judgments is not None and qrels_path is not None:
+            write_judgments(
+                judgments, files.temporary(qrels_path), as_csv=qrels_path.suffix == ".csv"
+            )
     return WrittenFiles(sessions=sessions_path, study=study_path, qrels=qrels_path)
+
+
+def _flat_chunk(frame: SessionFrame, c: _Chunk) -> pd.DataFrame:
+    """:func:`~sessionval.validate.flat.frame_to_flat` of one chunk of whole sessions."""
+    s = frame.sessions.iloc[c.sessions].reset_index(drop=True)
+    q = frame.queries.iloc[c.queries].reset_index(drop=True)
+    r = frame.results.iloc[c.results].reset_index(drop=True)
+    codes = q["session_id"].cat.codes.to_numpy() - c.sessions.start
+    q["session_id"] = pd.Categorical.from_codes(codes, categories=pd.Index(range(len(s))))
+    r["query_idx"] = (r["query_idx"].to_numpy(np.int64) - c.queries.start).astype(np.int32)
+    # frame_to_flat takes a query's session from the codes; the checks of the
+    # SessionFrame constructor are skipped on purpose (a slice of a valid frame)
+    sub = object.__new__(SessionFrame)
+    for name, value in (("sessions", s), ("queries", q), ("results", r)):
+        object.__setattr__(sub, name, value)
+    flat = frame_to_flat(sub)
+    # integers stay integers whether or not the chunk has an empty query (a null row)
+    for col in _FLAT_INTEGERS:
+        if col in flat.columns:
+            values = flat[col]
+            whole = values.isna() | (values == values.round())
+            if bool(whole.all()):
+                flat[col] = values.astype("Int64")
+    return flat
+
+
+def _arrow_chunk(flat: pd.DataFrame) -> pa.Table:
+    """A flat chunk as Arrow with a fixed schema: ids and text as plain strings."""
+    arrays = {}
+    for col in flat.columns:
+        v = flat[col]
+        if (
+            isinstance(v.dtype, pd.CategoricalDtype)
+            or v.dtype == object
+            or pd.api.types.is_string_dtype(v.dtype)
+        ):
+            arrays[str(col)] = _strings(v)
+        else:
+            arrays[str(col)] = pa.array(v, from_pandas=True)
+    return pa.table(arrays)
+
+
+def _flat_columns(frame: SessionFrame) -> list[str]:
+    """The flat layout's column names for ``frame`` (for a table with no rows)."""
+    r = frame.results.columns
+    names = [c.name for c in FLAT_COLUMNS if c.level != "result" or c.name in ("rank", *r)]
+    return names + [str(c) for c in frame.sessions.columns if str(c).startswith("rating_")]
+
+
+def _write_parquet_chunks(frame: SessionFrame, path: Path, chunk_rows: int) -> None:
+    """The flat table as Parquet, one row group per chunk of whole sessions."""
+    writer: pq.ParquetWriter | None = None
+    try:
+        for c in _chunks(frame, chunk_rows):
+            table = _arrow_chunk(_flat_chunk(frame, c))
+            if writer is None:
+                writer = pq.ParquetWriter(path, table.schema)
+            writer.write_table(table.cast(writer.schema))
+        if writer is None:  # no sessions: an empty table with the layout's columns
+            columns = _flat_columns(frame)
+            pq.write_table(pa.table({c: pa.array([], pa.string()) for c in columns}), path)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def _write_csv_chunks(frame: SessionFrame, path: Path, chunk_rows: int) -> None:
+    """The flat table as CSV (times in ISO 8601 UTC), a chunk of whole sessions at a time."""
+    writer: pa_csv.CSVWriter | None = None
+    schema: pa.Schema | None = None
+    try:
+        for c in _chunks(frame, chunk_rows):
+            flat = _flat_chunk(frame, c)
+            for col in ("query_time", "session_start", "session_end"):
+                flat[col] = pc.utf8_trim(_json_times(flat[col]), '"').to_pandas()
+            table = _arrow_chunk(flat)
+            if writer is None:
+                schema = table.schema
+                options = pa_csv.WriteOptions(quoting_style="needed")
+                writer = pa_csv.CSVWriter(path, schema, write_options=options)
+            writer.write_table(table.cast(schema))
+        if writer is None:  # no sessions: the header alone
+            path.write_text(",".join(_flat_columns(frame)) + "\n", encoding="utf-8")
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 def write_flat(
@@ -201,8 +553,13 @@ def write_flat(
     *,
     to: FlatFormat | None = None,
     judgments: JudgmentFrame | None = None,
+    chunk_rows: int = CHUNK_ROWS,
 ) -> WrittenFiles:
     """Write the flat one-row-per-result table (with ``qrels_id``) as Parquet or CSV.
+
+    The table is built and written in chunks of whole sessions (one Parquet row
+    group, or one run of CSV lines, per chunk), so memory stays bounded by a chunk.
+    Files are written under temporary names and renamed into place when complete.
 
     Parameters
     ----------
@@ -213,29 +570,78 @@ def write_flat(
     to
         ``"parquet"`` or ``"csv"``.
     judgments
-        Also write them as TREC qrels next to the table (``<stem>.qrels``).
+        Also write them next to the table: ``<stem>.qrels`` (TREC qrels), or
+        ``<stem>.qrels.csv`` when an id contains whitespace.
+    chunk_rows
+        Result rows per chunk.
     """
     p = Path(path)
     fmt = to or ("csv" if p.suffix.lower() in (".csv", ".tsv") else "parquet")
     if fmt not in ("parquet", "csv"):
         raise InputFormatError(f"unknown flat format {fmt!r} (allowed: parquet, csv)")
+    if p.is_dir():
+        raise InputFormatError(f"{p}: a {fmt} output must be a file, got a directory")
     p.parent.mkdir(parents=True, exist_ok=True)
-    flat = frame_to_flat(frame)  # carries each row's qrels_id
-    if fmt == "parquet":
-        flat.to_parquet(p, index=False)
-    else:
-        out = flat.copy()
-        for c in ("query_time", "session_start", "session_end"):
-            out[c] = out[c].map(_iso)
-        out.to_csv(p, index=False)
-    qrels_path = None
-    if judgments is not None:
-        qrels_path = write_qrels(judgments, p.with_suffix(".qrels"))
+    _, qrels_path = flat_outputs(p, judgments)
+    for q in (p, qrels_path):
+        if q is not None:
+            _refuse_link(q)
+    with _Atomic() as files:
+        tmp = files.temporary(p)
+        if fmt == "parquet":
+            _write_parquet_chunks(frame, tmp, chunk_rows)
+        else:
+            _write_csv_chunks(frame, tmp, chunk_rows)
+        if judgments is not None and qrels_path is not None:
+            as_csv = qrels_path.suffix == ".csv"
+            write_judgments(judgments, files.temporary(qrels_path), as_csv=as_csv)
     return WrittenFiles(sessions=p, qrels=qrels_path)
+
+
+def ids_with_whitespace(judgments: JudgmentFrame) -> str | None:
+    """The first topic or document id of ``judgments`` that contains whitespace, if any."""
+    for col in ("topic_id", "doc_id"):
+        cats = judgments.table[col].astype("category").cat.categories.astype(str)
+        bad = cats[cats.str.contains(r"\s", regex=True)]
+        if len(bad):
+            return str(bad[0])
+    return None
+
+
+def _judgments_path(judgments: JudgmentFrame | None, qrels: Path) -> Path:
+    """``qrels``, or ``qrels.csv`` for ``qrels.txt`` when an id contains whitespace."""
+    if judgments is None or ids_with_whitespace(judgments) is None:
+        return qrels
+    return (
+        qrels.with_suffix(".csv")
+        if qrels.suffix == ".txt"
+        else qrels.with_name(qrels.name + ".csv")
+    )
+
+
+def write_judgments(
+    judgments: JudgmentFrame, path: str | os.PathLike[str], *, as_csv: bool = False
+) -> Path:
+    """Write judgments as TREC qrels, or as CSV (``topic_id,doc_id,grade,assessor``).
+
+    Parameters
+    ----------
+    judgments
+        The judgments.
+    path
+        Output file.
+    as_csv
+        Write :func:`write_judgments_csv` instead of :func:`write_qrels`.
+    """
+    return write_judgments_csv(judgments, path) if as_csv else write_qrels(judgments, path)
 
 
 def write_qrels(judgments: JudgmentFrame, path: str | os.PathLike[str]) -> Path:
     """Write judgments as TREC qrels: ``topic_id 0 doc_id grade`` per line.
+
+    An id that contains whitespace cannot be carried by this whitespace-separated
+    format: such judgments are refused with an :class:`InputFormatError` naming the
+    first such id (:func:`write_judgments` writes them as CSV instead).
 
     Parameters
     ----------
@@ -245,6 +651,13 @@ def write_qrels(judgments: JudgmentFrame, path: str | os.PathLike[str]) -> Path:
         Output file.
     """
     p = Path(path)
+    bad = ids_with_whitespace(judgments)
+    if bad is not None:
+        raise InputFormatError(
+            f"{p}: cannot write id {bad!r} into TREC qrels: its whitespace would split the "
+            "line into other fields; write the judgments as CSV (write_judgments_csv), "
+            "which carries any id"
+        )
     t = judgments.table
     lines = (
         t["topic_id"].astype(str) + " 0 " + t["doc_id"].astype(str) + " " + t["grade"].astype(str)

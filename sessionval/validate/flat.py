@@ -245,7 +245,7 @@ def frame_to_flat(frame: SessionFrame) -> pd.DataFrame:
     q_idx, row_of = q_idx[order], row_of[order]
     has = row_of >= 0
     if not len(r):  # no result rows at all: every row is an empty-query placeholder
-        r = pd.DataFrame({c: pd.Series([pd.NA], dtype=r[c].dtype) for c in r.columns})
+        r = r.reindex([0])  # one all-missing row (masked below); int columns become float
     safe = np.where(has, row_of, 0)
     sess_of = s_idx[q_idx]
     columns: dict[str, object] = {

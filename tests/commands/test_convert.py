@@ -258,3 +258,94 @@ def test_writers_round_trip_any_frame(tmp_path_factory, same_frame, flat):
     same_frame(frame, load_jsonl(out / "sessions.jsonl")[0])
     write_flat(frame, out / "f.parquet")
     same_frame(frame, load_mapped_table(out / "f.parquet", "").frame)
+
+
+# ---------------------------------------------------------------- issue 10 (reliability)
+
+
+def test_convert_when_every_session_is_rejected(tmp_path, capsys):
+    """F12: lenient convert with nothing valid: a clear error, exit 2, no file left."""
+    bad = tmp_path / "allbad.csv"
+    bad.write_text(
+        "session_id,user_id,topic_id,system_id,query_pos,rank,doc_id\n"
+        "s1,u,A,S,1,1,d1\ns1,u,A,S,1,1,d2\n"
+    )
+    for to, out in (("jsonl", tmp_path / "o"), ("parquet", tmp_path / "o.parquet")):
+        args = ["convert", str(bad), "--from", "flat", "--out", str(out), "--to", to]
+        assert main([*args, "--lenient"]) == 2
+        err = capsys.readouterr().err
+        assert "rejected: " in err and "rank 1 appears twice" in err
+        assert (
+            f"no session to convert (every session was rejected); nothing written to {out}" in err
+        )
+        assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["allbad.csv"]
+
+
+def test_convert_sessions_without_results(tmp_path, make_session, write_jsonl, same_frame):
+    """T3: sessions whose queries have no results convert, as validate accepts them."""
+    (tmp_path / "in").mkdir()
+    sessions = [make_session("s1", queries=[[]]), make_session("s2", queries=[[], []])]
+    src = write_jsonl(tmp_path / "in" / "sessions.jsonl", sessions)
+    assert main(["validate", str(src)]) == 0
+    original, _ = load_jsonl(src)
+    assert original.n_results == 0
+    out = tmp_path / "out"
+    assert main(["convert", str(src), "--from", "jsonl", "--out", str(out)]) == 0
+    back, report = load_jsonl(out / "sessions.jsonl")
+    assert report.sessions_accepted == 2
+    same_frame(original, back)
+    for to in ("parquet", "csv"):
+        table = tmp_path / f"t.{to}"
+        assert main(["convert", str(src), "--out", str(table), "--to", to]) == 0
+        same_frame(original, load_mapped_table(table, "").frame)
+
+
+def _lab_with_spaces(fx, tmp_path):
+    lab = tmp_path / "labsp"
+    lab.mkdir()
+    for name in ("session", "results", "qrels"):
+        text = (fx / "lab" / name).read_text(encoding="utf-8")
+        (lab / name).write_text(text.replace("http://w/a", "http://w/a b"), encoding="utf-8")
+    assert "http://w/a b" in (lab / "qrels").read_text()
+    return lab
+
+
+def test_convert_ids_with_spaces_round_trip(fx, tmp_path, same_frame, capsys):
+    """F16: a document id with a space is written where it reads back (qrels.csv)."""
+    lab = _lab_with_spaces(fx, tmp_path)
+    original = load_lab_tables(lab / "session", lab / "results", lab / "qrels")
+    out = tmp_path / "out"
+    assert main(["convert", str(lab), "--from", "lab-tables", "--out", str(out)]) == 0
+    assert "written as CSV (qrels.csv)" in capsys.readouterr().err
+    assert not (out / "qrels.txt").exists()
+    loaded = load_study(out, qrels=out / "qrels.csv")
+    same_frame(original.frame, loaded.frame)
+    j0, j1 = original.judgments.table, loaded.judgments.table
+    assert sorted(
+        zip(j0["topic_id"].astype(str), j0["doc_id"].astype(str), j0["grade"], strict=True)
+    ) == sorted(zip(j1["topic_id"].astype(str), j1["doc_id"].astype(str), j1["grade"], strict=True))
+    assert "http://w/a b" in set(j1["doc_id"].astype(str))
+    assert main(["validate", str(out), "--qrels", str(out / "qrels.csv")]) == 0
+    table = tmp_path / "t.parquet"
+    assert (
+        main(["convert", str(lab), "--from", "lab-tables", "--out", str(table), "--to", "parquet"])
+        == 0
+    )
+    back = load_mapped_table(table, "", qrels=tmp_path / "t.qrels.csv")
+    same_frame(original.frame, back.frame)
+    assert len(back.judgments.table) == len(j0)
+
+
+def test_convert_never_overwrites_its_input(tmp_path, make_session, write_jsonl):
+    folder = tmp_path / "study"
+    folder.mkdir()
+    src = write_jsonl(folder / "sessions.jsonl", [make_session("s1")])
+    before = src.read_bytes()
+    assert main(["convert", str(src), "--out", str(folder)]) == 2
+    assert main(["convert", str(folder), "--from", "jsonl", "--out", str(folder)]) == 2
+    table = tmp_path / "t.csv"
+    assert main(["convert", str(src), "--out", str(table), "--to", "csv"]) == 0
+    assert main(["convert", str(table), "--from", "flat", "--out", str(table), "--to", "csv"]) == 2
+    assert src.read_bytes() == before
+    assert sorted(p.name for p in folder.iterdir()) == ["sessions.jsonl"]

@@ -1,0 +1,66 @@
+"""The JSON-lines loader validates and flattens a batch of sessions at a time (item 7 of
+issue 10: the models of the whole log are never held at once)."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import pytest
+
+from sessionval.io import jsonl
+from tests import builders
+
+
+def _log(tmp_path, n):
+    sessions = []
+    for i in range(n):
+        extra = {}
+        if i % 3 == 0:
+            extra["ratings"] = {"sat": float(i % 5)}
+        if i == 4:
+            extra["ratings"] = {"effort": 2.0}
+        s = builders.make_session(f"s{i}", topic="AB"[i % 2], queries=[["d1", "d2"], []])
+        if i % 4 == 1:
+            s["queries"][0]["scan_depth"] = 2
+            s["queries"][0]["results"][0].update(clicks=1, dwell=3.5, user_grade=2)
+        if i == 6:
+            s["start_time"] = "2020-01-01T10:00:00Z"
+        s.update(extra)
+        sessions.append(s)
+    return builders.write_jsonl(tmp_path / "sessions.jsonl", sessions)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3])
+def test_batches_give_the_same_frame(tmp_path, monkeypatch, same_frame, batch):
+    path = _log(tmp_path, 9)
+    whole, report = jsonl.load_jsonl(path)
+    monkeypatch.setattr(jsonl, "_BATCH", batch)
+    parts, report2 = jsonl.load_jsonl(path)
+    same_frame(whole, parts)
+    assert report2.summary_line() == report.summary_line()
+    for c in whole.sessions.columns:
+        assert whole.sessions[c].dtype == parts.sessions[c].dtype, c
+    assert list(parts.sessions.columns) == list(whole.sessions.columns)
+
+
+def test_problems_keep_their_line_numbers_across_batches(tmp_path, monkeypatch):
+    path = _log(tmp_path, 7)
+    lines = path.read_text().splitlines()
+    lines[5] = lines[5].replace('"rank": 2', '"rank": 3')  # a gap in the ranks of s5
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(jsonl, "_BATCH", 2)
+    frame, report = jsonl.load_jsonl(path, mode="lenient")
+    assert frame.n_sessions == 6 and report.sessions_rejected == 1
+    assert report.problems[0].location == "line 6"
+
+
+def test_models_of_one_batch_at_a_time(tmp_path, monkeypatch):
+    path = _log(tmp_path, 1500)
+    peaks = []
+    for batch in (1500, 100):
+        monkeypatch.setattr(jsonl, "_BATCH", batch)
+        tracemalloc.start()
+        jsonl.load_jsonl(path)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    assert peaks[1] < 0.6 * peaks[0], peaks
