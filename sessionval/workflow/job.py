@@ -97,22 +97,29 @@ def input_files(
     qrels: Path | None,
     config_path: Path | None,
     input_options: Mapping[str, Any] | None,
+    *,
+    out: Path | None = None,
 ) -> list[Path]:
     """Every input file of a run: the logs (a file, or a folder's files), qrels, config, options'.
 
-    A study folder's files are its inputs too, but for the names a run writes
-    (:data:`~sessionval.workflow.outputs.RESERVED`), so ``run STUDY --out STUDY`` can
-    replace its earlier outputs and never a file of the study.
+    A study folder's files are its inputs too, but for what a run writes into ``out``
+    (default: the study folder) under the names of
+    :data:`~sessionval.workflow.outputs.RESERVED`, so ``run STUDY --out STUDY`` or
+    ``--out STUDY/results`` replaces its earlier outputs and never a file of the study.
     """
     paths = [logs, qrels, config_path]
     paths += [v for v in (input_options or {}).values() if isinstance(v, Path)]
     if logs.is_dir():
-        paths += [
-            f
-            for f in logs.rglob("*")
-            if (top := f.relative_to(logs).parts[0]) not in RESERVED
-            and not top.startswith(STAGING_PREFIX)
-        ]
+        where = (out if out is not None else logs).resolve()
+
+        def written_by_a_run(f: Path) -> bool:
+            full = f.resolve()
+            if not full.is_relative_to(where) or full == where:
+                return False
+            top = full.relative_to(where).parts[0]
+            return top in RESERVED or top.startswith(STAGING_PREFIX)
+
+        paths += [f for f in logs.rglob("*") if not written_by_a_run(f)]
     return [p for p in paths if p is not None and p.is_file()]
 
 
@@ -201,7 +208,7 @@ def run(
     outputs = RunOutputs(
         out,
         force=force,
-        inputs=input_files(logs, qrels, config_path, input_options),
+        inputs=input_files(logs, qrels, config_path, input_options, out=out),
         csv_safe=settings.csv_safe,
     )
     try:
