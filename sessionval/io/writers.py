@@ -532,9 +532,11 @@ def _write_csv_chunks(frame: SessionFrame, path: Path, chunk_rows: int) -> None:
     try:
         for c in _chunks(frame, chunk_rows):
             flat = _flat_chunk(frame, c)
-            for col in ("query_time", "session_start", "session_end"):
-                flat[col] = pc.utf8_trim(_json_times(flat[col]), '"').to_pandas()
+            times = {col: flat.pop(col) for col in ("query_time", "session_start", "session_end")}
             table = _arrow_chunk(flat)
+            for col, values in times.items():  # ISO 8601 text, in the layout's place
+                at = _flat_columns(frame).index(col)
+                table = table.add_column(at, col, pc.utf8_trim(_json_times(values), '"'))
             if writer is None:
                 schema = table.schema
                 options = pa_csv.WriteOptions(quoting_style="needed")
