@@ -26,6 +26,7 @@ from ..models.judgments import GradeScale
 from ..models.session import Session
 from ..problems import LoadReport, Mode, Problem
 from ..validate.flat import frame_from_flat
+from .jsonl_repair import remove_repeated_documents
 from .text import read_input_text
 
 __all__ = [
@@ -147,6 +148,7 @@ def iter_sessions(
     *,
     report: LoadReport | None = None,
     encoding: str | None = None,
+    repair: bool = False,
 ) -> Iterator[tuple[int, Session]]:
     """Yield ``(line number, Session)`` for each valid line; record problems in ``report``.
 
@@ -161,6 +163,11 @@ def iter_sessions(
         Collects counts and problems; a fresh one is used when ``None``.
     encoding
         Text encoding (default UTF-8; a byte-order mark wins; gzip is read).
+    repair
+        Lenient mode: a document listed twice in one result list keeps its first
+        copy and the repair is listed in ``report.repairs``
+        (:func:`~sessionval.io.jsonl_repair.remove_repeated_documents`) instead of
+        rejecting the session.
     """
     p = Path(path)
     rep = report if report is not None else LoadReport(source=str(p))
@@ -226,6 +233,7 @@ def iter_sessions(
             )
             rep.sessions_rejected += 1
             continue
+        repairs = remove_repeated_documents(obj, str(p), lineno) if repair else []
         try:
             session = Session.model_validate(obj)
         except ValidationError as exc:
@@ -247,6 +255,7 @@ def iter_sessions(
             rep.sessions_rejected += 1
             continue
         seen[session.session_id] = lineno
+        rep.repairs.extend(repairs)  # listed only for a session that is kept
         yield lineno, session
 
 
@@ -459,7 +468,9 @@ def load_jsonl(
             batch.clear()
             lines.clear()
 
-    for lineno, session in iter_sessions(p, report=report, encoding=encoding):
+    for lineno, session in iter_sessions(
+        p, report=report, encoding=encoding, repair=mode == "lenient"
+    ):
         batch.append(session)
         lines.append(lineno)
         first_line[session.session_id] = lineno
@@ -487,7 +498,7 @@ def load_jsonl(
         progress=progress,
         raise_problems=raise_problems,
     )
-    report.rows_read = inner.rows_read
+    report.rows_read = inner.rows_read + len(report.repairs)  # the removed copies were read
     report.sessions_accepted = inner.sessions_accepted
     report.sessions_rejected += inner.sessions_rejected
     report.problems.extend(inner.problems)

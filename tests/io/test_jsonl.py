@@ -79,7 +79,7 @@ def test_model_errors_carry_field_path_and_value(tmp_path: Path, make_session, w
 
 def test_lenient_counts_in_equal_counts_out(tmp_path: Path, make_session, write_jsonl):
     bad = make_session("s3")
-    bad["queries"][0]["results"][1]["doc_id"] = "d1"  # twice in one list
+    bad["queries"][0]["results"][1]["rank"] = 0  # ranks start at 1 (a repeat is repaired)
     p = write_jsonl(
         tmp_path / "s.jsonl", [make_session("s1"), "{not json", bad, make_session("s4")]
     )
@@ -203,3 +203,28 @@ def test_cr_only_line_endings_are_a_located_error(tmp_path: Path, make_session):
         load_jsonl(p)
     assert "s.jsonl:1: invalid JSON" in str(exc.value)
     assert r"not with \r alone" in str(exc.value)
+
+
+def test_lenient_repairs_a_document_listed_twice_like_every_format(tmp_path):
+    """Issue 10 item 3: JSON-lines keeps the session, the first copy, and lists the repair."""
+    results = [
+        {"rank": 1, "doc_id": "d1"},
+        {"rank": 2, "doc_id": "d2"},
+        {"rank": 3, "doc_id": "d1", "clicks": 2},
+        {"rank": 4, "doc_id": "d3"},
+    ]
+    session = {"session_id": "s1", "user_id": "u", "topic_id": "A", "system_id": "S"}
+    line = json.dumps({**session, "queries": [{"position": 1, "results": results}]})
+    path = tmp_path / "s.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(ValidationFailed, match="more than once"):
+        load_jsonl(path)  # strict: the error stays
+    frame, report = load_jsonl(path, mode="lenient")
+    assert report.summary_line().startswith("1 records read = 1 sessions accepted + 0 rejected")
+    assert frame.results["doc_id"].astype(str).tolist() == ["d1", "d2", "d3"]
+    assert frame.results["rank"].tolist() == [1, 2, 3]
+    assert frame.results["clicks"].tolist()[0] == 2
+    (repair,) = report.repairs
+    assert (repair.location, repair.record) == ("line 1", "s1")
+    assert "kept at rank 1, removed at rank 3" in repair.message
+    assert report.rows_read == 4  # the removed copy was read
