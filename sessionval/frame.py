@@ -271,9 +271,9 @@ def id_order(ids: Iterable[str] | pd.Index | np.ndarray) -> np.ndarray:
 
     Numeric order when every id is a run of decimal digits (``"2"`` before ``"10"``;
     equal numbers by their text, ``"07"`` before ``"7"``), else the order of Unicode
-    code points (``"S10"`` before ``"S2"``).  The order depends on the set of ids alone, never on the order in
-    which they were read: it is the order of sessions in every table of an
-    evaluation, and of the categories of every id column of
+    code points (``"S10"`` before ``"S2"``).  The order depends on the set of ids
+    alone, never on the order in which they were read: it is the order of sessions
+    in every table of an evaluation, and of the categories of every id column of
     :meth:`SessionFrame.in_id_order`.
 
     Examples
