@@ -59,6 +59,8 @@ def run(
                 outcome.findings += cli.findings
             for step, result in outcome.steps.items():
                 counts[f"{step}:{result}"] += 1
+            if outcome.findings:
+                counts["inputs with a finding"] += 1
             for f in outcome.findings:
                 key = f.known or f"NEW {f.kind}: {signature(f.detail)}"
                 found[key] += 1

@@ -205,8 +205,8 @@ def check_cli(
     """Run the target's command line on the input: an exit code, never a traceback."""
     out = Outcome()
     argv = [a.replace("{dir}", str(folder)) for a in target.argv] + list(extra)
-    if argv[0] in ("validate", "run", "convert"):
-        argv.append("--no-progress") if argv[0] != "validate" else None
+    if argv[0] == "run":
+        argv.append("--no-progress")
     stdout, stderr = io.StringIO(), io.StringIO()
 
     def finding(kind: str, detail: str) -> None:

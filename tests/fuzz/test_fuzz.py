@@ -144,3 +144,46 @@ def test_a_valid_seed_of_every_target_is_read(seeds):
 def test_toolkit_errors_are_value_errors():
     # the CLI maps the family to exit code 2; anything else escaping is a finding
     assert issubclass(SessionvalError, ValueError)
+
+
+# ------------------------------------------------------------------ argument vectors
+
+_VALUES = ("", "0", "-1", "99999999999999999999", "abc", "nan", "--lenient", "-", "@x", "é",
+           "$\\frac{1}$", "a\u2028b", "/nonexistent/file")  # fmt: skip
+_OPTIONS = {
+    "validate": ("--from", "--map", "--year", "--text", "--depth", "--max-problems",
+                 "--topics", "--topic-map", "--header", "--qrels", "--engine", "--workers"),
+    "convert": ("--from", "--to", "--map", "--year", "--depth", "--qrels", "--text"),
+    "evaluate": ("-m", "--format", "--ties", "--empty", "--negative", "--unjudged", "--engine"),
+    "measures": ("--format", "--family"),
+}  # fmt: skip
+
+
+def _argv(rng, folder: Path, out: Path) -> list[str]:
+    """A command line of a random command, with options and values good and bad."""
+    cmd = rng.choice(sorted(_OPTIONS))
+    args = [cmd]
+    if cmd in ("validate", "convert"):
+        args.append(str(folder / rng.choice(["", "sessions.jsonl", "qrels.txt", "study.json"])))
+    if cmd == "convert":
+        args += ["--out", str(out / f"o{rng.randrange(1000)}")]
+    if cmd == "evaluate":
+        args += [str(folder / "qrels.txt"), str(folder / rng.choice(["qrels.txt", "study.json"]))]
+    for _ in range(rng.randint(0, 3)):
+        args += [rng.choice(_OPTIONS[cmd]), rng.choice(_VALUES)]
+    if rng.random() < 0.3:
+        args.append(rng.choice(["--lenient", "--bogus", "-q", "--help"]))
+    return args
+
+
+def test_random_command_lines_end_with_an_exit_code(seeds, tmp_path):
+    import random
+
+    rng = random.Random(base_seed())
+    found: list[Finding] = []
+    for i in range(max(4, examples(16))):
+        argv = _argv(rng, seeds / "study", tmp_path)
+        target = Target("argv", "study", {}, None, tuple(argv))
+        found += check_cli(target, seeds / "study", i, [" ".join(argv)]).findings
+    new = [f for f in found if f.known is None]
+    assert not new, f"{len(new)} finding(s):\n{_report(new)}"
