@@ -92,7 +92,7 @@ KNOWN_FINDINGS: dict[str, Known] = {
         r"^(NotImplementedError|UnicodeDecodeError|ArrowException|ArrowInvalid|TypeError|"
         r"OutOfBounds\w+):.* at validate/(fields|sources|assemble)\.py:\d+ in "
         r"(as_category|parse_numbers|parse_times|_results_table|_queries_table|"
-        r"dictionary_to_categorical)",
+        r"dictionary_to_categorical|__init__)",
         "h2 (Parquet columns)",
         "sessions.parquet with an id or text column retyped: binary b'\\xff' in doc_id or "
         "query_text, timestamp[us] 2**62 in a time column, a struct id; repro F3/T10/T11",
@@ -102,8 +102,8 @@ KNOWN_FINDINGS: dict[str, Known] = {
         ("exception",),
         r"^IndexError:.* at io/trec\.py:\d+ in (_read_ws|_numeric)",
         "h1 (qrels/run text readers)",
-        "qrels.txt with a line of two fields 'A 0' among valid lines, or judgments.csv with a "
-        "row shorter than its header; repro F17 (field counts)",
+        "qrels.txt (or judgments.csv) with CR-only or vertical-tab line ends and a line cut "
+        "short: the file becomes one long line of the wrong field count; repro T2/F7",
     ),
     "FZ16-lab-tables": Known(
         ("lab-tables",),
@@ -113,6 +113,23 @@ KNOWN_FINDINGS: dict[str, Known] = {
         "h2 (lab tables)",
         "a session table with only its header line (or CR-only line ends, so one line), or a "
         "SessionID column mixing numbers and text; repro T4",
+    ),
+    "FZ17-trec-session-times": Known(
+        ("trec-session", "trec-session-2013"),
+        ("exception",),
+        r"^(OutOfBounds\w+|OverflowError|ValueError):.* at io/trec_session(_log)?\.py:\d+",
+        "h3 (TREC Session XML)",
+        'ts2012.xml with <interaction num="1" starttime="-inf"> (or "1e30", "inf"), or a num '
+        'attribute "99999999999999999999"; repro F5',
+    ),
+    "FZ18-csv-one-long-line": Known(
+        ("csv", "tsv"),
+        ("hang",),
+        r"no answer within",
+        "h2 (flat CSV reader)",
+        "sessions.csv (115 kB, 800 rows) with every newline replaced by a form feed (or a "
+        "vertical tab): one data line of ~17,000 fields; pandas.read_csv takes 8-12 s on an idle "
+        "core and passed the campaign's 60 s bound under load (ends in 'no rows')",
     ),
     "FZ08-time-out-of-range": Known(
         ("jsonl", "csv", "tsv", "lab-tables"),
