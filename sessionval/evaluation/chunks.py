@@ -26,6 +26,8 @@ from ..kernels.session import SessionParams, SessionVectors, session_vectors
 from ..measures.session import SessionView, normalise
 
 __all__ = [
+    "QUERY_ARRAYS",
+    "SESSION_ARRAYS",
     "ChunkContext",
     "ChunkResult",
     "PositionMeasure",
@@ -386,6 +388,25 @@ def _view(
 
 QUERY_ARRAYS: tuple[str, ...] = ("n_available", "n_repeats", "n_scored", "qd", "dcg", "ideal_dcg")
 """Per-query arrays of a chunk (what a study without sessions gets empty)."""
+
+SESSION_ARRAYS: tuple[tuple[str, type[np.generic]], ...] = (
+    ("n_positions", np.int64),
+    ("final", np.float64),
+    ("ideal_final", np.float64),
+    ("sum_sdcg", np.float64),
+    ("sum_nsdcg", np.float64),
+    *(
+        (name.format(tag), dtype)
+        for tag in ("rel", "hrel")
+        for name, dtype in (
+            ("first_{}_query", np.int16),
+            ("first_{}_rank", np.int32),
+            ("found_{}", np.bool_),
+            ("n_{}", np.int32),
+        )
+    ),
+)
+"""Per-session arrays of a chunk (what a study without sessions gets empty)."""
 
 
 def concat_parts(parts: list[dict[str, npt.NDArray[Any]]]) -> dict[str, npt.NDArray[Any]]:

@@ -28,6 +28,13 @@ Output tables (column names are stable; documented in ``docs/sessions.md``)
     per requested session measure (its canonical name: ``sDCG(b=2,bq=4)@10``,
     ``last(nDCG@10)``).
 
+Every table has one row per session (query, position) in the order of the
+session ids (:func:`sessionval.frame.id_order`, not the input's order): ``evaluate``
+scores :meth:`SessionFrame.in_id_order <sessionval.frame.SessionFrame.in_id_order>`
+of its frame (``SessionEvaluation.frame``).  Every value of a session depends on
+that session alone, summed in its own order, so the same sessions read in any line
+order, file split or chunking give bit-identical tables.
+
 The chunks of whole sessions run through an
 :class:`~sessionval.evaluation.engine.Engine` (:class:`LocalEngine` by default).
 """
@@ -54,6 +61,7 @@ from ..measures.session import PositionCompute, SessionScores
 from ..models.judgments import GradeScale
 from .chunks import (
     QUERY_ARRAYS,
+    SESSION_ARRAYS,
     ChunkContext,
     ChunkResult,
     PositionMeasure,
@@ -214,9 +222,9 @@ def _gather(
     """Per-query and per-session arrays of all chunks, in session order."""
     qa = concat_parts([c.q for c in chunks])
     sa = concat_parts([c.s for c in chunks])
-    if not chunks:  # a study without sessions
+    if not chunks:  # a study without sessions: every array, empty
         qa = {k: np.zeros(0) for k in QUERY_ARRAYS}
-        sa = {"final": np.zeros(0), "ideal_final": np.zeros(0), "n_positions": np.zeros(0)}
+        sa = {k: np.zeros(0, dtype=dtype) for k, dtype in SESSION_ARRAYS}
     return qa, sa
 
 
@@ -278,7 +286,9 @@ def evaluate(
     Parameters
     ----------
     frame
-        The study (results sorted by query, queries grouped by session).
+        The study (results sorted by query, queries grouped by session).  It is
+        scored in session-id order (:meth:`SessionFrame.in_id_order`), the order of
+        the returned tables and of ``SessionEvaluation.frame``.
     judgments
         Reference judgments keyed by ``queries.qrels_id``; may be ``None`` with
         ``config.judgments = "searcher"`` (the ideal then pools the searchers' grades).
@@ -342,6 +352,8 @@ def evaluate(
     """
     cfg = config or SessionConfig()
     eng = engine if engine is not None else LocalEngine()
+    _layout(frame)  # checked as given, so a message names the caller's rows
+    frame = frame.in_id_order()  # the same sessions in any input order: the same tables
     lay = _layout(frame)
     parsed = parse_measures(measures) if measures else []
     src = _grade_source(frame, judgments, cfg)

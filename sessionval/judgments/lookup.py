@@ -44,6 +44,8 @@ def index_in(values: pd.Index, lookup: pd.Index) -> IntArray:
     """
     if len(values) == 0:
         return np.zeros(0, dtype=np.int64)
+    if len(lookup) == 0:  # nothing to find (an empty lookup may have Arrow's null type)
+        return np.full(len(values), -1, dtype=np.int64)
     if _is_string_index(values) and _is_string_index(lookup):
         import pyarrow as pa
         import pyarrow.compute as pc

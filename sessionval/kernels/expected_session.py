@@ -242,7 +242,9 @@ def _block_value(
         acc = np.zeros((n_b, l_max + 1))
         for d in range(width, 0, -1):
             acc += prob[:, q, d, None] * _shift(b_q, d)
-            reach = (alpha[:, q] * delta[None, d : d + l_max + 1] * acc).sum(axis=1)
+            # summed left to right (last column of a running sum), not pairwise: the
+            # block's zero padding beyond a session's longest path then changes nothing
+            reach = np.cumsum(alpha[:, q] * delta[None, d : d + l_max + 1] * acc, axis=1)[:, -1]
             value += gain[:, q, d - 1] * reach
         b_next = b_q
     # an empty recall base (no positive ideal gain) leaves the measure undefined

@@ -220,6 +220,9 @@ def test_vectorised_equals_loop(study: tuple[list, dict, dict]) -> None:
     pos_by = {str(k): g for k, g in per_pos.groupby(per_pos["session_id"].astype(str))}
     q_by = {str(k): g for k, g in per_q.groupby(per_q["session_id"].astype(str))}
     empty_pos = per_pos.iloc[:0]
+    # rows come in session-id order ("s10" before "s2"), not in the input's order
+    order = sorted(range(len(sessions)), key=lambda i: sessions[i][0])
+    assert per_s["session_id"].astype(str).tolist() == [sessions[i][0] for i in order]
     for k, (sid, topic, _system, lists) in enumerate(sessions):
         depths = [scan.get((sid, q)) for q in range(1, len(lists) + 1)]
         ref = ref_session(
@@ -244,7 +247,7 @@ def test_vectorised_equals_loop(study: tuple[list, dict, dict]) -> None:
         q_rows = q_by[sid]
         np.testing.assert_allclose(q_rows["dcg"].to_numpy(), ref.query_dcg, rtol=1e-9, atol=1e-9)
         assert q_rows["n_scored"].tolist() == ref.query_len
-        srow = per_s.iloc[k]
+        srow = per_s.iloc[order.index(k)]
         assert srow["session_id"] == sid
         final = ref.sdcg[-1] if ref.sdcg else 0.0
         ifinal = ref.ideal[-1] if ref.ideal else 0.0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -99,3 +101,30 @@ def test_first_true_rank_and_take_prefix(case, data) -> None:
         for w, a in zip(which, at, strict=True)
     ]
     np.testing.assert_allclose(got, ref, atol=1e-9)
+
+
+# issue 10, item 5: a segment's running sum is its own, whatever comes before it
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.integers(0, 300), max_size=30),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from([1e-3, 1.0, 1e6]),
+)
+def test_segment_cumsum_is_each_segments_own_sum(lengths, seed, scale):
+    from sessionval.kernels.segments import segment_cumsum
+
+    rng = np.random.default_rng(seed)
+    off = offsets_from_counts(lengths)
+    values = rng.random(int(off[-1])) * scale
+    got = segment_cumsum(values, off)
+    for a, b in itertools.pairwise(off):
+        alone = segment_cumsum(values[a:b], np.array([0, b - a]))
+        assert np.array_equal(got[a:b], np.cumsum(values[a:b]))  # bit for bit
+        assert np.array_equal(got[a:b], alone)
+    # the segments in another order: each keeps its bits
+    perm = rng.permutation(len(lengths))
+    moved = np.concatenate([values[off[i] : off[i + 1]] for i in perm] or [np.zeros(0)])
+    moved_off = offsets_from_counts(np.asarray(lengths, dtype=np.int64)[perm])
+    again = segment_cumsum(moved, moved_off)
+    for k, i in enumerate(perm):
+        assert np.array_equal(again[moved_off[k] : moved_off[k + 1]], got[off[i] : off[i + 1]])
