@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import csv
+import io
 import os
-import re
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -120,6 +121,15 @@ def read_csv_table(
     p = Path(path)
     kind = "TSV" if sep == "\t" else "CSV"
     stream = open_input_binary(p, encoding)
+    # before pandas, which renames a repeated name "a" to "a.1" (in time quadratic in the
+    # number of repeats: a file without line ends is one header of thousands of names)
+    twice = _repeated_names(stream, sep, quoting)
+    if twice:
+        raise ParseError(
+            f"{p}:1: column(s) {', '.join(map(repr, twice[:10]))}"
+            + (f" and {len(twice) - 10} more" if len(twice) > 10 else "")
+            + " appear more than once in the header (each column name must be unique)"
+        )
     try:
         df = pd.read_csv(
             stream,
@@ -135,15 +145,17 @@ def read_csv_table(
         raise ParseError(f"{p}: file is empty (expected a header row)") from exc
     except (pd.errors.ParserError, ValueError) as exc:
         raise ParseError(f"{p}: malformed {kind} {what} ({exc})") from exc
-    if any(re.fullmatch(r".+\.\d+", str(c)) for c in df.columns):
-        # pandas renames a repeated header name "a" to "a.1": read the header as written
-        stream.seek(0)
-        header = pd.read_csv(stream, sep=sep, header=None, nrows=1, dtype=str, quoting=quoting)
-        names = [str(v) for v in header.iloc[0].tolist()]
-        twice = sorted({n for n in names if names.count(n) > 1})
-        if twice:
-            raise ParseError(
-                f"{p}:1: column(s) {', '.join(map(repr, twice))} appear more than once in the "
-                "header (each column name must be unique)"
-            )
     return df
+
+
+def _repeated_names(stream: io.BytesIO, sep: str, quoting: Literal[0, 1, 2, 3]) -> list[str]:
+    """The names the header line (the stream's first line) holds more than once, sorted."""
+    line = stream.readline()
+    stream.seek(0)
+    cr = line.find(b"\r")  # pandas ends a line at a lone CR too
+    text = (line if cr < 0 else line[:cr]).decode("utf-8", errors="replace").rstrip("\n")
+    try:
+        names = next(csv.reader([text], delimiter=sep, quoting=quoting), [])
+    except csv.Error:
+        return []  # pandas reports the malformed header
+    return sorted(name for name, n in Counter(names).items() if n > 1)

@@ -3,8 +3,9 @@ the same study, in every format the writers produce.
 
 Studies are drawn by Hypothesis: ids and texts from an alphabet with non-ASCII letters,
 blanks inside, quotes, commas, tabs, backslashes and the line separators JSON allows inside
-strings (U+2028, U+2029, U+0085).  A failure whose cause is a known reader defect (being
-fixed elsewhere; :data:`tests.fuzz.known.KNOWN_ROUND_TRIP`) is an expected failure.
+strings (U+2028, U+2029, U+0085). The findings of the first campaign (FZ11 line separators
+in JSON-lines, FZ12 blanks and quotes in CSV ids, FZ13 studies without results) are fixed:
+these tests assert them.
 """
 
 from __future__ import annotations
@@ -88,24 +89,7 @@ def test_round_trip_of_plain_studies(fmt):
     check()
 
 
-KNOWN_ROUND_TRIP = {
-    "jsonl": "FZ11-jsonl-line-separators: the JSON-lines reader splits lines on U+2028, U+2029 "
-    "and U+0085, which the writer leaves inside strings (repro F8/D5; owner h1)",
-    "csv": "FZ12-csv-blank-and-quote-ids: ids with blanks, quotes or line separators do not "
-    "read back the same from the flat CSV (whitespace rule F18; owner h2)",
-}
-
-
-@pytest.mark.parametrize(
-    "fmt",
-    [
-        pytest.param(
-            "jsonl", marks=pytest.mark.xfail(reason=KNOWN_ROUND_TRIP["jsonl"], strict=False)
-        ),
-        pytest.param("csv", marks=pytest.mark.xfail(reason=KNOWN_ROUND_TRIP["csv"], strict=False)),
-        "parquet",
-    ],
-)
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
 def test_round_trip_of_studies_with_hostile_text(fmt):
     @settings(max_examples=examples(16), deadline=None,
               suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
@@ -116,11 +100,6 @@ def test_round_trip_of_studies_with_hostile_text(fmt):
     check()
 
 
-@pytest.mark.xfail(
-    reason="FZ13-no-results: frame_to_flat raises TypeError on a study whose queries all have "
-    "no results (writers and convert; repro T3; owner h5)",
-    strict=False,
-)
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
 def test_round_trip_of_a_study_without_results(fmt):
     flat = pd.DataFrame(

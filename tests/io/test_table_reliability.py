@@ -359,3 +359,17 @@ def test_lab_tables_in_another_encoding_and_grades_beyond_int16(tmp_path):
     q.write_text("SessionID\tURL\tRelevance\n1\thttp://w/a\t40000\n")
     with pytest.raises(ParseError, match=r"qrels:2: Relevance must be between -32768 and 32767"):
         load_lab_tables(s, r, q, encoding="latin-1")
+
+
+def test_a_csv_without_line_ends_is_refused_at_once(tmp_path):
+    """Fuzz finding FZ18: form feeds for newlines make one header of ~17,000 names; pandas
+    took seconds renaming the repeats. The repeated names are found before pandas reads."""
+    import time
+
+    rows = [HEADER] + [f"s{i // 10},u1,T1,S1,1,{i % 10 + 1},d{i}" for i in range(2400)]
+    path = tmp_path / "ff.csv"
+    path.write_text("\f".join(rows), encoding="utf-8")
+    t0 = time.perf_counter()
+    with pytest.raises(ParseError, match=r"ff\.csv:1: column\(s\) .* appear more than once"):
+        load_study(path)
+    assert time.perf_counter() - t0 < 2.0
