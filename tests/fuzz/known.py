@@ -131,6 +131,16 @@ KNOWN_FINDINGS: dict[str, Known] = {
         "vertical tab): one data line of ~17,000 fields; pandas.read_csv takes 8-12 s on an idle "
         "core and passed the campaign's 60 s bound under load (ends in 'no rows')",
     ),
+    "FZ19-cast-runs-and-topics": Known(
+        ("cast",),
+        ("exception",),
+        r"^(ValueError|OverflowError|ValidationError):.* at io/(cast|header)\.py:\d+ in "
+        r"(_run_with_lines|read_cast_topics|<genexpr>)",
+        "h3 (CAsT)",
+        "runA.run with CR-only or vertical-tab line ends ('All arrays must be of the same "
+        "length'); topics.json with a turn number 1e309 ('cannot convert float infinity'); a "
+        "topic title that is not text (pydantic ValidationError from io/header.py); repro F7",
+    ),
     "FZ08-time-out-of-range": Known(
         ("jsonl", "csv", "tsv", "lab-tables"),
         ("exception",),
