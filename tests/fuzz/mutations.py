@@ -413,9 +413,13 @@ XML_MUTATIONS: tuple[Mutation, ...] = (xml_markup,)
 def _table_edit(data: bytes, rng: random.Random) -> bytes:
     """Rewrite a valid Parquet file with a column duplicated, retyped, nested or emptied."""
     try:
-        table = pq.read_table(io.BytesIO(data))
-    except Exception:  # an already broken file: flip bytes instead
+        return _table_edit_valid(data, rng)
+    except Exception:  # a file an earlier mutation broke: flip bytes instead
         return flip_bytes(data, rng)
+
+
+def _table_edit_valid(data: bytes, rng: random.Random) -> bytes:
+    table = pq.read_table(io.BytesIO(data))
     if table.num_columns == 0:
         return data
     i = rng.randrange(table.num_columns)
