@@ -116,7 +116,7 @@ def test_jsonl_text_of_one_session():
         }
     )
     frame, _ = frame_from_flat(flat)
-    text = writers._JsonlText(frame).chunk(next(writers._chunks(frame, 100)))[0].as_py()
+    text = writers.JsonlText(frame).chunk(next(writers.frame_chunks(frame, 100)))[0].as_py()
     assert text == (
         '{"session_id":"s1","user_id":"u","topic_id":"T","system_id":"S","queries":['
         '{"position":1,"text":"a","query_id":"s1:1","time":"2020-01-01T10:00:00.000001Z",'
@@ -147,14 +147,14 @@ def test_writers_hold_one_chunk_at_a_time(tmp_path, to):
     per session before)."""
     frame, _ = frame_from_flat(_big_frame(1500))  # 90,000 result rows
     seen: list[int] = []
-    chunks = writers._chunks
+    chunks = writers.frame_chunks
 
     def spy(f, rows):
         for c in chunks(f, rows):
             seen.append(c.results.stop - c.results.start)
             yield c
 
-    writers._chunks = spy  # type: ignore[assignment]
+    writers.frame_chunks = spy  # type: ignore[assignment]
     tracemalloc.start()
     try:
         if to == "jsonl":
@@ -164,7 +164,7 @@ def test_writers_hold_one_chunk_at_a_time(tmp_path, to):
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-        writers._chunks = chunks  # type: ignore[assignment]
+        writers.frame_chunks = chunks  # type: ignore[assignment]
     assert len(seen) == 30 and max(seen) <= 3000 and sum(seen) == frame.n_results
     # Python and NumPy allocations stay at a chunk's (about 2 MB; the writers that built
     # the whole table took 82 MB for JSON-lines, 16 MB for CSV, 12 MB for Parquet)
@@ -226,7 +226,7 @@ def test_interrupted_write_keeps_the_older_files(tmp_path, monkeypatch):
     write_jsonl(frame, out, chunk_rows=100)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     calls = {"n": 0}
-    real = writers._JsonlText.chunk
+    real = writers.JsonlText.chunk
 
     def interrupted(self, c):
         calls["n"] += 1
@@ -234,7 +234,7 @@ def test_interrupted_write_keeps_the_older_files(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(self, c)
 
-    monkeypatch.setattr(writers._JsonlText, "chunk", interrupted)
+    monkeypatch.setattr(writers.JsonlText, "chunk", interrupted)
     with pytest.raises(KeyboardInterrupt):
         write_jsonl(frame.__class__(**{**frame.__dict__}), out, chunk_rows=100)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
@@ -287,13 +287,13 @@ def test_written_file_permissions_follow_the_umask(tmp_path):
 
 def test_chunks_cover_whole_sessions():
     frame, _ = frame_from_flat(_big_frame(7))  # 60 rows per session
-    got = list(writers._chunks(frame, 100))
+    got = list(writers.frame_chunks(frame, 100))
     assert [c.sessions for c in got] == [slice(i, i + 1) for i in range(7)] or all(
         (c.results.stop - c.results.start) % 60 == 0 for c in got
     )
     assert sum(c.results.stop - c.results.start for c in got) == frame.n_results
     assert got[0].results == slice(0, 60)
-    big = list(writers._chunks(frame, 130))
+    big = list(writers.frame_chunks(frame, 130))
     assert [c.sessions for c in big] == [slice(0, 2), slice(2, 4), slice(4, 6), slice(6, 7)]
 
 
