@@ -420,8 +420,10 @@ def _ideal_no_repeat(
 ) -> FloatArray:
     """Greedy ideal without repeated documents: sort each session's positions by weight."""
     n_pos = weight.size
-    # rank of each position inside its session by decreasing weight (ties: earlier first)
-    order = np.lexsort((np.arange(n_pos), -weight, pos_session))
+    # rank of each position inside its session by decreasing weight (ties: earlier first);
+    # weights equal in exact arithmetic (q1 rank 2 and q2 rank 1 under shifted-log with
+    # b = bq) can differ in the last bit, so they are compared to 12 decimals
+    order = np.lexsort((np.arange(n_pos), -np.round(weight, 12), pos_session))
     j = np.empty(n_pos, dtype=np.int64)
     j[order] = segment_ranks(sess_off) - 1
     key = skey[pos_session]

@@ -153,7 +153,7 @@ def flat_table(
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from sessionval.evaluation.config import SessionConfig  # noqa: E402
@@ -201,8 +201,24 @@ def studies(draw: st.DrawFn) -> tuple[list, dict, dict]:
 
 
 # 250 random studies of 1–30 sessions (about 3,900 sessions in all), every policy combination
+_TIE_CFG = dict(
+    cutoff=3, b=1.5, bq=1.5, discount="shifted-log", query_discount="shifted-log",
+    duplicates="every", short_lists="pad", ideal="no-repeat", unjudged="zero",
+    scan_depth="ignore",
+)  # fmt: skip
+
+
 @settings(deadline=None, max_examples=250)
 @given(studies())
+# weights equal in exact arithmetic (q1 rank 2, q2 rank 1) that differ in the last bit must
+# not reorder the ideal no-repeat session (found with seed 17354636944317775503098000829118943507)
+@example(
+    study=(
+        [("s0", "T1", "A", [[], [], ["d0"], [], []]), ("s6", "T1", "A", [[], ["d0"], [], ["d0"]])],
+        {"T1": {"d0": 0, "d1": 2, "d2": 2, "d3": 0, "d4": 3, "d6": 3}, "T2": {}},
+        {"cfg": _TIE_CFG, "scan": {}, "chunk": 1},
+    )
+)
 def test_vectorised_equals_loop(study: tuple[list, dict, dict]) -> None:
     sessions, qrels, extra = study
     cfg_kw, scan = extra["cfg"], extra["scan"]
