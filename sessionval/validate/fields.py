@@ -347,10 +347,19 @@ def parse_times(
             name,
             f"must be between {TIME_MIN:%Y-%m-%d} and {TIME_MAX:%Y-%m-%d} "
             "(the range of nanosecond times)",
-            [str(v) for v in raw.iloc[rows].tolist()],
+            [_time_text(v) for v in raw.iloc[rows].tolist()],
         )
         conv = conv.where(~outside)
     return conv.astype("datetime64[ns, UTC]")
+
+
+def _time_text(value: object) -> str:
+    """A time as written; a Timestamp beyond Python's years 1-9999 as its numpy spelling."""
+    try:
+        return str(value)
+    except (NotImplementedError, ValueError, OverflowError):  # pandas' str() needs datetime
+        asm8 = getattr(value, "asm8", None)
+        return str(asm8) if asm8 is not None else repr(value)
 
 
 def missing_times(n: int) -> pd.Series:

@@ -153,3 +153,30 @@ def test_parse_times_reports_unparseable():
 def test_missing_times():
     t = missing_times(2)
     assert str(t.dtype) == "datetime64[ns, UTC]" and t.isna().all() and len(t) == 2
+
+
+def test_times_beyond_python_years_are_shown_not_raised(tmp_path):
+    """Fuzz campaign finding: a Parquet time of year 148108 (timestamp[us, tz=UTC]) made
+    the message's str() raise (exit 70); it is a located problem showing the value."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sessionval.errors import ValidationFailed
+    from sessionval.io.study import load_study
+
+    n = 3
+    table = pa.table(
+        {
+            "session_id": ["s1", "s2", "s3"], "user_id": ["u"] * n, "topic_id": ["T"] * n,
+            "system_id": ["S"] * n, "query_pos": [1] * n, "rank": [1] * n,
+            "doc_id": ["d"] * n,
+            "query_time": pa.array([2**62, -(2**62), 0], type=pa.timestamp("us", tz="UTC")),
+        }
+    )  # fmt: skip
+    path = tmp_path / "sessions.parquet"
+    pq.write_table(table, path)
+    with pytest.raises(ValidationFailed) as err:
+        load_study(path)
+    shown = [p.value.replace(" ", "T") for p in err.value.problems]
+    assert shown[0].startswith("'148108-07-06T14:00:27.387904")
+    assert shown[1].startswith("'-144169-06-28T09:59:32.612096")
