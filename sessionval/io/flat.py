@@ -82,6 +82,7 @@ def read_csv_table(
     encoding: str | None = None,
     what: str = "table",
     quoting: Literal[0, 1, 2, 3] = csv.QUOTE_MINIMAL,
+    skip_blank_lines: bool = True,
 ) -> pd.DataFrame:
     r"""Read a CSV/TSV file with a header row as strings (empty cells missing), uninterpreted.
 
@@ -103,6 +104,8 @@ def read_csv_table(
         What the table holds, for messages (``"judgments table"``).
     quoting
         A :mod:`csv` quoting constant (``csv.QUOTE_NONE`` for tables whose cells may hold ``"``).
+    skip_blank_lines
+        ``False``: a blank line is a row of missing cells, so row ``i`` is line ``i + 2``.
 
     Raises
     ------
@@ -140,6 +143,7 @@ def read_csv_table(
             usecols=(lambda c: c in columns) if columns is not None else None,
             encoding="utf-8",
             quoting=quoting,
+            skip_blank_lines=skip_blank_lines,
         )
     except pd.errors.EmptyDataError as exc:
         raise ParseError(f"{p}: file is empty (expected a header row)") from exc

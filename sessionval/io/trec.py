@@ -37,7 +37,8 @@ from ..errors import JudgmentError, ParseError
 from ..frame import JudgmentFrame
 from ..models.judgments import GradeScale
 from ..problems import Problem
-from .text import check_encoding, decode_text, open_input_binary, read_input_bytes
+from .flat import read_csv_table
+from .text import check_encoding, decode_text, read_input_bytes
 
 __all__ = [
     "GRADE_RANGE",
@@ -405,16 +406,9 @@ def read_judgments_csv(
     """
     p = Path(path)
     sep = "\t" if ".tsv" in "".join(p.suffixes).lower() else ","
-    try:
-        df = pd.read_csv(
-            open_input_binary(p, encoding),
-            sep=sep,
-            dtype=str,
-            keep_default_na=False,
-            skip_blank_lines=False,
-        )
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise ParseError(f"{p}: cannot read judgments table: {str(exc).strip()}") from None
+    df = read_csv_table(
+        p, sep=sep, encoding=encoding, what="judgments table", skip_blank_lines=False
+    ).fillna("")
     missing = [c for c in ("topic_id", "doc_id", "grade") if c not in df.columns]
     if missing:
         raise ParseError(
