@@ -5,7 +5,9 @@ JSON-lines or flat tables, a flat table through a column mapping, TREC Session
 Track XML, per-session lab tables, TREC runs over ``topic_turn`` ids) and writes
 it in the toolkit's JSON-lines (a folder with ``sessions.jsonl``, ``study.json``
 and ``qrels.txt``) or as one flat Parquet/CSV table (with a ``qrels_id`` column
-and a ``.qrels`` file beside it).
+and a ``.qrels`` file beside it).  Parquet may be written top ranks first
+(``--top-first X``) and as a folder of files of whole sessions
+(``--partition-rows N``; :func:`sessionval.io.writers.write_partitions`).
 
 The files are written under temporary names and renamed when complete
 (:func:`sessionval.workflow.outputs.staged_outputs`): an interrupted or failed
@@ -52,6 +54,24 @@ _SHOWN = 20
     type=click.Choice(["jsonl", "parquet", "csv"]),
     help="Output format.",
 )
+@click.option(
+    "--partition-rows",
+    "partition_rows",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="--to parquet: write --out as a folder of Parquet files of whole sessions, "
+    "about N result rows each (part-00000.parquet, ..., study.json, qrels.txt).",
+)
+@click.option(
+    "--top-first",
+    "top_first",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="X",
+    help="--to parquet: write the rows of rank <= X first, in row groups of their own, "
+    "so a top-X read (run, evaluate) skips the deeper rows.",
+)
 @qrels_option
 @click.option(
     "--lenient", is_flag=True, help="Repair or reject bad records and go on (default: strict)."
@@ -66,6 +86,8 @@ def command(
     input_path: Path,
     out: Path,
     to: str,
+    partition_rows: int | None,
+    top_first: int | None,
     qrels: Path | None,
     lenient: bool,
     force: bool,
@@ -73,8 +95,17 @@ def command(
 ) -> None:
     """Convert INPUT to the toolkit's JSON-lines (folder) or a flat Parquet/CSV table."""
     from ..errors import InputFormatError
-    from ..io.writers import flat_outputs, jsonl_outputs, write_flat, write_jsonl
+    from ..io.writers import (
+        flat_outputs,
+        jsonl_outputs,
+        write_flat,
+        write_jsonl,
+        write_partitions,
+    )
 
+    for name, value in (("--partition-rows", partition_rows), ("--top-first", top_first)):
+        if value is not None and to != "parquet":
+            raise click.UsageError(f"{name} writes Parquet: use it with --to parquet, not {to}")
     with phase(f"loading and validating {input_path}"):
         loaded = load_input(
             input_path,
@@ -99,7 +130,8 @@ def command(
             + (" (every session was rejected)" if report.problems else "")
             + f"; nothing written to {out}"
         )
-    planned = jsonl_outputs(out, judgments) if to == "jsonl" else flat_outputs(out, judgments)
+    folder = to == "jsonl" or partition_rows is not None
+    planned = jsonl_outputs(out, judgments) if folder else flat_outputs(out, judgments)
     if judgments is not None and planned[-1] is not None and planned[-1].suffix == ".csv":
         click.echo(
             f"note: an id contains whitespace, which TREC qrels cannot carry: "
@@ -116,10 +148,28 @@ def command(
         ):
             written = write_jsonl(frame, staged.root, judgments=judgments, name=input_path.stem)
         root, final = staged.root, out
+    elif partition_rows is not None:
+        with (
+            staged_outputs(out, command="convert", force=force, inputs=inputs) as staged,
+            writing,
+        ):
+            written = write_partitions(
+                frame,
+                staged.root,
+                partition_rows=partition_rows,
+                top_first=top_first,
+                judgments=judgments,
+                name=input_path.stem,
+            )
+        root, final = staged.root, out
     else:
         with staged_file(out, inputs=inputs) as target, writing:
             written = write_flat(
-                frame, target, to=cast('Literal["parquet", "csv"]', to), judgments=judgments
+                frame,
+                target,
+                to=cast('Literal["parquet", "csv"]', to),
+                judgments=judgments,
+                top_first=top_first,
             )
         root, final = target.parent, out.parent
     # the paths the writer returned, where the files now are

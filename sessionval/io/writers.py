@@ -26,27 +26,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
 
-import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from ..errors import InputFormatError
-from ..frame import FLAT_COLUMNS, JudgmentFrame, SessionFrame
+from ..frame import JudgmentFrame, SessionFrame
 from ..models.study import Study
-from ..validate.flat import frame_to_flat
+from .flat_chunks import arrow_chunk as _arrow_chunk
+from .flat_chunks import flat_chunk as _flat_chunk
+from .flat_chunks import flat_columns as _flat_columns
 from .header import study_header
-from .jsonl_text import (
-    CHUNK_ROWS,
-    FLAT_INTEGERS,
-    Chunk,
-    JsonlText,
-    arrow_strings,
-    frame_chunks,
-    json_times,
-)
+from .jsonl_text import CHUNK_ROWS, JsonlText, frame_chunks, json_times
+from .parquet_layout import PART_NAME, partition_chunks, write_parquet_file
 
 __all__ = [
     "CHUNK_ROWS",
@@ -62,6 +55,7 @@ __all__ = [
     "write_jsonl",
     "write_judgments",
     "write_judgments_csv",
+    "write_partitions",
     "write_qrels",
     "write_study_json",
 ]
@@ -214,70 +208,6 @@ def write_jsonl(
     return WrittenFiles(sessions=sessions_path, study=study_path, qrels=qrels_path)
 
 
-def _flat_chunk(frame: SessionFrame, c: Chunk) -> pd.DataFrame:
-    """:func:`~sessionval.validate.flat.frame_to_flat` of one chunk of whole sessions."""
-    s = frame.sessions.iloc[c.sessions].reset_index(drop=True)
-    q = frame.queries.iloc[c.queries].reset_index(drop=True)
-    r = frame.results.iloc[c.results].reset_index(drop=True)
-    codes = q["session_id"].cat.codes.to_numpy() - c.sessions.start
-    q["session_id"] = pd.Categorical.from_codes(codes, categories=pd.Index(range(len(s))))
-    r["query_idx"] = (r["query_idx"].to_numpy(np.int64) - c.queries.start).astype(np.int32)
-    # frame_to_flat takes a query's session from the codes; the checks of the
-    # SessionFrame constructor are skipped on purpose (a slice of a valid frame)
-    sub = object.__new__(SessionFrame)
-    for name, value in (("sessions", s), ("queries", q), ("results", r)):
-        object.__setattr__(sub, name, value)
-    flat = frame_to_flat(sub)
-    # integers stay integers whether or not the chunk has an empty query (a null row)
-    for col in FLAT_INTEGERS:
-        if col in flat.columns:
-            values = flat[col]
-            whole = values.isna() | (values == values.round())
-            if bool(whole.all()):
-                flat[col] = values.astype("Int64")
-    return flat
-
-
-def _arrow_chunk(flat: pd.DataFrame) -> pa.Table:
-    """A flat chunk as Arrow with a fixed schema: ids and text as plain strings."""
-    arrays = {}
-    for col in flat.columns:
-        v = flat[col]
-        if (
-            isinstance(v.dtype, pd.CategoricalDtype)
-            or v.dtype == object
-            or pd.api.types.is_string_dtype(v.dtype)
-        ):
-            arrays[str(col)] = arrow_strings(v)
-        else:
-            arrays[str(col)] = pa.array(v, from_pandas=True)
-    return pa.table(arrays)
-
-
-def _flat_columns(frame: SessionFrame) -> list[str]:
-    """The flat layout's column names for ``frame`` (for a table with no rows)."""
-    r = frame.results.columns
-    names = [c.name for c in FLAT_COLUMNS if c.level != "result" or c.name in ("rank", *r)]
-    return names + [str(c) for c in frame.sessions.columns if str(c).startswith("rating_")]
-
-
-def _write_parquet_chunks(frame: SessionFrame, path: Path, chunk_rows: int) -> None:
-    """The flat table as Parquet, one row group per chunk of whole sessions."""
-    writer: pq.ParquetWriter | None = None
-    try:
-        for c in frame_chunks(frame, chunk_rows):
-            table = _arrow_chunk(_flat_chunk(frame, c))
-            if writer is None:
-                writer = pq.ParquetWriter(path, table.schema)
-            writer.write_table(table.cast(writer.schema))
-        if writer is None:  # no sessions: an empty table with the layout's columns
-            columns = _flat_columns(frame)
-            pq.write_table(pa.table({c: pa.array([], pa.string()) for c in columns}), path)
-    finally:
-        if writer is not None:
-            writer.close()
-
-
 def _write_csv_chunks(frame: SessionFrame, path: Path, chunk_rows: int) -> None:
     """The flat table as CSV (times in ISO 8601 UTC), a chunk of whole sessions at a time."""
     writer: pa_csv.CSVWriter | None = None
@@ -309,6 +239,7 @@ def write_flat(
     to: FlatFormat | None = None,
     judgments: JudgmentFrame | None = None,
     chunk_rows: int = CHUNK_ROWS,
+    top_first: int | None = None,
 ) -> WrittenFiles:
     """Write the flat one-row-per-result table (with ``qrels_id``) as Parquet or CSV.
 
@@ -329,11 +260,17 @@ def write_flat(
         ``<stem>.qrels.csv`` when an id contains whitespace.
     chunk_rows
         Result rows per chunk.
+    top_first
+        Parquet only: write the rows of rank ≤ ``top_first`` first, in row groups of
+        their own, so a top-X read skips the rest
+        (:func:`~sessionval.io.parquet_layout.write_parquet_file`).
     """
     p = Path(path)
     fmt = to or ("csv" if p.suffix.lower() in (".csv", ".tsv") else "parquet")
     if fmt not in ("parquet", "csv"):
         raise InputFormatError(f"unknown flat format {fmt!r} (allowed: parquet, csv)")
+    if top_first is not None and fmt != "parquet":
+        raise InputFormatError(f"{p}: the top-ranks-first layout is for Parquet, not {fmt}")
     if p.is_dir():
         raise InputFormatError(f"{p}: a {fmt} output must be a file, got a directory")
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -344,13 +281,91 @@ def write_flat(
     with _Atomic() as files:
         tmp = files.temporary(p)
         if fmt == "parquet":
-            _write_parquet_chunks(frame, tmp, chunk_rows)
+            write_parquet_file(frame, tmp, top_first=top_first, row_group_rows=chunk_rows)
         else:
             _write_csv_chunks(frame, tmp, chunk_rows)
         if judgments is not None and qrels_path is not None:
             as_csv = qrels_path.suffix == ".csv"
             write_judgments(judgments, files.temporary(qrels_path), as_csv=as_csv)
     return WrittenFiles(sessions=p, qrels=qrels_path)
+
+
+def write_partitions(
+    frame: SessionFrame,
+    out_dir: str | os.PathLike[str],
+    *,
+    partition_rows: int,
+    top_first: int | None = None,
+    judgments: JudgmentFrame | None = None,
+    name: str = "",
+    chunk_rows: int = CHUNK_ROWS,
+) -> WrittenFiles:
+    """Write a folder of Parquet files of whole sessions, about ``partition_rows`` rows each.
+
+    The folder :mod:`sessionval.io.partitioned` reads (``load_study(folder)``):
+    ``part-00000.parquet``, ... in the flat layout, each holding whole sessions in
+    the frame's order (:func:`~sessionval.io.parquet_layout.partition_chunks`), the
+    ``study.json`` header, and the judgments as ``qrels.txt`` (``qrels.csv`` when an
+    id contains whitespace).  Built a chunk at a time; every file is written under a
+    temporary name and renamed into place when all are complete.
+
+    Parameters
+    ----------
+    frame
+        The sessions to write (not modified).
+    out_dir
+        The folder (created if missing).  A Parquet file already in it that this
+        write would not replace is refused: it would be read as a partition.
+    partition_rows
+        About this many result rows per file (at least 1; a session longer than that
+        is one file).
+    top_first
+        Write each file top ranks first (see :func:`write_flat`).
+    judgments, name, chunk_rows
+        As :func:`write_jsonl`.
+
+    Returns
+    -------
+    WrittenFiles
+        ``sessions`` is the folder.
+    """
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputFormatError(f"{out}: partitioned output must be a directory, got a file")
+    parts = partition_chunks(frame, partition_rows, chunk_rows)
+    names = [out / PART_NAME.format(i) for i in range(len(parts))]
+    _, study_path, qrels_path = jsonl_outputs(out, judgments)
+    if out.is_dir():
+        other = sorted(
+            p.name
+            for p in out.iterdir()
+            if p.suffix.lower() in (".parquet", ".pq") and p not in names
+        )
+        if other:
+            raise InputFormatError(
+                f"{out}: already holds {other[0]}"
+                + (f" and {len(other) - 1} other Parquet file(s)" if len(other) > 1 else "")
+                + ", which would be read as partitions of this study: remove them or write "
+                "to another folder"
+            )
+    out.mkdir(parents=True, exist_ok=True)
+    for p in (*names, study_path, qrels_path):
+        if p is not None:
+            _refuse_link(p)
+    with _Atomic() as files:
+        for path, chunks in zip(names, parts, strict=True):
+            tmp = files.temporary(path)
+            write_parquet_file(frame, tmp, chunks, top_first=top_first, row_group_rows=chunk_rows)
+        header = study_header(frame, judgments=judgments, name=name)
+        files.temporary(study_path).write_text(
+            header.model_dump_json(indent=2, exclude={"sessions", "judgments"}) + "\n",
+            encoding="utf-8",
+        )
+        if judgments is not None and qrels_path is not None:
+            write_judgments(
+                judgments, files.temporary(qrels_path), as_csv=qrels_path.suffix == ".csv"
+            )
+    return WrittenFiles(sessions=out, study=study_path, qrels=qrels_path)
 
 
 def ids_with_whitespace(judgments: JudgmentFrame) -> str | None:

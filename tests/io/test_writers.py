@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from sessionval.errors import InputFormatError
-from sessionval.io import writers
+from sessionval.io import parquet_layout, writers
 from sessionval.io.jsonl import load_jsonl
 from sessionval.io.mapping import load_mapped_table
 from sessionval.io.trec import read_judgments
@@ -155,6 +155,7 @@ def test_writers_hold_one_chunk_at_a_time(tmp_path, to):
             yield c
 
     writers.frame_chunks = spy  # type: ignore[assignment]
+    parquet_layout.frame_chunks = spy  # type: ignore[assignment]
     tracemalloc.start()
     try:
         if to == "jsonl":
@@ -165,6 +166,7 @@ def test_writers_hold_one_chunk_at_a_time(tmp_path, to):
     finally:
         tracemalloc.stop()
         writers.frame_chunks = chunks  # type: ignore[assignment]
+        parquet_layout.frame_chunks = chunks  # type: ignore[assignment]
     assert len(seen) == 30 and max(seen) <= 3000 and sum(seen) == frame.n_results
     # Python and NumPy allocations stay at a chunk's (about 2 MB; the writers that built
     # the whole table took 82 MB for JSON-lines, 16 MB for CSV, 12 MB for Parquet)
