@@ -13,8 +13,13 @@ the peak resident memory (``ru_maxrss``) and the ratios.  Imports are not timed.
   ideal session from the topic's top X, nsDCG, and the per-session DataFrame.  No
   validation.  Both give the same mean nsDCG (printed).
 
+``--layout top-first`` first converts the file once (``sessionval convert --to parquet
+--top-first X``, timed and reported, into a temporary folder or ``--layout-dir``), and
+both tools then read THAT file with their ``rank <= X`` filter, so both skip the deep
+row groups the same way; ``--layout plain,top-first`` runs both layouts, interleaved.
+
     python benchmarks/bench_end_to_end.py --parquet /tmp/s1m/sessions.parquet \\
-        --qrels /tmp/s1m/qrels.txt --cutoff 10 --rounds 3
+        --qrels /tmp/s1m/qrels.txt --cutoff 10 --rounds 3 --layout plain,top-first
     # data: sessionval synth --sessions 1000000 --seed 2008 --format parquet --out /tmp/s1m
 
 ``--profile out.prof`` runs sessionval once under cProfile instead.
@@ -28,7 +33,9 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 
 def _peak_mb() -> float:
@@ -135,6 +142,19 @@ def run_numpy(parquet: str, qrels: str, x: int) -> dict[str, float]:
 
 
 TOOLS = {"sessionval": run_sessionval, "numpy": run_numpy}
+LAYOUTS = ("plain", "top-first")
+
+
+def top_first_copy(parquet: str, x: int, folder: Path) -> tuple[str, float]:
+    """``sessionval convert --top-first X`` of ``parquet`` into ``folder`` (reused if there)."""
+    out = folder / f"top{x}.parquet"
+    if out.exists():
+        return str(out), 0.0
+    t0 = time.perf_counter()
+    cmd = [sys.executable, "-m", "sessionval", "convert", parquet, "--to", "parquet",
+           "--out", str(out), "--top-first", str(x)]  # fmt: skip
+    subprocess.run(cmd, check=True, capture_output=True)
+    return str(out), time.perf_counter() - t0
 
 
 def _child(tool: str, parquet: str, qrels: str, x: int) -> None:
@@ -152,6 +172,12 @@ def main() -> None:
     ap.add_argument("--cutoff", type=int, default=10, help="X: results per query in sessions")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--tools", default="sessionval,numpy")
+    ap.add_argument(
+        "--layout",
+        default="plain",
+        help="plain (the file as given), top-first (converted once), or both: plain,top-first",
+    )
+    ap.add_argument("--layout-dir", help="folder for the top-first copy (default: a temporary one)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--profile", help="run sessionval once under cProfile, stats to this file")
     args = ap.parse_args()
@@ -171,29 +197,58 @@ def main() -> None:
         )
         return
     tools = args.tools.split(",")
-    runs: dict[str, list[dict[str, float]]] = {t: [] for t in tools}
-    for r in range(args.rounds):
-        for tool in tools:
-            cmd = [sys.executable, __file__, "--child", tool, "--parquet", args.parquet,
-                   "--qrels", args.qrels, "--cutoff", str(args.cutoff)]  # fmt: skip
-            res = json.loads(subprocess.run(cmd, check=True, capture_output=True).stdout)
-            runs[tool].append(res)
-            print(f"round {r + 1} {tool:10s} " + json.dumps(res), file=sys.stderr)
-    first = runs[tools[0]][0]
+    layouts = args.layout.split(",")
+    if not set(layouts) <= set(LAYOUTS):
+        ap.error(f"--layout: {args.layout!r} (allowed: {', '.join(LAYOUTS)}, comma-separated)")
+    if args.layout_dir:  # the copy is kept there and reused by the next run
+        Path(args.layout_dir).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="bench-layout-") as tmp:
+        files = {"plain": args.parquet}
+        if "top-first" in layouts:
+            folder = Path(args.layout_dir) if args.layout_dir else Path(tmp)
+            files["top-first"], took = top_first_copy(args.parquet, args.cutoff, folder)
+            print(f"convert --top-first {args.cutoff}: {took:.1f} s -> {files['top-first']}",
+                  file=sys.stderr)  # fmt: skip
+        runs = _rounds(args, tools, {k: files[k] for k in layouts})
+    first = runs[(layouts[0], tools[0])][0]
     print(f"{first['sessions']:,} sessions, {first['rows']:,} rows with rank <= {args.cutoff}; "
           f"median of {args.rounds} interleaved rounds")  # fmt: skip
-    print(f"{'tool':12s} {'load':>7s} {'evaluate':>9s} {'table':>7s} {'total':>7s} "
-          f"{'peak MB':>8s} {'mean nsDCG':>11s}")  # fmt: skip
-    med: dict[str, dict[str, float]] = {}
-    for tool in tools:
-        m = {k: statistics.median(x[k] for x in runs[tool]) for k in runs[tool][0]}
-        med[tool] = m
-        print(f"{tool:12s} {m['load']:7.2f} {m['evaluate']:9.2f} {m['table']:7.2f} "
+    print(f"{'layout':10s} {'tool':12s} {'load':>7s} {'evaluate':>9s} {'table':>7s} "
+          f"{'total':>7s} {'peak MB':>8s} {'mean nsDCG':>11s}")  # fmt: skip
+    med: dict[tuple[str, str], dict[str, float]] = {}
+    for (layout, tool), res in runs.items():
+        m = {k: statistics.median(x[k] for x in res) for k in res[0]}
+        med[layout, tool] = m
+        print(f"{layout:10s} {tool:12s} {m['load']:7.2f} {m['evaluate']:9.2f} {m['table']:7.2f} "
               f"{m['total']:7.2f} {m['peak_mb']:8,.0f} {m['mean_nsdcg']:11.6f}")  # fmt: skip
-    if "sessionval" in med and "numpy" in med:
-        s, n = med["sessionval"], med["numpy"]
-        print(f"sessionval / numpy: time {s['total'] / n['total']:.2f}x, "
-              f"peak memory {s['peak_mb'] / n['peak_mb']:.2f}x")  # fmt: skip
+    for layout in layouts:
+        if (layout, "sessionval") in med and (layout, "numpy") in med:
+            s, n = med[layout, "sessionval"], med[layout, "numpy"]
+            print(f"{layout}: sessionval / numpy: time {s['total'] / n['total']:.2f}x, "
+                  f"peak memory {s['peak_mb'] / n['peak_mb']:.2f}x")  # fmt: skip
+    if len(layouts) == 2:
+        for tool in tools:
+            a, b = med["top-first", tool], med["plain", tool]
+            print(f"{tool}: top-first / plain: total {a['total'] / b['total']:.2f}x, "
+                  f"load {a['load'] / b['load']:.2f}x")  # fmt: skip
+
+
+def _rounds(
+    args: argparse.Namespace, tools: list[str], files: dict[str, str]
+) -> dict[tuple[str, str], list[dict[str, float]]]:
+    """Every (layout, tool) once per round, each in its own process, interleaved."""
+    runs: dict[tuple[str, str], list[dict[str, float]]] = {
+        (layout, tool): [] for layout in files for tool in tools
+    }
+    for r in range(args.rounds):
+        for layout, path in files.items():
+            for tool in tools:
+                cmd = [sys.executable, __file__, "--child", tool, "--parquet", path,
+                       "--qrels", args.qrels, "--cutoff", str(args.cutoff)]  # fmt: skip
+                res = json.loads(subprocess.run(cmd, check=True, capture_output=True).stdout)
+                runs[layout, tool].append(res)
+                print(f"round {r + 1} {layout:9s} {tool:10s} " + json.dumps(res), file=sys.stderr)
+    return runs
 
 
 if __name__ == "__main__":
