@@ -72,7 +72,8 @@ MAX_GRADE: Final = int(np.iinfo(np.int16).max)
 REPEATED_DOCUMENT: Final = "document occurs more than once in the same result list"
 
 #: rows per piece for the grouped rule checks: bounds their temporaries on huge tables
-_CHECK_CHUNK: Final = 1 << 24
+#: (a few bytes per row of the piece; 4M rows keep them near 100 MB)
+_CHECK_CHUNK: Final = 1 << 22
 
 #: row-level values are float32, query- and session-level ones float64
 Floats = npt.NDArray[np.floating[Any]]
@@ -320,17 +321,87 @@ def check_results(st: LoadState) -> None:
     rank_s = take_rows(st.rank_i, st.order)
     doc_s = take_rows(st.doc_codes, st.order)
     for a, b in _segment_bounds(st.qstart, _CHECK_CHUNK):
+        ranks_in_order = _ranks_in_order(st, rank_s, a, b)
+        if ranks_in_order and _documents_distinct(st, rank_s, doc_s, a, b):
+            continue  # the usual case: nothing to report in this piece
         in_piece = np.flatnonzero(st.res_mask[a:b]) + a
         rq, rr = st.q_of_row[in_piece], rank_s[in_piece]
-        v = check_one_to_n(rr, rq, what="rank", presorted=True)  # sorted space
-        if v:
-            st.coll.add(st.input_rows(in_piece[v.rows]), "rank", v.messages, rr[v.rows].tolist())
+        if not ranks_in_order:
+            v = check_one_to_n(rr, rq, what="rank", presorted=True)  # sorted space
+            if v:
+                st.coll.add(
+                    st.input_rows(in_piece[v.rows]), "rank", v.messages, rr[v.rows].tolist()
+                )
         v = check_unique_within(doc_s[in_piece], rq, what="document", presorted_groups=True)
         if v:
             rows = st.input_rows(in_piece[v.rows])
             st.repeated_docs.append(rows)
             docs = st.doc_categories[st.doc_codes[rows]].astype(str).tolist()
             st.coll.add(rows, "doc_id", REPEATED_DOCUMENT, docs)
+
+
+def _ranks_in_order(st: LoadState, rank_s: npt.NDArray[np.int32], a: int, b: int) -> bool:
+    """Whether every query of sorted rows ``a:b`` lists its results at ranks 1, 2, .. k in turn.
+
+    One comparison per row with the row before: a result row starting its query has
+    rank 1, any other follows a result row of rank one less.  ``True`` implies that
+    :func:`~sessionval.rules.check_one_to_n` finds nothing (it is stricter: a query
+    whose first row is not a result, e.g. one mixing results and an empty-result
+    row, gives ``False`` and goes to the full check).
+    """
+    res = st.res_mask[a:b]
+    r = rank_s[a:b]
+    qs = st.qstart[a:b]
+    ok = np.empty(b - a, dtype=bool)
+    ok[0] = r[0] == 1
+    np.equal(r[1:] - r[:-1], 1, out=ok[1:])
+    ok[1:] &= res[:-1]
+    np.copyto(ok, r == 1, where=qs)
+    ok |= ~res
+    return bool(ok.all())
+
+
+#: a piece's dense query x rank table may hold this many cells per result row (the rest
+#: is padding for shorter lists); beyond, the documents are checked by one sort of keys
+_DENSE_SLACK: Final = 4
+
+
+def _documents_distinct(
+    st: LoadState,
+    rank_s: npt.NDArray[np.int32],
+    doc_s: npt.NDArray[np.integer[Any]],
+    a: int,
+    b: int,
+) -> bool:
+    """Whether no document occurs twice in one result list of sorted rows ``a:b``.
+
+    Only when the ranks are ``1..k`` in order (:func:`_ranks_in_order`): each result
+    then has its cell ``(query, rank - 1)`` in a dense table of the piece's queries,
+    and sorting each table row (short rows of 32-bit codes: vectorised) finds a
+    repeat as two equal neighbours, without the sort of 64-bit keys over all rows.
+    Padding cells hold distinct negative values, which never equal a code or each other.
+    ``False`` also when the table would be too sparse: the caller then runs the full check.
+    """
+    res = st.res_mask[a:b]
+    n_res = int(np.count_nonzero(res))
+    if n_res == 0:
+        return True
+    q = st.q_of_row[a:b]
+    q0 = int(q[0])
+    n_q = int(q[-1]) - q0 + 1
+    r = rank_s[a:b]
+    width = int(r.max(where=res, initial=1))
+    if n_q * width > _DENSE_SLACK * n_res + 1024:
+        return False
+    table = np.empty((n_q, width), dtype=np.int32)
+    table[:] = -1 - np.arange(width, dtype=np.int32)
+    cell = (q[res] - q0).astype(np.int64) * width
+    cell += r[res]
+    cell -= 1
+    table.ravel()[cell] = doc_s[a:b][res]
+    del cell
+    table.sort(axis=1)
+    return not bool((table[:, 1:] == table[:, :-1]).any())
 
 
 def _segment_bounds(starts: BoolArray, chunk: int) -> list[tuple[int, int]]:
