@@ -181,7 +181,13 @@ def parse_numbers(
     """
     where = (lambda idx: idx) if at is None else (lambda idx: at[idx])
     reported: npt.NDArray[np.bool_] | None = None  # values already reported as wrong
-    if pd.api.types.is_numeric_dtype(raw.dtype) and not isinstance(raw.dtype, pd.CategoricalDtype):
+    masked = _masked_parts(raw)
+    if masked is not None:
+        vals = masked[0].astype(dtype)
+        vals[masked[1]] = np.nan
+    elif pd.api.types.is_numeric_dtype(raw.dtype) and not isinstance(
+        raw.dtype, pd.CategoricalDtype
+    ):
         vals = raw.to_numpy(dtype=dtype, na_value=np.nan, copy=True)
     else:
         conv = pd.to_numeric(raw.astype("string"), errors="coerce")
@@ -254,6 +260,19 @@ def parse_integers(
     ([7, 0], "'4294967297'")
     """
     what = f"must be between {INT32_MIN} and {INT32_MAX} (stored in 32 bits)"
+    masked = _masked_parts(raw)
+    if masked is not None and np.issubdtype(masked[0].dtype, np.integer):
+        data, missing = masked
+        missing = missing.copy()
+        if data.dtype.itemsize < 4 or data.dtype == np.int32:
+            # fits in 32 bits: no range check, one cast
+            ints = data.astype(np.int32)
+            if missing.any():
+                ints[missing] = fill
+            required = missing if nullable_rows is None else missing & ~nullable_rows
+            if required.any():
+                coll.add(np.flatnonzero(required), name, "is required")
+            return ints, missing
     if pd.api.types.is_integer_dtype(raw.dtype) and not isinstance(raw.dtype, pd.CategoricalDtype):
         missing = raw.isna().to_numpy()
         values = raw.to_numpy(dtype=np.int64, na_value=fill) if missing.any() else raw.to_numpy()
@@ -280,6 +299,23 @@ def parse_integers(
         vals[rows] = fill
         missing |= out_of_range  # reported: no later check should see the fill value
     return floats_to_ints(vals, fill=fill, dtype=np.int32), missing
+
+
+def _masked_parts(raw: pd.Series) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool_]] | None:
+    """The values and missing mask of a masked (nullable) numeric column, without a copy.
+
+    ``Series.to_numpy(dtype, na_value=)`` on a masked array goes through object-level
+    checks and copies several times; the two arrays give the same values in one cast.
+    ``None`` for any other column.
+    """
+    arr = raw.array
+    if not isinstance(arr, pd.core.arrays.masked.BaseMaskedArray):
+        return None
+    data: npt.NDArray[Any] = arr._data  # noqa: SLF001 -- pandas has no public accessor
+    mask: npt.NDArray[np.bool_] = arr._mask  # noqa: SLF001
+    if data.dtype.kind not in "iuf":  # a boolean column: the generic path reports it
+        return None
+    return data, mask
 
 
 def floats_to_ints(

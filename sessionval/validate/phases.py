@@ -277,6 +277,9 @@ def check_sessions(st: LoadState) -> None:
 
 def _one_per_session(st: LoadState, name: str) -> pd.Series:
     """The column's value at each session's first row; a row that differs is a problem."""
+    fast = _one_per_session_on_codes(st, name)
+    if fast is not None:
+        return fast
     col = as_category(st.src.column(name))
     _report_blank(st.coll, blank_rows(col), name, st.src)
     codes = col.cat.codes.to_numpy()
@@ -297,6 +300,53 @@ def _one_per_session(st: LoadState, name: str) -> pd.Series:
         )
     at_start: pd.Series = col.iloc[st.s_first].reset_index(drop=True)
     return at_start
+
+
+def _one_per_session_on_codes(st: LoadState, name: str) -> pd.Series | None:
+    """:func:`_one_per_session` on the dictionary codes of a Parquet column, when all is well.
+
+    Rows are compared by their codes into the row groups' dictionaries (equal code:
+    equal value); values are looked at only where the code changes within a session
+    (a session crossing a row group, or a dictionary listing a value twice) and at the
+    sessions' first rows.  The categories are the used values, stripped, in the order of
+    their first dictionary entry: those :func:`as_category` gives, so the sessions table
+    is the same.  ``None`` (the caller takes the full path, which reports) when rows are
+    not in order, a session id or a value is missing, a value is blank or one differs
+    within a session.
+    """
+    entry_codes = getattr(st.src, "entry_codes", None)
+    if entry_codes is None or st.order is not None or st.missing_sess.any():
+        return None
+    found = entry_codes(name)
+    if found is None:
+        return None
+    codes, dictionary = found
+    if bool((codes < 0).any()):
+        return None
+    # rows whose code differs from the row before in the same session
+    cand = np.flatnonzero((codes[1:] != codes[:-1]) & ~st.sstart[1:]) + 1
+    at_first = codes[st.s_first]
+    before, after = codes[cand - 1], codes[cand]
+    del codes
+    # every used entry is at a session's first row or where the code changes
+    used = np.unique(np.concatenate([at_first, after]))
+    import pyarrow as pa
+
+    values = pd.Index(
+        dictionary.take(pa.array(used, type=pa.int64())).to_pandas(), dtype="string"
+    ).str.strip()
+    if bool((values == "").any()):
+        return None
+    value_codes, categories = pd.factorize(values, sort=False)
+    canon = value_codes.astype(np.int32)
+    if len(cand) and bool(
+        (canon[np.searchsorted(used, before)] != canon[np.searchsorted(used, after)]).any()
+    ):
+        return None
+    codes_at_first = canon[np.searchsorted(used, at_first)]
+    return pd.Series(
+        pd.Categorical.from_codes(codes_at_first, categories=pd.Index(categories, dtype="string"))
+    )
 
 
 def check_results(st: LoadState) -> None:

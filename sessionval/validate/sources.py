@@ -222,6 +222,42 @@ class ParquetColumns:
         out: pd.Series = col.to_pandas(types_mapper=_masked_int)
         return out
 
+    def entry_codes(self, name: str) -> tuple[npt.NDArray[np.int32], Any] | None:
+        """A text column as codes into the concatenation of its row groups' dictionaries.
+
+        ``(codes, dictionary)``: one int32 code per row (``-1``: null) and the Arrow
+        array of the dictionaries, one after the other in the order of the row groups.
+        Equal codes are equal values; different codes may still be equal values (two row
+        groups, or a dictionary listing a value twice).  No string is hashed: a check that
+        one value repeats on many rows compares codes and looks at values only where the
+        codes change.  ``None`` when the column is not a dictionary-encoded string column
+        or a code is outside its dictionary (:meth:`column` then reports it).
+        """
+        import pyarrow as pa
+
+        if name not in self._text:
+            return None
+        col = self._read(name)
+        groups = _dictionary_groups(col)
+        codes = np.empty(self._rows, dtype=np.int32)
+        pos, base = 0, 0
+        for d, parts in groups:
+            for idx in parts:
+                top = int(idx.max()) if len(idx) else 0
+                if top > len(d) or (len(idx) and int(idx.min()) < 0):
+                    return None
+                out = codes[pos : pos + len(idx)]
+                np.add(idx, base, out=out, casting="unsafe")
+                if top == len(d):
+                    out[idx == top] = -1  # the null sentinel
+                pos += len(idx)
+            base += len(d)
+        del col
+        if pos != self._rows:
+            return None
+        dictionary = pa.concat_arrays([d for d, _ in groups]) if groups else pa.array([], pa.string())
+        return codes, dictionary
+
     def take(self, name: str, rows: npt.NDArray[np.int64]) -> pd.Series:
         """The column at ``rows`` (read whole, taken, then freed)."""
         import pyarrow as pa
@@ -360,6 +396,40 @@ def _is_text(t: Any) -> bool:
     return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
 
 
+def _dictionary_groups(col: Any) -> list[tuple[Any, list[npt.NDArray[np.integer[Any]]]]]:
+    """The chunks of a dictionary column grouped by dictionary: ``(dictionary, [indices])``.
+
+    Batches of one row group share its dictionary: consecutive chunks are grouped by
+    it, so each dictionary is scanned once, not once per batch.  Null indices become
+    the sentinel ``len(dictionary)``.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    groups: list[tuple[Any, list[npt.NDArray[np.integer[Any]]]]] = []
+    last_key: tuple[int, int, int] | None = None
+    for chunk in col.chunks:
+        if not len(chunk):
+            continue
+        if not pa.types.is_dictionary(chunk.type):
+            chunk = chunk.dictionary_encode()
+        d = chunk.dictionary
+        key = (d.buffers()[-1].address if d.buffers()[-1] is not None else 0, d.offset, len(d))
+        indices = chunk.indices
+        if indices.type.bit_width < 32:  # room for the sentinel
+            indices = indices.cast(pa.int32())
+        if chunk.null_count:
+            # nulls -> the sentinel slot len(d)
+            indices = pc.fill_null(indices, len(d))
+        # int32 as stored (an int64 copy would be 4 more bytes per row)
+        idx = indices.to_numpy()
+        if key != last_key:
+            groups.append((d, []))
+            last_key = key
+        groups[-1][1].append(idx)
+    return groups
+
+
 def dictionary_to_categorical(col: Any, *, source: str = "column") -> pd.Categorical:
     """A chunked Arrow dictionary column as one pandas Categorical, hashing only used entries.
 
@@ -378,30 +448,12 @@ def dictionary_to_categorical(col: Any, *, source: str = "column") -> pd.Categor
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    chunks = [c for c in col.chunks if len(c)]
-    n = sum(len(c) for c in chunks)
-    if not chunks:
+    n = sum(len(c) for c in col.chunks)
+    groups = _dictionary_groups(col)
+    if not groups:
         return pd.Categorical.from_codes(
             np.full(len(col), -1, dtype=np.int32), categories=pd.Index([], dtype="string")
         )
-    # batches of one row group share its dictionary: group consecutive chunks by it, so each
-    # dictionary is scanned once, not once per batch
-    groups: list[tuple[Any, list[npt.NDArray[np.int64]]]] = []
-    last_key: tuple[int, int, int] | None = None
-    for chunk in chunks:
-        if not pa.types.is_dictionary(chunk.type):
-            chunk = chunk.dictionary_encode()
-        d = chunk.dictionary
-        key = (d.buffers()[-1].address if d.buffers()[-1] is not None else 0, d.offset, len(d))
-        if chunk.null_count:
-            # nulls -> the sentinel slot len(d)
-            idx = pc.fill_null(chunk.indices, len(d)).to_numpy().astype(np.int64, copy=False)
-        else:
-            idx = chunk.indices.to_numpy().astype(np.int64, copy=False)
-        if key != last_key:
-            groups.append((d, []))
-            last_key = key
-        groups[-1][1].append(idx)
     subs, locals_ = [], []
     for d, parts in groups:
         idx = parts[0] if len(parts) == 1 else np.concatenate(parts)
