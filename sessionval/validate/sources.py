@@ -219,6 +219,9 @@ class ParquetColumns:
         if self._is_text(name):
             return pd.Series(dictionary_to_categorical(col, source=f"{self.path}: column {name!r}"))
         # masked integers: a nullable int column never becomes a float64 copy
+        masked = _masked_integers(col)
+        if masked is not None:
+            return pd.Series(masked, copy=False)
         out: pd.Series = col.to_pandas(types_mapper=_masked_int)
         return out
 
@@ -260,9 +263,7 @@ class ParquetColumns:
 
     def take(self, name: str, rows: npt.NDArray[np.int64]) -> pd.Series:
         """The column at ``rows`` (read whole, taken, then freed)."""
-        import pyarrow as pa
-
-        col = self._read(name).take(pa.array(rows, type=pa.int64()))
+        col = _take_chunked(self._read(name), rows)
         if self._is_text(name):
             return pd.Series(dictionary_to_categorical(col, source=f"{self.path}: column {name!r}"))
         out: pd.Series = col.to_pandas()
@@ -374,6 +375,59 @@ def _decode_binary(path: Path, name: str, column: Any) -> Any:
         f"{path}: column {name!r} holds bytes that are not valid UTF-8 ({'; '.join(bad)}); "
         "ids and texts must be UTF-8 strings"
     )
+
+
+def _take_chunked(col: Any, rows: npt.NDArray[np.int64]) -> Any:
+    """``col.take(rows)`` for a chunked column, chunk by chunk when ``rows`` ascend.
+
+    Arrow's take on a chunked array first joins the chunks (a copy of the whole
+    column, to pick a value per query or session); ascending rows are taken from
+    each chunk in turn instead, and the pieces stay chunks of the result.
+    """
+    import pyarrow as pa
+
+    indices = pa.array(rows, type=pa.int64())
+    if col.num_chunks <= 1 or (len(rows) > 1 and bool((np.diff(rows) < 0).any())):
+        return col.take(indices)
+    lengths = np.array([len(c) for c in col.chunks], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    cuts = np.searchsorted(rows, starts)
+    pieces = [
+        chunk.take(pa.array(rows[a:b] - start, type=pa.int64()))
+        for chunk, start, a, b in zip(col.chunks, starts[:-1], cuts[:-1], cuts[1:], strict=True)
+    ]
+    return pa.chunked_array(pieces, type=col.type)
+
+
+def _masked_integers(col: Any) -> Any:
+    """An Arrow integer column as a pandas masked array: one copy of the values, one of the mask.
+
+    ``to_pandas(types_mapper=)`` converts chunk by chunk and then joins them (two copies
+    of each value).  Values under the mask are whatever the buffers hold (pandas never
+    shows them).  ``None`` for a column of another type.
+    """
+    import pyarrow as pa
+
+    if not pa.types.is_integer(col.type) or _masked_int(col.type) is None:
+        return None
+    dtype = np.dtype(col.type.to_pandas_dtype())
+    n = len(col)
+    values = np.empty(n, dtype=dtype)
+    mask = np.zeros(n, dtype=bool)
+    pos = 0
+    for chunk in col.chunks:
+        m = len(chunk)
+        buf = chunk.buffers()[1]
+        if m and buf is not None:
+            values[pos : pos + m] = np.frombuffer(
+                buf, dtype=dtype, count=m, offset=chunk.offset * dtype.itemsize
+            )
+        if chunk.null_count:
+            nulls = chunk.is_null().to_numpy(zero_copy_only=False)
+            mask[pos : pos + m] = nulls
+            values[pos : pos + m][nulls] = 0  # the buffer's bytes there are undefined
+        pos += m
+    return pd.arrays.IntegerArray(values, mask)
 
 
 def _masked_int(t: Any) -> Any:
