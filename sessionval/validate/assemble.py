@@ -79,7 +79,7 @@ def build_frame(
     del st.res_mask
     sessions = _sessions_table(st, k)
     queries = _queries_table(st, k, sessions["topic_id"])
-    results = _results_table(st, k)
+    results = _results_table(st, k, keep)
     return SessionFrame(
         sessions=sessions,
         queries=queries,
@@ -169,7 +169,7 @@ def _queries_table(st: LoadState, k: _Kept, topic_of_session: pd.Series) -> pd.D
     )
 
 
-def _results_table(st: LoadState, k: _Kept) -> pd.DataFrame:
+def _results_table(st: LoadState, k: _Kept, keep: BoolArray | None) -> pd.DataFrame:
     # each column is taken from the kept rows and its source freed at once, so the peak
     # stays near the size of the result (boolean compress when rows are already sorted)
     res_kept = k.res_kept
@@ -191,7 +191,14 @@ def _results_table(st: LoadState, k: _Kept) -> pd.DataFrame:
     )
     results["rank"] = pick(st.rank_i)
     del st.rank_i
-    results["doc_id"] = compact_categorical(pick(st.doc_codes), st.doc_categories)
+    doc_codes = pick(st.doc_codes)
+    if keep is None and st.doc_all_used:
+        # every session kept and every category used by a result (empty-result rows have
+        # none): the categories are already the used ones, no second scan of the codes
+        results["doc_id"] = pd.Categorical.from_codes(doc_codes, categories=st.doc_categories)
+    else:
+        results["doc_id"] = compact_categorical(doc_codes, st.doc_categories)
+    del doc_codes
     del st.doc_codes
     n_r = len(results)
     text_rows = r_rows if r_rows is not None else np.flatnonzero(res_kept)

@@ -99,6 +99,7 @@ class LoadState:
     # read_ranks
     doc_codes: npt.NDArray[np.integer[Any]] = field(init=False)
     doc_categories: pd.Index = field(init=False)
+    doc_all_used: bool = field(init=False)  # every category is used by a row
     empty_row: BoolArray = field(init=False)  # no document: a query without results
     pos_i: npt.NDArray[np.int32] = field(init=False)
     rank_i: npt.NDArray[np.int32] = field(init=False)
@@ -198,7 +199,14 @@ def _report_blank(coll: ProblemCollector, blank: BoolArray, name: str, src: Colu
 
 def read_ranks(st: LoadState) -> None:
     """Phase "reading documents and ranks": documents, query positions, ranks; row order."""
-    doc = as_category(st.src.column("doc_id"))
+    raw_doc = st.src.column("doc_id")
+    # categories from a Parquet dictionary or from factorising hold only values in use; a
+    # categorical DataFrame column may carry others
+    st.doc_all_used = not isinstance(st.src, FrameColumns) or not isinstance(
+        raw_doc.dtype, pd.CategoricalDtype
+    )
+    doc = as_category(raw_doc)
+    del raw_doc
     _report_blank(st.coll, blank_rows(doc), "doc_id", st.src)
     st.doc_codes = doc.cat.codes.to_numpy()
     st.doc_categories = doc.cat.categories
@@ -362,7 +370,8 @@ def check_results(st: LoadState) -> None:
     st.res_mask = present_sorted & ~empty_sorted
     empty_q = np.zeros(n_q, dtype=bool)
     empty_q[st.q_of_row[empty_sorted & ~present_sorted]] = True
-    st.n_res_q = np.bincount(st.q_of_row[st.res_mask], minlength=n_q)
+    # results per query: rows of a query are contiguous in sorted order
+    st.n_res_q = np.add.reduceat(st.res_mask, st.q_first_sorted, dtype=np.int64)
     mixed = empty_q & (st.n_res_q > 0)
     if mixed.any():
         rows = st.q_first[np.flatnonzero(mixed)]

@@ -508,20 +508,22 @@ def dictionary_to_categorical(col: Any, *, source: str = "column") -> pd.Categor
         return pd.Categorical.from_codes(
             np.full(len(col), -1, dtype=np.int32), categories=pd.Index([], dtype="string")
         )
-    subs, locals_ = [], []
+    subs, used_entries = [], []
     for d, parts in groups:
-        idx = parts[0] if len(parts) == 1 else np.concatenate(parts)
         size = len(d)
-        if len(idx) and (int(idx.max()) > size or int(idx.min()) < 0):
+        top = max(int(idx.max()) for idx in parts)  # chunks are never empty here
+        low = min(int(idx.min()) for idx in parts)
+        if top > size or low < 0:
             raise ParseError(
-                f"{source}: a value refers to entry {int(idx.max())} of a dictionary of {size} "
+                f"{source}: a value refers to entry {top} of a dictionary of {size} "
                 "(a corrupt dictionary page); the file is damaged: write it again"
             )
-        used = np.flatnonzero(np.bincount(idx, minlength=size + 1)[:size] > 0)
-        remap = np.full(size + 1, -1, dtype=np.int32)
-        remap[used] = np.arange(len(used), dtype=np.int32)
+        counts = np.zeros(size + 1, dtype=np.int64)
+        for idx in parts:
+            counts += np.bincount(idx, minlength=size + 1)
+        used = np.flatnonzero(counts[:size] > 0)
+        used_entries.append(used)
         subs.append(d.take(pa.array(used, type=pa.int64())))
-        locals_.append(remap[idx])
     # the groups' used entries as one set of categories, hashed by Arrow (no Python string
     # per entry; first-appearance order, as pandas.factorize gives)
     used_values = pa.concat_arrays(subs)
@@ -537,10 +539,13 @@ def dictionary_to_categorical(col: Any, *, source: str = "column") -> pd.Categor
     categories = encoded.dictionary.to_pandas()
     codes = np.empty(n, dtype=np.int32)
     pos, base = 0, 0
-    for sub, local in zip(subs, locals_, strict=True):
-        # local code -1 (null) picks the appended -1
-        g = np.append(global_codes[base : base + len(sub)], -1).astype(np.int32)
-        codes[pos : pos + len(local)] = g[local]
-        pos += len(local)
-        base += len(sub)
+    for (d, parts), used in zip(groups, used_entries, strict=True):
+        # entry -> category in one table (the sentinel slot len(d), a null, stays -1), so each
+        # row is looked up once
+        table = np.full(len(d) + 1, -1, dtype=np.int32)
+        table[used] = global_codes[base : base + len(used)]
+        for idx in parts:
+            np.take(table, idx, out=codes[pos : pos + len(idx)])
+            pos += len(idx)
+        base += len(used)
     return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype="string"))
