@@ -77,6 +77,10 @@ def build_frame(
     """
     k = _kept(st, keep)
     del st.res_mask
+    # the problems are settled: the session code per row is needed only as ``st.sc`` (the same
+    # array when rows are in order), freed with the results table
+    del st.s_codes
+    st.coll.session_codes = np.zeros(0, dtype=np.int32)
     sessions = _sessions_table(st, k)
     queries = _queries_table(st, k, sessions["topic_id"])
     results = _results_table(st, k, keep)
@@ -171,7 +175,9 @@ def _queries_table(st: LoadState, k: _Kept, topic_of_session: pd.Series) -> pd.D
 
 def _results_table(st: LoadState, k: _Kept, keep: BoolArray | None) -> pd.DataFrame:
     # each column is taken from the kept rows and its source freed at once, so the peak
-    # stays near the size of the result (boolean compress when rows are already sorted)
+    # stays near the size of the result (boolean compress when rows are already sorted);
+    # the columns are gathered in a dict and become the frame without a copy (assigning a
+    # column to a DataFrame copies it)
     res_kept = k.res_kept
     r_rows = None if st.order is None else st.order[res_kept]
 
@@ -180,37 +186,38 @@ def _results_table(st: LoadState, k: _Kept, keep: BoolArray | None) -> pd.DataFr
         return arr[res_kept] if r_rows is None else arr[r_rows]
 
     query_idx = k.q_new[st.q_of_row[res_kept]]
-    del st.q_of_row, st.sc, st.pos_i
-    results = pd.DataFrame(
-        {
-            "query_idx": query_idx,
-            "session_id": pd.Categorical.from_codes(k.q_sess[query_idx], dtype=k.sess_cat),
-            "query_pos": k.q_pos[query_idx],
-        },
-        copy=False,
-    )
-    results["rank"] = pick(st.rank_i)
+    del st.q_of_row, st.sc
+    if hasattr(st, "pos_i"):  # kept for the repair of repeated documents only
+        del st.pos_i
+    cols: dict[str, Any] = {
+        "query_idx": query_idx,
+        "session_id": pd.Categorical.from_codes(k.q_sess[query_idx], dtype=k.sess_cat),
+        "query_pos": k.q_pos[query_idx],
+    }
+    cols["rank"] = pick(st.rank_i)
     del st.rank_i
     doc_codes = pick(st.doc_codes)
+    del st.doc_codes
     if keep is None and st.doc_all_used:
         # every session kept and every category used by a result (empty-result rows have
         # none): the categories are already the used ones, no second scan of the codes
-        results["doc_id"] = pd.Categorical.from_codes(doc_codes, categories=st.doc_categories)
+        cols["doc_id"] = pd.Categorical.from_codes(doc_codes, categories=st.doc_categories)
     else:
-        results["doc_id"] = compact_categorical(doc_codes, st.doc_categories)
+        cols["doc_id"] = compact_categorical(doc_codes, st.doc_categories)
     del doc_codes
-    del st.doc_codes
-    n_r = len(results)
-    text_rows = r_rows if r_rows is not None else np.flatnonzero(res_kept)
-    for c in _RESULT_TEXT:
-        if c in st.src:
-            results[c] = st.src.take(c, text_rows).astype("string")
-    results["clicks"] = pick(st.clicks) if st.clicks is not None else np.zeros(n_r, dtype=np.int16)
+    n_r = len(query_idx)
+    text = [c for c in _RESULT_TEXT if c in st.src]
+    if text:
+        text_rows = r_rows if r_rows is not None else np.flatnonzero(res_kept)
+        for c in text:
+            cols[c] = st.src.take(c, text_rows).astype("string")
+        del text_rows
+    cols["clicks"] = pick(st.clicks) if st.clicks is not None else np.zeros(n_r, dtype=np.int16)
     st.clicks = None
-    results["dwell"] = pick(st.dwell) if st.dwell is not None else np.full(n_r, np.nan, np.float32)
+    cols["dwell"] = pick(st.dwell) if st.dwell is not None else np.full(n_r, np.nan, np.float32)
     st.dwell = None
-    results["user_grade"] = (
+    cols["user_grade"] = (
         pick(st.ugrade) if st.ugrade is not None else np.full(n_r, np.nan, np.float32)
     )
     st.ugrade = None
-    return results
+    return pd.DataFrame(cols, copy=False)

@@ -237,8 +237,12 @@ def parse_integers(
     *,
     fill: int,
     nullable_rows: npt.NDArray[np.bool_] | None,
-) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bool_]]:
+    dtype: type[np.signedinteger[Any]] = np.int32,
+) -> tuple[npt.NDArray[np.signedinteger[Any]], npt.NDArray[np.bool_]]:
     """An integer column as int32 (missing -> ``fill``) and its missing mask.
+
+    ``dtype`` (narrower than int32): the type to return when the column is stored in it or
+    a narrower one (e.g. int16 clicks, no int32 copy); otherwise the result is int32.
 
     Integer columns (Parquet, typed DataFrames) are converted directly; anything
     else goes through :func:`parse_numbers`, which reports non-numbers and
@@ -263,10 +267,12 @@ def parse_integers(
     masked = _masked_parts(raw)
     if masked is not None and np.issubdtype(masked[0].dtype, np.integer):
         data, missing = masked
-        missing = missing.copy()
         if data.dtype.itemsize < 4 or data.dtype == np.int32:
             # fits in 32 bits: no range check, one cast
-            ints = data.astype(np.int32)
+            info = np.iinfo(dtype)
+            fits = np.can_cast(data.dtype, dtype) and info.min <= fill <= info.max
+            ints = data.astype(dtype if fits else np.int32)
+            missing = missing.copy()
             if missing.any():
                 ints[missing] = fill
             required = missing if nullable_rows is None else missing & ~nullable_rows

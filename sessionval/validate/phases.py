@@ -363,15 +363,18 @@ def check_results(st: LoadState) -> None:
     Checked in pieces of whole queries, so the temporaries stay bounded.
     """
     n_q = st.n_queries
-    st.q_of_row = np.cumsum(st.qstart, dtype=np.int32)
-    st.q_of_row -= 1
+    # rows per query (contiguous in sorted order); a repeat writes the query of each row
+    # without the int32 copy of the whole mask that a cumulative sum makes
+    q_rows = np.diff(st.q_first_sorted, append=st.n_rows)
+    st.q_of_row = np.repeat(np.arange(n_q, dtype=np.int32), q_rows)
     empty_sorted = take_rows(st.empty_row, st.order)
     present_sorted = take_rows(st.rank_present, st.order)
     st.res_mask = present_sorted & ~empty_sorted
     empty_q = np.zeros(n_q, dtype=bool)
     empty_q[st.q_of_row[empty_sorted & ~present_sorted]] = True
-    # results per query: rows of a query are contiguous in sorted order
-    st.n_res_q = np.add.reduceat(st.res_mask, st.q_first_sorted, dtype=np.int64)
+    # results per query: its rows less those that are not results (empty-result rows, few)
+    st.n_res_q = q_rows - np.bincount(st.q_of_row[~st.res_mask], minlength=n_q)
+    del q_rows
     mixed = empty_q & (st.n_res_q > 0)
     if mixed.any():
         rows = st.q_first[np.flatnonzero(mixed)]
@@ -397,6 +400,10 @@ def check_results(st: LoadState) -> None:
             st.repeated_docs.append(rows)
             docs = st.doc_categories[st.doc_codes[rows]].astype(str).tolist()
             st.coll.add(rows, "doc_id", REPEATED_DOCUMENT, docs)
+    # no later phase needs these; the query positions only the lenient repair of documents
+    del st.empty_row, st.rank_present
+    if not st.repeated_docs:
+        del st.pos_i
 
 
 def _ranks_in_order(st: LoadState, rank_s: npt.NDArray[np.int32], a: int, b: int) -> bool:
@@ -492,6 +499,7 @@ def read_result_values(st: LoadState, user_grade_scale: GradeScale | None) -> No
             coll,
             fill=0,
             nullable_rows=np.ones(st.n_rows, dtype=bool),
+            dtype=np.int16,
         )
     st.dwell = _row_numbers(st, "dwell", integer=False)
     st.ugrade = _user_grades(st)
@@ -511,7 +519,7 @@ def read_result_values(st: LoadState, user_grade_scale: GradeScale | None) -> No
         if too_many.any():
             rows = np.flatnonzero(too_many)
             coll.add(rows, "clicks", "must be <= 32767", clicks[rows].tolist())
-        st.clicks = clicks.clip(0, np.iinfo(np.int16).max).astype(np.int16)
+        st.clicks = clicks.clip(0, np.iinfo(np.int16).max).astype(np.int16, copy=False)
 
 
 def _user_grades(st: LoadState) -> Floats | None:
@@ -519,6 +527,9 @@ def _user_grades(st: LoadState) -> Floats | None:
     if "user_grade" not in st.src:
         return None
     raw = st.src.column("user_grade")
+    if str(raw.dtype) in ("Int8", "Int16", "UInt8"):
+        # stored in 16 bits or fewer: within the range, and exact as float32 (no float64 copy)
+        return parse_numbers(raw, "user_grade", st.coll, integer=True, dtype=np.float32)
     grades = parse_numbers(raw, "user_grade", st.coll, integer=True, dtype=np.float64)
     beyond = (grades < MIN_GRADE) | (grades > MAX_GRADE)  # NaN compares False
     if beyond.any():
