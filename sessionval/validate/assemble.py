@@ -19,7 +19,7 @@ from .._types import BoolArray, IntArray
 from ..frame import FLAT_COLUMNS, SessionFrame
 from ..models.judgments import GradeScale
 from .fields import compact_categorical
-from .phases import ENTITY_COLUMNS, LoadState
+from .phases import ENTITY_COLUMNS, LoadState, queries_per_row
 
 __all__ = [
     "build_frame",
@@ -49,9 +49,9 @@ class _Kept:
 def _kept(st: LoadState, keep: BoolArray | None) -> _Kept:
     n_q = st.n_queries
     q_keep = np.ones(n_q, dtype=bool) if keep is None else keep[st.q_first_sorted]
-    s_keep = np.ones(len(st.s_first), dtype=bool) if keep is None else keep[st.sstart]
+    s_keep = np.ones(len(st.s_first), dtype=bool) if keep is None else keep[st.s_first_sorted]
     res_kept = st.res_mask if keep is None else st.res_mask & keep
-    kept_sessions = st.sc[st.sstart][s_keep]  # codes of kept sessions, first-appearance order
+    kept_sessions = st.sc[st.s_first_sorted][s_keep]  # codes of kept sessions, in order
     sess_names = st.names[kept_sessions]
     new_code = np.full(len(st.names) + 1, -1, dtype=np.int32)
     new_code[kept_sessions] = np.arange(len(kept_sessions), dtype=np.int32)
@@ -185,8 +185,12 @@ def _results_table(st: LoadState, k: _Kept, keep: BoolArray | None) -> pd.DataFr
         """Kept result rows of a column in input order."""
         return arr[res_kept] if r_rows is None else arr[r_rows]
 
-    query_idx = k.q_new[st.q_of_row[res_kept]]
-    del st.q_of_row, st.sc
+    # the query of each row was released after the checks unless the repair needed it
+    q_of_row = st.q_of_row if hasattr(st, "q_of_row") else queries_per_row(st)
+    query_idx = k.q_new[q_of_row[res_kept]]
+    del q_of_row, st.sc
+    if hasattr(st, "q_of_row"):
+        del st.q_of_row
     if hasattr(st, "pos_i"):  # kept for the repair of repeated documents only
         del st.pos_i
     cols: dict[str, Any] = {

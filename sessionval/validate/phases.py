@@ -49,6 +49,7 @@ __all__ = [
     "LoadState",
     "check_results",
     "check_sessions",
+    "queries_per_row",
     "read_query_values",
     "read_ranks",
     "read_result_values",
@@ -107,8 +108,9 @@ class LoadState:
     order: IntArray | None = field(init=False)
     sc: npt.NDArray[np.int32] = field(init=False)  # session code per sorted row
     pc: npt.NDArray[np.int32] = field(init=False)  # query position per sorted row
-    qstart: BoolArray = field(init=False)  # sorted row starts a query
-    sstart: BoolArray = field(init=False)  # sorted row starts a session
+    qstart: BoolArray = field(init=False)  # sorted row starts a query (until check_results)
+    sstart: BoolArray = field(init=False)  # sorted row starts a session (until check_sessions)
+    s_first_sorted: IntArray = field(init=False)  # sorted row of each session's first row
     q_first_sorted: IntArray = field(init=False)
     q_first: IntArray = field(init=False)  # input row of each query's first row
     s_first: IntArray = field(init=False)  # input row of each session's first row
@@ -242,7 +244,8 @@ def _order_rows(st: LoadState) -> None:
     st.sstart[1:] = sc[1:] != sc[:-1]
     st.q_first_sorted = np.flatnonzero(st.qstart)
     st.q_first = st.input_rows(st.q_first_sorted)
-    st.s_first = st.input_rows(np.flatnonzero(st.sstart))
+    st.s_first_sorted = np.flatnonzero(st.sstart)
+    st.s_first = st.input_rows(st.s_first_sorted)
 
 
 def _is_sorted(
@@ -264,7 +267,7 @@ def check_sessions(st: LoadState) -> None:
     st.entity_at_start = {name: _one_per_session(st, name) for name in ENTITY_COLUMNS}
     st.q_session = st.sc[st.q_first_sorted]
     st.q_pos = st.pc[st.q_first_sorted]
-    del st.pc
+    del st.pc, st.sstart
     v = check_one_to_n(st.q_pos, st.q_session, what="query position")
     if v:
         st.coll.add(st.q_first[v.rows], "query_pos", v.messages, st.q_pos[v.rows].tolist())
@@ -366,7 +369,7 @@ def check_results(st: LoadState) -> None:
     # rows per query (contiguous in sorted order); a repeat writes the query of each row
     # without the int32 copy of the whole mask that a cumulative sum makes
     q_rows = np.diff(st.q_first_sorted, append=st.n_rows)
-    st.q_of_row = np.repeat(np.arange(n_q, dtype=np.int32), q_rows)
+    st.q_of_row = queries_per_row(st)
     empty_sorted = take_rows(st.empty_row, st.order)
     present_sorted = take_rows(st.rank_present, st.order)
     st.res_mask = present_sorted & ~empty_sorted
@@ -400,10 +403,11 @@ def check_results(st: LoadState) -> None:
             st.repeated_docs.append(rows)
             docs = st.doc_categories[st.doc_codes[rows]].astype(str).tolist()
             st.coll.add(rows, "doc_id", REPEATED_DOCUMENT, docs)
-    # no later phase needs these; the query positions only the lenient repair of documents
-    del st.empty_row, st.rank_present
+    # no later phase needs these; the query positions and queries per row only the lenient
+    # repair of documents (the results table makes the queries per row again)
+    del st.empty_row, st.rank_present, st.qstart
     if not st.repeated_docs:
-        del st.pos_i
+        del st.pos_i, st.q_of_row
 
 
 def _ranks_in_order(st: LoadState, rank_s: npt.NDArray[np.int32], a: int, b: int) -> bool:
@@ -468,6 +472,12 @@ def _documents_distinct(
     del cell
     table.sort(axis=1)
     return not bool((table[:, 1:] == table[:, :-1]).any())
+
+
+def queries_per_row(st: LoadState) -> npt.NDArray[np.int32]:
+    """The query of each sorted row (rows of a query are contiguous)."""
+    q_rows = np.diff(st.q_first_sorted, append=st.n_rows)
+    return np.repeat(np.arange(len(q_rows), dtype=np.int32), q_rows)
 
 
 def _segment_bounds(starts: BoolArray, chunk: int) -> list[tuple[int, int]]:
