@@ -13,6 +13,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+from pandas.core.arrays.masked import BaseMaskedArray
 
 from .collect import ProblemCollector
 
@@ -315,10 +316,10 @@ def _masked_parts(raw: pd.Series) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool
     ``None`` for any other column.
     """
     arr = raw.array
-    if not isinstance(arr, pd.core.arrays.masked.BaseMaskedArray):
+    if not isinstance(arr, BaseMaskedArray):
         return None
-    data: npt.NDArray[Any] = arr._data  # noqa: SLF001 -- pandas has no public accessor
-    mask: npt.NDArray[np.bool_] = arr._mask  # noqa: SLF001
+    data: npt.NDArray[Any] = arr._data  # private: pandas has no public accessor
+    mask: npt.NDArray[np.bool_] = arr._mask
     if data.dtype.kind not in "iuf":  # a boolean column: the generic path reports it
         return None
     return data, mask

@@ -244,6 +244,8 @@ class ParquetColumns:
         groups = _dictionary_groups(col)
         codes = np.empty(self._rows, dtype=np.int32)
         pos, base = 0, 0
+        if sum(len(d) for d, _ in groups) >= np.iinfo(np.int32).max:
+            return None  # codes would not fit in 32 bits
         for d, parts in groups:
             for idx in parts:
                 top = int(idx.max()) if len(idx) else 0
@@ -258,8 +260,9 @@ class ParquetColumns:
         del col
         if pos != self._rows:
             return None
-        dictionary = pa.concat_arrays([d for d, _ in groups]) if groups else pa.array([], pa.string())
-        return codes, dictionary
+        if not groups:
+            return codes, pa.array([], pa.string())
+        return codes, pa.concat_arrays([d for d, _ in groups])
 
     def take(self, name: str, rows: npt.NDArray[np.int64]) -> pd.Series:
         """The column at ``rows`` (read whole, taken, then freed)."""
