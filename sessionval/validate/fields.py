@@ -318,8 +318,9 @@ def _masked_parts(raw: pd.Series) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool
     arr = raw.array
     if not isinstance(arr, BaseMaskedArray):
         return None
-    data: npt.NDArray[Any] = arr._data  # private: pandas has no public accessor
-    mask: npt.NDArray[np.bool_] = arr._mask
+    # private attributes: pandas has no public accessor for the values and the mask
+    data: npt.NDArray[Any] = arr._data  # type: ignore[attr-defined]
+    mask: npt.NDArray[np.bool_] = arr._mask  # type: ignore[attr-defined]
     if data.dtype.kind not in "iuf":  # a boolean column: the generic path reports it
         return None
     return data, mask
