@@ -135,9 +135,7 @@ def _sessions_table(st: LoadState, k: _Kept) -> pd.DataFrame:
 def _queries_table(st: LoadState, k: _Kept, topic_of_session: pd.Series) -> pd.DataFrame:
     src = st.src
     q_pos = k.q_pos
-    default_qid = (
-        pd.Series(k.sess_names[k.q_sess], dtype="string") + ":" + pd.Series(q_pos).astype("string")
-    )
+    default_qid = _default_query_ids(k)
     keys = {name: col[k.q_keep].reset_index(drop=True) for name, col in st.query_keys.items()}
     qid = keys["query_id"].fillna(default_qid) if "query_id" in keys else default_qid
     text = (
@@ -171,6 +169,18 @@ def _queries_table(st: LoadState, k: _Kept, topic_of_session: pd.Series) -> pd.D
             "qrels_id": qrels_key.astype("category"),
         }
     )
+
+
+def _default_query_ids(k: _Kept) -> pd.Series:
+    """``<session>:<position>`` per kept query, joined by Arrow (no Python string per query)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = pa.array(k.sess_cat.categories.to_numpy(dtype=object), type=pa.string())
+    joined = pc.binary_join_element_wise(
+        names.take(pa.array(k.q_sess)), pc.cast(pa.array(k.q_pos), pa.string()), ":"
+    )
+    return pd.Series(pd.arrays.ArrowStringArray(joined))
 
 
 def _results_table(st: LoadState, k: _Kept, keep: BoolArray | None) -> pd.DataFrame:
