@@ -168,8 +168,9 @@ def _coverage(loaded: LoadedStudy) -> pd.DataFrame:
     order = np.argsort(names, kind="stable")
     table: dict[str, list[float]] = {}
     for name, (hit, among) in cols.items():
-        hits = np.bincount(code, weights=hit, minlength=n_sys)
-        base = counts if among is None else np.bincount(code, weights=among, minlength=n_sys)
+        # counts of the rows picked (weights= would make a float64 copy of each mask)
+        hits = np.bincount(code[hit], minlength=n_sys)
+        base = counts if among is None else np.bincount(code[among], minlength=n_sys)
         with np.errstate(invalid="ignore", divide="ignore"):
             per_sys = (hits / base)[used][order]
         total = among.sum() if among is not None else len(hit)

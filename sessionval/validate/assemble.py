@@ -19,7 +19,7 @@ from .._types import BoolArray, IntArray
 from ..frame import FLAT_COLUMNS, SessionFrame
 from ..models.judgments import GradeScale
 from .fields import compact_categorical
-from .phases import ENTITY_COLUMNS, LoadState
+from .phases import ENTITY_COLUMNS, LoadState, queries_per_row
 
 __all__ = [
     "build_frame",
@@ -49,9 +49,9 @@ class _Kept:
 def _kept(st: LoadState, keep: BoolArray | None) -> _Kept:
     n_q = st.n_queries
     q_keep = np.ones(n_q, dtype=bool) if keep is None else keep[st.q_first_sorted]
-    s_keep = np.ones(len(st.s_first), dtype=bool) if keep is None else keep[st.sstart]
+    s_keep = np.ones(len(st.s_first), dtype=bool) if keep is None else keep[st.s_first_sorted]
     res_kept = st.res_mask if keep is None else st.res_mask & keep
-    kept_sessions = st.sc[st.sstart][s_keep]  # codes of kept sessions, first-appearance order
+    kept_sessions = st.sc[st.s_first_sorted][s_keep]  # codes of kept sessions, in order
     sess_names = st.names[kept_sessions]
     new_code = np.full(len(st.names) + 1, -1, dtype=np.int32)
     new_code[kept_sessions] = np.arange(len(kept_sessions), dtype=np.int32)
@@ -77,9 +77,13 @@ def build_frame(
     """
     k = _kept(st, keep)
     del st.res_mask
+    # the problems are settled: the session code per row is needed only as ``st.sc`` (the same
+    # array when rows are in order), freed with the results table
+    del st.s_codes
+    st.coll.session_codes = np.zeros(0, dtype=np.int32)
     sessions = _sessions_table(st, k)
     queries = _queries_table(st, k, sessions["topic_id"])
-    results = _results_table(st, k)
+    results = _results_table(st, k, keep)
     return SessionFrame(
         sessions=sessions,
         queries=queries,
@@ -131,9 +135,7 @@ def _sessions_table(st: LoadState, k: _Kept) -> pd.DataFrame:
 def _queries_table(st: LoadState, k: _Kept, topic_of_session: pd.Series) -> pd.DataFrame:
     src = st.src
     q_pos = k.q_pos
-    default_qid = (
-        pd.Series(k.sess_names[k.q_sess], dtype="string") + ":" + pd.Series(q_pos).astype("string")
-    )
+    default_qid = _default_query_ids(k)
     keys = {name: col[k.q_keep].reset_index(drop=True) for name, col in st.query_keys.items()}
     qid = keys["query_id"].fillna(default_qid) if "query_id" in keys else default_qid
     text = (
@@ -169,9 +171,23 @@ def _queries_table(st: LoadState, k: _Kept, topic_of_session: pd.Series) -> pd.D
     )
 
 
-def _results_table(st: LoadState, k: _Kept) -> pd.DataFrame:
+def _default_query_ids(k: _Kept) -> pd.Series:
+    """``<session>:<position>`` per kept query, joined by Arrow (no Python string per query)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = pa.array(k.sess_cat.categories.to_numpy(dtype=object), type=pa.string())
+    joined = pc.binary_join_element_wise(
+        names.take(pa.array(k.q_sess)), pc.cast(pa.array(k.q_pos), pa.string()), ":"
+    )
+    return pd.Series(pd.arrays.ArrowStringArray(joined))
+
+
+def _results_table(st: LoadState, k: _Kept, keep: BoolArray | None) -> pd.DataFrame:
     # each column is taken from the kept rows and its source freed at once, so the peak
-    # stays near the size of the result (boolean compress when rows are already sorted)
+    # stays near the size of the result (boolean compress when rows are already sorted);
+    # the columns are gathered in a dict and become the frame without a copy (assigning a
+    # column to a DataFrame copies it)
     res_kept = k.res_kept
     r_rows = None if st.order is None else st.order[res_kept]
 
@@ -179,31 +195,43 @@ def _results_table(st: LoadState, k: _Kept) -> pd.DataFrame:
         """Kept result rows of a column in input order."""
         return arr[res_kept] if r_rows is None else arr[r_rows]
 
-    query_idx = k.q_new[st.q_of_row[res_kept]]
-    del st.q_of_row, st.sc, st.pos_i
-    results = pd.DataFrame(
-        {
-            "query_idx": query_idx,
-            "session_id": pd.Categorical.from_codes(k.q_sess[query_idx], dtype=k.sess_cat),
-            "query_pos": k.q_pos[query_idx],
-        },
-        copy=False,
-    )
-    results["rank"] = pick(st.rank_i)
+    # the query of each row was released after the checks unless the repair needed it
+    q_of_row = st.q_of_row if hasattr(st, "q_of_row") else queries_per_row(st)
+    query_idx = k.q_new[q_of_row[res_kept]]
+    del q_of_row, st.sc
+    if hasattr(st, "q_of_row"):
+        del st.q_of_row
+    if hasattr(st, "pos_i"):  # kept for the repair of repeated documents only
+        del st.pos_i
+    cols: dict[str, Any] = {
+        "query_idx": query_idx,
+        "session_id": pd.Categorical.from_codes(k.q_sess[query_idx], dtype=k.sess_cat),
+        "query_pos": k.q_pos[query_idx],
+    }
+    cols["rank"] = pick(st.rank_i)
     del st.rank_i
-    results["doc_id"] = compact_categorical(pick(st.doc_codes), st.doc_categories)
+    doc_codes = pick(st.doc_codes)
     del st.doc_codes
-    n_r = len(results)
-    text_rows = r_rows if r_rows is not None else np.flatnonzero(res_kept)
-    for c in _RESULT_TEXT:
-        if c in st.src:
-            results[c] = st.src.take(c, text_rows).astype("string")
-    results["clicks"] = pick(st.clicks) if st.clicks is not None else np.zeros(n_r, dtype=np.int16)
+    if keep is None and st.doc_all_used:
+        # every session kept and every category used by a result (empty-result rows have
+        # none): the categories are already the used ones, no second scan of the codes
+        cols["doc_id"] = pd.Categorical.from_codes(doc_codes, categories=st.doc_categories)
+    else:
+        cols["doc_id"] = compact_categorical(doc_codes, st.doc_categories)
+    del doc_codes
+    n_r = len(query_idx)
+    text = [c for c in _RESULT_TEXT if c in st.src]
+    if text:
+        text_rows = r_rows if r_rows is not None else np.flatnonzero(res_kept)
+        for c in text:
+            cols[c] = st.src.take(c, text_rows).astype("string")
+        del text_rows
+    cols["clicks"] = pick(st.clicks) if st.clicks is not None else np.zeros(n_r, dtype=np.int16)
     st.clicks = None
-    results["dwell"] = pick(st.dwell) if st.dwell is not None else np.full(n_r, np.nan, np.float32)
+    cols["dwell"] = pick(st.dwell) if st.dwell is not None else np.full(n_r, np.nan, np.float32)
     st.dwell = None
-    results["user_grade"] = (
+    cols["user_grade"] = (
         pick(st.ugrade) if st.ugrade is not None else np.full(n_r, np.nan, np.float32)
     )
     st.ugrade = None
-    return results
+    return pd.DataFrame(cols, copy=False)

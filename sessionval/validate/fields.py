@@ -13,6 +13,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+from pandas.core.arrays.masked import BaseMaskedArray
 
 from .collect import ProblemCollector
 
@@ -181,7 +182,13 @@ def parse_numbers(
     """
     where = (lambda idx: idx) if at is None else (lambda idx: at[idx])
     reported: npt.NDArray[np.bool_] | None = None  # values already reported as wrong
-    if pd.api.types.is_numeric_dtype(raw.dtype) and not isinstance(raw.dtype, pd.CategoricalDtype):
+    masked = _masked_parts(raw)
+    if masked is not None:
+        vals = masked[0].astype(dtype)
+        vals[masked[1]] = np.nan
+    elif pd.api.types.is_numeric_dtype(raw.dtype) and not isinstance(
+        raw.dtype, pd.CategoricalDtype
+    ):
         vals = raw.to_numpy(dtype=dtype, na_value=np.nan, copy=True)
     else:
         conv = pd.to_numeric(raw.astype("string"), errors="coerce")
@@ -231,8 +238,12 @@ def parse_integers(
     *,
     fill: int,
     nullable_rows: npt.NDArray[np.bool_] | None,
-) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bool_]]:
+    dtype: type[np.signedinteger[Any]] = np.int32,
+) -> tuple[npt.NDArray[np.signedinteger[Any]], npt.NDArray[np.bool_]]:
     """An integer column as int32 (missing -> ``fill``) and its missing mask.
+
+    ``dtype`` (narrower than int32): the type to return when the column is stored in it or
+    a narrower one (e.g. int16 clicks, no int32 copy); otherwise the result is int32.
 
     Integer columns (Parquet, typed DataFrames) are converted directly; anything
     else goes through :func:`parse_numbers`, which reports non-numbers and
@@ -254,6 +265,21 @@ def parse_integers(
     ([7, 0], "'4294967297'")
     """
     what = f"must be between {INT32_MIN} and {INT32_MAX} (stored in 32 bits)"
+    masked = _masked_parts(raw)
+    if masked is not None and np.issubdtype(masked[0].dtype, np.integer):
+        data, missing = masked
+        if data.dtype.itemsize < 4 or data.dtype == np.int32:
+            # fits in 32 bits: no range check, one cast
+            info = np.iinfo(dtype)
+            fits = np.can_cast(data.dtype, dtype) and info.min <= fill <= info.max
+            ints = data.astype(dtype if fits else np.int32)
+            missing = missing.copy()
+            if missing.any():
+                ints[missing] = fill
+            required = missing if nullable_rows is None else missing & ~nullable_rows
+            if required.any():
+                coll.add(np.flatnonzero(required), name, "is required")
+            return ints, missing
     if pd.api.types.is_integer_dtype(raw.dtype) and not isinstance(raw.dtype, pd.CategoricalDtype):
         missing = raw.isna().to_numpy()
         values = raw.to_numpy(dtype=np.int64, na_value=fill) if missing.any() else raw.to_numpy()
@@ -280,6 +306,24 @@ def parse_integers(
         vals[rows] = fill
         missing |= out_of_range  # reported: no later check should see the fill value
     return floats_to_ints(vals, fill=fill, dtype=np.int32), missing
+
+
+def _masked_parts(raw: pd.Series) -> tuple[npt.NDArray[Any], npt.NDArray[np.bool_]] | None:
+    """The values and missing mask of a masked (nullable) numeric column, without a copy.
+
+    ``Series.to_numpy(dtype, na_value=)`` on a masked array goes through object-level
+    checks and copies several times; the two arrays give the same values in one cast.
+    ``None`` for any other column.
+    """
+    arr = raw.array
+    if not isinstance(arr, BaseMaskedArray):
+        return None
+    # private attributes: pandas has no public accessor for the values and the mask
+    data: npt.NDArray[Any] = arr._data  # type: ignore[attr-defined]
+    mask: npt.NDArray[np.bool_] = arr._mask  # type: ignore[attr-defined]
+    if data.dtype.kind not in "iuf":  # a boolean column: the generic path reports it
+        return None
+    return data, mask
 
 
 def floats_to_ints(

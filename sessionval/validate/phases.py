@@ -49,6 +49,7 @@ __all__ = [
     "LoadState",
     "check_results",
     "check_sessions",
+    "queries_per_row",
     "read_query_values",
     "read_ranks",
     "read_result_values",
@@ -72,7 +73,8 @@ MAX_GRADE: Final = int(np.iinfo(np.int16).max)
 REPEATED_DOCUMENT: Final = "document occurs more than once in the same result list"
 
 #: rows per piece for the grouped rule checks: bounds their temporaries on huge tables
-_CHECK_CHUNK: Final = 1 << 24
+#: (a few bytes per row of the piece; 4M rows keep them near 100 MB)
+_CHECK_CHUNK: Final = 1 << 22
 
 #: row-level values are float32, query- and session-level ones float64
 Floats = npt.NDArray[np.floating[Any]]
@@ -98,6 +100,7 @@ class LoadState:
     # read_ranks
     doc_codes: npt.NDArray[np.integer[Any]] = field(init=False)
     doc_categories: pd.Index = field(init=False)
+    doc_all_used: bool = field(init=False)  # every category is used by a row
     empty_row: BoolArray = field(init=False)  # no document: a query without results
     pos_i: npt.NDArray[np.int32] = field(init=False)
     rank_i: npt.NDArray[np.int32] = field(init=False)
@@ -105,8 +108,9 @@ class LoadState:
     order: IntArray | None = field(init=False)
     sc: npt.NDArray[np.int32] = field(init=False)  # session code per sorted row
     pc: npt.NDArray[np.int32] = field(init=False)  # query position per sorted row
-    qstart: BoolArray = field(init=False)  # sorted row starts a query
-    sstart: BoolArray = field(init=False)  # sorted row starts a session
+    qstart: BoolArray = field(init=False)  # sorted row starts a query (until check_results)
+    sstart: BoolArray = field(init=False)  # sorted row starts a session (until check_sessions)
+    s_first_sorted: IntArray = field(init=False)  # sorted row of each session's first row
     q_first_sorted: IntArray = field(init=False)
     q_first: IntArray = field(init=False)  # input row of each query's first row
     s_first: IntArray = field(init=False)  # input row of each session's first row
@@ -197,7 +201,14 @@ def _report_blank(coll: ProblemCollector, blank: BoolArray, name: str, src: Colu
 
 def read_ranks(st: LoadState) -> None:
     """Phase "reading documents and ranks": documents, query positions, ranks; row order."""
-    doc = as_category(st.src.column("doc_id"))
+    raw_doc = st.src.column("doc_id")
+    # categories from a Parquet dictionary or from factorising hold only values in use; a
+    # categorical DataFrame column may carry others
+    st.doc_all_used = not isinstance(st.src, FrameColumns) or not isinstance(
+        raw_doc.dtype, pd.CategoricalDtype
+    )
+    doc = as_category(raw_doc)
+    del raw_doc
     _report_blank(st.coll, blank_rows(doc), "doc_id", st.src)
     st.doc_codes = doc.cat.codes.to_numpy()
     st.doc_categories = doc.cat.categories
@@ -233,7 +244,8 @@ def _order_rows(st: LoadState) -> None:
     st.sstart[1:] = sc[1:] != sc[:-1]
     st.q_first_sorted = np.flatnonzero(st.qstart)
     st.q_first = st.input_rows(st.q_first_sorted)
-    st.s_first = st.input_rows(np.flatnonzero(st.sstart))
+    st.s_first_sorted = np.flatnonzero(st.sstart)
+    st.s_first = st.input_rows(st.s_first_sorted)
 
 
 def _is_sorted(
@@ -255,7 +267,7 @@ def check_sessions(st: LoadState) -> None:
     st.entity_at_start = {name: _one_per_session(st, name) for name in ENTITY_COLUMNS}
     st.q_session = st.sc[st.q_first_sorted]
     st.q_pos = st.pc[st.q_first_sorted]
-    del st.pc
+    del st.pc, st.sstart
     v = check_one_to_n(st.q_pos, st.q_session, what="query position")
     if v:
         st.coll.add(st.q_first[v.rows], "query_pos", v.messages, st.q_pos[v.rows].tolist())
@@ -276,6 +288,9 @@ def check_sessions(st: LoadState) -> None:
 
 def _one_per_session(st: LoadState, name: str) -> pd.Series:
     """The column's value at each session's first row; a row that differs is a problem."""
+    fast = _one_per_session_on_codes(st, name)
+    if fast is not None:
+        return fast
     col = as_category(st.src.column(name))
     _report_blank(st.coll, blank_rows(col), name, st.src)
     codes = col.cat.codes.to_numpy()
@@ -298,20 +313,71 @@ def _one_per_session(st: LoadState, name: str) -> pd.Series:
     return at_start
 
 
+def _one_per_session_on_codes(st: LoadState, name: str) -> pd.Series | None:
+    """:func:`_one_per_session` on the dictionary codes of a Parquet column, when all is well.
+
+    Rows are compared by their codes into the row groups' dictionaries (equal code:
+    equal value); values are looked at only where the code changes within a session
+    (a session crossing a row group, or a dictionary listing a value twice) and at the
+    sessions' first rows.  The categories are the used values, stripped, in the order of
+    their first dictionary entry: those :func:`as_category` gives, so the sessions table
+    is the same.  ``None`` (the caller takes the full path, which reports) when rows are
+    not in order, a session id or a value is missing, a value is blank or one differs
+    within a session.
+    """
+    entry_codes = getattr(st.src, "entry_codes", None)
+    if entry_codes is None or st.order is not None or st.missing_sess.any():
+        return None
+    found = entry_codes(name)
+    if found is None:
+        return None
+    codes, dictionary = found
+    if bool((codes < 0).any()):
+        return None
+    # rows whose code differs from the row before in the same session
+    cand = np.flatnonzero((codes[1:] != codes[:-1]) & ~st.sstart[1:]) + 1
+    at_first = codes[st.s_first]
+    before, after = codes[cand - 1], codes[cand]
+    del codes
+    # every used entry is at a session's first row or where the code changes
+    used = np.unique(np.concatenate([at_first, after]))
+    import pyarrow as pa
+
+    values = pd.Index(
+        dictionary.take(pa.array(used, type=pa.int64())).to_pandas(), dtype="string"
+    ).str.strip()
+    if bool((values == "").any()):
+        return None
+    value_codes, categories = pd.factorize(values, sort=False)
+    canon = value_codes.astype(np.int32)
+    if len(cand) and bool(
+        (canon[np.searchsorted(used, before)] != canon[np.searchsorted(used, after)]).any()
+    ):
+        return None
+    codes_at_first = canon[np.searchsorted(used, at_first)]
+    return pd.Series(
+        pd.Categorical.from_codes(codes_at_first, categories=pd.Index(categories, dtype="string"))
+    )
+
+
 def check_results(st: LoadState) -> None:
     """Phase "checking ranks and documents": ranks 1..k per query, each document once.
 
     Checked in pieces of whole queries, so the temporaries stay bounded.
     """
     n_q = st.n_queries
-    st.q_of_row = np.cumsum(st.qstart, dtype=np.int32)
-    st.q_of_row -= 1
+    # rows per query (contiguous in sorted order); a repeat writes the query of each row
+    # without the int32 copy of the whole mask that a cumulative sum makes
+    q_rows = np.diff(st.q_first_sorted, append=st.n_rows)
+    st.q_of_row = queries_per_row(st)
     empty_sorted = take_rows(st.empty_row, st.order)
     present_sorted = take_rows(st.rank_present, st.order)
     st.res_mask = present_sorted & ~empty_sorted
     empty_q = np.zeros(n_q, dtype=bool)
     empty_q[st.q_of_row[empty_sorted & ~present_sorted]] = True
-    st.n_res_q = np.bincount(st.q_of_row[st.res_mask], minlength=n_q)
+    # results per query: its rows less those that are not results (empty-result rows, few)
+    st.n_res_q = q_rows - np.bincount(st.q_of_row[~st.res_mask], minlength=n_q)
+    del q_rows
     mixed = empty_q & (st.n_res_q > 0)
     if mixed.any():
         rows = st.q_first[np.flatnonzero(mixed)]
@@ -320,17 +386,98 @@ def check_results(st: LoadState) -> None:
     rank_s = take_rows(st.rank_i, st.order)
     doc_s = take_rows(st.doc_codes, st.order)
     for a, b in _segment_bounds(st.qstart, _CHECK_CHUNK):
+        ranks_in_order = _ranks_in_order(st, rank_s, a, b)
+        if ranks_in_order and _documents_distinct(st, rank_s, doc_s, a, b):
+            continue  # the usual case: nothing to report in this piece
         in_piece = np.flatnonzero(st.res_mask[a:b]) + a
         rq, rr = st.q_of_row[in_piece], rank_s[in_piece]
-        v = check_one_to_n(rr, rq, what="rank", presorted=True)  # sorted space
-        if v:
-            st.coll.add(st.input_rows(in_piece[v.rows]), "rank", v.messages, rr[v.rows].tolist())
+        if not ranks_in_order:
+            v = check_one_to_n(rr, rq, what="rank", presorted=True)  # sorted space
+            if v:
+                st.coll.add(
+                    st.input_rows(in_piece[v.rows]), "rank", v.messages, rr[v.rows].tolist()
+                )
         v = check_unique_within(doc_s[in_piece], rq, what="document", presorted_groups=True)
         if v:
             rows = st.input_rows(in_piece[v.rows])
             st.repeated_docs.append(rows)
             docs = st.doc_categories[st.doc_codes[rows]].astype(str).tolist()
             st.coll.add(rows, "doc_id", REPEATED_DOCUMENT, docs)
+    # no later phase needs these; the query positions and queries per row only the lenient
+    # repair of documents (the results table makes the queries per row again)
+    del st.empty_row, st.rank_present, st.qstart
+    if not st.repeated_docs:
+        del st.pos_i, st.q_of_row
+
+
+def _ranks_in_order(st: LoadState, rank_s: npt.NDArray[np.int32], a: int, b: int) -> bool:
+    """Whether every query of sorted rows ``a:b`` lists its results at ranks 1, 2, .. k in turn.
+
+    One comparison per row with the row before: a result row starting its query has
+    rank 1, any other follows a result row of rank one less.  ``True`` implies that
+    :func:`~sessionval.rules.check_one_to_n` finds nothing (it is stricter: a query
+    whose first row is not a result, e.g. one mixing results and an empty-result
+    row, gives ``False`` and goes to the full check).
+    """
+    res = st.res_mask[a:b]
+    r = rank_s[a:b]
+    qs = st.qstart[a:b]
+    ok = np.empty(b - a, dtype=bool)
+    ok[0] = r[0] == 1
+    np.equal(r[1:] - r[:-1], 1, out=ok[1:])
+    ok[1:] &= res[:-1]
+    np.copyto(ok, r == 1, where=qs)
+    ok |= ~res
+    return bool(ok.all())
+
+
+#: a piece's dense query x rank table may hold this many cells per result row (the rest
+#: is padding for shorter lists); beyond, the documents are checked by one sort of keys
+_DENSE_SLACK: Final = 4
+
+
+def _documents_distinct(
+    st: LoadState,
+    rank_s: npt.NDArray[np.int32],
+    doc_s: npt.NDArray[np.integer[Any]],
+    a: int,
+    b: int,
+) -> bool:
+    """Whether no document occurs twice in one result list of sorted rows ``a:b``.
+
+    Only when the ranks are ``1..k`` in order (:func:`_ranks_in_order`): each result
+    then has its cell ``(query, rank - 1)`` in a dense table of the piece's queries,
+    and sorting each table row (short rows of 32-bit codes: vectorised) finds a
+    repeat as two equal neighbours, without the sort of 64-bit keys over all rows.
+    Padding cells hold distinct negative values, which never equal a code or each other.
+    ``False`` also when the table would be too sparse: the caller then runs the full check.
+    """
+    res = st.res_mask[a:b]
+    n_res = int(np.count_nonzero(res))
+    if n_res == 0:
+        return True
+    q = st.q_of_row[a:b]
+    q0 = int(q[0])
+    n_q = int(q[-1]) - q0 + 1
+    r = rank_s[a:b]
+    width = int(r.max(where=res, initial=1))
+    if n_q * width > _DENSE_SLACK * n_res + 1024:
+        return False
+    table = np.empty((n_q, width), dtype=np.int32)
+    table[:] = -1 - np.arange(width, dtype=np.int32)
+    cell = (q[res] - q0).astype(np.int64) * width
+    cell += r[res]
+    cell -= 1
+    table.ravel()[cell] = doc_s[a:b][res]
+    del cell
+    table.sort(axis=1)
+    return not bool((table[:, 1:] == table[:, :-1]).any())
+
+
+def queries_per_row(st: LoadState) -> npt.NDArray[np.int32]:
+    """The query of each sorted row (rows of a query are contiguous)."""
+    q_rows = np.diff(st.q_first_sorted, append=st.n_rows)
+    return np.repeat(np.arange(len(q_rows), dtype=np.int32), q_rows)
 
 
 def _segment_bounds(starts: BoolArray, chunk: int) -> list[tuple[int, int]]:
@@ -362,6 +509,7 @@ def read_result_values(st: LoadState, user_grade_scale: GradeScale | None) -> No
             coll,
             fill=0,
             nullable_rows=np.ones(st.n_rows, dtype=bool),
+            dtype=np.int16,
         )
     st.dwell = _row_numbers(st, "dwell", integer=False)
     st.ugrade = _user_grades(st)
@@ -381,7 +529,7 @@ def read_result_values(st: LoadState, user_grade_scale: GradeScale | None) -> No
         if too_many.any():
             rows = np.flatnonzero(too_many)
             coll.add(rows, "clicks", "must be <= 32767", clicks[rows].tolist())
-        st.clicks = clicks.clip(0, np.iinfo(np.int16).max).astype(np.int16)
+        st.clicks = clicks.clip(0, np.iinfo(np.int16).max).astype(np.int16, copy=False)
 
 
 def _user_grades(st: LoadState) -> Floats | None:
@@ -389,6 +537,9 @@ def _user_grades(st: LoadState) -> Floats | None:
     if "user_grade" not in st.src:
         return None
     raw = st.src.column("user_grade")
+    if str(raw.dtype) in ("Int8", "Int16", "UInt8"):
+        # stored in 16 bits or fewer: within the range, and exact as float32 (no float64 copy)
+        return parse_numbers(raw, "user_grade", st.coll, integer=True, dtype=np.float32)
     grades = parse_numbers(raw, "user_grade", st.coll, integer=True, dtype=np.float64)
     beyond = (grades < MIN_GRADE) | (grades > MAX_GRADE)  # NaN compares False
     if beyond.any():

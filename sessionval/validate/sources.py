@@ -219,14 +219,54 @@ class ParquetColumns:
         if self._is_text(name):
             return pd.Series(dictionary_to_categorical(col, source=f"{self.path}: column {name!r}"))
         # masked integers: a nullable int column never becomes a float64 copy
+        masked = _masked_integers(col)
+        if masked is not None:
+            return pd.Series(masked, copy=False)
         out: pd.Series = col.to_pandas(types_mapper=_masked_int)
         return out
 
-    def take(self, name: str, rows: npt.NDArray[np.int64]) -> pd.Series:
-        """The column at ``rows`` (read whole, taken, then freed)."""
+    def entry_codes(self, name: str) -> tuple[npt.NDArray[np.int32], Any] | None:
+        """A text column as codes into the concatenation of its row groups' dictionaries.
+
+        ``(codes, dictionary)``: one int32 code per row (``-1``: null) and the Arrow
+        array of the dictionaries, one after the other in the order of the row groups.
+        Equal codes are equal values; different codes may still be equal values (two row
+        groups, or a dictionary listing a value twice).  No string is hashed: a check that
+        one value repeats on many rows compares codes and looks at values only where the
+        codes change.  ``None`` when the column is not a dictionary-encoded string column
+        or a code is outside its dictionary (:meth:`column` then reports it).
+        """
         import pyarrow as pa
 
-        col = self._read(name).take(pa.array(rows, type=pa.int64()))
+        if name not in self._text:
+            return None
+        col = self._read(name)
+        groups = _dictionary_groups(col)
+        codes = np.empty(self._rows, dtype=np.int32)
+        pos, base = 0, 0
+        if sum(len(d) for d, _ in groups) >= np.iinfo(np.int32).max:
+            return None  # codes would not fit in 32 bits
+        for d, parts in groups:
+            for idx in parts:
+                top = int(idx.max()) if len(idx) else 0
+                if top > len(d) or (len(idx) and int(idx.min()) < 0):
+                    return None
+                out = codes[pos : pos + len(idx)]
+                np.add(idx, base, out=out, casting="unsafe")
+                if top == len(d):
+                    out[idx == top] = -1  # the null sentinel
+                pos += len(idx)
+            base += len(d)
+        del col
+        if pos != self._rows:
+            return None
+        if not groups:
+            return codes, pa.array([], pa.string())
+        return codes, pa.concat_arrays([d for d, _ in groups])
+
+    def take(self, name: str, rows: npt.NDArray[np.int64]) -> pd.Series:
+        """The column at ``rows`` (read whole, taken, then freed)."""
+        col = _take_chunked(self._read(name), rows)
         if self._is_text(name):
             return pd.Series(dictionary_to_categorical(col, source=f"{self.path}: column {name!r}"))
         out: pd.Series = col.to_pandas()
@@ -340,6 +380,59 @@ def _decode_binary(path: Path, name: str, column: Any) -> Any:
     )
 
 
+def _take_chunked(col: Any, rows: npt.NDArray[np.int64]) -> Any:
+    """``col.take(rows)`` for a chunked column, chunk by chunk when ``rows`` ascend.
+
+    Arrow's take on a chunked array first joins the chunks (a copy of the whole
+    column, to pick a value per query or session); ascending rows are taken from
+    each chunk in turn instead, and the pieces stay chunks of the result.
+    """
+    import pyarrow as pa
+
+    indices = pa.array(rows, type=pa.int64())
+    if col.num_chunks <= 1 or (len(rows) > 1 and bool((np.diff(rows) < 0).any())):
+        return col.take(indices)
+    lengths = np.array([len(c) for c in col.chunks], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    cuts = np.searchsorted(rows, starts)
+    pieces = [
+        chunk.take(pa.array(rows[a:b] - start, type=pa.int64()))
+        for chunk, start, a, b in zip(col.chunks, starts[:-1], cuts[:-1], cuts[1:], strict=True)
+    ]
+    return pa.chunked_array(pieces, type=col.type)
+
+
+def _masked_integers(col: Any) -> Any:
+    """An Arrow integer column as a pandas masked array: one copy of the values, one of the mask.
+
+    ``to_pandas(types_mapper=)`` converts chunk by chunk and then joins them (two copies
+    of each value).  Values under the mask are whatever the buffers hold (pandas never
+    shows them).  ``None`` for a column of another type.
+    """
+    import pyarrow as pa
+
+    if not pa.types.is_integer(col.type) or _masked_int(col.type) is None:
+        return None
+    dtype = np.dtype(col.type.to_pandas_dtype())
+    n = len(col)
+    values = np.empty(n, dtype=dtype)
+    mask = np.zeros(n, dtype=bool)
+    pos = 0
+    for chunk in col.chunks:
+        m = len(chunk)
+        buf = chunk.buffers()[1]
+        if m and buf is not None:
+            values[pos : pos + m] = np.frombuffer(
+                buf, dtype=dtype, count=m, offset=chunk.offset * dtype.itemsize
+            )
+        if chunk.null_count:
+            nulls = chunk.is_null().to_numpy(zero_copy_only=False)
+            mask[pos : pos + m] = nulls
+            values[pos : pos + m][nulls] = 0  # the buffer's bytes there are undefined
+        pos += m
+    return pd.arrays.IntegerArray(values, mask)
+
+
 def _masked_int(t: Any) -> Any:
     import pyarrow as pa
 
@@ -360,6 +453,40 @@ def _is_text(t: Any) -> bool:
     return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
 
 
+def _dictionary_groups(col: Any) -> list[tuple[Any, list[npt.NDArray[np.integer[Any]]]]]:
+    """The chunks of a dictionary column grouped by dictionary: ``(dictionary, [indices])``.
+
+    Batches of one row group share its dictionary: consecutive chunks are grouped by
+    it, so each dictionary is scanned once, not once per batch.  Null indices become
+    the sentinel ``len(dictionary)``.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    groups: list[tuple[Any, list[npt.NDArray[np.integer[Any]]]]] = []
+    last_key: tuple[int, int, int] | None = None
+    for chunk in col.chunks:
+        if not len(chunk):
+            continue
+        if not pa.types.is_dictionary(chunk.type):
+            chunk = chunk.dictionary_encode()
+        d = chunk.dictionary
+        key = (d.buffers()[-1].address if d.buffers()[-1] is not None else 0, d.offset, len(d))
+        indices = chunk.indices
+        if indices.type.bit_width < 32:  # room for the sentinel
+            indices = indices.cast(pa.int32())
+        if chunk.null_count:
+            # nulls -> the sentinel slot len(d)
+            indices = pc.fill_null(indices, len(d))
+        # int32 as stored (an int64 copy would be 4 more bytes per row)
+        idx = indices.to_numpy()
+        if key != last_key:
+            groups.append((d, []))
+            last_key = key
+        groups[-1][1].append(idx)
+    return groups
+
+
 def dictionary_to_categorical(col: Any, *, source: str = "column") -> pd.Categorical:
     """A chunked Arrow dictionary column as one pandas Categorical, hashing only used entries.
 
@@ -378,44 +505,28 @@ def dictionary_to_categorical(col: Any, *, source: str = "column") -> pd.Categor
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    chunks = [c for c in col.chunks if len(c)]
-    n = sum(len(c) for c in chunks)
-    if not chunks:
+    n = sum(len(c) for c in col.chunks)
+    groups = _dictionary_groups(col)
+    if not groups:
         return pd.Categorical.from_codes(
             np.full(len(col), -1, dtype=np.int32), categories=pd.Index([], dtype="string")
         )
-    # batches of one row group share its dictionary: group consecutive chunks by it, so each
-    # dictionary is scanned once, not once per batch
-    groups: list[tuple[Any, list[npt.NDArray[np.int64]]]] = []
-    last_key: tuple[int, int, int] | None = None
-    for chunk in chunks:
-        if not pa.types.is_dictionary(chunk.type):
-            chunk = chunk.dictionary_encode()
-        d = chunk.dictionary
-        key = (d.buffers()[-1].address if d.buffers()[-1] is not None else 0, d.offset, len(d))
-        if chunk.null_count:
-            # nulls -> the sentinel slot len(d)
-            idx = pc.fill_null(chunk.indices, len(d)).to_numpy().astype(np.int64, copy=False)
-        else:
-            idx = chunk.indices.to_numpy().astype(np.int64, copy=False)
-        if key != last_key:
-            groups.append((d, []))
-            last_key = key
-        groups[-1][1].append(idx)
-    subs, locals_ = [], []
+    subs, used_entries = [], []
     for d, parts in groups:
-        idx = parts[0] if len(parts) == 1 else np.concatenate(parts)
         size = len(d)
-        if len(idx) and (int(idx.max()) > size or int(idx.min()) < 0):
+        top = max(int(idx.max()) for idx in parts)  # chunks are never empty here
+        low = min(int(idx.min()) for idx in parts)
+        if top > size or low < 0:
             raise ParseError(
-                f"{source}: a value refers to entry {int(idx.max())} of a dictionary of {size} "
+                f"{source}: a value refers to entry {top} of a dictionary of {size} "
                 "(a corrupt dictionary page); the file is damaged: write it again"
             )
-        used = np.flatnonzero(np.bincount(idx, minlength=size + 1)[:size] > 0)
-        remap = np.full(size + 1, -1, dtype=np.int32)
-        remap[used] = np.arange(len(used), dtype=np.int32)
+        counts = np.zeros(size + 1, dtype=np.int64)
+        for idx in parts:
+            counts += np.bincount(idx, minlength=size + 1)
+        used = np.flatnonzero(counts[:size] > 0)
+        used_entries.append(used)
         subs.append(d.take(pa.array(used, type=pa.int64())))
-        locals_.append(remap[idx])
     # the groups' used entries as one set of categories, hashed by Arrow (no Python string
     # per entry; first-appearance order, as pandas.factorize gives)
     used_values = pa.concat_arrays(subs)
@@ -431,10 +542,13 @@ def dictionary_to_categorical(col: Any, *, source: str = "column") -> pd.Categor
     categories = encoded.dictionary.to_pandas()
     codes = np.empty(n, dtype=np.int32)
     pos, base = 0, 0
-    for sub, local in zip(subs, locals_, strict=True):
-        # local code -1 (null) picks the appended -1
-        g = np.append(global_codes[base : base + len(sub)], -1).astype(np.int32)
-        codes[pos : pos + len(local)] = g[local]
-        pos += len(local)
-        base += len(sub)
+    for (d, parts), used in zip(groups, used_entries, strict=True):
+        # entry -> category in one table (the sentinel slot len(d), a null, stays -1), so each
+        # row is looked up once
+        table = np.full(len(d) + 1, -1, dtype=np.int32)
+        table[used] = global_codes[base : base + len(used)]
+        for idx in parts:
+            np.take(table, idx, out=codes[pos : pos + len(idx)])
+            pos += len(idx)
+        base += len(used)
     return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype="string"))
