@@ -23,13 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
 from .._types import FloatArray, IntArray
+from ..kernels.blocks import for_blocks
 
 __all__ = [
     "IdKeys",
@@ -123,9 +124,10 @@ class IdKeys:
 
     def order_ranks(self, rows: IntArray) -> IntArray:
         """Rank of the ids at ``rows`` in byte order (``strcmp``, as trec_eval)."""
+        # the words hold the bytes little-endian: swapped, they compare as strcmp
         if self.words is None:
-            return np.unique(self.keys[rows], return_inverse=True)[1].astype(np.int64)
-        w = self.words[rows]
+            return np.unique(self.keys[rows].byteswap(), return_inverse=True)[1].astype(np.int64)
+        w = self.words[rows].byteswap()
         order = np.lexsort(w.T[::-1])
         sw = w[order]
         new = np.ones(rows.size, dtype=bool)
@@ -135,24 +137,33 @@ class IdKeys:
         return ranks
 
 
-# _KEEP[k]: the k leading bytes of a big-endian word (a shorter id's tail is cut off)
-_KEEP: Final = np.array(
-    [((1 << 64) - 1) ^ ((1 << (64 - 8 * k)) - 1) for k in range(9)], dtype=np.uint64
-)
+# _KEEP[k]: the k first bytes of a little-endian word (the bytes after an id's end cleared)
+_KEEP: Final = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
+
+
+_CHUNK_ROWS: Final = 1 << 20
+"""Ids per chunk when words are read: the temporaries stay small and in cache."""
 
 
 @dataclass(frozen=True)
 class _Bytes:
-    """A string array's bytes and where each id starts, read from Arrow's buffers."""
+    """A string array's offsets and bytes, as Arrow holds them (no copy).
 
-    start: IntArray
-    length: IntArray
+    ``offsets[i] - base`` is where id ``i`` starts in ``data``.
+    """
+
+    offsets: npt.NDArray[np.integer]
+    base: int
     data: npt.NDArray[np.uint8]
 
     @property
     def width(self) -> int:
         """Bytes of the longest id."""
-        return int(self.length.max()) if self.length.size else 0
+        n, top = self.offsets.size - 1, 0
+        for c0 in range(0, n, _CHUNK_ROWS):
+            c1 = min(c0 + _CHUNK_ROWS, n)
+            top = max(top, int((self.offsets[c0 + 1 : c1 + 1] - self.offsets[c0:c1]).max()))
+        return top
 
     @classmethod
     def read(cls, arr: Any) -> _Bytes | None:
@@ -166,26 +177,23 @@ class _Bytes:
         bufs = arr.buffers()
         offsets = np.frombuffer(bufs[1], dtype=odt, count=n + 1, offset=arr.offset * odt.itemsize)
         lo, hi = (int(offsets[0]), int(offsets[-1])) if n else (0, 0)
-        data = np.frombuffer(bufs[2], dtype=np.uint8, count=hi - lo, offset=lo) if hi > lo else None
-        # ASCII without NUL: characters are bytes, and the zero padding of the words
-        # cannot make two different ids equal
-        if data is None:
-            data = np.zeros(0, dtype=np.uint8)
-        elif data.max() > 127 or data.min() == 0:
-            return None
-        start = offsets[:-1].astype(np.int64)
-        if lo:
-            start -= lo
-        return cls(start, np.diff(offsets).astype(np.int64), data)
+        data = np.zeros(0, dtype=np.uint8)
+        if hi > lo:
+            data = np.frombuffer(bufs[2], dtype=np.uint8, count=hi - lo, offset=lo)
+            # ASCII without NUL: characters are bytes, and the zero padding of the
+            # words cannot make two different ids equal
+            if data.max() > 127 or data.min() == 0:
+                return None
+        return cls(offsets, lo, data)
 
     def words(self, width8: int) -> U64Array:
-        """``(n, width8 / 8)`` big-endian words of the ids, zero-padded (native uint64).
+        """``(n, width8 / 8)`` words of the ids' bytes, zero-padded (little-endian).
 
-        One unaligned 8-byte load per id and word (a strided view of the bytes), a
-        byte swap, and a mask that clears the bytes past the id's end.  No Python
-        string is made.
+        One unaligned 8-byte load per id and word (a strided view of the bytes) and a
+        mask that clears the bytes past the id's end, in chunks of rows.  No Python
+        string is made.  Byte-swapped, the words compare as ``strcmp``.
         """
-        n, nw = self.start.size, width8 // 8
+        n, nw = self.offsets.size - 1, width8 // 8
         out = np.empty((n, nw), dtype=np.uint64)
         if n == 0:
             return out
@@ -194,13 +202,21 @@ class _Bytes:
         padded[: self.data.size] = self.data
         padded[self.data.size :] = 0
         loads = np.ndarray((padded.size - 7,), dtype=np.dtype("<u8"), buffer=padded, strides=(1,))
-        for j in range(nw):
-            w = loads[self.start + 8 * j if j else self.start].byteswap()
-            if nw == 1:  # every id fits the word: its length picks the mask
-                w &= _KEEP[self.length]
-            else:
-                w &= _KEEP[np.minimum(np.maximum(self.length - 8 * j, 0), 8)]
-            out[:, j] = w
+
+        def chunk(c0: int, c1: int) -> None:
+            start = self.offsets[c0:c1].astype(np.int64)
+            length = self.offsets[c0 + 1 : c1 + 1] - self.offsets[c0:c1]
+            if self.base:
+                start -= self.base
+            for j in range(nw):
+                w = loads[start]
+                w &= _KEEP[np.clip(length, 0, 8) if nw > 1 else length]
+                out[c0:c1, j] = w
+                if j + 1 < nw:
+                    start += 8
+                    length -= 8
+
+        for_blocks(chunk, [*range(0, n, _CHUNK_ROWS), n])
         return out
 
 
@@ -371,14 +387,16 @@ class JudgedKeys:
         out = np.full(n, np.nan)
         if self.packed.size == 0 or n == 0:
             return out
-        probe = self._pack(topic, docs.keys, self.tbits, counts)
-        order = None
+        got = None
         if counts is not None and bool(np.all(topic[1:] > topic[:-1])):
             # lists in topic order: sorting within each list sorts the whole array
-            order = _order_in_lists(probe, counts)
-        if order is None:
+            got = _sorted_in_lists(docs.keys, topic, self.tbits, counts)
+        if got is None:
+            probe = self._pack(topic, docs.keys, self.tbits, counts)
             order = np.argsort(probe)
-        probe = probe[order]
+            probe = probe[order]
+        else:
+            order, probe = got
         clash = np.flatnonzero(probe[1:] == probe[:-1])
         if clash.size:  # same packed key in one list: a repeated document or a collision
             raise KeyCollision((int(order[clash[0]]), int(order[clash[0] + 1])))
@@ -395,47 +413,57 @@ _LIST_BLOCK_ROWS: Final = 1 << 20
 """Rows per padded matrix when lists are sorted row by row (bounds memory)."""
 
 
-def _order_in_lists(values: U64Array, counts: IntArray) -> IntArray | None:
-    """Order sorting ``values`` within consecutive lists of ``counts`` rows.
+def _sorted_in_lists(
+    keys: U64Array, topic: IntArray, tbits: int, counts: IntArray
+) -> tuple[IntArray, U64Array] | None:
+    """Order and sorted values of the packed keys of lists in topic order.
 
-    Each list is one row of a matrix padded with the largest key, sorted along the
-    rows: many sorts of ~100 keys in cache instead of one sort of all keys (several
-    times faster).  ``None`` when the lists are too uneven for a padded matrix.
+    List ``i`` (topic ``topic[i]``) owns the next ``counts[i]`` keys.  Each list is
+    packed and sorted as one row of a matrix padded with the largest key: many sorts
+    of ~100 keys in cache instead of one sort of all keys (several times faster),
+    in blocks of rows on the pool.  ``None`` when the lists are too uneven for a
+    padded matrix.
     """
-    n = values.size
+    n = keys.size
     if counts.size == 0:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint64)
     width = int(counts.max())
     if counts.size * width > 4 * n + 1024:
         return None
     top = np.iinfo(np.uint64).max
-    # padding sorts after every real key only if no real key is the largest one
-    # (a stable sort then keeps the real row first)
-    stable = bool((values == top).any())
+    high = topic.astype(np.uint64) << np.uint64(64 - tbits)
     starts = np.zeros(counts.size + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
-    out = np.empty(n, dtype=np.int64)
-    per = max(1, _LIST_BLOCK_ROWS // max(width, 1))
-    for l0 in range(0, counts.size, per):
-        l1 = min(l0 + per, counts.size)
+    order = np.empty(n, dtype=np.int64)
+    packed = np.empty(n, dtype=np.uint64)
+
+    def block(l0: int, l1: int) -> None:
         r0, r1 = int(starts[l0]), int(starts[l1])
         c = counts[l0:l1]
-        if (c == width).all():
-            o = np.argsort(
-                values[r0:r1].reshape(l1 - l0, width), axis=1, kind="stable" if stable else None
-            )
-            o += (starts[l0:l1] - r0)[:, None]
-            out[r0:r1] = o.ravel()
-            out[r0:r1] += r0
-            continue
         local = starts[l0:l1] - r0
-        flat = np.arange(r1 - r0, dtype=np.int64)
-        flat += np.repeat(np.arange(l1 - l0, dtype=np.int64) * width - local, c)
-        m = np.full((l1 - l0) * width, top, dtype=np.uint64)
-        m[flat] = values[r0:r1]
-        o = np.argsort(m.reshape(l1 - l0, width), axis=1, kind="stable" if stable else None)
-        o += local[:, None]
-        valid = np.arange(width)[None, :] < c[:, None]
-        out[r0:r1] = o[valid]
-        out[r0:r1] += r0
-    return out
+        v = packed[r0:r1]
+        np.multiply(keys[r0:r1], _MIX[1], out=v)  # as JudgedKeys._pack
+        v >>= np.uint64(tbits)
+        v |= np.repeat(high[l0:l1], c)
+        # padding sorts after every real key unless a real key is the largest one:
+        # then a stable sort keeps the real rows first
+        kind: Literal["stable", "quicksort"] = "stable" if (v == top).any() else "quicksort"
+        if (c == width).all():  # equal lengths: the keys are the matrix
+            o = np.argsort(v.reshape(l1 - l0, width), axis=1, kind=kind)
+            o += local[:, None]
+            o = o.ravel()
+        else:
+            flat = np.arange(r1 - r0, dtype=np.int64)
+            flat += np.repeat(np.arange(l1 - l0, dtype=np.int64) * width - local, c)
+            m = np.full((l1 - l0) * width, top, dtype=np.uint64)
+            m[flat] = v
+            om = np.argsort(m.reshape(l1 - l0, width), axis=1, kind=kind)
+            om += local[:, None]
+            o = om[np.arange(width)[None, :] < c[:, None]]
+        v[:] = v[o]
+        o += r0
+        order[r0:r1] = o
+
+    per = max(1, _LIST_BLOCK_ROWS // max(width, 1))
+    for_blocks(block, [*range(0, counts.size, per), counts.size])
+    return order, packed
