@@ -5,18 +5,22 @@ A run of 28M rows holds about 1M distinct document ids; hashing them into a dict
 row and dominated single-query evaluation from string DataFrames.  Here no dictionary
 of documents is built:
 
-* every id becomes the big-endian 64-bit words of its bytes, zero-padded to a common
-  width (one ``utf8_rpad`` and a cast to fixed-size binary in Arrow, then a NumPy view:
-  no Python string is made).  Ids of at most 8 bytes *are* their word: an exact key
-  that sorts as ``strcmp``; longer ids get a 64-bit fingerprint of their words;
-* the judgments are sorted by (judgment topic, key) once and each run row is found by
-  a branch-free binary search inside its topic's block (a few vectorised passes, all
-  in cache), not by hashing.
+* every id becomes the 64-bit words of its bytes, zero-padded to a common width, read
+  with NumPy straight from the Arrow array's offsets and data buffers (one unaligned
+  8-byte load per id and word, a mask for the bytes past its end; no Python string,
+  no Arrow kernel).  The words hold the bytes little-endian; byte-swapped (only where
+  order matters: tie-breaks, query ids) they compare as ``strcmp``.  Ids of at most
+  8 bytes *are* their word, an exact key; longer ids get a 64-bit fingerprint;
+* the judgments are sorted by (judgment topic, key) once; the run's keys, packed with
+  their list's topic, are sorted within each list (lists in topic order) and the
+  sorted judgments are searched in them: sorted probes walk the array forward;
+* query ids, which come in runs of rows, are ranked from the first row of each run
+  (:func:`id_codes`): no hash table of all rows.
 
 Exactness does not rest on the fingerprints: a match is confirmed on the full words,
 and a collision among the judgments of one topic (never seen; 2^-64 per pair) returns
-``None`` so the caller takes the dictionary path.  Non-ASCII ids, missing ids and
-non-string columns also return ``None``.
+``None`` so the caller takes the dictionary path.  Non-ASCII ids, ids with a NUL
+byte, missing ids and non-string columns also return ``None``.
 """
 
 from __future__ import annotations
@@ -97,10 +101,11 @@ class IdKeys:
     Parameters
     ----------
     keys
-        ``exact``: the id's bytes as one big-endian word (sorts as ``strcmp``);
-        otherwise a fingerprint of ``words``.
+        ``exact``: the id's bytes as one little-endian word (byte-swapped it sorts
+        as ``strcmp``); otherwise a fingerprint of ``words``.
     words
-        ``(n, width / 8)`` big-endian words of the zero-padded ids (``None`` when exact).
+        ``(n, width / 8)`` little-endian words of the zero-padded ids (``None`` when
+        exact).
     """
 
     keys: U64Array
@@ -236,7 +241,8 @@ def id_keys(columns: Sequence[Any]) -> list[IdKeys] | None:
     """Keys of several string id columns in one key space (one common width).
 
     Returns ``None`` when a column is not plain ASCII strings without missing values
-    (categoricals, numbers, nulls, non-ASCII): the dictionary path handles those.
+    (categoricals, numbers, nulls, non-ASCII, NUL bytes): the dictionary path
+    handles those.
 
     Examples
     --------
