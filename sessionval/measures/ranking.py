@@ -17,6 +17,7 @@ import pandas as pd
 
 from .._types import FloatArray, IntArray
 from ..judgments.lookup import string_ranks
+from ..kernels.blocks import for_blocks
 
 __all__ = [
     "SORT_BLOCK_ROWS",
@@ -118,12 +119,15 @@ def _score_order(
     # not over lists): the matrices stay small, which bounds peak memory
     firsts = np.unique(np.searchsorted(starts, np.arange(0, n, block), side="right") - 1)
     bounds = np.append(firsts, lengths.size).tolist()
-    for l0, l1 in pairwise(bounds):
+
+    def sort_block(l0: int, l1: int) -> None:
         r0 = int(starts[l0])
         r1 = int(starts[l1]) if l1 < lengths.size else n
         local = _sort_rows(gs[r0:r1], starts[l0:l1] - r0, lengths[l0:l1], kind)
         local += r0
         out[r0:r1] = local if grouped is None else grouped[local]  # gather, then store
+
+    for_blocks(sort_block, bounds)  # blocks read and write only their own rows
     return out
 
 

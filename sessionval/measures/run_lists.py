@@ -32,7 +32,7 @@ from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
 from ..kernels.segments import offsets_from_counts
 from .lists import TIE_BREAKS, TieBreak, _assemble, _check_negative, _KeyStats
 from .ranking import _codes, _first_duplicate, coded_doc_ranks, run_order
-from .string_ids import IdKeys, JudgedKeys, KeyCollision, id_keys
+from .string_ids import IdKeys, JudgedKeys, KeyCollision, id_codes, id_keys
 
 if TYPE_CHECKING:
     from ..frame import JudgmentFrame
@@ -308,8 +308,9 @@ def lists_from_tables(
     if keys is None:
         return None
     run_docs, judged_docs = keys
-    tc, tcat = _codes(qrels["query_id"])
-    qc, qcat = _codes(run["query_id"])
+    # query ids come in runs of rows: ranked from the first row of each run
+    tc, tcat = id_codes(qrels["query_id"]) or _codes(qrels["query_id"])
+    qc, qcat = id_codes(run["query_id"]) or _codes(run["query_id"])
     if (tc < 0).any() or (qc < 0).any():
         return None  # missing ids: the dictionary road says where
     grades = qrels["grade"].to_numpy(dtype=np.float64)

@@ -5,36 +5,42 @@ A run of 28M rows holds about 1M distinct document ids; hashing them into a dict
 row and dominated single-query evaluation from string DataFrames.  Here no dictionary
 of documents is built:
 
-* every id becomes the big-endian 64-bit words of its bytes, zero-padded to a common
-  width (one ``utf8_rpad`` and a cast to fixed-size binary in Arrow, then a NumPy view:
-  no Python string is made).  Ids of at most 8 bytes *are* their word: an exact key
-  that sorts as ``strcmp``; longer ids get a 64-bit fingerprint of their words;
-* the judgments are sorted by (judgment topic, key) once and each run row is found by
-  a branch-free binary search inside its topic's block (a few vectorised passes, all
-  in cache), not by hashing.
+* every id becomes the 64-bit words of its bytes, zero-padded to a common width, read
+  with NumPy straight from the Arrow array's offsets and data buffers (one unaligned
+  8-byte load per id and word, a mask for the bytes past its end; no Python string,
+  no Arrow kernel).  The words hold the bytes little-endian; byte-swapped (only where
+  order matters: tie-breaks, query ids) they compare as ``strcmp``.  Ids of at most
+  8 bytes *are* their word, an exact key; longer ids get a 64-bit fingerprint;
+* the judgments are sorted by (judgment topic, key) once; the run's keys, packed with
+  their list's topic, are sorted within each list (lists in topic order) and the
+  sorted judgments are searched in them: sorted probes walk the array forward;
+* query ids, which come in runs of rows, are ranked from the first row of each run
+  (:func:`id_codes`): no hash table of all rows.
 
 Exactness does not rest on the fingerprints: a match is confirmed on the full words,
 and a collision among the judgments of one topic (never seen; 2^-64 per pair) returns
-``None`` so the caller takes the dictionary path.  Non-ASCII ids, missing ids and
-non-string columns also return ``None``.
+``None`` so the caller takes the dictionary path.  Non-ASCII ids, ids with a NUL
+byte, missing ids and non-string columns also return ``None``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
 from .._types import FloatArray, IntArray
+from ..kernels.blocks import for_blocks
 
 __all__ = [
     "IdKeys",
     "JudgedKeys",
     "KeyCollision",
+    "id_codes",
     "id_keys",
 ]
 
@@ -95,10 +101,11 @@ class IdKeys:
     Parameters
     ----------
     keys
-        ``exact``: the id's bytes as one big-endian word (sorts as ``strcmp``);
-        otherwise a fingerprint of ``words``.
+        ``exact``: the id's bytes as one little-endian word (byte-swapped it sorts
+        as ``strcmp``); otherwise a fingerprint of ``words``.
     words
-        ``(n, width / 8)`` big-endian words of the zero-padded ids (``None`` when exact).
+        ``(n, width / 8)`` little-endian words of the zero-padded ids (``None`` when
+        exact).
     """
 
     keys: U64Array
@@ -122,9 +129,10 @@ class IdKeys:
 
     def order_ranks(self, rows: IntArray) -> IntArray:
         """Rank of the ids at ``rows`` in byte order (``strcmp``, as trec_eval)."""
+        # the words hold the bytes little-endian: swapped, they compare as strcmp
         if self.words is None:
-            return np.unique(self.keys[rows], return_inverse=True)[1].astype(np.int64)
-        w = self.words[rows]
+            return np.unique(self.keys[rows].byteswap(), return_inverse=True)[1].astype(np.int64)
+        w = self.words[rows].byteswap()
         order = np.lexsort(w.T[::-1])
         sw = w[order]
         new = np.ones(rows.size, dtype=bool)
@@ -134,29 +142,87 @@ class IdKeys:
         return ranks
 
 
-def _width(arr: Any) -> int | None:
-    """Bytes of the longest id, or ``None`` for nulls or non-ASCII ids."""
-    import pyarrow.compute as pc
-
-    if arr.null_count or not pc.all(pc.string_is_ascii(arr)).as_py():
-        return None
-    longest = pc.max(pc.binary_length(arr)).as_py()
-    return int(longest or 0)
+# _KEEP[k]: the k first bytes of a little-endian word (the bytes after an id's end cleared)
+_KEEP: Final = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
 
 
-def _words(arr: Any, width8: int) -> U64Array:
-    """``(n, width8 / 8)`` native uint64 words of the ids, zero-padded (no Python strings)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+_CHUNK_ROWS: Final = 1 << 20
+"""Ids per chunk when words are read: the temporaries stay small and in cache."""
 
-    n = len(arr)
-    if n == 0:
-        return np.zeros((0, width8 // 8), dtype=np.uint64)
-    padded = pc.utf8_rpad(arr, width8, "\x00")  # ASCII: characters are bytes
-    binary = pa.large_binary() if pa.types.is_large_string(arr.type) else pa.binary()
-    fixed = padded.cast(binary).cast(pa.binary(width8))
-    raw = np.frombuffer(fixed.buffers()[1], dtype=">u8", count=n * (width8 // 8))
-    return raw.reshape(n, width8 // 8).astype(np.uint64)
+
+@dataclass(frozen=True)
+class _Bytes:
+    """A string array's offsets and bytes, as Arrow holds them (no copy).
+
+    ``offsets[i] - base`` is where id ``i`` starts in ``data``.
+    """
+
+    offsets: npt.NDArray[np.integer]
+    base: int
+    data: npt.NDArray[np.uint8]
+
+    @property
+    def width(self) -> int:
+        """Bytes of the longest id."""
+        n, top = self.offsets.size - 1, 0
+        for c0 in range(0, n, _CHUNK_ROWS):
+            c1 = min(c0 + _CHUNK_ROWS, n)
+            top = max(top, int((self.offsets[c0 + 1 : c1 + 1] - self.offsets[c0:c1]).max()))
+        return top
+
+    @classmethod
+    def read(cls, arr: Any) -> _Bytes | None:
+        """The buffers of ``arr``; ``None`` for nulls, non-ASCII or NUL bytes."""
+        import pyarrow as pa
+
+        if arr.null_count:
+            return None
+        odt = np.dtype(np.int64 if pa.types.is_large_string(arr.type) else np.int32)
+        n = len(arr)
+        bufs = arr.buffers()
+        offsets = np.frombuffer(bufs[1], dtype=odt, count=n + 1, offset=arr.offset * odt.itemsize)
+        lo, hi = (int(offsets[0]), int(offsets[-1])) if n else (0, 0)
+        data = np.zeros(0, dtype=np.uint8)
+        if hi > lo:
+            data = np.frombuffer(bufs[2], dtype=np.uint8, count=hi - lo, offset=lo)
+            # ASCII without NUL: characters are bytes, and the zero padding of the
+            # words cannot make two different ids equal
+            if data.max() > 127 or data.min() == 0:
+                return None
+        return cls(offsets, lo, data)
+
+    def words(self, width8: int) -> U64Array:
+        """``(n, width8 / 8)`` words of the ids' bytes, zero-padded (little-endian).
+
+        One unaligned 8-byte load per id and word (a strided view of the bytes) and a
+        mask that clears the bytes past the id's end, in chunks of rows.  No Python
+        string is made.  Byte-swapped, the words compare as ``strcmp``.
+        """
+        n, nw = self.offsets.size - 1, width8 // 8
+        out = np.empty((n, nw), dtype=np.uint64)
+        if n == 0:
+            return out
+        # zero bytes after the data: a load at any id's start stays in the array
+        padded = np.empty(self.data.size + width8 + 8, dtype=np.uint8)
+        padded[: self.data.size] = self.data
+        padded[self.data.size :] = 0
+        loads = np.ndarray((padded.size - 7,), dtype=np.dtype("<u8"), buffer=padded, strides=(1,))
+
+        def chunk(c0: int, c1: int) -> None:
+            start = self.offsets[c0:c1].astype(np.int64)
+            length = self.offsets[c0 + 1 : c1 + 1] - self.offsets[c0:c1]
+            if self.base:
+                start -= self.base
+            for j in range(nw):
+                w = loads[start]
+                w &= _KEEP[np.clip(length, 0, 8) if nw > 1 else length]
+                out[c0:c1, j] = w
+                if j + 1 < nw:
+                    start += 8
+                    length -= 8
+
+        for_blocks(chunk, [*range(0, n, _CHUNK_ROWS), n])
+        return out
 
 
 def _fingerprint(words: U64Array) -> U64Array:
@@ -175,7 +241,8 @@ def id_keys(columns: Sequence[Any]) -> list[IdKeys] | None:
     """Keys of several string id columns in one key space (one common width).
 
     Returns ``None`` when a column is not plain ASCII strings without missing values
-    (categoricals, numbers, nulls, non-ASCII): the dictionary path handles those.
+    (categoricals, numbers, nulls, non-ASCII, NUL bytes): the dictionary path
+    handles those.
 
     Examples
     --------
@@ -186,18 +253,61 @@ def id_keys(columns: Sequence[Any]) -> list[IdKeys] | None:
     arrays = [_arrow_strings(c) for c in columns]
     if any(a is None for a in arrays):
         return None
-    widths = [_width(a) for a in arrays]
-    if any(w is None for w in widths):
+    read = [_Bytes.read(a) for a in arrays]
+    if any(b is None for b in read):
         return None
-    width8 = max(8, -(-max(w for w in widths if w is not None) // 8) * 8)
-    out = []
-    for a in arrays:
-        words = _words(a, width8)
-        if width8 == 8:
-            out.append(IdKeys(words[:, 0].copy(), None))
-        else:
-            out.append(IdKeys(_fingerprint(words), words))
-    return out
+    width8 = _width8(max((b.width for b in read if b is not None), default=0))
+    return [_keys(b.words(width8)) for b in read if b is not None]
+
+
+def _width8(width: int) -> int:
+    """Bytes of the words that hold ids of ``width`` bytes (a multiple of 8)."""
+    return max(8, -(-width // 8) * 8)
+
+
+def id_codes(col: pd.Series) -> tuple[npt.NDArray[np.int32], pd.Index] | None:
+    """Codes of an id column whose equal ids come in runs of rows (query ids of a run).
+
+    The codes are the ids' ranks in byte order (``strcmp``), the categories sorted:
+    only the first row of each run of equal ids is ranked, so no hash table of all
+    rows is built.  ``None`` (use a dictionary encoder) when the column is not plain
+    ASCII strings without missing values, or when its ids do not come in runs.
+
+    Examples
+    --------
+    >>> codes, cats = id_codes(pd.Series(["q2", "q2", "q10", "q2"], dtype="str"))
+    >>> codes.tolist(), cats.tolist()
+    ([1, 1, 0, 1], ['q10', 'q2'])
+    """
+    arr = _arrow_strings(col)
+    if arr is None:
+        return None
+    read = _Bytes.read(arr)
+    if read is None:
+        return None
+    words = read.words(_width8(read.width))
+    n = words.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int32), pd.Index(col.iloc[:0].array)
+    if words.shape[1] == 1:
+        change = words[1:, 0] != words[:-1, 0]
+    else:
+        change = (words[1:] != words[:-1]).any(axis=1)
+    heads = np.flatnonzero(np.concatenate([[True], change]))
+    if heads.size > n // 4 + 16:
+        return None  # ids scattered over the rows: a hash table is faster
+    ranks = _keys(words[heads]).order_ranks(np.arange(heads.size))
+    first = np.zeros(int(ranks.max()) + 1, dtype=np.int64)
+    first[ranks[::-1]] = heads[::-1]  # the first row of each id
+    codes = np.repeat(ranks.astype(np.int32), np.diff(np.append(heads, n)))
+    return codes, pd.Index(col.iloc[first].array)
+
+
+def _keys(words: U64Array) -> IdKeys:
+    """Exact keys (one word) or fingerprints confirmed on the words."""
+    if words.shape[1] == 1:
+        return IdKeys(words[:, 0].copy(), None)
+    return IdKeys(_fingerprint(words), words)
 
 
 @dataclass(frozen=True)
@@ -283,9 +393,16 @@ class JudgedKeys:
         out = np.full(n, np.nan)
         if self.packed.size == 0 or n == 0:
             return out
-        probe = self._pack(topic, docs.keys, self.tbits, counts)
-        order = np.argsort(probe)
-        probe = probe[order]
+        got = None
+        if counts is not None and bool(np.all(topic[1:] > topic[:-1])):
+            # lists in topic order: sorting within each list sorts the whole array
+            got = _sorted_in_lists(docs.keys, topic, self.tbits, counts)
+        if got is None:
+            probe = self._pack(topic, docs.keys, self.tbits, counts)
+            order = np.argsort(probe)
+            probe = probe[order]
+        else:
+            order, probe = got
         clash = np.flatnonzero(probe[1:] == probe[:-1])
         if clash.size:  # same packed key in one list: a repeated document or a collision
             raise KeyCollision((int(order[clash[0]]), int(order[clash[0] + 1])))
@@ -296,3 +413,63 @@ class JudgedKeys:
         ok = docs.same(rows, self.docs, self.rows[judged])
         out[rows[ok]] = self.grades[judged[ok]]
         return out
+
+
+_LIST_BLOCK_ROWS: Final = 1 << 20
+"""Rows per padded matrix when lists are sorted row by row (bounds memory)."""
+
+
+def _sorted_in_lists(
+    keys: U64Array, topic: IntArray, tbits: int, counts: IntArray
+) -> tuple[IntArray, U64Array] | None:
+    """Order and sorted values of the packed keys of lists in topic order.
+
+    List ``i`` (topic ``topic[i]``) owns the next ``counts[i]`` keys.  Each list is
+    packed and sorted as one row of a matrix padded with the largest key: many sorts
+    of ~100 keys in cache instead of one sort of all keys (several times faster),
+    in blocks of rows on the pool.  ``None`` when the lists are too uneven for a
+    padded matrix.
+    """
+    n = keys.size
+    if counts.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint64)
+    width = int(counts.max())
+    if counts.size * width > 4 * n + 1024:
+        return None
+    top = np.iinfo(np.uint64).max
+    high = topic.astype(np.uint64) << np.uint64(64 - tbits)
+    starts = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    order = np.empty(n, dtype=np.int64)
+    packed = np.empty(n, dtype=np.uint64)
+
+    def block(l0: int, l1: int) -> None:
+        r0, r1 = int(starts[l0]), int(starts[l1])
+        c = counts[l0:l1]
+        local = starts[l0:l1] - r0
+        v = packed[r0:r1]
+        np.multiply(keys[r0:r1], _MIX[1], out=v)  # as JudgedKeys._pack
+        v >>= np.uint64(tbits)
+        v |= np.repeat(high[l0:l1], c)
+        # padding sorts after every real key unless a real key is the largest one:
+        # then a stable sort keeps the real rows first
+        kind: Literal["stable", "quicksort"] = "stable" if (v == top).any() else "quicksort"
+        if (c == width).all():  # equal lengths: the keys are the matrix
+            o = np.argsort(v.reshape(l1 - l0, width), axis=1, kind=kind)
+            o += local[:, None]
+            o = o.ravel()
+        else:
+            flat = np.arange(r1 - r0, dtype=np.int64)
+            flat += np.repeat(np.arange(l1 - l0, dtype=np.int64) * width - local, c)
+            m = np.full((l1 - l0) * width, top, dtype=np.uint64)
+            m[flat] = v
+            om = np.argsort(m.reshape(l1 - l0, width), axis=1, kind=kind)
+            om += local[:, None]
+            o = om[np.arange(width)[None, :] < c[:, None]]
+        v[:] = v[o]
+        o += r0
+        order[r0:r1] = o
+
+    per = max(1, _LIST_BLOCK_ROWS // max(width, 1))
+    for_blocks(block, [*range(0, counts.size, per), counts.size])
+    return order, packed

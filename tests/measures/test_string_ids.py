@@ -9,8 +9,9 @@ import pytest
 
 from sessionval.errors import InputFormatError, JudgmentError
 from sessionval.evaluation.lists import judgments_from_table
+from sessionval.measures import string_ids
 from sessionval.measures.lists import RankedLists
-from sessionval.measures.string_ids import IdKeys, JudgedKeys, id_keys
+from sessionval.measures.string_ids import IdKeys, JudgedKeys, id_codes, id_keys
 
 
 def _data(seed: int, doc: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -113,3 +114,64 @@ def test_judged_keys_find_every_judgment() -> None:
     np.testing.assert_array_equal(got, np.arange(1000.0))
     wrong_topic = (topic + 1) % 10
     assert np.isnan(judged.grades_of(wrong_topic, k)).all()
+
+
+def test_ids_with_a_nul_byte_fall_back() -> None:
+    run, qrels = _data(4, "d{}")
+    nul = run.assign(doc_id=run["doc_id"].where(run.index != 3, "d1\x00"))
+    assert RankedLists.from_tables(nul, qrels) is None
+
+
+@pytest.mark.parametrize("doc", DOC_FORMATS)
+def test_sliced_arrow_ids_read_from_their_offsets(doc: str) -> None:
+    ids = pa.array([doc.format(i) for i in range(50)]).slice(7, 30)
+    (k,) = id_keys([ids])  # type: ignore[misc]
+    (ref,) = id_keys([pa.array(ids.to_pylist())])  # type: ignore[misc]
+    np.testing.assert_array_equal(k.keys, ref.keys)
+    ranks = k.order_ranks(np.arange(30))
+    assert ranks.tolist() == np.argsort(np.argsort(ids.to_pylist())).tolist()
+
+
+def test_id_codes_rank_runs_of_ids_and_refuse_scattered_ones() -> None:
+    col = pd.Series(["q2"] * 3 + ["q10"] * 2 + ["query-000000003"] * 4 + ["q2"], dtype="str")
+    codes, cats = id_codes(col)  # type: ignore[misc]
+    assert cats.tolist() == ["q10", "q2", "query-000000003"]
+    assert codes.tolist() == [1, 1, 1, 0, 0, 2, 2, 2, 2, 1]
+    scattered = pd.Series([f"q{i % 50}" for i in range(1000)], dtype="str")
+    assert id_codes(scattered) is None
+    assert id_codes(col.astype("category")) is None
+
+
+@pytest.mark.parametrize("lengths", [[5, 5, 5, 5], [3, 0, 7, 1, 4]])
+def test_sorted_in_lists_equals_one_sort(lengths: list[int], monkeypatch) -> None:
+    monkeypatch.setattr(string_ids, "_LIST_BLOCK_ROWS", 8)  # several blocks on the pool
+    rng = np.random.default_rng(len(lengths))
+    counts = np.array(lengths, dtype=np.int64)
+    keys = rng.integers(0, 2**63, counts.sum(), dtype=np.uint64) * np.uint64(2)
+    topic = np.arange(counts.size, dtype=np.int64) * 2
+    topic[-1] = 15  # the largest topic of 4 bits, and a key that packs to the padding
+    keys[-1] = ((2**64 - 1) * pow(int(string_ids._MIX[1]), -1, 2**64)) % 2**64
+    got = string_ids._sorted_in_lists(keys, topic, 4, counts)
+    assert got is not None
+    packed = JudgedKeys._pack(topic, keys, 4, counts)
+    order = np.argsort(packed, kind="stable")
+    np.testing.assert_array_equal(got[1], packed[order])
+    np.testing.assert_array_equal(packed[got[0]], packed[order])
+    assert got[1][-1] == np.iinfo(np.uint64).max
+
+
+@pytest.mark.parametrize("doc", DOC_FORMATS)
+@pytest.mark.parametrize("ties", ["trec_eval", "input"])
+def test_grouped_runs_take_the_in_list_sort_with_the_same_lists(doc: str, ties: str) -> None:
+    run, qrels = _data(7, doc)
+    for grouped in (
+        run.sort_values("query_id", kind="stable"),
+        run.iloc[::-1].sort_values("query_id", kind="stable", ascending=False),
+    ):
+        assert string_ids.id_codes(grouped["query_id"]) is not None
+        fast = RankedLists.from_tables(grouped, qrels, ties=ties)  # type: ignore[arg-type]
+        ref = RankedLists.from_run(grouped, judgments_from_table(qrels), ties=ties)  # type: ignore[arg-type]
+        assert fast is not None
+        assert fast.query_ids.tolist() == ref.query_ids.tolist()
+        np.testing.assert_array_equal(fast.offsets, ref.offsets)
+        np.testing.assert_array_equal(fast.grades, ref.grades)
