@@ -15,17 +15,26 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from ..errors import ParseError
-from ..io.formats import ENCODING_OPTION, FORMATS, FormatOption, detect_format, format_options
+from ..io.formats import (
+    ENCODING_OPTION,
+    FORMATS,
+    FormatOption,
+    detect_format,
+    format_options,
+    load_input,
+)
 from ..io.partitioned import PARTITIONED, has_glob, partition_files
 
 if TYPE_CHECKING:
     from ..evaluation.engine import ItemMapper
+    from ..frame import LoadedStudy
 
 __all__ = [
     "encoding_option",
     "engine_options",
     "input_format_options",
     "load_input_kwargs",
+    "load_on_engine",
     "logs_argument",
     "open_engine",
     "partition_mapper",
@@ -191,6 +200,24 @@ def partition_mapper(logs: Path, fmt: str, engine: ItemMapper | None) -> dict[st
         return {}
     name = detect_format(logs) if fmt == "auto" else fmt
     return {"mapper": engine.map_items} if name == PARTITIONED else {}
+
+
+def load_on_engine(logs: Path, engine: ItemMapper | None, **options: Any) -> LoadedStudy:
+    """``load_input(logs, **options)``, a partitioned input kept on the engine's workers.
+
+    With a :class:`~sessionval.evaluation.dask_engine.DaskEngine` and a folder or
+    glob of Parquet partitions, each file is validated on a worker and stays there
+    (:func:`~sessionval.evaluation.remote.load_remote`): the client receives the
+    books, the problems and the sessions and queries, never the result rows.
+    """
+    from ..evaluation.dask_engine import DaskEngine
+    from ..evaluation.remote import load_remote
+
+    fmt = str(options.pop("fmt", "auto"))
+    name = detect_format(logs) if fmt == "auto" else fmt
+    if isinstance(engine, DaskEngine) and name == PARTITIONED:
+        return load_remote(logs, engine, **options)
+    return load_input(logs, fmt=fmt, **options, **partition_mapper(logs, fmt, engine))
 
 
 def run_scoring_options(command: F) -> F:

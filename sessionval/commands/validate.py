@@ -9,16 +9,15 @@ import click
 
 from ..analysis.summary import summarize
 from ..errors import phase
-from ..io.formats import load_input
 from ..progress import stages
 from ..validate.flat import LOAD_PHASES
 from ._options import (
     engine_options,
     input_format_options,
     load_input_kwargs,
+    load_on_engine,
     logs_argument,
     open_engine,
-    partition_mapper,
     qrels_option,
 )
 
@@ -76,14 +75,14 @@ def command(
         stages([*LOAD_PHASES, "summarising"]) as bar,
     ):
         with phase(f"loading and validating {logs}"):
-            loaded = load_input(
+            loaded = load_on_engine(  # a partitioned input stays on the workers
                 logs,
+                eng,
                 qrels=qrels,
                 mode="lenient" if lenient else "strict",
                 max_problems=max_problems,
                 progress=bar.phase,
                 **kwargs,
-                **partition_mapper(logs, str(kwargs.get("fmt", "auto")), eng),
             )
         bar.phase("summarising")
         with phase("summarising", loaded.frame.n_results, "result rows"):

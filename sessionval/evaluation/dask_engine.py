@@ -136,6 +136,23 @@ class DaskEngine:
         futures = [self.client.submit(fn, item, pure=False) for item in items]
         return self._gather(futures)
 
+    # ---- data kept on the workers (a partitioned study: sessionval.evaluation.remote)
+    def submit_items(self, fn: Callable[..., Any], items: Sequence[Any], *args: Any) -> list[Any]:
+        """Futures of ``fn(item, *args)`` for each item: the results stay on the workers.
+
+        An item (or argument) that is a future runs where its data is; the results
+        are released when the returned futures are dropped.
+        """
+        return [self.client.submit(fn, item, *args, pure=False) for item in items]
+
+    def map_futures(self, fn: Callable[..., T], futures: Sequence[Any], *args: Any) -> list[T]:
+        """``[fn(value, *args) for value in futures]`` computed where each value is, gathered."""
+        return self._gather(self.submit_items(fn, futures, *args))
+
+    def broadcast(self, value: Any) -> Any:
+        """A future of ``value`` copied to every worker once (judgments, parameters)."""
+        return self.client.scatter(value, broadcast=True, hash=False)
+
 
 @contextmanager
 def dask_engine(
