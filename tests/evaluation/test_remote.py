@@ -40,7 +40,8 @@ def engine() -> Iterator[DaskEngine]:
 
 
 def write_interleaved(folder: Path, n_parts: int = 3, *, bad: bool = False) -> list[Path]:
-    """The sample study as partitions holding every n-th session, the first with digit ids.
+    """The sample study as partitions holding every n-th session (in reverse), the first with
+    digit ids.
 
     The study's id order (code points: the ids are not all digits) then interleaves
     the partitions, and differs from the first partition's own order (numeric).
@@ -51,7 +52,7 @@ def write_interleaved(folder: Path, n_parts: int = 3, *, bad: bool = False) -> l
     part_of = codes % n_parts
     ids = flat["session_id"].astype(str).to_numpy(dtype=object)
     digits = part_of == 0
-    ids[digits] = [str((c * 37) % 1000) for c in codes[digits]]  # "9" < "37" numerically only
+    ids[digits] = [str(c) for c in codes[digits]]  # "9" < "12" numerically only
     own = sorted(set(ids[digits]))
     assert own != sorted(own, key=int)  # the first partition's own order is not the study's
     flat["session_id"] = ids
@@ -63,7 +64,9 @@ def write_interleaved(folder: Path, n_parts: int = 3, *, bad: bool = False) -> l
     files = []
     for i in range(n_parts):
         files.append(folder / f"part-{i:05d}.parquet")
-        flat[part_of == i].reset_index(drop=True).to_parquet(files[-1], index=False)
+        rows = np.flatnonzero(part_of == i)
+        rows = rows[np.argsort(-codes[rows], kind="stable")]  # sessions in reverse: not id order
+        flat.iloc[rows].reset_index(drop=True).to_parquet(files[-1], index=False)
     return files
 
 
