@@ -12,7 +12,10 @@ come back in session order, so the tables are identical to the local engine's
 
 It also maps a function over independent items (:meth:`DaskEngine.map_items`):
 the partitions of a partitioned input are loaded and validated on the workers
-that way (:mod:`sessionval.io.partitioned`).
+that way (:mod:`sessionval.io.partitioned`).  :meth:`DaskEngine.submit_items`
+and :meth:`DaskEngine.map_futures` keep results on the workers and run functions
+where they lie: :mod:`sessionval.evaluation.remote` keeps each validated
+partition on its worker and scores it there.
 
 Dask is an optional extra (``pip install "sessionval[dask]"``);
 :func:`dask_engine` opens a client on an existing scheduler or on a
