@@ -211,11 +211,11 @@ def load_on_engine(logs: Path, engine: ItemMapper | None, **options: Any) -> Loa
     books, the problems and the sessions and queries, never the result rows.
     """
     from ..evaluation.dask_engine import DaskEngine
-    from ..evaluation.remote import load_remote
+    from ..evaluation.remote import REMOTE_OPTIONS, load_remote
 
     fmt = str(options.pop("fmt", "auto"))
     name = detect_format(logs) if fmt == "auto" else fmt
-    if isinstance(engine, DaskEngine) and name == PARTITIONED:
+    if isinstance(engine, DaskEngine) and name == PARTITIONED and set(options) <= REMOTE_OPTIONS:
         return load_remote(logs, engine, **options)
     return load_input(logs, fmt=fmt, **options, **partition_mapper(logs, fmt, engine))
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +54,7 @@ from .result import Positions, SessionEvaluation
 from .session import _context, _grade_source, _layout, evaluate
 
 __all__ = [
+    "REMOTE_OPTIONS",
     "RemoteEvaluation",
     "RemoteStudy",
     "evaluate_remote",
@@ -114,6 +115,12 @@ def _frame_of(part: PartitionLoad) -> SessionFrame:
     if part.frame is None:  # pragma: no cover - failed partitions are raised before
         raise SessionvalError(f"{part.path}: the partition failed validation")
     return part.frame
+
+
+REMOTE_OPTIONS: Final = frozenset(
+    {"qrels", "header", "mode", "max_problems", "progress", "max_rank", "columns"}
+)
+"""The options :func:`load_remote` takes (any other is left to the partitioned reader's checks)."""
 
 
 def load_remote(

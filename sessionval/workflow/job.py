@@ -17,7 +17,7 @@ import pandas as pd
 from ..errors import InputFormatError, SessionvalError, ValidationFailed, phase
 from ..evaluation.dask_engine import DaskEngine
 from ..evaluation.engine import Engine, LocalEngine
-from ..evaluation.remote import load_remote
+from ..evaluation.remote import REMOTE_OPTIONS, load_remote
 from ..frame import LoadedStudy
 from ..io.formats import detect_format
 from ..io.partitioned import PARTITIONED
@@ -211,6 +211,7 @@ def run(
     remote = (
         fmt_name == PARTITIONED
         and isinstance(engine, DaskEngine)
+        and set(load_options) - {"fmt"} <= REMOTE_OPTIONS
         and all(
             c.judgments == "reference"
             for c in (settings.config, settings.cg_config)

@@ -142,3 +142,18 @@ def test_books_add_up_and_problems_name_their_file(engine, tmp_path) -> None:
     ref = evaluate(here.frame, here.judgments)
     for x, y in zip(tables(evaluate_remote(there)), tables(ref), strict=True):
         pd.testing.assert_frame_equal(x, y, check_exact=True)
+
+
+def test_a_partition_left_without_sessions(engine, tmp_path) -> None:
+    """Lenient mode rejects every session of a file: the other files' tables are the local ones."""
+    files = write_interleaved(tmp_path / "p")
+    flat = pd.read_parquet(files[-1])
+    flat["rank"] = 0
+    flat.to_parquet(files[-1], index=False)
+    here = load_input(tmp_path / "p", qrels=QRELS, mode="lenient")
+    there = load_remote(tmp_path / "p", engine, qrels=QRELS, mode="lenient")
+    assert there.part_sessions == (40, 40, 0) and there.report.sessions_rejected == 40
+    measures = ["nDCG@5", "last(AP)", "esNDCG@5"]
+    ref = evaluate(here.frame, here.judgments, measures=measures)
+    for x, y in zip(tables(evaluate_remote(there, measures=measures)), tables(ref), strict=True):
+        pd.testing.assert_frame_equal(x, y, check_exact=True)
