@@ -21,20 +21,18 @@ from ..io.formats import (
     FormatOption,
     detect_format,
     format_options,
-    load_input,
 )
 from ..io.partitioned import PARTITIONED, has_glob, partition_files
 
 if TYPE_CHECKING:
     from ..evaluation.engine import ItemMapper
-    from ..frame import LoadedStudy
 
 __all__ = [
     "encoding_option",
     "engine_options",
     "input_format_options",
+    "keeps_partitions",
     "load_input_kwargs",
-    "load_on_engine",
     "logs_argument",
     "open_engine",
     "partition_mapper",
@@ -202,22 +200,22 @@ def partition_mapper(logs: Path, fmt: str, engine: ItemMapper | None) -> dict[st
     return {"mapper": engine.map_items} if name == PARTITIONED else {}
 
 
-def load_on_engine(logs: Path, engine: ItemMapper | None, **options: Any) -> LoadedStudy:
-    """``load_input(logs, **options)``, a partitioned input kept on the engine's workers.
+def keeps_partitions(logs: Path, engine: ItemMapper | None, options: Mapping[str, Any]) -> bool:
+    """Whether ``logs`` is a partitioned input that stays on the engine's workers.
 
     With a :class:`~sessionval.evaluation.dask_engine.DaskEngine` and a folder or
     glob of Parquet partitions, each file is validated on a worker and stays there
     (:func:`~sessionval.evaluation.remote.load_remote`): the client receives the
     books, the problems and the sessions and queries, never the result rows.
+    ``options`` are the load options (``fmt`` and the format's).
     """
     from ..evaluation.dask_engine import DaskEngine
-    from ..evaluation.remote import REMOTE_OPTIONS, load_remote
+    from ..evaluation.remote import REMOTE_OPTIONS
 
-    fmt = str(options.pop("fmt", "auto"))
+    fmt = str(options.get("fmt", "auto"))
     name = detect_format(logs) if fmt == "auto" else fmt
-    if isinstance(engine, DaskEngine) and name == PARTITIONED and set(options) <= REMOTE_OPTIONS:
-        return load_remote(logs, engine, **options)
-    return load_input(logs, fmt=fmt, **options, **partition_mapper(logs, fmt, engine))
+    others = set(options) - {"fmt"}
+    return isinstance(engine, DaskEngine) and name == PARTITIONED and others <= REMOTE_OPTIONS
 
 
 def run_scoring_options(command: F) -> F:
