@@ -111,6 +111,10 @@ def _identity(x: Any) -> Any:
     return x
 
 
+def _apply(item: Any, fn: Callable[[Any], Any]) -> Any:
+    return fn(item)
+
+
 def _frame_of(part: PartitionLoad) -> SessionFrame:
     if part.frame is None:  # pragma: no cover - failed partitions are raised before
         raise SessionvalError(f"{part.path}: the partition failed validation")
@@ -158,7 +162,10 @@ def load_remote(
         columns=columns,
     )
     tick(f"loading {len(setup.files)} partitions")
-    loads = engine.submit_items(setup.load, setup.files)
+    # the loader carries the header and the judgments (a large study's header lists every
+    # searcher): sent to each worker once, not pickled into every task
+    load = engine.broadcast(setup.load)
+    loads = engine.submit_items(_apply, setup.files, load)
     light = engine.map_futures(without_results, loads)
     loaded = combine_partitions([p for p, _ in light], setup, progress=tick)
     parts = tuple(engine.submit_items(_frame_of, loads))
