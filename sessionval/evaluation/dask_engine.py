@@ -64,6 +64,11 @@ class _Shared:
     ideal_values: Any
 
 
+def _apply(item: Any, fn: Callable[[Any], Any]) -> Any:
+    """On a worker: ``fn(item)`` (``fn`` broadcast once)."""
+    return fn(item)
+
+
 def _run_range(fn: Callable[[ChunkContext, int, int], T], shared: _Shared, sub: ChunkContext) -> T:
     """On a worker: put the shared parts back into the chunk's context and run ``fn`` on it."""
     ctx = replace(
@@ -135,8 +140,15 @@ class DaskEngine:
             del futures, slices, shared
 
     def map_items(self, fn: Callable[[U], T], items: Sequence[U]) -> list[T]:
-        """``[fn(item) for item in items]`` computed on the workers, in order."""
-        futures = [self.client.submit(fn, item, pure=False) for item in items]
+        """``[fn(item) for item in items]`` computed on the workers, in order.
+
+        ``fn`` is sent to each worker once (it may carry the header and judgments of a
+        study, or a run's arrays), not pickled into every task.
+        """
+        if not items:
+            return []
+        shared = self.broadcast(fn)
+        futures = [self.client.submit(_apply, item, shared, pure=False) for item in items]
         return self._gather(futures)
 
     # ---- data kept on the workers (a partitioned study: sessionval.evaluation.remote)

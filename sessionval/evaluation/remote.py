@@ -48,7 +48,7 @@ from ..kernels.segments import offsets_from_counts, segment_ids
 from ..problems import Mode
 from ..validate.references import attach_entities
 from .config import SessionConfig
-from .dask_engine import DaskEngine
+from .dask_engine import DaskEngine, _apply
 from .engine import LocalEngine
 from .result import Positions, SessionEvaluation
 from .session import _context, _grade_source, _layout, evaluate
@@ -109,10 +109,6 @@ class RemoteStudy(LoadedStudy):
 
 def _identity(x: Any) -> Any:
     return x
-
-
-def _apply(item: Any, fn: Callable[[Any], Any]) -> Any:
-    return fn(item)
 
 
 def _frame_of(part: PartitionLoad) -> SessionFrame:
