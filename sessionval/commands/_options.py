@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from ..errors import ParseError
-from ..io.formats import ENCODING_OPTION, FORMATS, FormatOption, detect_format, format_options
+from ..io.formats import (
+    ENCODING_OPTION,
+    FORMATS,
+    FormatOption,
+    detect_format,
+    format_options,
+)
 from ..io.partitioned import PARTITIONED, has_glob, partition_files
 
 if TYPE_CHECKING:
@@ -25,6 +31,7 @@ __all__ = [
     "encoding_option",
     "engine_options",
     "input_format_options",
+    "keeps_partitions",
     "load_input_kwargs",
     "logs_argument",
     "open_engine",
@@ -191,6 +198,24 @@ def partition_mapper(logs: Path, fmt: str, engine: ItemMapper | None) -> dict[st
         return {}
     name = detect_format(logs) if fmt == "auto" else fmt
     return {"mapper": engine.map_items} if name == PARTITIONED else {}
+
+
+def keeps_partitions(logs: Path, engine: ItemMapper | None, options: Mapping[str, Any]) -> bool:
+    """Whether ``logs`` is a partitioned input that stays on the engine's workers.
+
+    With a :class:`~sessionval.evaluation.dask_engine.DaskEngine` and a folder or
+    glob of Parquet partitions, each file is validated on a worker and stays there
+    (:func:`~sessionval.evaluation.remote.load_remote`): the client receives the
+    books, the problems and the sessions and queries, never the result rows.
+    ``options`` are the load options (``fmt`` and the format's).
+    """
+    from ..evaluation.dask_engine import DaskEngine
+    from ..evaluation.remote import REMOTE_OPTIONS
+
+    fmt = str(options.get("fmt", "auto"))
+    name = detect_format(logs) if fmt == "auto" else fmt
+    others = set(options) - {"fmt"}
+    return isinstance(engine, DaskEngine) and name == PARTITIONED and others <= REMOTE_OPTIONS
 
 
 def run_scoring_options(command: F) -> F:

@@ -9,12 +9,15 @@ import click
 
 from ..analysis.summary import summarize
 from ..errors import phase
+from ..evaluation.remote import load_remote
+from ..frame import LoadedStudy
 from ..io.formats import load_input
 from ..progress import stages
 from ..validate.flat import LOAD_PHASES
 from ._options import (
     engine_options,
     input_format_options,
+    keeps_partitions,
     load_input_kwargs,
     logs_argument,
     open_engine,
@@ -76,15 +79,23 @@ def command(
         stages([*LOAD_PHASES, "summarising"]) as bar,
     ):
         with phase(f"loading and validating {logs}"):
-            loaded = load_input(
-                logs,
-                qrels=qrels,
-                mode="lenient" if lenient else "strict",
-                max_problems=max_problems,
-                progress=bar.phase,
-                **kwargs,
-                **partition_mapper(logs, str(kwargs.get("fmt", "auto")), eng),
-            )
+            options: dict[str, Any] = {
+                "qrels": qrels,
+                "mode": "lenient" if lenient else "strict",
+                "max_problems": max_problems,
+                "progress": bar.phase,
+            }
+            loaded: LoadedStudy
+            if keeps_partitions(logs, eng, kwargs):  # the partitions stay on the workers
+                kwargs.pop("fmt", None)
+                loaded = load_remote(logs, eng, **options, **kwargs)
+            else:
+                loaded = load_input(
+                    logs,
+                    **options,
+                    **kwargs,
+                    **partition_mapper(logs, str(kwargs.get("fmt", "auto")), eng),
+                )
         bar.phase("summarising")
         with phase("summarising", loaded.frame.n_results, "result rows"):
             summary = summarize(loaded)

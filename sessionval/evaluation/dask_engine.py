@@ -12,7 +12,10 @@ come back in session order, so the tables are identical to the local engine's
 
 It also maps a function over independent items (:meth:`DaskEngine.map_items`):
 the partitions of a partitioned input are loaded and validated on the workers
-that way (:mod:`sessionval.io.partitioned`).
+that way (:mod:`sessionval.io.partitioned`).  :meth:`DaskEngine.submit_items`
+and :meth:`DaskEngine.map_futures` keep results on the workers and run functions
+where they lie: :mod:`sessionval.evaluation.remote` keeps each validated
+partition on its worker and scores it there.
 
 Dask is an optional extra (``pip install "sessionval[dask]"``);
 :func:`dask_engine` opens a client on an existing scheduler or on a
@@ -59,6 +62,11 @@ class _Shared:
     lookup: Any
     ideal_offsets: Any
     ideal_values: Any
+
+
+def _apply(item: Any, fn: Callable[[Any], Any]) -> Any:
+    """On a worker: ``fn(item)`` (``fn`` broadcast once)."""
+    return fn(item)
 
 
 def _run_range(fn: Callable[[ChunkContext, int, int], T], shared: _Shared, sub: ChunkContext) -> T:
@@ -132,9 +140,33 @@ class DaskEngine:
             del futures, slices, shared
 
     def map_items(self, fn: Callable[[U], T], items: Sequence[U]) -> list[T]:
-        """``[fn(item) for item in items]`` computed on the workers, in order."""
-        futures = [self.client.submit(fn, item, pure=False) for item in items]
+        """``[fn(item) for item in items]`` computed on the workers, in order.
+
+        ``fn`` is sent to each worker once (it may carry the header and judgments of a
+        study, or a run's arrays), not pickled into every task.
+        """
+        if not items:
+            return []
+        shared = self.broadcast(fn)
+        futures = [self.client.submit(_apply, item, shared, pure=False) for item in items]
         return self._gather(futures)
+
+    # ---- data kept on the workers (a partitioned study: sessionval.evaluation.remote)
+    def submit_items(self, fn: Callable[..., Any], items: Sequence[Any], *args: Any) -> list[Any]:
+        """Futures of ``fn(item, *args)`` for each item: the results stay on the workers.
+
+        An item (or argument) that is a future runs where its data is; the results
+        are released when the returned futures are dropped.
+        """
+        return [self.client.submit(fn, item, *args, pure=False) for item in items]
+
+    def map_futures(self, fn: Callable[..., T], futures: Sequence[Any], *args: Any) -> list[T]:
+        """``[fn(value, *args) for value in futures]`` computed where each value is, gathered."""
+        return self._gather(self.submit_items(fn, futures, *args))
+
+    def broadcast(self, value: Any) -> Any:
+        """A future of ``value`` copied to every worker once (judgments, parameters)."""
+        return self.client.scatter(value, broadcast=True, hash=False)
 
 
 @contextmanager

@@ -48,12 +48,16 @@ from .toolkit import load_judgments, load_sessions
 __all__ = [
     "PARTITIONED",
     "PartitionLoad",
+    "PartitionSetup",
     "combine_frames",
+    "combine_partitions",
     "has_glob",
     "is_partitioned_input",
     "load_partition",
     "partition_files",
+    "prepare_partitions",
     "read_partitioned_study",
+    "without_results",
 ]
 
 PARTITIONED: Final = "parquet-parts"
@@ -288,6 +292,117 @@ def combine_frames(frames: Sequence[SessionFrame], *, source: str) -> SessionFra
     )
 
 
+@dataclass(frozen=True)
+class PartitionSetup:
+    """What every partition of a study is validated against, and how (:func:`prepare_partitions`).
+
+    ``load`` is :func:`load_partition` with the header, judgments and options
+    bound: pure, so it runs on any worker.
+    """
+
+    path: str
+    files: list[Path]
+    study: Study
+    judgments: JudgmentFrame | None
+    load: Callable[[Path], PartitionLoad]
+    max_problems: int
+
+
+def prepare_partitions(
+    path: str | os.PathLike[str],
+    *,
+    qrels: str | os.PathLike[str] | None = None,
+    header: str | os.PathLike[str] | None = None,
+    mode: Mode = "strict",
+    max_problems: int = 50,
+    max_rank: int | None = None,
+    columns: Sequence[str] | None = None,
+) -> PartitionSetup:
+    """The partition files, the header and judgments read once, and the per-file load.
+
+    Parameters are those of :func:`read_partitioned_study`.
+    """
+    files = partition_files(path)
+    root = files[0].parent
+    if root.name == _PARTS_FOLDER and not (root / "study.json").exists():
+        root = root.parent
+    header_path = Path(header) if header is not None else root / "study.json"
+    head = read_study_header(header_path) if header_path.exists() else None
+    judgments = load_judgments(qrels, study=head) if qrels is not None else None
+    study = head
+    if study is None:
+        scale = judgments.scale if judgments is not None else None
+        study = Study(name=root.name, **({"grade_scale": scale} if scale is not None else {}))
+    load = partial(
+        load_partition,
+        header=head,
+        study=study,
+        judgments=judgments,
+        mode=mode,
+        max_problems=max_problems,
+        max_rank=max_rank,
+        columns=columns,
+    )
+    return PartitionSetup(str(path), files, study, judgments, load, max_problems)
+
+
+def without_results(part: PartitionLoad) -> tuple[PartitionLoad, int]:
+    """``part`` with its result rows left out (sessions and queries kept), and their number.
+
+    What a client gathers when the partitions stay on the workers: the results
+    table keeps its columns and dtypes (the categories of ``doc_id`` included), so
+    the partitions combine (:func:`combine_partitions`) into a frame whose
+    sessions, queries and categories are those of the whole study.
+    """
+    if part.frame is None:
+        return part, 0
+    frame = replace(part.frame, results=part.frame.results.iloc[:0])
+    return replace(part, frame=frame), part.frame.n_results
+
+
+def combine_partitions(
+    parts: Sequence[PartitionLoad],
+    setup: PartitionSetup,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> LoadedStudy:
+    """The validated partitions as one study; strict-mode problems of every file raised at once.
+
+    Raises
+    ------
+    ValidationFailed
+        A partition failed (strict mode): the problems of every failed partition.
+    InputFormatError
+        A session split across files.
+    """
+    tick = progress or (lambda _msg: None)
+    max_problems = setup.max_problems
+    failed = [p for p in parts if p.frame is None]
+    if failed:
+        problems = [q for p in failed for q in p.problems]
+        raise ValidationFailed(
+            problems[:max_problems],
+            truncated=len(problems) > max_problems or any(p.truncated for p in failed),
+        )
+    _check_split_sessions(parts)
+    tick("combining partitions")
+    report = LoadReport(setup.path)
+    frames = []
+    for p in parts:
+        if p.report is not None and p.frame is not None:  # failed partitions were raised above
+            report.merge(p.report)
+            frames.append(p.frame)
+    frame = combine_frames(frames, source=setup.path)
+    frame = attach_entities(frame, setup.study)
+    return LoadedStudy(
+        study=setup.study,
+        frame=frame,
+        judgments=setup.judgments,
+        report=report,
+        unjudged=unjudged_keys(frame, setup.judgments),
+    )
+
+
 def read_partitioned_study(
     path: str | os.PathLike[str],
     *,
@@ -336,57 +451,22 @@ def read_partitioned_study(
         A session split across files.
     """
     tick = progress or (lambda _msg: None)
-    files = partition_files(path)
-    root = files[0].parent
-    if root.name == _PARTS_FOLDER and not (root / "study.json").exists():
-        root = root.parent
-    header_path = Path(header) if header is not None else root / "study.json"
-    head = read_study_header(header_path) if header_path.exists() else None
-    judgments = load_judgments(qrels, study=head) if qrels is not None else None
-    study = head
-    if study is None:
-        scale = judgments.scale if judgments is not None else None
-        study = Study(name=root.name, **({"grade_scale": scale} if scale is not None else {}))
-    tick(f"loading {len(files)} partitions")
-    fn = partial(
-        load_partition,
-        header=head,
-        study=study,
-        judgments=judgments,
+    setup = prepare_partitions(
+        path,
+        qrels=qrels,
+        header=header,
         mode=mode,
         max_problems=max_problems,
         max_rank=max_rank,
         columns=columns,
     )
+    files = setup.files
+    tick(f"loading {len(files)} partitions")
     if mapper is not None:
-        parts = mapper(fn, files)
+        parts = mapper(setup.load, files)
     else:  # one after another, each named on the progress bar
         parts = []
         for i, f in enumerate(files, start=1):
             tick(f"partition {i}/{len(files)}: {f.name}")
-            parts.append(fn(f))
-    failed = [p for p in parts if p.frame is None]
-    if failed:
-        problems = [q for p in failed for q in p.problems]
-        raise ValidationFailed(
-            problems[:max_problems],
-            truncated=len(problems) > max_problems or any(p.truncated for p in failed),
-        )
-    _check_split_sessions(parts)
-    tick("combining partitions")
-    source = str(path)
-    report = LoadReport(source)
-    frames = []
-    for p in parts:
-        if p.report is not None and p.frame is not None:  # failed partitions were raised above
-            report.merge(p.report)
-            frames.append(p.frame)
-    frame = combine_frames(frames, source=source)
-    frame = attach_entities(frame, study)
-    return LoadedStudy(
-        study=study,
-        frame=frame,
-        judgments=judgments,
-        report=report,
-        unjudged=unjudged_keys(frame, judgments),
-    )
+            parts.append(setup.load(f))
+    return combine_partitions(parts, setup, progress=tick)

@@ -17,8 +17,11 @@ import pandas as pd
 from ..errors import InputFormatError, SessionvalError, ValidationFailed, phase
 from ..evaluation.dask_engine import DaskEngine
 from ..evaluation.engine import Engine, LocalEngine
+from ..evaluation.remote import REMOTE_OPTIONS, load_remote
+from ..frame import LoadedStudy
 from ..io.formats import detect_format
 from ..io.partitioned import PARTITIONED
+from ..problems import Mode
 from ..progress import Stages, stages
 from .correlations import correlation_step
 from .figures import draw_figures, figure_cell, figure_data, write_figure_tables
@@ -196,8 +199,6 @@ def run(
     if bad or not table_formats:
         raise SessionvalError(f"table formats {bad or []} unknown; allowed: {list(TABLE_FORMATS)}")
     load_options = dict(input_options or {})
-    if fmt_name == PARTITIONED and isinstance(engine, DaskEngine):
-        load_options["mapper"] = engine.map_items  # the partitions load on the workers
     settings = run_settings(
         config_path,
         lenient=lenient,
@@ -205,6 +206,20 @@ def run(
         overrides=overrides,
         csv_safe=csv_safe,
     )
+    # a partitioned input on a Dask cluster stays on the workers (scored there, the client
+    # gathers tables); the searchers' grades pool over the whole study, so they are gathered
+    remote = (
+        fmt_name == PARTITIONED
+        and isinstance(engine, DaskEngine)
+        and set(load_options) - {"fmt"} <= REMOTE_OPTIONS
+        and all(
+            c.judgments == "reference"
+            for c in (settings.config, settings.cg_config)
+            if c is not None
+        )
+    )
+    if fmt_name == PARTITIONED and isinstance(engine, DaskEngine) and not remote:
+        load_options["mapper"] = engine.map_items  # the partitions load on the workers
     outputs = RunOutputs(
         out,
         force=force,
@@ -215,12 +230,20 @@ def run(
         with stages(STAGES, disable=None if progress is None else not progress) as bar:
             try:
                 with phase(f"loading and validating {logs}"):
-                    loaded = load_step(
-                        logs,
-                        qrels=qrels,
-                        mode="lenient" if settings.lenient else "strict",
-                        input_options={**load_options, "progress": bar.phase},
-                    )
+                    mode: Mode = "lenient" if settings.lenient else "strict"
+                    loaded: LoadedStudy
+                    if remote and isinstance(engine, DaskEngine):
+                        load_options.pop("fmt", None)
+                        loaded = load_remote(
+                            logs, engine, qrels=qrels, mode=mode, progress=bar.phase, **load_options
+                        )
+                    else:
+                        loaded = load_step(
+                            logs,
+                            qrels=qrels,
+                            mode=mode,
+                            input_options={**load_options, "progress": bar.phase},
+                        )
             except ValidationFailed as exc:
                 where = write_validation_failure(outputs, logs, exc)
                 exc.add_note(f"the problems are also in {where}; other files in {out} unchanged")

@@ -35,6 +35,7 @@ from ..analysis.summary import StudySummary, summarize
 from ..errors import JudgmentError, ValidationFailed
 from ..evaluation.config import SessionConfig
 from ..evaluation.engine import Engine
+from ..evaluation.remote import RemoteStudy, evaluate_remote
 from ..evaluation.result import SessionEvaluation
 from ..evaluation.session import evaluate
 from ..frame import LoadedStudy
@@ -238,6 +239,8 @@ def evaluate_step(
     engine: Engine | None = None,
 ) -> SessionEvaluation:
     """Evaluate every session under ``config``, with the ``[measures]`` chosen, on ``engine``."""
+    if isinstance(loaded, RemoteStudy):  # partitions kept on a cluster's workers: scored there
+        return evaluate_remote(loaded, config, measures=measures)
     return evaluate(loaded.frame, loaded.judgments, config, measures=measures, engine=engine)
 
 

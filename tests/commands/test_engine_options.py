@@ -99,6 +99,20 @@ def test_run_on_a_local_cluster_writes_the_local_tables(parts, tmp_path) -> None
             pd.read_parquet(tmp_path / "local" / "tables" / f"{name}.parquet"),
             check_exact=True,
         )
+    # the figures' tables (from positions and gains gathered from the workers) and the summary
+    figures = sorted(p.name for p in (tmp_path / "local" / "figures").glob("*.csv"))
+    assert figures and figures == sorted(
+        p.name for p in (tmp_path / "dask" / "figures").glob("*.csv")
+    )
+    for name in figures:
+        a = (tmp_path / "local" / "figures" / name).read_bytes()
+        assert a == (tmp_path / "dask" / "figures" / name).read_bytes(), name
+
+    def summary(run: str) -> str:
+        text = (tmp_path / run / "validation.txt").read_text()
+        return text.split("peak memory")[0]
+
+    assert summary("dask") == summary("local")
 
 
 def test_evaluate_on_a_cluster_prints_the_local_values(tmp_path, scheduler, capsys) -> None:
