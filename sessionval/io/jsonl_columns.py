@@ -70,7 +70,25 @@ def _to_arrow(name: str, values: list[Any]) -> Any:
     if all(v is None for v in values):
         return pa.nulls(len(values))
     arr = pa.array(values, type=_arrow_type(name))
-    return arr.dictionary_encode() if name in _TEXT else arr
+    if name in _TEXT:
+        enc = arr.dictionary_encode()
+        return pa.DictionaryArray.from_arrays(_narrow(enc.indices), enc.dictionary)
+    return _narrow(arr) if name in _INTS else arr
+
+
+def _narrow(arr: Any) -> Any:
+    """Integers in the narrowest type that holds them (a rank or a click count in 1-2 bytes)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    bounds = pc.min_max(arr)
+    low, high = bounds["min"].as_py(), bounds["max"].as_py()
+    if low is None:
+        return arr
+    for bits in (8, 16, 32):
+        if -(2 ** (bits - 1)) <= low and high < 2 ** (bits - 1):
+            return arr.cast(pa.type_for_alias(f"int{bits}"))
+    return arr
 
 
 class JsonlBatches:
@@ -200,8 +218,14 @@ def _combine(name: str, chunks: list[Any]) -> Any:
             c.cast(text) if not pa.types.is_null(c.type) else pa.nulls(len(c), text) for c in chunks
         ]
         return pa.concat_arrays(parts)
-    target = typed[0].type
-    return pa.concat_arrays([c if c.type == target else pa.nulls(len(c), target) for c in chunks])
+    # the widest type of the batches (integers are stored as narrow as each batch allows)
+    target = max((c.type for c in typed), key=lambda t: getattr(t, "bit_width", 0))
+    return pa.concat_arrays(
+        [
+            c.cast(target) if not pa.types.is_null(c.type) else pa.nulls(len(c), target)
+            for c in chunks
+        ]
+    )
 
 
 def _null_dictionary(n: int) -> Any:

@@ -206,6 +206,8 @@ def iter_input_text(
             if chunk.startswith(bom):
                 codec, chunk = name, chunk[len(bom) :]
                 break
+        if not chunk:  # the first chunk held only the mark: an empty chunk means the end
+            chunk = _read_some(stream, size, p)
         decoder = codecs.getincrementaldecoder(codec)("strict")
         fed = 0  # bytes given to the decoder so far (after the mark), for the byte offset
         newlines = 0  # in the text decoded so far, for the line number
