@@ -210,8 +210,15 @@ def _combine(name: str, chunks: list[Any]) -> Any:
         # each batch has its own dictionary: decode them to one string column; text kept per
         # row (documents, url, title, snippet) stays chunked, to be unified when read
         if _LEVEL.get(name) == "result":
+            # one index type for all (each batch's codes are as narrow as it allows)
+            index = max((c.type.index_type for c in typed), key=lambda t: t.bit_width)
             return pa.chunked_array(
-                [c if not pa.types.is_null(c.type) else _null_dictionary(len(c)) for c in chunks]
+                [
+                    pa.DictionaryArray.from_arrays(c.indices.cast(index), c.dictionary)
+                    if not pa.types.is_null(c.type)
+                    else _null_dictionary(len(c), index)
+                    for c in chunks
+                ]
             )
         text = pa.string()
         parts = [
@@ -228,10 +235,11 @@ def _combine(name: str, chunks: list[Any]) -> Any:
     )
 
 
-def _null_dictionary(n: int) -> Any:
+def _null_dictionary(n: int, index: Any = None) -> Any:
     import pyarrow as pa
 
-    return pa.DictionaryArray.from_arrays(pa.nulls(n, pa.int32()), pa.array([], pa.string()))
+    codes = pa.nulls(n, index if index is not None else pa.int8())
+    return pa.DictionaryArray.from_arrays(codes, pa.array([], pa.string()))
 
 
 class JsonlColumns:

@@ -162,3 +162,22 @@ def test_streamed_text_keeps_the_file_errors(tmp_path):
         list(iter_input_text(tmp_path / "absent"))
     with pytest.raises(ParseError, match="is not known to Python"):
         list(iter_input_text(cut, "klingon"))
+
+
+def test_batches_of_different_widths_join(tmp_path, same_frame):
+    # codes and integers are stored as narrow as each batch allows: 300 documents need
+    # 16 bits, 2 need 8, a batch of empty queries has none; clicks differ in width too
+    wide = builders.make_session("s1", queries=[[f"d{i}" for i in range(300)]])
+    wide["queries"][0]["results"][5]["clicks"] = 30_000
+    narrow = builders.make_session("s2", queries=[["d1", "d2"]])
+    empty = builders.make_session("s3", queries=[[]])
+    path = builders.write_jsonl(
+        tmp_path / "s.jsonl", [wide, narrow, empty, narrow | {"session_id": "s4"}]
+    )
+    whole, report = load_jsonl(path)
+    for batch in (1, 2, 3):
+        parts, report2 = load_jsonl(path, batch_size=batch)
+        same_frame(whole, parts)
+        assert report2.summary_line() == report.summary_line()
+    assert whole.results["clicks"].max() == 30_000
+    assert whole.results["doc_id"].astype(str).tolist()[298:301] == ["d298", "d299", "d1"]
