@@ -1,9 +1,11 @@
 """JSON-lines session logs: one :class:`~sessionval.models.Session` per line.
 
 Each line is parsed and validated through the Pydantic model (so a bad line is
-reported with its line number and the dotted path of the field), then all
-accepted sessions are flattened and passed through the same vectorised rules as
-every other input (:func:`sessionval.validate.flat.frame_from_flat`).
+reported with its line number and the dotted path of the field), then the
+accepted sessions pass through the same vectorised rules as every other input
+(:func:`sessionval.validate.flat.frame_from_flat`).  The file is streamed: decoded a
+chunk at a time, and validated a batch of sessions at a time, each batch kept only
+as compact columns (:mod:`sessionval.io.jsonl_columns`).
 """
 
 from __future__ import annotations
