@@ -185,6 +185,13 @@ class JsonlBatches:
             for name in list(levels):
                 mask = masks[_LEVEL.get(name, "session")]
                 levels[name] = levels[name].filter(pa.array(mask))
+                if isinstance(levels[name], pa.ChunkedArray) and name in _TEXT:
+                    # encoded again: categories in order of first appearance among the rows kept
+                    text = pa.string()
+                    levels[name] = pa.chunked_array(
+                        [c.cast(text).dictionary_encode() for c in levels[name].chunks],
+                        type=pa.dictionary(pa.int32(), text),
+                    )
             s_rows, q_rows, lines = s_rows[keep], q_rows[q_keep], lines[keep]
         return JsonlColumns(source, levels, [f"rating_{k}" for k in names], s_rows, q_rows, lines)
 

@@ -181,3 +181,15 @@ def test_batches_of_different_widths_join(tmp_path, same_frame):
         assert report2.summary_line() == report.summary_line()
     assert whole.results["clicks"].max() == 30_000
     assert whole.results["doc_id"].astype(str).tolist()[298:301] == ["d298", "d299", "d1"]
+
+
+def test_documents_of_rejected_repeats_leave_no_category(tmp_path):
+    lines = [
+        builders.make_session("s1", queries=[["x", "a"]]),
+        builders.make_session("s2", queries=[["b", "a", "x"]]),
+        builders.make_session("s1", queries=[["z"]]),
+    ]
+    path = builders.write_jsonl(tmp_path / "s.jsonl", lines)
+    for batch in (1, 500):
+        frame, _ = load_jsonl(path, mode="lenient", batch_size=batch)
+        assert frame.results["doc_id"].cat.categories.tolist() == ["b", "a", "x"], batch
