@@ -1,9 +1,11 @@
 """JSON-lines session logs: one :class:`~sessionval.models.Session` per line.
 
 Each line is parsed and validated through the Pydantic model (so a bad line is
-reported with its line number and the dotted path of the field), then all
-accepted sessions are flattened and passed through the same vectorised rules as
-every other input (:func:`sessionval.validate.flat.frame_from_flat`).
+reported with its line number and the dotted path of the field), then the
+accepted sessions pass through the same vectorised rules as every other input
+(:func:`sessionval.validate.flat.frame_from_flat`).  The file is streamed: decoded a
+chunk at a time, and validated a batch of sessions at a time, each batch kept only
+as compact columns (:mod:`sessionval.io.jsonl_columns`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -26,23 +28,15 @@ from ..models.judgments import GradeScale
 from ..models.session import Session
 from ..problems import LoadReport, Mode, Problem
 from ..validate.flat import frame_from_flat
+from .jsonl_columns import MODEL_FIELD, JsonlBatches
 from .jsonl_repair import remove_repeated_documents
-from .text import read_input_text
+from .text import CHUNK_BYTES, iter_input_text
 
 __all__ = [
     "iter_sessions",
     "load_jsonl",
     "sessions_to_flat",
 ]
-
-#: flat column -> field of the Session / Query / Result model, where the names differ
-_MODEL_FIELD: Final = {
-    "session_start": "start_time",
-    "session_end": "end_time",
-    "query_pos": "position",
-    "query_text": "text",
-    "query_time": "time",
-}
 
 #: deepest nesting of arrays and objects a JSON line may have (a session needs 4)
 MAX_DEPTH: Final = 64
@@ -81,28 +75,53 @@ def _problems_from_validation(
     return probs
 
 
-def _read_lines(path: Path, encoding: str | None = None) -> Iterator[tuple[int, str]]:
+def _read_lines(
+    path: Path, encoding: str | None = None, *, chunk_bytes: int = CHUNK_BYTES
+) -> Iterator[tuple[int, str]]:
     r"""``(line number, line)`` of each non-blank line; lines end at ``\n`` (or ``\r\n``) only.
 
     U+2028, U+2029, U+0085, vertical tab and form feed are legal inside JSON strings
     (and the toolkit's own writers emit them), so they never end a line, unlike
-    :meth:`str.splitlines`.
+    :meth:`str.splitlines`.  The file is decoded ``chunk_bytes`` at a time
+    (:func:`~sessionval.io.text.iter_input_text`): only one chunk's lines, and a
+    line that spans chunks, are held at once.
     """
-    text = read_input_text(path, encoding)
-    if not text.strip():
+    lineno = 0
+    blank = True  # no line with text so far
+    pending: list[str] = []  # the start of a line that continues in the next chunk
+    for text in iter_input_text(path, encoding, chunk_bytes=chunk_bytes):
+        rows = text.split("\n")
+        if len(rows) == 1:
+            pending.append(text)
+            continue
+        pending.append(rows[0])
+        rows[0] = "".join(pending)
+        pending = [rows.pop()]
+        for row in rows:
+            lineno += 1
+            if row.strip():
+                blank = False
+                yield lineno, row.removesuffix("\r")
+        del rows
+    last = "".join(pending)
+    if last.strip():
+        yield lineno + 1, last.removesuffix("\r")
+    elif blank:
         raise ParseError(f"{path}: file is empty (expected one JSON session per line)")
-    for i, row in enumerate(text.split("\n"), start=1):
-        if row.strip():
-            yield i, row.removesuffix("\r")
 
 
-def _nesting(line: str) -> tuple[int, int]:
+def _nesting(line: str, *, keep_columns: bool = True) -> tuple[int, int]:
     """Deepest nesting of ``[``/``{`` in a JSON line outside strings, and the column it is reached.
 
     Vectorised (one regular expression and a NumPy cumulative sum); called only for
-    lines with more than :data:`MAX_DEPTH` brackets in all.
+    lines with more than :data:`MAX_DEPTH` brackets in all.  Without ``keep_columns``
+    each string becomes ``""`` (no Python call per string): the depth is right, the
+    column is not.
     """
-    bare = _STRINGS.sub(lambda m: "_" * len(m.group()), line)  # keep columns
+    if keep_columns:
+        bare = _STRINGS.sub(lambda m: "_" * len(m.group()), line)
+    else:
+        bare = _STRINGS.sub('""', line)
     codes = np.frombuffer(bare.encode("utf-32-le"), dtype=np.uint32)
     step = (
         (codes == ord("[")).astype(np.int64)
@@ -119,9 +138,9 @@ def _too_deep(line: str) -> str | None:
     """A message when the line nests deeper than :data:`MAX_DEPTH` (checked before parsing)."""
     if line.count("[") + line.count("{") <= MAX_DEPTH:
         return None  # cannot be deeper: no scan needed
-    depth, col = _nesting(line)
-    if depth <= MAX_DEPTH:
+    if _nesting(line, keep_columns=False)[0] <= MAX_DEPTH:
         return None
+    depth, col = _nesting(line)
     return (
         f"JSON nested {depth} levels deep (column {col}); at most {MAX_DEPTH} levels are "
         "allowed (a session with results needs 5)"
@@ -149,6 +168,7 @@ def iter_sessions(
     report: LoadReport | None = None,
     encoding: str | None = None,
     repair: bool = False,
+    chunk_bytes: int = CHUNK_BYTES,
 ) -> Iterator[tuple[int, Session]]:
     """Yield ``(line number, Session)`` for each valid line; record problems in ``report``.
 
@@ -168,11 +188,42 @@ def iter_sessions(
         copy and the repair is listed in ``report.repairs``
         (:func:`~sessionval.io.jsonl_repair.remove_repeated_documents`) instead of
         rejecting the session.
+    chunk_bytes
+        The file is read and decoded this many bytes at a time.
     """
     p = Path(path)
     rep = report if report is not None else LoadReport(source=str(p))
     seen: dict[str, int] = {}
-    for lineno, line in _read_lines(p, encoding):
+    for lineno, session, repairs in _parse_lines(p, rep, encoding, repair, chunk_bytes):
+        if session.session_id in seen:
+            rep.problems.append(_repeated(p, lineno, session.session_id, seen[session.session_id]))
+            rep.sessions_rejected += 1
+            continue
+        seen[session.session_id] = lineno
+        rep.repairs.extend(repairs)  # listed only for a session that is kept
+        yield lineno, session
+
+
+def _repeated(p: Path, lineno: int, sid: str, first: int) -> Problem:
+    """The problem of a later line that repeats the session id first read on line ``first``."""
+    return Problem(
+        str(p),
+        f"line {lineno}",
+        "session_id",
+        f"duplicate session id (first on line {first}); session ids must be unique",
+        repr(sid),
+        sid,
+    )
+
+
+def _parse_lines(
+    p: Path, rep: LoadReport, encoding: str | None, repair: bool, chunk_bytes: int
+) -> Iterator[tuple[int, Session, list[Problem]]]:
+    """``(line, Session, repairs)`` of each line the model accepts; the others go to ``rep``.
+
+    Session ids are not compared here (see :func:`iter_sessions` and :func:`load_jsonl`).
+    """
+    for lineno, line in _read_lines(p, encoding, chunk_bytes=chunk_bytes):
         rep.records_read += 1
         deep = _too_deep(line)
         if deep is not None:
@@ -240,23 +291,7 @@ def iter_sessions(
             rep.problems.extend(_problems_from_validation(exc, str(p), lineno, record))
             rep.sessions_rejected += 1
             continue
-        if session.session_id in seen:
-            rep.problems.append(
-                Problem(
-                    str(p),
-                    f"line {lineno}",
-                    "session_id",
-                    f"duplicate session id (first on line {seen[session.session_id]}); "
-                    "session ids must be unique",
-                    repr(session.session_id),
-                    session.session_id,
-                )
-            )
-            rep.sessions_rejected += 1
-            continue
-        seen[session.session_id] = lineno
-        rep.repairs.extend(repairs)  # listed only for a session that is kept
-        yield lineno, session
+        yield lineno, session, repairs
 
 
 def sessions_to_flat(
@@ -270,7 +305,7 @@ def sessions_to_flat(
     cols: dict[str, list[Any]] = {c.name: [] for c in FLAT_COLUMNS}
     by_level = {
         level: [
-            (cols[c.name], _MODEL_FIELD.get(c.name, c.name))
+            (cols[c.name], MODEL_FIELD.get(c.name, c.name))
             for c in FLAT_COLUMNS
             if c.level == level
         ]
@@ -306,111 +341,69 @@ def sessions_to_flat(
     return flat, np.asarray(row_lines, dtype=np.int64)
 
 
-#: sessions validated and flattened per batch by :func:`load_jsonl`
+#: sessions validated per batch by :func:`load_jsonl` before only their columns are kept
 _BATCH: Final = 500
 
 
-def _compact(flat: pd.DataFrame) -> Any:
-    """A flattened batch as an Arrow table, text columns dictionary-encoded."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+def _reject_repeated_ids(
+    batches: JsonlBatches,
+    report: LoadReport,
+    repairs: list[tuple[int, list[Problem]]],
+) -> npt.NDArray[np.bool_] | None:
+    """Reject every line of a session id that more than one line gives; the sessions kept.
 
-    table = pa.Table.from_pandas(flat, preserve_index=False)
-    for i, field in enumerate(table.schema):
-        if pa.types.is_string(field.type) or (
-            pa.types.is_null(field.type) and field.name in _TEXT_COLUMNS
-        ):
-            column = table.column(i).cast(pa.string())
-            table = table.set_column(i, field.name, pc.dictionary_encode(column))
-    return table
+    Which of the lines is right cannot be known, so none is kept: the same rule as
+    a flat table (where the rows of both merge into one inconsistent session) and
+    TREC Session XML; each line is one rejected record.  The ids are compared once
+    all batches are read (vectorised), so no Python object per session is held
+    meanwhile.  The repairs of the lines kept, and of the first line of a repeated
+    id, are listed (as :func:`iter_sessions` lists them).
 
-
-#: dtypes of the flat columns :func:`sessions_to_flat` makes, besides text
-_DTYPES: Final = {
-    **dict.fromkeys(("query_pos", "rank", "clicks", "scan_depth", "user_grade"), "Int64"),
-    "dwell": "Float64",
-    **dict.fromkeys(("session_start", "session_end", "query_time"), "datetime64[ns, UTC]"),
-}
-#: flat columns holding text (ids, query text, url, title, snippet)
-_TEXT_COLUMNS: Final = frozenset(c.name for c in FLAT_COLUMNS if c.kind in ("id", "text"))
-
-
-def _flat_frame(tables: list[Any]) -> pd.DataFrame:
-    """The batches as one flat DataFrame: text as categoricals, integers as masked arrays."""
-    import pyarrow as pa
-
-    from ..validate.sources import dictionary_to_categorical
-
-    table = pa.concat_tables(tables, promote_options="permissive")
-    out: dict[str, Any] = {}
-    names = table.column_names
-    ratings = sorted(n for n in names if n.startswith("rating_"))  # as one batch orders them
-    for name in [n for n in names if not n.startswith("rating_")] + ratings:
-        col = table.column(name)
-        dtype = _DTYPES.get(name, "float64" if name.startswith("rating_") else "object")
-        if pa.types.is_dictionary(col.type):
-            out[name] = pd.Series(dictionary_to_categorical(col))
-        elif pa.types.is_null(col.type):  # no batch had a value
-            out[name] = pd.Series([None] * len(col), dtype=cast(Any, dtype))
-        elif dtype in ("Int64", "Float64"):
-            # masked, as sessions_to_flat made them: no float64 copy of an integer column
-            out[name] = pd.Series(pd.array(col.to_numpy(zero_copy_only=False), dtype=dtype))
-        else:
-            out[name] = col.to_pandas()
-    return pd.DataFrame(out)
+    Returns
+    -------
+    numpy.ndarray of bool or None
+        Which accepted sessions to keep; ``None`` when no id is repeated.
+    """
+    ids = batches.session_ids()
+    dup = ids.duplicated(keep=False).to_numpy(dtype=bool)
+    later: set[int] = set()
+    if dup.any():
+        at = np.flatnonzero(dup)
+        lines = batches.session_lines()[at]
+        first: dict[str, int] = {}
+        repeated: dict[str, list[int]] = {}
+        source = Path(report.source)
+        for sid, line in zip(ids.iloc[at].tolist(), lines.tolist(), strict=True):
+            if sid in first:
+                repeated[sid].append(line)
+                later.add(line)
+                report.problems.append(_repeated(source, line, sid, first[sid]))
+            else:
+                first[sid], repeated[sid] = line, []
+        for sid, lines_after in repeated.items():
+            report.problems.append(
+                Problem(
+                    report.source,
+                    f"line {first[sid]}",
+                    "session_id",
+                    f"session id repeated on line(s) {', '.join(map(str, lines_after))}; "
+                    "every line of a repeated session id is rejected",
+                    repr(sid),
+                    sid,
+                )
+            )
+        report.sessions_rejected += len(at)
+        report.problems.sort(key=lambda q: _line_number(q.location))
+    for line, fixes in repairs:
+        if line not in later:  # a later line of a repeated id is not read on: its repairs neither
+            report.repairs.extend(fixes)
+    return ~dup if later else None
 
 
 def _line_number(location: str) -> int:
     """The number in ``"line 17"`` (0 for another kind of location)."""
     number = location.removeprefix("line ")
     return int(number) if number.isdigit() else 0
-
-
-def _reject_repeated_ids(
-    tables: list[Any],
-    row_lines: list[npt.NDArray[np.int64]],
-    first_line: dict[str, int],
-    report: LoadReport,
-) -> tuple[list[Any], list[npt.NDArray[np.int64]]]:
-    """Reject the first line of a session id that a later line repeats, as well.
-
-    Which of the lines is right cannot be known, so none is kept: the same rule as
-    a flat table (where the rows of both merge into one inconsistent session) and
-    TREC Session XML; each line is one rejected record.  The first lines are
-    already flattened into batches, so their rows are filtered out of them.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    repeated: dict[str, list[int]] = {}
-    for prob in report.problems:
-        if prob.field == "session_id" and prob.record in first_line:  # later lines, rejected
-            repeated.setdefault(prob.record, []).append(_line_number(prob.location))
-    if not repeated:
-        return tables, row_lines
-    for sid, later in repeated.items():
-        report.problems.append(
-            Problem(
-                report.source,
-                f"line {first_line[sid]}",
-                "session_id",
-                f"session id repeated on line(s) {', '.join(map(str, later))}; "
-                "every line of a repeated session id is rejected",
-                repr(sid),
-                sid,
-            )
-        )
-        report.sessions_rejected += 1
-    report.problems.sort(key=lambda q: _line_number(q.location))
-    drop = pa.array(sorted(repeated), type=pa.string())
-    kept_tables, kept_lines = [], []
-    for table, rows in zip(tables, row_lines, strict=True):
-        ids = pc.cast(table.column("session_id"), pa.string())
-        keep = pc.invert(pc.is_in(ids, value_set=drop))
-        if table.num_rows and pc.any(keep).as_py():
-            kept_tables.append(table.filter(keep))
-            kept_lines.append(rows[keep.to_numpy(zero_copy_only=False)])
-    return kept_tables, kept_lines
 
 
 def load_jsonl(
@@ -422,8 +415,17 @@ def load_jsonl(
     progress: Callable[[str], None] | None = None,
     raise_problems: bool = True,
     encoding: str | None = None,
+    batch_size: int | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
 ) -> tuple[SessionFrame, LoadReport]:
     """Load a JSON-lines session log into a validated :class:`SessionFrame`.
+
+    The file is read as a stream: ``chunk_bytes`` of it are decoded at a time, and
+    each batch of ``batch_size`` sessions is validated through the model, then kept
+    only as compact columns (:class:`~sessionval.io.jsonl_columns.JsonlBatches`)
+    before the next batch is parsed; the flat-table rules then run over those
+    columns (:func:`frame_from_flat`).  Peak memory is about the final frame plus one
+    batch plus the columns kept.
 
     Parameters
     ----------
@@ -444,6 +446,10 @@ def load_jsonl(
         :func:`frame_from_flat`).
     encoding
         Text encoding (default UTF-8; a byte-order mark wins; gzip is read).
+    batch_size
+        Sessions validated per batch (default 500).
+    chunk_bytes
+        Bytes of the file (after decompression) read and decoded at a time.
 
     Returns
     -------
@@ -452,49 +458,40 @@ def load_jsonl(
     """
     p = Path(path)
     report = LoadReport(source=str(p))
-    # sessions are flattened a batch at a time into compact Arrow columns (text
-    # dictionary-encoded), so the models of one batch, never of the whole log, are held
+    size = max(1, batch_size or _BATCH)
+    batches = JsonlBatches()
     batch: list[Session] = []
     lines: list[int] = []
-    tables: list[Any] = []
-    row_lines: list[npt.NDArray[np.int64]] = []
-    first_line: dict[str, int] = {}  # accepted session id -> its line, for repeated ids
-
-    def flush() -> None:
-        if batch:
-            flat, rows = sessions_to_flat(batch, lines)
-            tables.append(_compact(flat))
-            row_lines.append(rows)
-            batch.clear()
-            lines.clear()
-
-    for lineno, session in iter_sessions(
-        p, report=report, encoding=encoding, repair=mode == "lenient"
-    ):
+    repairs: list[tuple[int, list[Problem]]] = []  # listed once repeated ids are known
+    for lineno, session, fixes in _parse_lines(p, report, encoding, mode == "lenient", chunk_bytes):
         batch.append(session)
         lines.append(lineno)
-        first_line[session.session_id] = lineno
-        if len(batch) == _BATCH:
-            flush()
-    flush()
-    tables, row_lines = _reject_repeated_ids(tables, row_lines, first_line, report)
+        if fixes:
+            repairs.append((lineno, fixes))
+        if len(batch) == size:
+            batches.add(batch, lines)  # the batch's models are dropped: only columns stay
+            batch.clear()
+            lines.clear()
+    if batch:
+        batches.add(batch, lines)
+    del batch, lines
+    keep = _reject_repeated_ids(batches, report, repairs)
     if mode == "strict" and raise_problems:
         raise_if_any(report.problems, limit=max_problems)
-    if not tables:
+    if not (sum(batches.batch_sessions) if keep is None else int(keep.sum())):
         raise ValidationFailed(
             report.problems[:max_problems]
             or [Problem(str(p), "", "", "no valid session in the file")]
         )
-    flat = _flat_frame(tables)
-    tables.clear()
+    columns = batches.columns(str(p), keep)
     frame, inner = frame_from_flat(
-        flat,
+        columns,
         source=str(p),
         mode=mode,
         max_problems=max_problems,
         user_grade_scale=user_grade_scale,
         location_kind="line",
-        row_locations=np.concatenate(row_lines),
+        row_locations=columns.row_lines(),
         progress=progress,
         raise_problems=raise_problems,
     )

@@ -19,7 +19,9 @@ import gzip
 import io
 import os
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO, Final
 
 from ..errors import ParseError
 
@@ -27,12 +29,16 @@ __all__ = [
     "DEFAULT_ENCODING",
     "check_encoding",
     "decode_text",
+    "iter_input_text",
     "open_input_binary",
     "read_input_bytes",
     "read_input_text",
 ]
 
 DEFAULT_ENCODING = "utf-8"
+
+#: bytes read and decoded at a time by :func:`iter_input_text`
+CHUNK_BYTES: Final = 8 << 20
 
 _GZIP_MAGIC = b"\x1f\x8b"
 # Longest first: the UTF-32-LE mark starts with the UTF-16-LE one.
@@ -68,6 +74,26 @@ def check_encoding(encoding: str | None) -> str:
         ) from None
 
 
+def _not_gzip(p: Path, first: bytes) -> ParseError:
+    return ParseError(
+        f"{p}: named .gz but not gzip-compressed (first bytes {first[:4]!r}, "
+        f"expected {_GZIP_MAGIC!r}); rename it or compress it with gzip"
+    )
+
+
+def _bad_gzip(p: Path, exc: BaseException) -> ParseError:
+    return ParseError(
+        f"{p}: not a valid gzip file ({exc}); re-compress it or pass the uncompressed file"
+    )
+
+
+def _check_file(p: Path) -> None:
+    if not p.exists():
+        raise ParseError(f"{p}: no such file")
+    if p.is_dir():
+        raise ParseError(f"{p}: is a folder, expected a file")
+
+
 def read_input_bytes(path: str | os.PathLike[str]) -> bytes:
     """Read a whole input file, decompressing gzip (detected by its magic number).
 
@@ -78,23 +104,15 @@ def read_input_bytes(path: str | os.PathLike[str]) -> bytes:
         like gzip but cannot be decompressed (with the byte offset where it broke).
     """
     p = Path(path)
-    if not p.exists():
-        raise ParseError(f"{p}: no such file")
-    if p.is_dir():
-        raise ParseError(f"{p}: is a folder, expected a file")
+    _check_file(p)
     data = p.read_bytes()
     if data.startswith(_GZIP_MAGIC):
         try:
             return gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as exc:
-            raise ParseError(
-                f"{p}: not a valid gzip file ({exc}); re-compress it or pass the uncompressed file"
-            ) from exc
+            raise _bad_gzip(p, exc) from exc
     if p.suffix.lower() == ".gz":
-        raise ParseError(
-            f"{p}: named .gz but not gzip-compressed (first bytes {data[:4]!r}, "
-            f"expected {_GZIP_MAGIC!r}); rename it or compress it with gzip"
-        )
+        raise _not_gzip(p, data)
     return data
 
 
@@ -150,6 +168,71 @@ def read_input_text(path: str | os.PathLike[str], encoding: str | None = None) -
     """Read, decompress and decode a text input file (see the module docstring)."""
     check_encoding(encoding)  # a misspelt option is reported before the file is read
     return decode_text(read_input_bytes(path), path, encoding)
+
+
+def _read_some(stream: BinaryIO, size: int, p: Path) -> bytes:
+    """Up to ``size`` bytes of ``stream`` (fewer only at its end); gzip damage is located."""
+    try:
+        return stream.read(size)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise _bad_gzip(p, exc) from exc
+
+
+def iter_input_text(
+    path: str | os.PathLike[str], encoding: str | None = None, *, chunk_bytes: int = CHUNK_BYTES
+) -> Iterator[str]:
+    """The text of an input file, decoded ``chunk_bytes`` bytes at a time.
+
+    The same rules and errors as :func:`read_input_text` (gzip by its magic number,
+    a byte-order mark wins, a byte that is not valid is located by line and byte
+    offset), but only one chunk of the file, compressed or not, is held at a time: a
+    reader that splits lines can stream a file larger than memory.  A character
+    whose bytes straddle two chunks is decoded whole (an incremental decoder).
+    """
+    codec = check_encoding(encoding)  # a misspelt option is reported before the file is read
+    p = Path(path)
+    _check_file(p)
+    size = max(int(chunk_bytes), 4)  # a byte-order mark is at most 4 bytes
+    with p.open("rb") as raw:
+        head = raw.read(4)
+        raw.seek(0)
+        stream: BinaryIO = raw
+        if head.startswith(_GZIP_MAGIC):
+            stream = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
+        elif p.suffix.lower() == ".gz":
+            raise _not_gzip(p, head)
+        chunk = _read_some(stream, size, p)
+        for bom, name in _BOMS:
+            if chunk.startswith(bom):
+                codec, chunk = name, chunk[len(bom) :]
+                break
+        if not chunk:  # the first chunk held only the mark: an empty chunk means the end
+            chunk = _read_some(stream, size, p)
+        decoder = codecs.getincrementaldecoder(codec)("strict")
+        fed = 0  # bytes given to the decoder so far (after the mark), for the byte offset
+        newlines = 0  # in the text decoded so far, for the line number
+        while True:
+            final = not chunk
+            pending = len(decoder.getstate()[0])  # bytes of a character cut by the last chunk
+            try:
+                text = decoder.decode(chunk, final=final)
+            except UnicodeDecodeError as exc:
+                # exc.object: the pending bytes, then this chunk
+                prefix = exc.object[: exc.start].decode(codec, errors="replace")
+                line = newlines + prefix.count("\n") + 1
+                raise ParseError(
+                    f"{path}:{line}: byte offset "
+                    f"{fed - pending + exc.start}: {exc.object[exc.start : exc.end]!r} is not "
+                    f"valid {exc.encoding}; save the file as UTF-8 or pass its encoding "
+                    "(--encoding latin-1, cp1252, ...)"
+                ) from None
+            fed += len(chunk)
+            if text:
+                newlines += text.count("\n")
+                yield text
+            if final:
+                return
+            chunk = _read_some(stream, size, p)
 
 
 def open_input_binary(path: str | os.PathLike[str], encoding: str | None = None) -> io.BytesIO:
