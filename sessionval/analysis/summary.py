@@ -181,9 +181,7 @@ def coverage_counts(frame: SessionFrame, judgments: JudgmentFrame | None) -> pd.
     for name, (hit, among) in cols.items():
         # counts of the rows picked (weights= would make a float64 copy of each mask)
         data[name] = np.bincount(code[hit], minlength=n_sys)
-        data[name + _BASE] = (
-            counts if among is None else np.bincount(code[among], minlength=n_sys)
-        )
+        data[name + _BASE] = counts if among is None else np.bincount(code[among], minlength=n_sys)
     return pd.DataFrame(data, index=pd.Index(systems.cat.categories.astype(str), name="system"))
 
 
