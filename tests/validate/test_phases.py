@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 
 from sessionval.errors import InputFormatError, ParseError, ValidationFailed
 from sessionval.models import GradeScale
@@ -13,6 +15,7 @@ from sessionval.validate.flat import frame_from_flat
 from sessionval.validate.phases import (
     ENTITY_COLUMNS,
     LoadState,
+    _row_order,
     check_results,
     check_sessions,
     read_query_values,
@@ -167,3 +170,32 @@ def test_build_frame_equals_frame_from_flat():
     direct, _ = frame_from_flat(flat, source="t.csv", location_kind="line")
     for name in ("sessions", "queries", "results", "users", "topics", "systems"):
         pd.testing.assert_frame_equal(getattr(built, name), getattr(direct, name))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    hs.lists(hs.tuples(hs.integers(-3, 40), hs.integers(-2, 5), hs.integers(-1, 6)), max_size=60)
+)
+def test_row_order_is_lexsorts_stable_order(rows):
+    """The packed-key sort gives the three-key lexsort's order, ties in input order."""
+    s, p, r = (np.array([t[i] for t in rows], dtype=np.int32) for i in range(3))
+    got = _row_order(s, p, r)
+    np.testing.assert_array_equal(got, np.lexsort((r, p, s)))
+
+
+def test_row_order_falls_back_to_lexsort_when_the_key_would_overflow():
+    big = np.iinfo(np.int32)
+    s = np.array([big.max, big.min, 0, 0], dtype=np.int32)
+    p = np.array([big.max, big.min, 5, 5], dtype=np.int32)
+    r = np.array([3, 2, big.max, big.min], dtype=np.int32)
+    np.testing.assert_array_equal(_row_order(s, p, r), np.lexsort((r, p, s)))
+
+
+def test_rows_of_a_top_first_layout_come_back_in_session_order():
+    """Two sorted bands (ranks 1..2 of every query, then the rest) merge into session order."""
+    head = [(sid, q, rk) for sid in range(3) for q in (1, 2) for rk in (1, 2)]
+    tail = [(sid, q, rk) for sid in range(3) for q in (1, 2) for rk in (3, 4)]
+    s, p, r = (np.array([t[i] for t in head + tail], dtype=np.int32) for i in range(3))
+    order = _row_order(s, p, r)
+    got = list(zip(s[order].tolist(), p[order].tolist(), r[order].tolist(), strict=True))
+    assert got == sorted(head + tail)
