@@ -209,8 +209,8 @@ def _concat_table(
     other ids take the union of the partitions' categories.
     """
     out: dict[str, Any] = {}
-    for name in tables[0].columns:
-        parts = [t[name] for t in tables]
+    for name in _column_union(tables):
+        parts = _with_column(tables, name)
         if name == "session_id":
             codes = [
                 p.cat.codes.to_numpy().astype(np.int32) + np.int32(o)
@@ -229,6 +229,43 @@ def _concat_table(
         else:
             out[name] = pd.concat(parts, ignore_index=True)
     return pd.DataFrame(out)
+
+
+def _column_union(tables: Sequence[pd.DataFrame]) -> list[str]:
+    """Every column of the tables: the first table's order, then new ones as they appear.
+
+    Partitions may differ in optional columns (one file has titles, another none);
+    ``rating_*`` columns come sorted by name, as in a frame read from one file.
+    """
+    names = list(dict.fromkeys(str(c) for t in tables for c in t.columns))
+    ratings = [c for c in names if c.startswith("rating_")]
+    if not ratings:
+        return names
+    return [c for c in names if c not in ratings] + sorted(ratings)
+
+
+def _with_column(tables: Sequence[pd.DataFrame], name: str) -> list[pd.Series]:
+    """Column ``name`` of each table; missing values (of the others' dtype) where it is absent.
+
+    Raises
+    ------
+    InputFormatError
+        The column is absent from a partition and its type cannot hold a missing value
+        (a required column: the partitions' loader never leaves one out).
+    """
+    have = [t for t in tables if name in t.columns]
+    if len(have) == len(tables):
+        return [t[name] for t in tables]
+    dtype = have[0][name].dtype
+    if dtype.kind in "biu" and not isinstance(dtype, pd.api.extensions.ExtensionDtype):
+        raise InputFormatError(
+            f"column {name!r} ({dtype}) is in some partitions and not in others: only "
+            "optional columns (text, ratings, times) may be left out of a partition"
+        )
+    return [
+        t[name] if name in t.columns else pd.Series(None, index=t.index, dtype=dtype)
+        for t in tables
+    ]
 
 
 def _check_split_sessions(parts: Sequence[PartitionLoad]) -> None:

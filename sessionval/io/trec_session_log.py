@@ -49,6 +49,18 @@ _CLOCK: Final = re.compile(r"^(\d{1,2}):(\d{2}):(\d{2}(?:\.\d*)?)$")
 #: any later one cannot be a logged time, and 1e30 would not fit a timestamp
 MAX_SECONDS: Final = 1e9
 _DOC_TAG: Final = re.compile(r"^(clueweb\d*id|docid|docno)$")
+#: a rank as the logs write it: ASCII digits (``int`` would also take "1_0" and other scripts)
+_RANK: Final = re.compile(r"^\s*[+-]?[0-9]+\s*$")
+#: ranks are stored in 32 bits
+_MAX_RANK: Final = 2**31 - 1
+
+
+def _parse_rank(text: str) -> int | None:
+    """The rank in ``text``, or None when it is not an integer that a rank column can hold."""
+    if not _RANK.match(text):
+        return None
+    rank = int(text)
+    return rank if abs(rank) <= _MAX_RANK else None
 
 
 def seconds(value: str | None) -> float:
@@ -301,10 +313,15 @@ class SessionLogWalk:
         node = it.find("results")
         for rnode in node.findall("result") if node is not None else []:
             rank_s = rnode.attrib.get("rank", "")
-            try:
-                rank = int(rank_s)
-            except ValueError:
-                self._problem(s, rnode, "result@rank", "rank must be an integer", repr(rank_s))
+            rank = _parse_rank(rank_s)
+            if rank is None:
+                self._problem(
+                    s,
+                    rnode,
+                    "result@rank",
+                    f"rank must be an integer between 1 and {_MAX_RANK:,}",
+                    repr(rank_s),
+                )
                 continue
             dnode = next((c for c in rnode.children if _DOC_TAG.match(c.tag)), None)
             url = _child_text(rnode, "url")
@@ -394,10 +411,8 @@ class SessionLogWalk:
         clicked = it.find("clicked")
         for cnode in clicked.findall("click") if clicked is not None else []:
             rn = cnode.find("rank")
-            try:
-                crank = int(rn.text) if rn is not None else -1
-            except ValueError:
-                crank = -1
+            parsed = _parse_rank(rn.text or "") if rn is not None else None
+            crank = -1 if parsed is None else parsed
             if crank not in ranks:
                 msg = (
                     f"click on rank {rn.text if rn is not None else '?'} but the result "

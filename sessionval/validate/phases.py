@@ -643,7 +643,8 @@ def _scan_depths(st: LoadState, max_rank: int | None) -> Floats:
             st.q_first[qi],
             "scan_depth",
             [f"must be between 0 and the number of results ({int(n_res[i])})" for i in qi],
-            scan[qi].tolist(),
+            # the values as written (the parsed ones are floats: 2**63 - 1 would not show)
+            list(st.src.take("scan_depth", st.q_first[qi])),
         )
     return scan
 

@@ -152,3 +152,23 @@ def test_progress_names_each_partition(sample_flat, tmp_path):
         "partition 3/3: part-00002.parquet",
         "combining partitions",
     ]
+
+
+def test_partitions_may_differ_in_optional_columns(sample_flat, tmp_path):
+    """Campaign 3: a partition without ``title`` (or with another rating) was a KeyError."""
+    files = builders.write_partitions(sample_flat, tmp_path / "parts", 2)
+    first, second = pd.read_parquet(files[0]), pd.read_parquet(files[1])
+    first["title"] = "a title"
+    second["rating_effort"] = 3.0
+    first.to_parquet(files[0])
+    second.to_parquet(files[1])
+    parts = load_input(tmp_path / "parts", qrels=SAMPLE / "qrels.txt")
+    first_sessions = first["session_id"].nunique()
+    res = parts.frame.results
+    n_first = int(res["session_id"].isin(first["session_id"]).sum())
+    assert (res["title"].iloc[:n_first] == "a title").all()
+    assert res["title"].iloc[n_first:].isna().all()
+    ratings = [c for c in parts.frame.sessions.columns if c.startswith("rating_")]
+    assert ratings == sorted(ratings) and "rating_effort" in ratings
+    effort = parts.frame.sessions["rating_effort"]
+    assert effort.iloc[:first_sessions].isna().all() and (effort.iloc[first_sessions:] == 3).all()

@@ -122,6 +122,23 @@ def test_times_that_are_not_times_are_located_errors(tmp_path, bad):
     assert r.report.records_read == 3 and r.report.sessions_rejected == 2
 
 
+@pytest.mark.parametrize(
+    "bad", ["9223372036854775808", "-9223372036854775809", "2147483648", "1_0", "\u0663", "x"]
+)
+def test_ranks_beyond_storage_or_not_ascii_digits_are_located_errors(tmp_path, bad):
+    """Campaign 3: a rank of 2**63 overflowed in the flat table (a traceback)."""
+    xml = tmp_path / "t.xml"
+    xml.write_text(log(session("1"), session("2").replace('rank="2"', f'rank="{bad}"')))
+    with pytest.raises(ValidationFailed) as err:
+        load_trec_session(xml)
+    [problem] = err.value.problems
+    assert (problem.location, problem.field, problem.value) == ("line 3", "result@rank", repr(bad))
+    assert "between 1 and 2,147,483,647" in problem.message
+    r = load_trec_session(xml, mode="lenient")
+    assert r.frame.sessions["session_id"].astype(str).tolist() == ["1"]
+    assert r.report.records_read == 2 and r.report.sessions_rejected == 1
+
+
 def test_a_time_origin_too_late_for_the_times_is_an_error(tmp_path):
     xml = tmp_path / "t.xml"
     xml.write_text(log(session("1", start="999999999")))

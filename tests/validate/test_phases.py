@@ -199,3 +199,13 @@ def test_rows_of_a_top_first_layout_come_back_in_session_order():
     order = _row_order(s, p, r)
     got = list(zip(s[order].tolist(), p[order].tolist(), r[order].tolist(), strict=True))
     assert got == sorted(head + tail)
+
+
+def test_a_scan_depth_out_of_range_is_shown_as_written():
+    """Campaign 3: 2**63 - 1 was shown as 9.223372036854776e+18 (the parsed float)."""
+    big = np.iinfo(np.int64).max
+    flat = small_flat(scan_depth=np.array([big, big, 0, -1], dtype=np.int64))
+    with pytest.raises(ValidationFailed) as err:
+        frame_from_flat(flat)
+    shown = [(p.field, p.value) for p in err.value.problems]
+    assert shown == [("scan_depth", str(big)), ("scan_depth", "-1")]
