@@ -44,7 +44,7 @@ _SHOWN = 20
     "out",
     required=True,
     type=click.Path(path_type=Path),
-    help="Output folder (--to jsonl) or file (--to parquet/csv).",
+    help="Output folder (--to jsonl, --partition-rows) or file named .parquet/.csv (--to parquet/csv).",
 )
 @click.option(
     "--to",
@@ -106,6 +106,12 @@ def command(
     for name, value in (("--partition-rows", partition_rows), ("--top-first", top_first)):
         if value is not None and to != "parquet":
             raise click.UsageError(f"{name} writes Parquet: use it with --to parquet, not {to}")
+    if to != "jsonl" and partition_rows is None and out.suffix.lower() != f".{to}":
+        # the readers choose a table's format by its suffix: any other name would not read back
+        raise click.UsageError(
+            f"--out {out}: --to {to} writes one file; name it with the .{to} suffix "
+            f"(for example {out.with_suffix(f'.{to}').name}) so that it reads back"
+        )
     with phase(f"loading and validating {input_path}"):
         loaded = load_input(
             input_path,

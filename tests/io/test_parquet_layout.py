@@ -230,6 +230,8 @@ def test_convert_partition_rows_and_top_first(tmp_path, capsys):
         (["--to", "jsonl", "--top-first", "10"], "--top-first writes Parquet"),
         (["--to", "parquet", "--partition-rows", "0"], "0 is not in the range x>=1"),
         (["--to", "parquet", "--top-first", "-1"], "-1 is not in the range x>=1"),
+        (["--to", "parquet"], "--to parquet writes one file; name it with the .parquet suffix"),
+        (["--to", "csv"], "(for example o.csv) so that it reads back"),
     ],
 )
 def test_convert_layout_usage_errors(tmp_path, capsys, extra, message):
