@@ -18,7 +18,7 @@ The work is done in named phases (:mod:`sessionval.validate.phases` and
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -80,7 +80,7 @@ def frame_from_flat(
     max_problems: int = 50,
     user_grade_scale: GradeScale | None = None,
     location_kind: Literal["row", "line"] = "row",
-    row_locations: npt.NDArray[np.int64] | None = None,
+    row_locations: npt.NDArray[np.integer[Any]] | None = None,
     progress: Callable[[str], None] | None = None,
     max_rank: int | None = None,
     raise_problems: bool = True,
@@ -165,7 +165,7 @@ def _load(
     max_problems: int,
     user_grade_scale: GradeScale | None,
     location_kind: Literal["row", "line"],
-    row_locations: npt.NDArray[np.int64] | None,
+    row_locations: npt.NDArray[np.integer[Any]] | None,
     progress: Callable[[str], None] | None,
     max_rank: int | None,
     repair: bool,
