@@ -19,6 +19,7 @@ from .._types import BoolArray, IntArray
 from ..frame import FLAT_COLUMNS, SessionFrame
 from ..models.judgments import GradeScale
 from .fields import compact_categorical
+from .memory import release_free_memory
 from .phases import ENTITY_COLUMNS, LoadState, queries_per_row
 
 __all__ = [
@@ -80,6 +81,7 @@ def build_frame(
     # from here on only the query text and the result text are read from the source: a source
     # holding columns in memory (JSON-lines) frees the others before the tables are built
     st.src.release(("query_text", *_RESULT_TEXT))
+    release_free_memory()
     # the problems are settled: the session code per row is needed only as ``st.sc`` (the same
     # array when rows are in order), freed with the results table
     del st.s_codes

@@ -28,6 +28,7 @@ from ..frame import FLAT_COLUMNS, SessionFrame
 from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode
 from .assemble import build_frame
+from .memory import release_free_memory
 from .phases import (
     check_results,
     check_sessions,
@@ -172,7 +173,11 @@ def _load(
     raise_problems: bool,
 ) -> tuple[SessionFrame, LoadReport]:
     """:func:`frame_from_flat`; ``repair``: remove repeated documents and load again."""
-    tick = progress or _silent
+    def tick(phase: str) -> None:
+        # each phase frees arrays of the one before: give that memory back before it starts
+        release_free_memory()
+        (progress or _silent)(phase)
+
     tick(LOAD_PHASES[0])
     st = read_sessions(
         flat, source=source, location_kind=location_kind, row_locations=row_locations
