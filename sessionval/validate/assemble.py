@@ -208,6 +208,7 @@ def _results_table(st: LoadState, k: _Kept, keep: BoolArray | None) -> pd.DataFr
         del st.q_of_row
     if hasattr(st, "pos_i"):  # kept for the repair of repeated documents only
         del st.pos_i
+    release_free_memory()  # the holes of the arrays freed so far, before the columns are built
     cols: dict[str, Any] = {
         "query_idx": query_idx,
         "session_id": pd.Categorical.from_codes(k.q_sess[query_idx], dtype=k.sess_cat),
@@ -236,6 +237,7 @@ def _results_table(st: LoadState, k: _Kept, keep: BoolArray | None) -> pd.DataFr
         pick(st.ugrade) if st.ugrade is not None else np.full(n_r, np.nan, np.float32)
     )
     st.ugrade = None
+    release_free_memory()  # every row array of the state is freed: before the text columns
     text = [c for c in _RESULT_TEXT if c in st.src]
     if text:
         text_rows = r_rows if r_rows is not None else np.flatnonzero(res_kept)
