@@ -173,6 +173,7 @@ def _load(
     raise_problems: bool,
 ) -> tuple[SessionFrame, LoadReport]:
     """:func:`frame_from_flat`; ``repair``: remove repeated documents and load again."""
+
     def tick(phase: str) -> None:
         # each phase frees arrays of the one before: give that memory back before it starts
         release_free_memory()

@@ -21,7 +21,7 @@ __all__ = ["release_free_memory"]
 
 @functools.cache
 def _malloc_trim() -> Callable[[int], Any] | None:
-    """glibc's ``malloc_trim``, or ``None`` on another C library."""
+    """The C library's ``malloc_trim`` (glibc), or ``None`` on another C library."""
     try:
         libc = ctypes.CDLL(None)
     except OSError:  # pragma: no cover - no C library to load

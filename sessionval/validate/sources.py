@@ -280,9 +280,7 @@ class ParquetColumns:
         return out
 
     def release(self, keep: Collection[str]) -> None:
-        """Drop the columns read ahead that are not in ``keep`` (the others are read on demand)."""
-        for name in [n for n in self._cache if n not in keep]:
-            del self._cache[name]
+        """Nothing to free: columns are read on demand, and those read ahead are freed on use."""
 
 
 #: the logical type of each flat column (``rating_<name>``: float)
