@@ -239,11 +239,12 @@ def _results_table(st: LoadState, k: _Kept, keep: BoolArray | None) -> pd.DataFr
     st.ugrade = None
     release_free_memory()  # every row array of the state is freed: before the text columns
     text = [c for c in _RESULT_TEXT if c in st.src]
-    if text:
-        text_rows = r_rows if r_rows is not None else np.flatnonzero(res_kept)
-        for c in text:
-            cols[c] = _as_string(st.src.take(c, text_rows))
-        del text_rows
+    for c in text:
+        if r_rows is None:
+            # rows in order: the column's kept rows by the mask (no row index of 8 bytes per row)
+            cols[c] = _as_string(pd.Series(st.src.column(c).array[res_kept], copy=False))
+        else:
+            cols[c] = _as_string(st.src.take(c, r_rows))
     cols.update(values)  # the frame's column order: the text before the row values
     return pd.DataFrame(cols, copy=False)
 
