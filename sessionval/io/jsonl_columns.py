@@ -42,7 +42,7 @@ _NAMES: Final = {
 }
 #: flat columns holding text (ids, query text, url, title, snippet)
 _TEXT: Final = frozenset(c.name for c in FLAT_COLUMNS if c.kind in ("id", "text"))
-#: pandas dtypes of the other flat columns, as the loader has always been given them
+#: pandas dtypes of the other flat columns (integers come in the width they are stored in)
 _DTYPES: Final = {
     **dict.fromkeys(("query_pos", "rank", "clicks", "scan_depth", "user_grade"), "Int64"),
     "dwell": "Float64",
@@ -354,13 +354,14 @@ def _series(name: str, col: Any) -> pd.Series:
     if pa.types.is_null(col.type):  # no session had a value
         return pd.Series([None] * len(col), dtype=cast(Any, dtype))
     if dtype == "Int64":
-        # masked and exact: no float64 copy of an integer column
+        # masked and exact, in the width the values were stored in (a rank or a click count in
+        # 1-2 bytes, as a Parquet column gives them): no int64 or float64 copy per row
         values = pc.fill_null(col, 0).to_numpy()
         mask = pc.is_null(col).to_numpy()
-        return pd.Series(pd.arrays.IntegerArray(values.astype(np.int64), mask))
+        return pd.Series(pd.arrays.IntegerArray(values, mask), copy=False)
     if dtype == "Float64":
-        values = pc.fill_null(col, 0.0).to_numpy()
+        values = pc.fill_null(col, 0.0).to_numpy()  # a view of Arrow's buffer: read, not copied
         mask = pc.is_null(col).to_numpy()
-        return pd.Series(pd.arrays.FloatingArray(values.astype(np.float64), mask))
+        return pd.Series(pd.arrays.FloatingArray(values.astype(np.float64, copy=False), mask))
     out: pd.Series = col.to_pandas()
     return out

@@ -114,3 +114,21 @@ def test_result_text_with_values_survives_the_release(tmp_path):
     assert results["url"].tolist()[1] == "https://x.org/2" and results["url"].isna().tolist()[0]
     assert results["title"].tolist()[1] == "Two" and results["snippet"].tolist()[1] == "two"
     assert results["url"].dtype == pd.StringDtype()
+
+
+def test_integers_in_any_width_keep_their_values_and_messages(tmp_path):
+    # ranks beyond int8, clicks beyond int16, grades beyond int32: each batch stores its
+    # integers as narrow as they allow and the loader reads them in that width
+    wide = builders.make_session("s1", queries=[[f"d{i}" for i in range(300)]])
+    clicks = builders.make_session("s2")
+    clicks["queries"][0]["results"][0].update(clicks=40000, user_grade=-40000)
+    grade = builders.make_session("s3")
+    grade["queries"][0]["results"][1].update(clicks=3, user_grade=2**35)
+    path = builders.write_jsonl(tmp_path / "sessions.jsonl", [wide, clicks, grade])
+    frame, report = jsonl.load_jsonl(path, mode="lenient")
+    assert frame.results["rank"].tolist() == list(range(1, 301))
+    assert [(p.location, p.field, p.value) for p in report.problems] == [
+        ("line 2", "user_grade", "-40000"),
+        ("line 3", "user_grade", "34359738368"),
+        ("line 2", "clicks", "40000"),
+    ]
