@@ -223,7 +223,9 @@ def _load(
             return frame, report
     report, keep = settle(st, mode=mode, max_problems=max_problems, raise_problems=raise_problems)
     tick(LOAD_PHASES[6])
-    return build_frame(st, keep, grade_scale=user_grade_scale), report
+    frame = build_frame(st, keep, grade_scale=user_grade_scale)
+    release_free_memory()  # what the caller does next starts from the memory the frame needs
+    return frame, report
 
 
 def frame_to_flat(frame: SessionFrame) -> pd.DataFrame:
