@@ -484,6 +484,7 @@ def load_jsonl(
             or [Problem(str(p), "", "", "no valid session in the file")]
         )
     columns = batches.columns(str(p), keep)
+    del batches
     frame, inner = frame_from_flat(
         columns,
         source=str(p),

@@ -14,7 +14,7 @@ ever held (issue 10, item 7).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Final, cast
 
 import numpy as np
@@ -42,7 +42,7 @@ _NAMES: Final = {
 }
 #: flat columns holding text (ids, query text, url, title, snippet)
 _TEXT: Final = frozenset(c.name for c in FLAT_COLUMNS if c.kind in ("id", "text"))
-#: pandas dtypes of the other flat columns, as the loader has always been given them
+#: pandas dtypes of the other flat columns (integers come in the width they are stored in)
 _DTYPES: Final = {
     **dict.fromkeys(("query_pos", "rank", "clicks", "scan_depth", "user_grade"), "Int64"),
     "dwell": "Float64",
@@ -285,9 +285,12 @@ class JsonlColumns:
     def __contains__(self, name: object) -> bool:
         return name in self._names
 
-    def row_lines(self) -> npt.NDArray[np.int64]:
-        """The source line of each flat row."""
-        return np.repeat(self._lines, self._s_rows)
+    def row_lines(self) -> npt.NDArray[np.integer[Any]]:
+        """The source line of each flat row (int32 when every line number fits: half the memory)."""
+        lines = self._lines
+        if not len(lines) or int(lines.max()) <= np.iinfo(np.int32).max:
+            lines = lines.astype(np.int32)
+        return np.repeat(lines, self._s_rows)
 
     def _owner(self, level: str, rows: npt.NDArray[np.int64] | None) -> Any:
         """The session or query of each of ``rows`` (``None``: every row)."""
@@ -318,9 +321,18 @@ class JsonlColumns:
         """The whole column, one value per flat row."""
         return _series(name, self._values(name, None))
 
+    def release(self, keep: Collection[str]) -> None:
+        """Free the columns not in ``keep``: the loader reads no other from now on."""
+        for name in [n for n in self._levels if n not in keep]:
+            del self._levels[name]
+
     def take(self, name: str, rows: npt.NDArray[np.int64]) -> pd.Series:
         """The column at ``rows`` only."""
         if _LEVEL.get(name) == "result" and name in _TEXT:
+            import pyarrow as pa
+
+            if pa.types.is_null(self._levels[name].type):  # no row has a value: nothing to take
+                return _series(name, pa.nulls(len(rows)))
             whole = _series(name, self._levels[name])
             out: pd.Series = whole.iloc[np.asarray(rows, dtype=np.int64)].reset_index(drop=True)
             return out
@@ -342,13 +354,14 @@ def _series(name: str, col: Any) -> pd.Series:
     if pa.types.is_null(col.type):  # no session had a value
         return pd.Series([None] * len(col), dtype=cast(Any, dtype))
     if dtype == "Int64":
-        # masked and exact: no float64 copy of an integer column
+        # masked and exact, in the width the values were stored in (a rank or a click count in
+        # 1-2 bytes, as a Parquet column gives them): no int64 or float64 copy per row
         values = pc.fill_null(col, 0).to_numpy()
         mask = pc.is_null(col).to_numpy()
-        return pd.Series(pd.arrays.IntegerArray(values.astype(np.int64), mask))
+        return pd.Series(pd.arrays.IntegerArray(values, mask), copy=False)
     if dtype == "Float64":
-        values = pc.fill_null(col, 0.0).to_numpy()
+        values = pc.fill_null(col, 0.0).to_numpy()  # a view of Arrow's buffer: read, not copied
         mask = pc.is_null(col).to_numpy()
-        return pd.Series(pd.arrays.FloatingArray(values.astype(np.float64), mask))
+        return pd.Series(pd.arrays.FloatingArray(values.astype(np.float64, copy=False), mask))
     out: pd.Series = col.to_pandas()
     return out

@@ -19,6 +19,7 @@ from .._types import BoolArray, IntArray
 from ..frame import FLAT_COLUMNS, SessionFrame
 from ..models.judgments import GradeScale
 from .fields import compact_categorical
+from .memory import release_free_memory
 from .phases import ENTITY_COLUMNS, LoadState, queries_per_row
 
 __all__ = [
@@ -77,6 +78,10 @@ def build_frame(
     """
     k = _kept(st, keep)
     del st.res_mask
+    # from here on only the query text and the result text are read from the source: a source
+    # holding columns in memory (JSON-lines) frees the others before the tables are built
+    st.src.release(("query_text", *_RESULT_TEXT))
+    release_free_memory()
     # the problems are settled: the session code per row is needed only as ``st.sc`` (the same
     # array when rows are in order), freed with the results table
     del st.s_codes
@@ -203,6 +208,7 @@ def _results_table(st: LoadState, k: _Kept, keep: BoolArray | None) -> pd.DataFr
         del st.q_of_row
     if hasattr(st, "pos_i"):  # kept for the repair of repeated documents only
         del st.pos_i
+    release_free_memory()  # the holes of the arrays freed so far, before the columns are built
     cols: dict[str, Any] = {
         "query_idx": query_idx,
         "session_id": pd.Categorical.from_codes(k.q_sess[query_idx], dtype=k.sess_cat),
@@ -220,18 +226,44 @@ def _results_table(st: LoadState, k: _Kept, keep: BoolArray | None) -> pd.DataFr
         cols["doc_id"] = compact_categorical(doc_codes, st.doc_categories)
     del doc_codes
     n_r = len(query_idx)
-    text = [c for c in _RESULT_TEXT if c in st.src]
-    if text:
-        text_rows = r_rows if r_rows is not None else np.flatnonzero(res_kept)
-        for c in text:
-            cols[c] = st.src.take(c, text_rows).astype("string")
-        del text_rows
-    cols["clicks"] = pick(st.clicks) if st.clicks is not None else np.zeros(n_r, dtype=np.int16)
+    # the row values first, so that their sources are freed before the text columns are built
+    values: dict[str, Any] = {
+        "clicks": pick(st.clicks) if st.clicks is not None else np.zeros(n_r, dtype=np.int16)
+    }
     st.clicks = None
-    cols["dwell"] = pick(st.dwell) if st.dwell is not None else np.full(n_r, np.nan, np.float32)
+    values["dwell"] = pick(st.dwell) if st.dwell is not None else np.full(n_r, np.nan, np.float32)
     st.dwell = None
-    cols["user_grade"] = (
+    values["user_grade"] = (
         pick(st.ugrade) if st.ugrade is not None else np.full(n_r, np.nan, np.float32)
     )
     st.ugrade = None
+    release_free_memory()  # every row array of the state is freed: before the text columns
+    text = [c for c in _RESULT_TEXT if c in st.src]
+    for c in text:
+        if r_rows is None:
+            # rows in order: the column's kept rows by the mask (no row index of 8 bytes per row)
+            cols[c] = _as_string(pd.Series(st.src.column(c).array[res_kept], copy=False))
+        else:
+            cols[c] = _as_string(st.src.take(c, r_rows))
+    cols.update(values)  # the frame's column order: the text before the row values
     return pd.DataFrame(cols, copy=False)
+
+
+def _as_string(col: pd.Series) -> pd.Series:
+    """A text column as the ``string`` dtype; one without any value built without a copy.
+
+    ``astype("string")`` of a categorical passes through an object array of the rows; a
+    column with no value (JSON-lines input without url, title or snippet) is built as the
+    same Arrow-backed array of nulls directly.
+    """
+    dtype = pd.StringDtype()
+    if (
+        dtype.storage == "pyarrow"
+        and isinstance(col.dtype, pd.CategoricalDtype)
+        and not len(col.cat.categories)
+    ):
+        import pyarrow as pa
+
+        nulls = pa.chunked_array([pa.nulls(len(col), pa.large_string())])
+        return pd.Series(pd.arrays.ArrowStringArray(nulls), copy=False)
+    return col.astype(dtype)

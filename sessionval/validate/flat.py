@@ -18,7 +18,7 @@ The work is done in named phases (:mod:`sessionval.validate.phases` and
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,7 @@ from ..frame import FLAT_COLUMNS, SessionFrame
 from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode
 from .assemble import build_frame
+from .memory import release_free_memory
 from .phases import (
     check_results,
     check_sessions,
@@ -80,7 +81,7 @@ def frame_from_flat(
     max_problems: int = 50,
     user_grade_scale: GradeScale | None = None,
     location_kind: Literal["row", "line"] = "row",
-    row_locations: npt.NDArray[np.int64] | None = None,
+    row_locations: npt.NDArray[np.integer[Any]] | None = None,
     progress: Callable[[str], None] | None = None,
     max_rank: int | None = None,
     raise_problems: bool = True,
@@ -165,14 +166,19 @@ def _load(
     max_problems: int,
     user_grade_scale: GradeScale | None,
     location_kind: Literal["row", "line"],
-    row_locations: npt.NDArray[np.int64] | None,
+    row_locations: npt.NDArray[np.integer[Any]] | None,
     progress: Callable[[str], None] | None,
     max_rank: int | None,
     repair: bool,
     raise_problems: bool,
 ) -> tuple[SessionFrame, LoadReport]:
     """:func:`frame_from_flat`; ``repair``: remove repeated documents and load again."""
-    tick = progress or _silent
+
+    def tick(phase: str) -> None:
+        # each phase frees arrays of the one before: give that memory back before it starts
+        release_free_memory()
+        (progress or _silent)(phase)
+
     tick(LOAD_PHASES[0])
     st = read_sessions(
         flat, source=source, location_kind=location_kind, row_locations=row_locations
@@ -217,7 +223,9 @@ def _load(
             return frame, report
     report, keep = settle(st, mode=mode, max_problems=max_problems, raise_problems=raise_problems)
     tick(LOAD_PHASES[6])
-    return build_frame(st, keep, grade_scale=user_grade_scale), report
+    frame = build_frame(st, keep, grade_scale=user_grade_scale)
+    release_free_memory()  # what the caller does next starts from the memory the frame needs
+    return frame, report
 
 
 def frame_to_flat(frame: SessionFrame) -> pd.DataFrame:

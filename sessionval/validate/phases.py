@@ -155,7 +155,7 @@ def read_sessions(
     *,
     source: str | None,
     location_kind: Literal["row", "line"],
-    row_locations: IntArray | None,
+    row_locations: npt.NDArray[np.integer[Any]] | None,
 ) -> LoadState:
     """Phase "reading sessions": check the columns, encode session ids, start the state.
 

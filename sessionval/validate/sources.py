@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol
 
@@ -60,6 +60,10 @@ class Columns(Protocol):
         """The column at ``rows`` only, index reset."""
         ...
 
+    def release(self, keep: Collection[str]) -> None:
+        """The loader reads no column but ``keep`` from now on: a source may free the others."""
+        ...
+
 
 class FrameColumns:
     """A :class:`Columns` view of an in-memory DataFrame."""
@@ -88,6 +92,9 @@ class FrameColumns:
         """The column at ``rows``."""
         col: pd.Series = self._df[name].iloc[rows].reset_index(drop=True)
         return col
+
+    def release(self, keep: Collection[str]) -> None:
+        """Nothing to free: the DataFrame is the caller's."""
 
 
 class ParquetColumns:
@@ -271,6 +278,9 @@ class ParquetColumns:
             return pd.Series(dictionary_to_categorical(col, source=f"{self.path}: column {name!r}"))
         out: pd.Series = col.to_pandas()
         return out
+
+    def release(self, keep: Collection[str]) -> None:
+        """Nothing to free: columns are read on demand, and those read ahead are freed on use."""
 
 
 #: the logical type of each flat column (``rating_<name>``: float)
