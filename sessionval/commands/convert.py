@@ -44,7 +44,8 @@ _SHOWN = 20
     "out",
     required=True,
     type=click.Path(path_type=Path),
-    help="Output folder (--to jsonl, --partition-rows) or file named .parquet/.csv (--to parquet/csv).",
+    help="Output folder (--to jsonl, --partition-rows) or file named .parquet/.csv "
+    "(--to parquet/csv).",
 )
 @click.option(
     "--to",
