@@ -148,6 +148,24 @@ def flat_outputs(
     return p, qrels
 
 
+def _write_study_files(
+    files: _Atomic,
+    frame: SessionFrame,
+    judgments: JudgmentFrame | None,
+    name: str,
+    study_path: Path,
+    qrels_path: Path | None,
+) -> None:
+    """The study header (``study.json``) and the judgments, beside the sessions, staged."""
+    header = study_header(frame, judgments=judgments, name=name)
+    files.temporary(study_path).write_text(
+        header.model_dump_json(indent=2, exclude={"sessions", "judgments"}) + "\n",
+        encoding="utf-8",
+    )
+    if judgments is not None and qrels_path is not None:
+        write_judgments(judgments, files.temporary(qrels_path), as_csv=qrels_path.suffix == ".csv")
+
+
 def write_jsonl(
     frame: SessionFrame,
     out_dir: str | os.PathLike[str],
@@ -196,15 +214,7 @@ def write_jsonl(
         with files.temporary(sessions_path).open("wb") as fh:
             for c in frame_chunks(frame, chunk_rows):
                 fh.write(text.chunk(c)[0].as_buffer())
-        header = study_header(frame, judgments=judgments, name=name)
-        files.temporary(study_path).write_text(
-            header.model_dump_json(indent=2, exclude={"sessions", "judgments"}) + "\n",
-            encoding="utf-8",
-        )
-        if judgments is not None and qrels_path is not None:
-            write_judgments(
-                judgments, files.temporary(qrels_path), as_csv=qrels_path.suffix == ".csv"
-            )
+        _write_study_files(files, frame, judgments, name, study_path, qrels_path)
     return WrittenFiles(sessions=sessions_path, study=study_path, qrels=qrels_path)
 
 
@@ -356,15 +366,7 @@ def write_partitions(
         for path, chunks in zip(names, parts, strict=True):
             tmp = files.temporary(path)
             write_parquet_file(frame, tmp, chunks, top_first=top_first, row_group_rows=chunk_rows)
-        header = study_header(frame, judgments=judgments, name=name)
-        files.temporary(study_path).write_text(
-            header.model_dump_json(indent=2, exclude={"sessions", "judgments"}) + "\n",
-            encoding="utf-8",
-        )
-        if judgments is not None and qrels_path is not None:
-            write_judgments(
-                judgments, files.temporary(qrels_path), as_csv=qrels_path.suffix == ".csv"
-            )
+        _write_study_files(files, frame, judgments, name, study_path, qrels_path)
     return WrittenFiles(sessions=out, study=study_path, qrels=qrels_path)
 
 
