@@ -313,7 +313,15 @@ def _sorted_categories(col: pd.Series) -> pd.Series | None:
     order = id_order(cats.astype(str))
     if np.array_equal(order, np.arange(order.size)):
         return None
-    return col.cat.reorder_categories(cats[order])
+    # new code of each old code, and -1 (missing) stays -1 through the appended slot; one
+    # NumPy gather instead of pandas' recode (which looks every category up again)
+    codes = col.cat.codes.to_numpy()
+    new_code = np.empty(order.size + 1, dtype=codes.dtype)
+    new_code[order] = np.arange(order.size, dtype=codes.dtype)
+    new_code[-1] = -1
+    dtype = pd.CategoricalDtype(cats[order], ordered=col.cat.ordered)
+    recoded = pd.Categorical.from_codes(new_code[codes], dtype=dtype, validate=False)
+    return pd.Series(recoded, index=col.index, name=col.name, copy=False)
 
 
 def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -443,8 +451,12 @@ class SessionFrame:
             for part in (sessions, queries, results):
                 part["session_id"] = part["session_id"].cat.reorder_categories(new_cats)
         tables = {"sessions": sessions, "queries": queries, "results": results}
+        moved = {"sessions": moved_s, "queries": moved_q, "results": moved_q}
         for name, col in changed:
-            tables[name][col] = _sorted_categories(tables[name][col])
+            # recoded above on the rows as they were; again only where the rows moved since
+            tables[name][col] = (
+                _sorted_categories(tables[name][col]) if moved[name] else entities[name, col]
+            )
         return SessionFrame(
             sessions=sessions[sorted_cols],
             queries=queries,

@@ -13,7 +13,7 @@ import pytest
 
 from sessionval.evaluation.engine import LocalEngine
 from sessionval.evaluation.session import evaluate
-from sessionval.frame import id_order
+from sessionval.frame import _sorted_categories, id_order
 from sessionval.io.formats import load_input
 from sessionval.io.study import load_study
 from sessionval.io.writers import write_flat
@@ -156,3 +156,19 @@ def test_rating_columns_and_entity_categories_in_fixed_order(tmp_path):
     assert [c for c in fa.sessions.columns if c.startswith("rating_")] == ["rating_a", "rating_b"]
     assert list(fa.sessions["system_id"].cat.categories) == ["A", "B"]
     assert fa.sessions["session_id"].astype(str).tolist() == ["s1", "s2"]
+
+
+def test_categories_sorted_into_id_order_keep_every_value():
+    """The NumPy recode gives pandas' reorder_categories, missing values and index included."""
+    cats = ["d10", "d2", "a", "d1"]
+    col = pd.Series(
+        pd.Categorical(["a", None, "d2", "d10", "a", "d1"], categories=cats),
+        index=[5, 4, 3, 2, 1, 0],
+        name="doc_id",
+    )
+    got = _sorted_categories(col)
+    assert got is not None
+    want = col.cat.reorder_categories([cats[i] for i in id_order(cats)])
+    pd.testing.assert_series_equal(got, want)
+    assert got.cat.codes.dtype == col.cat.codes.dtype
+    assert _sorted_categories(got) is None
