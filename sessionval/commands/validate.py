@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ..analysis.summary import summarize
-from ..errors import phase
+from ..errors import ValidationFailed, phase
 from ..evaluation.remote import load_remote
 from ..frame import LoadedStudy
 from ..io.formats import load_input
@@ -69,8 +69,8 @@ def command(
     session file, or an input of another format (--from; auto recognises it).
     Prints the study summary: searchers, sessions per system x topic, queries per
     session (Table 2 of Jarvelin et al. 2008) and judgment coverage. Exit code 1
-    when the input has problems (strict), 2 on a usage or input error, 3 out of
-    memory, 0 otherwise. With --engine dask the
+    when the input has problems (strict, or --lenient rejecting every session), 2 on a
+    usage or input error, 3 out of memory, 0 otherwise. With --engine dask the
     files of a partitioned input are validated on the cluster's workers.
     """
     kwargs = load_input_kwargs(input_options)
@@ -100,13 +100,21 @@ def command(
         with phase("summarising", loaded.frame.n_results, "result rows"):
             summary = summarize(loaded)
         bar.update()
+    report = loaded.report
+    if report.sessions_rejected and not report.sessions_accepted:
+        # every session rejected: the input fails validation (exit 1), as the JSON-lines,
+        # XML and lab-table readers already decide when no valid session is left
+        if rejects is not None:
+            report.rejects.to_csv(rejects, index=False)
+        raise ValidationFailed(
+            report.problems[:max_problems], truncated=len(report.problems) > max_problems
+        )
     click.echo(summary.to_text())
     if loaded.notes:
         click.echo(f"\n{len(loaded.notes)} repair(s) or note(s):", err=True)
         for p in loaded.notes[:max_problems]:
             click.echo(f"  {p}", err=True)
         _more(len(loaded.notes), max_problems)
-    report = loaded.report
     if report.problems:
         click.echo(
             f"\n{len(report.problems)} problem(s) in {report.sessions_rejected} rejected "

@@ -69,6 +69,27 @@ def test_validate_lenient_writes_rejects(
     assert row["message"] == "rank 2 leaves a gap: expected 1 (ranks must be 1..n without gaps)"
 
 
+def test_validate_lenient_with_every_session_rejected_fails_in_every_format(
+    study_dir: Path, tmp_path: Path, capsys, make_session, write_jsonl
+):
+    """Nothing valid left fails validation (exit 1): a flat table as JSON-lines already did."""
+    table = tmp_path / "allbad.csv"
+    table.write_text(
+        "session_id,user_id,topic_id,system_id,query_pos,rank,doc_id\n"
+        "s1,u,A,S,1,1,d1\ns1,u,A,S,1,1,d2\n"
+    )
+    rejects = tmp_path / "rejects.csv"
+    assert main(["validate", str(table), "--lenient", "--rejects", str(rejects)]) == 1
+    err = capsys.readouterr().err
+    assert "1 problem found" in err and "rank 1 appears twice" in err
+    assert len(pd.read_csv(rejects)) == 1  # the rejects are still written
+    bad = make_session("s3")
+    bad["queries"][0]["results"][0]["rank"] = 2
+    write_jsonl(study_dir / "sessions.jsonl", [bad, "{"])
+    assert main(["validate", str(study_dir), "--lenient"]) == 1
+    assert "2 problems found" in capsys.readouterr().err
+
+
 def test_validate_strict_exit_code_and_all_problems(
     study_dir: Path, capsys, make_session, write_jsonl
 ):
