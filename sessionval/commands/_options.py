@@ -203,19 +203,13 @@ def partition_mapper(logs: Path, fmt: str, engine: ItemMapper | None) -> dict[st
 def keeps_partitions(logs: Path, engine: ItemMapper | None, options: Mapping[str, Any]) -> bool:
     """Whether ``logs`` is a partitioned input that stays on the engine's workers.
 
-    With a :class:`~sessionval.evaluation.dask_engine.DaskEngine` and a folder or
-    glob of Parquet partitions, each file is validated on a worker and stays there
-    (:func:`~sessionval.evaluation.remote.load_remote`): the client receives the
-    books, the problems and the sessions and queries, never the result rows.
-    ``options`` are the load options (``fmt`` and the format's).
+    :func:`sessionval.evaluation.remote.keeps_partitions` for the format ``options``
+    name (``fmt``, or recognised from ``logs``).
     """
-    from ..evaluation.dask_engine import DaskEngine
-    from ..evaluation.remote import REMOTE_OPTIONS
+    from ..evaluation import remote
 
     fmt = str(options.get("fmt", "auto"))
-    name = detect_format(logs) if fmt == "auto" else fmt
-    others = set(options) - {"fmt"}
-    return isinstance(engine, DaskEngine) and name == PARTITIONED and others <= REMOTE_OPTIONS
+    return remote.keeps_partitions(detect_format(logs) if fmt == "auto" else fmt, engine, options)
 
 
 def run_scoring_options(command: F) -> F:

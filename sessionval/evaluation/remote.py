@@ -26,7 +26,7 @@ with the result rows.  With the searchers' own grades (``judgments =
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, cast
 
@@ -38,6 +38,7 @@ from .._types import FloatArray, IntArray
 from ..errors import SessionvalError
 from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
 from ..io.partitioned import (
+    PARTITIONED,
     PartitionLoad,
     combine_frames,
     combine_partitions,
@@ -121,6 +122,22 @@ REMOTE_OPTIONS: Final = frozenset(
     {"qrels", "header", "mode", "max_problems", "progress", "max_rank", "columns"}
 )
 """The options :func:`load_remote` takes (any other is left to the partitioned reader's checks)."""
+
+
+def keeps_partitions(fmt: str, engine: object, options: Collection[str]) -> bool:
+    """Whether an input of format ``fmt`` stays on ``engine``'s workers (:func:`load_remote`).
+
+    With a :class:`DaskEngine` and a folder or glob of Parquet partitions, each file
+    is validated on a worker and stays there: the client receives the books, the
+    problems and the sessions and queries, never the result rows.  ``options`` are
+    the names of the load options (``fmt`` and the format's); one that
+    :func:`load_remote` does not take leaves the input to the partitioned reader.
+    """
+    return (
+        isinstance(engine, DaskEngine)
+        and fmt == PARTITIONED
+        and set(options) - {"fmt"} <= REMOTE_OPTIONS
+    )
 
 
 def load_remote(

@@ -17,7 +17,7 @@ import pandas as pd
 from ..errors import InputFormatError, SessionvalError, ValidationFailed, phase
 from ..evaluation.dask_engine import DaskEngine
 from ..evaluation.engine import Engine, LocalEngine
-from ..evaluation.remote import REMOTE_OPTIONS, load_remote
+from ..evaluation.remote import keeps_partitions, load_remote
 from ..frame import LoadedStudy
 from ..io.formats import detect_format
 from ..io.partitioned import PARTITIONED
@@ -208,15 +208,8 @@ def run(
     )
     # a partitioned input on a Dask cluster stays on the workers (scored there, the client
     # gathers tables); the searchers' grades pool over the whole study, so they are gathered
-    remote = (
-        fmt_name == PARTITIONED
-        and isinstance(engine, DaskEngine)
-        and set(load_options) - {"fmt"} <= REMOTE_OPTIONS
-        and all(
-            c.judgments == "reference"
-            for c in (settings.config, settings.cg_config)
-            if c is not None
-        )
+    remote = keeps_partitions(fmt_name, engine, load_options) and all(
+        c.judgments == "reference" for c in (settings.config, settings.cg_config) if c is not None
     )
     if fmt_name == PARTITIONED and isinstance(engine, DaskEngine) and not remote:
         load_options["mapper"] = engine.map_items  # the partitions load on the workers
