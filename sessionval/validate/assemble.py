@@ -200,14 +200,15 @@ def _results_table(st: LoadState, k: _Kept, keep: BoolArray | None) -> pd.DataFr
         """Kept result rows of a column in input order."""
         return arr[res_kept] if r_rows is None else arr[r_rows]
 
-    # the query of each row was released after the checks unless the repair needed it
-    q_of_row = st.q_of_row if hasattr(st, "q_of_row") else queries_per_row(st)
+    # the query of each row (and the positions) outlive the checks only for the repair of
+    # repeated documents (check_results); otherwise the query of each row is made again
+    if hasattr(st, "q_of_row"):
+        q_of_row = st.q_of_row
+        del st.q_of_row, st.pos_i
+    else:
+        q_of_row = queries_per_row(st)
     query_idx = k.q_new[q_of_row[res_kept]]
     del q_of_row, st.sc
-    if hasattr(st, "q_of_row"):
-        del st.q_of_row
-    if hasattr(st, "pos_i"):  # kept for the repair of repeated documents only
-        del st.pos_i
     release_free_memory()  # the holes of the arrays freed so far, before the columns are built
     cols: dict[str, Any] = {
         "query_idx": query_idx,

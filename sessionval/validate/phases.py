@@ -395,8 +395,8 @@ def check_results(st: LoadState) -> None:
     n_q = st.n_queries
     # rows per query (contiguous in sorted order); a repeat writes the query of each row
     # without the int32 copy of the whole mask that a cumulative sum makes
-    q_rows = np.diff(st.q_first_sorted, append=st.n_rows)
-    st.q_of_row = queries_per_row(st)
+    q_rows = _rows_per_query(st)
+    st.q_of_row = queries_per_row(st, q_rows)
     empty_sorted = take_rows(st.empty_row, st.order)
     present_sorted = take_rows(st.rank_present, st.order)
     st.res_mask = present_sorted & ~empty_sorted
@@ -501,9 +501,16 @@ def _documents_distinct(
     return not bool((table[:, 1:] == table[:, :-1]).any())
 
 
-def queries_per_row(st: LoadState) -> npt.NDArray[np.int32]:
-    """The query of each sorted row (rows of a query are contiguous)."""
-    q_rows = np.diff(st.q_first_sorted, append=st.n_rows)
+def _rows_per_query(st: LoadState) -> IntArray:
+    """Sorted rows of each query (a query's rows are contiguous)."""
+    rows: IntArray = np.diff(st.q_first_sorted, append=st.n_rows)
+    return rows
+
+
+def queries_per_row(st: LoadState, q_rows: IntArray | None = None) -> npt.NDArray[np.int32]:
+    """The query of each sorted row; ``q_rows``: :func:`_rows_per_query`, when at hand."""
+    if q_rows is None:
+        q_rows = _rows_per_query(st)
     return np.repeat(np.arange(len(q_rows), dtype=np.int32), q_rows)
 
 
