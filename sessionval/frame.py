@@ -64,6 +64,7 @@ __all__ = [
     "flat_layout_markdown",
     "frame_schema_markdown",
     "id_order",
+    "ratings_last",
 ]
 
 
@@ -266,6 +267,20 @@ class JudgmentFrame:
         return index
 
 
+def ratings_last(columns: Iterable[object]) -> list[str]:
+    """Column names in a frame's order: the others as given, then ``rating_*`` sorted by name.
+
+    The sessions table has the same columns in the same order whatever the input's
+    format, column order or partitioning.
+
+    >>> ratings_last(["session_id", "rating_z", "user_id", "rating_a"])
+    ['session_id', 'user_id', 'rating_a', 'rating_z']
+    """
+    names = [str(c) for c in columns]
+    ratings = [c for c in names if c.startswith("rating_")]
+    return [c for c in names if c not in ratings] + sorted(ratings)
+
+
 def id_order(ids: Iterable[str] | pd.Index | np.ndarray) -> np.ndarray:
     """Positions that sort ``ids`` into the canonical id order.
 
@@ -409,8 +424,7 @@ class SessionFrame:
         s_codes = sid.cat.codes.to_numpy().astype(np.int64)
         s_new = new_code[s_codes] if s_codes.size else s_codes
         s_order = np.argsort(s_new, kind="stable")
-        ratings = [c for c in sessions.columns if str(c).startswith("rating_")]
-        sorted_cols = [c for c in sessions.columns if c not in ratings] + sorted(ratings)
+        sorted_cols = ratings_last(sessions.columns)
         q_codes = self.queries["session_id"].cat.codes.to_numpy().astype(np.int64)
         q_new = new_code[q_codes] if q_codes.size else q_codes
         moved_s = not np.array_equal(s_order, np.arange(s_order.size))

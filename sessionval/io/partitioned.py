@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputFormatError, ParseError, ValidationFailed, raise_if_any
-from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
+from ..frame import JudgmentFrame, LoadedStudy, SessionFrame, ratings_last
 from ..models.study import Study
 from ..problems import LoadReport, Mode, Problem
 from ..validate.references import attach_entities, check_references, unjudged_keys
@@ -209,7 +209,8 @@ def _concat_table(
     other ids take the union of the partitions' categories.
     """
     out: dict[str, Any] = {}
-    for name in _column_union(tables):
+    # partitions may differ in optional columns (titles in one file, none in another)
+    for name in ratings_last(dict.fromkeys(c for t in tables for c in t.columns)):
         parts = _with_column(tables, name)
         if name == "session_id":
             codes = [
@@ -229,19 +230,6 @@ def _concat_table(
         else:
             out[name] = pd.concat(parts, ignore_index=True)
     return pd.DataFrame(out)
-
-
-def _column_union(tables: Sequence[pd.DataFrame]) -> list[str]:
-    """Every column of the tables: the first table's order, then new ones as they appear.
-
-    Partitions may differ in optional columns (one file has titles, another none);
-    ``rating_*`` columns come sorted by name, as in a frame read from one file.
-    """
-    names = list(dict.fromkeys(str(c) for t in tables for c in t.columns))
-    ratings = [c for c in names if c.startswith("rating_")]
-    if not ratings:
-        return names
-    return [c for c in names if c not in ratings] + sorted(ratings)
 
 
 def _with_column(tables: Sequence[pd.DataFrame], name: str) -> list[pd.Series]:
