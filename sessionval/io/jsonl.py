@@ -19,23 +19,21 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 from pydantic import ValidationError
 
 from ..errors import ParseError, ValidationFailed, raise_if_any
-from ..frame import FLAT_COLUMNS, SessionFrame
+from ..frame import SessionFrame
 from ..models.judgments import GradeScale
 from ..models.session import Session
 from ..problems import LoadReport, Mode, Problem
 from ..validate.flat import frame_from_flat
-from .jsonl_columns import MODEL_FIELD, JsonlBatches
+from .jsonl_columns import JsonlBatches
 from .jsonl_repair import remove_repeated_documents
 from .text import CHUNK_BYTES, iter_input_text
 
 __all__ = [
     "iter_sessions",
     "load_jsonl",
-    "sessions_to_flat",
 ]
 
 #: deepest nesting of arrays and objects a JSON line may have (a session needs 4)
@@ -292,53 +290,6 @@ def _parse_lines(
             rep.sessions_rejected += 1
             continue
         yield lineno, session, repairs
-
-
-def sessions_to_flat(
-    sessions: list[Session], lines: list[int] | None = None
-) -> tuple[pd.DataFrame, np.ndarray]:
-    """Flatten sessions to the flat table layout; returns the table and each row's source line.
-
-    The columns are those of :data:`~sessionval.frame.FLAT_COLUMNS`, each read from
-    the session, the query or the result its level names.
-    """
-    cols: dict[str, list[Any]] = {c.name: [] for c in FLAT_COLUMNS}
-    by_level = {
-        level: [
-            (cols[c.name], MODEL_FIELD.get(c.name, c.name))
-            for c in FLAT_COLUMNS
-            if c.level == level
-        ]
-        for level in ("session", "query", "result")
-    }
-    rating_names = sorted({k for s in sessions for k in s.ratings})
-    ratings: dict[str, list[float | None]] = {k: [] for k in rating_names}
-    row_lines: list[int] = []
-    for k, s in enumerate(sessions):
-        line = lines[k] if lines is not None else k + 1
-        s_values = [(out, getattr(s, name)) for out, name in by_level["session"]]
-        s_ratings = [s.ratings.get(name) for name in rating_names]
-        for q in s.queries:
-            q_values = [(out, getattr(q, name)) for out, name in by_level["query"]]
-            for r in q.results or (None,):
-                for out, value in s_values:
-                    out.append(value)
-                for out, value in q_values:
-                    out.append(value)
-                for out, name in by_level["result"]:
-                    out.append(None if r is None else getattr(r, name))
-                for name, value in zip(rating_names, s_ratings, strict=True):
-                    ratings[name].append(value)
-                row_lines.append(line)
-    flat = pd.DataFrame(cols)
-    for name, vals in ratings.items():
-        flat[f"rating_{name}"] = pd.array(vals, dtype="Float64").astype("float64")
-    for c in ("query_pos", "rank", "clicks", "scan_depth", "user_grade"):
-        flat[c] = pd.array(flat[c].tolist(), dtype="Int64")
-    flat["dwell"] = pd.array(flat["dwell"].tolist(), dtype="Float64")
-    for c in ("session_start", "session_end", "query_time"):
-        flat[c] = pd.to_datetime(flat[c], utc=True)
-    return flat, np.asarray(row_lines, dtype=np.int64)
 
 
 #: sessions validated per batch by :func:`load_jsonl` before only their columns are kept
