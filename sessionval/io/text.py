@@ -146,22 +146,32 @@ def decode_text(data: bytes, source: str | os.PathLike[str], encoding: str | Non
     ...
     sessionval.errors.ParseError: q.txt:2: byte offset 6: b'\xe9' is not valid utf-8; ...
     """
-    codec = check_encoding(encoding)
-    for bom, name in _BOMS:
-        if data.startswith(bom):
-            codec, data = name, data[len(bom) :]
-            break
+    codec, data = _without_bom(data, check_encoding(encoding))
     try:
         return data.decode(codec)
     except UnicodeDecodeError as exc:
         # UTF-16/32: count newlines in the decodable prefix, not raw 0x0a bytes
         prefix = data[: exc.start].decode(codec, errors="replace")
-        line = prefix.count("\n") + 1
-        raise ParseError(
-            f"{source}:{line}: byte offset {exc.start}: {data[exc.start : exc.end]!r} is not valid "
-            f"{exc.encoding}; save the file as UTF-8 or pass its encoding "
-            "(--encoding latin-1, cp1252, ...)"
-        ) from None
+        raise _undecodable(source, prefix.count("\n") + 1, exc.start, exc) from None
+
+
+def _without_bom(data: bytes, codec: str) -> tuple[str, bytes]:
+    """The codec a byte-order mark at the start of ``data`` names (else ``codec``), mark removed."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return name, data[len(bom) :]
+    return codec, data
+
+
+def _undecodable(
+    source: str | os.PathLike[str], line: int, offset: int, exc: UnicodeDecodeError
+) -> ParseError:
+    """A byte not valid in the encoding: where it is, as found, and the option to use instead."""
+    return ParseError(
+        f"{source}:{line}: byte offset {offset}: {exc.object[exc.start : exc.end]!r} is not "
+        f"valid {exc.encoding}; save the file as UTF-8 or pass its encoding "
+        "(--encoding latin-1, cp1252, ...)"
+    )
 
 
 def read_input_text(path: str | os.PathLike[str], encoding: str | None = None) -> str:
@@ -201,11 +211,7 @@ def iter_input_text(
             stream = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
         elif p.suffix.lower() == ".gz":
             raise _not_gzip(p, head)
-        chunk = _read_some(stream, size, p)
-        for bom, name in _BOMS:
-            if chunk.startswith(bom):
-                codec, chunk = name, chunk[len(bom) :]
-                break
+        codec, chunk = _without_bom(_read_some(stream, size, p), codec)
         if not chunk:  # the first chunk held only the mark: an empty chunk means the end
             chunk = _read_some(stream, size, p)
         decoder = codecs.getincrementaldecoder(codec)("strict")
@@ -220,12 +226,7 @@ def iter_input_text(
                 # exc.object: the pending bytes, then this chunk
                 prefix = exc.object[: exc.start].decode(codec, errors="replace")
                 line = newlines + prefix.count("\n") + 1
-                raise ParseError(
-                    f"{path}:{line}: byte offset "
-                    f"{fed - pending + exc.start}: {exc.object[exc.start : exc.end]!r} is not "
-                    f"valid {exc.encoding}; save the file as UTF-8 or pass its encoding "
-                    "(--encoding latin-1, cp1252, ...)"
-                ) from None
+                raise _undecodable(path, line, fed - pending + exc.start, exc) from None
             fed += len(chunk)
             if text:
                 newlines += text.count("\n")
