@@ -61,6 +61,7 @@ __all__ = [
     "QrelsKey",
     "SessionFrame",
     "check_columns",
+    "concat_ranges",
     "flat_layout_markdown",
     "frame_schema_markdown",
     "id_order",
@@ -339,8 +340,12 @@ def _sorted_categories(col: pd.Series) -> pd.Series | None:
     return pd.Series(recoded, index=col.index, name=col.name, copy=False)
 
 
-def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Indices ``starts[i] .. starts[i] + counts[i] - 1`` of every range, in range order."""
+def concat_ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Indices ``starts[i] .. starts[i] + counts[i] - 1`` of every range, in range order.
+
+    >>> concat_ranges(np.array([5, 0]), np.array([2, 3])).tolist()
+    [5, 6, 0, 1, 2]
+    """
     total = int(counts.sum())
     new_starts = np.zeros(counts.size, dtype=np.int64)
     np.cumsum(counts[:-1], out=new_starts[1:])
@@ -453,7 +458,7 @@ class SessionFrame:
             # a stable sort keeps each session's queries in order; results move by query
             q_take = np.argsort(q_new, kind="stable")
             r_off = self.query_offsets()
-            r_take = _ranges(r_off[:-1][q_take], np.diff(r_off)[q_take])
+            r_take = concat_ranges(r_off[:-1][q_take], np.diff(r_off)[q_take])
             queries = self.queries.iloc[q_take].reset_index(drop=True)
             results = results.iloc[r_take].reset_index(drop=True)
             n_res = queries["n_results"].to_numpy(dtype=np.int64)

@@ -36,7 +36,7 @@ import pandas as pd
 
 from .._types import FloatArray, IntArray
 from ..errors import SessionvalError
-from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
+from ..frame import JudgmentFrame, LoadedStudy, SessionFrame, concat_ranges
 from ..io.partitioned import (
     PARTITIONED,
     PartitionLoad,
@@ -279,13 +279,6 @@ def _per_position_of(ev: SessionEvaluation) -> tuple[pd.DataFrame, pd.Index]:
 # on the client
 
 
-def _ranges(starts: IntArray, counts: IntArray) -> IntArray:
-    """Indices ``starts[i] .. starts[i] + counts[i] - 1`` of every range, in range order."""
-    off = offsets_from_counts(counts)
-    out: IntArray = np.arange(int(off[-1]), dtype=np.int64) + np.repeat(starts - off[:-1], counts)
-    return out
-
-
 @dataclass(frozen=True)
 class _Order:
     """Where each partition's sessions go in the study's session order.
@@ -307,7 +300,7 @@ class _Order:
 
         ``counts`` are the items per gathered session.
         """
-        return _ranges(offsets_from_counts(counts)[:-1][self.take], counts[self.take])
+        return concat_ranges(offsets_from_counts(counts)[:-1][self.take], counts[self.take])
 
 
 def _order(
