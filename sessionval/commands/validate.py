@@ -12,6 +12,7 @@ from ..errors import ValidationFailed, phase
 from ..evaluation.remote import load_remote
 from ..frame import LoadedStudy
 from ..io.formats import load_input
+from ..problems import LoadReport
 from ..progress import stages
 from ..validate.flat import LOAD_PHASES
 from ._options import (
@@ -96,19 +97,18 @@ def command(
                     **kwargs,
                     **partition_mapper(logs, str(kwargs.get("fmt", "auto")), eng),
                 )
+        report = loaded.report
+        if report.sessions_rejected and not report.sessions_accepted:
+            # every session rejected: the input fails validation (exit 1), as the JSON-lines,
+            # XML and lab-table readers already decide when no valid session is left
+            _write_rejects(report, rejects)
+            raise ValidationFailed(
+                report.problems[:max_problems], truncated=len(report.problems) > max_problems
+            )
         bar.phase("summarising")
         with phase("summarising", loaded.frame.n_results, "result rows"):
             summary = summarize(loaded)
         bar.update()
-    report = loaded.report
-    if report.sessions_rejected and not report.sessions_accepted:
-        # every session rejected: the input fails validation (exit 1), as the JSON-lines,
-        # XML and lab-table readers already decide when no valid session is left
-        if rejects is not None:
-            report.rejects.to_csv(rejects, index=False)
-        raise ValidationFailed(
-            report.problems[:max_problems], truncated=len(report.problems) > max_problems
-        )
     click.echo(summary.to_text())
     if loaded.notes:
         click.echo(f"\n{len(loaded.notes)} repair(s) or note(s):", err=True)
@@ -124,9 +124,14 @@ def command(
         for p in report.problems[:max_problems]:
             click.echo(f"  {p}", err=True)
         _more(len(report.problems), max_problems)
-        if rejects is not None:
-            report.rejects.to_csv(rejects, index=False)
-            click.echo(f"rejects written to {rejects}", err=True)
+        _write_rejects(report, rejects)
+
+
+def _write_rejects(report: LoadReport, rejects: Path | None) -> None:
+    """Every rejected session with its reasons, to the ``--rejects`` CSV when one is given."""
+    if rejects is not None:
+        report.rejects.to_csv(rejects, index=False)
+        click.echo(f"rejects written to {rejects}", err=True)
 
 
 def _more(n: int, shown: int) -> None:
