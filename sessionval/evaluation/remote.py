@@ -304,16 +304,14 @@ class _Order:
 
 
 def _order(
-    frame: SessionFrame, parts: Sequence[_PartScores], part_sessions: Sequence[int]
+    file_row: IntArray, parts: Sequence[_PartScores], part_sessions: Sequence[int]
 ) -> _Order:
-    """The gathered order of the partitions' sessions mapped onto the study's id order."""
-    n_s = frame.n_sessions
-    zero = replace(
-        frame,
-        sessions=frame.sessions.assign(**{_ROW: np.arange(n_s, dtype=np.int64)}),
-        queries=frame.queries.assign(n_results=np.int32(0)),
-    )
-    file_row = zero.in_id_order().sessions[_ROW].to_numpy()  # study position -> file-order row
+    """The gathered order of the partitions' sessions mapped onto the study's id order.
+
+    ``file_row``: for each session of the study in id order, its row in file order
+    (:func:`_study_frame`).
+    """
+    n_s = file_row.size
     base = offsets_from_counts(np.asarray(part_sessions, dtype=np.int64))[:-1]
     gathered_file_row = np.concatenate(
         [p.file_row + b for p, b in zip(parts, base, strict=True)] or [np.zeros(0, np.int64)]
@@ -341,20 +339,27 @@ def _merge(arrays: Sequence[dict[str, npt.NDArray[Any]]], take: IntArray) -> dic
     }
 
 
-def _study_frame(frame: SessionFrame) -> SessionFrame:
-    """The study's frame (no result rows) in id order, ``n_results`` kept."""
-    n_q = len(frame.queries)
+def _study_frame(frame: SessionFrame) -> tuple[SessionFrame, IntArray]:
+    """The study's frame (no result rows) in id order, ``n_results`` kept; each session's row.
+
+    The second value gives, for each session in id order, its row in file order: one
+    :meth:`~sessionval.frame.SessionFrame.in_id_order` serves both.
+    """
+    n_s, n_q = frame.n_sessions, len(frame.queries)
     zero = replace(
         frame,
+        sessions=frame.sessions.assign(**{_ROW: np.arange(n_s, dtype=np.int64)}),
         queries=frame.queries.assign(
             n_results=np.int32(0), **{_ROW: np.arange(n_q, dtype=np.int64)}
         ),
     )
     ordered = zero.in_id_order()
+    file_row = ordered.sessions[_ROW].to_numpy()
     q_row = ordered.queries[_ROW].to_numpy()
     queries = ordered.queries.drop(columns=[_ROW])
     queries["n_results"] = frame.queries["n_results"].iloc[q_row].reset_index(drop=True)
-    return replace(ordered, queries=queries)
+    sessions = ordered.sessions.drop(columns=[_ROW])
+    return replace(ordered, sessions=sessions, queries=queries), file_row
 
 
 def evaluate_remote(
@@ -383,8 +388,8 @@ def evaluate_remote(
     judgments = engine.broadcast(study.judgments) if study.judgments is not None else None
     evs = engine.submit_items(_score, list(study.parts), judgments, cfg, list(measures))
     scores = engine.map_futures(_scores_of, evs)
-    order = _order(study.frame, scores, study.part_sessions)
-    frame = _study_frame(study.frame)
+    frame, file_row = _study_frame(study.frame)
+    order = _order(file_row, scores, study.part_sessions)
     zero = replace(frame, queries=frame.queries.assign(n_results=np.int32(0)))
     lay = _layout(zero)
     if not np.array_equal(order.n_queries[order.take], np.diff(lay.session_query_offsets)):
