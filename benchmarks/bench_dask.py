@@ -13,6 +13,9 @@ processes and times:
   columns only), each scored on its worker
   (:func:`~sessionval.evaluation.remote.evaluate_remote`), the per-session table
   built on the client from the gathered per-session and per-query arrays;
+- ``onepass`` (:func:`~sessionval.evaluation.remote.score_remote`): each partition
+  validated and scored in one task chain on its worker, nothing kept there (the
+  per-position arrays are not available); the per-session table built on the client;
 - ``gather`` (the first version): the frames gathered and combined on the client,
   the chunks shipped to the workers (``DaskEngine.map_sessions``).
 
@@ -28,7 +31,7 @@ equal (a hash of the table).
         --qrels /work/data/s1m/qrels.txt --parts 8 --workers 1,2 --split convert
     python benchmarks/bench_dask.py --parquet /work/data/s1m/sessions.parquet \\
         --qrels /work/data/s1m/qrels.txt --parts 8 --copies 10 --workers 1,2 \\
-        --workdir /tmp/parts10m
+        --modes onepass --workdir /tmp/parts10m
 """
 
 from __future__ import annotations
@@ -134,7 +137,7 @@ def run(parts: Path, qrels: str, workers: int, x: int, mode: str) -> dict[str, o
     from distributed.diagnostics import MemorySampler
 
     import sessionval as sv
-    from sessionval.evaluation.remote import evaluate_remote, load_remote
+    from sessionval.evaluation.remote import evaluate_remote, load_remote, score_remote
     from sessionval.io.partitioned import read_partitioned_study
 
     config = sv.SessionConfig(cutoff=x)
@@ -145,7 +148,9 @@ def run(parts: Path, qrels: str, workers: int, x: int, mode: str) -> dict[str, o
     ):
         t0 = time.perf_counter()
         loaded: Any
-        if mode == "remote":
+        if mode == "onepass":  # validated and scored in one pass: no load/evaluate split
+            loaded, ev = score_remote(parts, eng, config, qrels=qrels, max_rank=x, columns=())
+        elif mode == "remote":
             loaded = load_remote(parts, eng, qrels=qrels, max_rank=x, columns=())
         else:
             loaded = read_partitioned_study(
@@ -154,7 +159,7 @@ def run(parts: Path, qrels: str, workers: int, x: int, mode: str) -> dict[str, o
         t1 = time.perf_counter()
         if mode == "remote":
             ev = evaluate_remote(loaded, config)
-        else:
+        elif mode == "gather":
             ev = sv.evaluate(loaded.frame, loaded.judgments, config, engine=eng)
         per_session = ev.per_session()
         t2 = time.perf_counter()
@@ -211,7 +216,7 @@ def main() -> None:
     ap.add_argument("--parts", type=int, default=8, help="partitions per copy")
     ap.add_argument("--copies", type=int, default=1, help="copies of the sessions, ids prefixed")
     ap.add_argument("--workers", default="1,2")
-    ap.add_argument("--modes", default="remote", help="remote and/or gather (comma list)")
+    ap.add_argument("--modes", default="remote", help="remote, onepass and/or gather (comma list)")
     ap.add_argument("--cutoff", type=int, default=10)
     ap.add_argument("--workdir", default=None, help="where the partitions go (default: beside)")
     ap.add_argument(

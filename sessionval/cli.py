@@ -49,7 +49,7 @@ EXIT_PIPE: Final = 141
 DEBUG_ENV: Final = "SESSIONVAL_DEBUG"
 
 _MEMORY_ADVICE: Final = (
-    "free memory or give less work at once: run --no-per-position --tables parquet, "
+    "free memory or give less work at once: run --no-per-position --no-figures --tables parquet, "
     "--engine dask to spread the sessions, or fewer measures and columns "
     "(docs/performance.md gives the memory per million rows)"
 )

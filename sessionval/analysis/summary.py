@@ -8,13 +8,13 @@ Table 2, and how much of what was logged is judged.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
 
 import numpy as np
 import pandas as pd
 
 from ..evaluation.remote import RemoteStudy
-from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
+from ..frame import LoadedStudy
+from ..judgments.coverage import BASE, coverage_counts
 
 __all__ = [
     "StudySummary",
@@ -148,45 +148,8 @@ def summarize(loaded: LoadedStudy) -> StudySummary:
 
 def _coverage(loaded: LoadedStudy) -> pd.DataFrame:
     if isinstance(loaded, RemoteStudy):  # counted on the workers, where the result rows are
-        parts = loaded.map_parts(coverage_counts, loaded.judgments)
-        counts = pd.concat(parts).groupby(level=0, sort=False).sum()
-        return _coverage_table(counts)
+        return _coverage_table(loaded.coverage)
     return _coverage_table(coverage_counts(loaded.frame, loaded.judgments))
-
-
-def coverage_counts(frame: SessionFrame, judgments: JudgmentFrame | None) -> pd.DataFrame:
-    """Per system (by name): result rows, and for each coverage column its hits and base.
-
-    Counts add up over the partitions of a study (whole numbers), so the coverage of
-    a partitioned study is its partitions' counts summed (:func:`_coverage_table`).
-    """
-    r = frame.results
-    # per-system means by counting over the systems' integer codes: no per-row string or
-    # float table (that copy made the summary the peak of ``validate``)
-    systems = frame.sessions["system_id"].astype("category")
-    code = systems.cat.codes.to_numpy()[r["session_id"].cat.codes.to_numpy()]
-    n_sys = len(systems.cat.categories)
-    counts = np.bincount(code, minlength=n_sys)
-    cols: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
-    if judgments is not None:
-        from ..judgments.lookup import result_grades
-
-        judged = ~np.isnan(result_grades(frame, judgments, source="reference"))
-        top10 = r["rank"].to_numpy() <= 10
-        cols["reference judged (all ranks)"] = (judged, None)
-        cols["reference judged (top 10)"] = (judged & top10, top10)
-    cols["searcher judged"] = (~np.isnan(r["user_grade"].to_numpy()), None)
-    cols["clicked"] = (r["clicks"].to_numpy() > 0, None)
-    data: dict[str, np.ndarray] = {"results": counts}
-    for name, (hit, among) in cols.items():
-        # counts of the rows picked (weights= would make a float64 copy of each mask)
-        data[name] = np.bincount(code[hit], minlength=n_sys)
-        data[name + _BASE] = counts if among is None else np.bincount(code[among], minlength=n_sys)
-    return pd.DataFrame(data, index=pd.Index(systems.cat.categories.astype(str), name="system"))
-
-
-#: suffix of the base count (the rows a coverage fraction is taken over) in coverage_counts
-_BASE: Final = "\tbase"
 
 
 def _coverage_table(counts: pd.DataFrame) -> pd.DataFrame:
@@ -197,10 +160,10 @@ def _coverage_table(counts: pd.DataFrame) -> pd.DataFrame:
     order = np.argsort(names, kind="stable")
     table: dict[str, list[float]] = {}
     for name in counts.columns:
-        if name == "results" or name.endswith(_BASE):
+        if name == "results" or name.endswith(BASE):
             continue
         hits = counts[name].to_numpy()
-        base = counts[name + _BASE].to_numpy()
+        base = counts[name + BASE].to_numpy()
         with np.errstate(invalid="ignore", divide="ignore"):
             per_sys = (hits / base)[used][order]
         total = base.sum()

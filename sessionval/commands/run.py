@@ -107,6 +107,13 @@ __all__ = [
     "rows in a large study).",
 )
 @click.option(
+    "--figures/--no-figures",
+    default=True,
+    show_default=True,
+    help="Draw the figures. With --no-figures --no-per-position --engine dask a "
+    "partitioned study is scored in one pass and the workers keep no result row.",
+)
+@click.option(
     "--tables",
     "table_formats",
     type=click.Choice(["both", "csv", "parquet"]),
@@ -130,6 +137,7 @@ def command(
     csv_safe: bool | None,
     progress: bool | None,
     per_position: bool,
+    figures: bool,
     table_formats: str,
     engine: str,
     scheduler: str | None,
@@ -159,6 +167,7 @@ def command(
                 csv_safe=csv_safe,
                 engine=eng,
                 per_position=per_position,
+                figures=figures,
                 table_formats=("csv", "parquet") if table_formats == "both" else (table_formats,),
             )
     except ValidationFailed as exc:

@@ -87,9 +87,9 @@ def command(
                 "progress": bar.phase,
             }
             loaded: LoadedStudy
-            if keeps_partitions(logs, eng, kwargs):  # the partitions stay on the workers
+            if keeps_partitions(logs, eng, kwargs):  # validated on the workers, rows dropped there
                 kwargs.pop("fmt", None)
-                loaded = load_remote(logs, eng, **options, **kwargs)
+                loaded = load_remote(logs, eng, **options, **kwargs, keep=False)
             else:
                 loaded = load_input(
                     logs,

@@ -152,17 +152,27 @@ class DaskEngine:
         return self._gather(futures)
 
     # ---- data kept on the workers (a partitioned study: sessionval.evaluation.remote)
-    def submit_items(self, fn: Callable[..., Any], items: Sequence[Any], *args: Any) -> list[Any]:
+    def submit_items(
+        self, fn: Callable[..., Any], items: Sequence[Any], *args: Any, priority: int = 0
+    ) -> list[Any]:
         """Futures of ``fn(item, *args)`` for each item: the results stay on the workers.
 
         An item (or argument) that is a future runs where its data is; the results
-        are released when the returned futures are dropped.
+        are released when the returned futures are dropped.  Among the tasks ready on
+        a worker, those of higher ``priority`` run first (Dask runs equal priorities in
+        the order they were submitted).
         """
-        return [self.client.submit(fn, item, *args, pure=False) for item in items]
+        return [
+            self.client.submit(fn, item, *args, pure=False, priority=priority) for item in items
+        ]
 
     def map_futures(self, fn: Callable[..., T], futures: Sequence[Any], *args: Any) -> list[T]:
         """``[fn(value, *args) for value in futures]`` computed where each value is, gathered."""
         return self._gather(self.submit_items(fn, futures, *args))
+
+    def gather(self, futures: Sequence[Any]) -> list[Any]:
+        """The values of ``futures`` (from :meth:`submit_items`) on the client, in order."""
+        return self._gather(list(futures))
 
     def broadcast(self, value: Any) -> Any:
         """A future of ``value`` copied to every worker once (judgments, parameters)."""

@@ -1,4 +1,4 @@
-"""A partitioned study kept on the workers of a Dask cluster, scored where it lies.
+"""A partitioned study validated and scored on the workers of a Dask cluster.
 
 :func:`load_remote` validates each partition file on a worker (the same loader
 as :func:`~sessionval.io.partitioned.read_partitioned_study`) and keeps the
@@ -8,14 +8,15 @@ combines them into the study's frame without results: a :class:`RemoteStudy`.
 
 :func:`evaluate_remote` scores each partition on its worker with
 :func:`~sessionval.evaluation.session.evaluate` (the same pure kernels, the
-judgments broadcast once) and gathers the per-query and per-session arrays.  A
-session sits in one file and every value of a session depends on that session
-alone (and on the judgments, which every worker has), so each partition's
-values are the study's; the client puts them in the study's session order
-(session-id order, :meth:`~sessionval.frame.SessionFrame.in_id_order`).  The
-tables are the local engine's, bit for bit.  Per-position arrays, the kept
-result rows' gains (the figures) and the per-position table are computed on the
-workers and gathered only when asked for.
+judgments broadcast once), keeps the evaluation there and gathers the per-query
+and per-session arrays, which :func:`~sessionval.evaluation.remote_scores.assemble`
+puts in the study's session order: the local engine's tables, bit for bit.
+Per-position arrays, the kept result rows' gains (the figures) and the
+per-position table are computed on the workers and gathered only when asked for.
+
+:func:`score_remote` does both in one pass and keeps nothing on the workers:
+each partition is scored as soon as it is validated and its rows are dropped, so
+a worker's memory is bounded by the partitions it works on, not by the study.
 
 The client's memory grows with the sessions and queries (their tables), not
 with the result rows.  With the searchers' own grades (``judgments =
@@ -27,43 +28,41 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Final, cast
+from dataclasses import dataclass, field
+from typing import Any, Final
 
-import numpy as np
-import numpy.typing as npt
 import pandas as pd
 
-from .._types import FloatArray, IntArray
 from ..errors import SessionvalError
-from ..frame import JudgmentFrame, LoadedStudy, SessionFrame, concat_ranges
+from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
 from ..io.partitioned import (
     PARTITIONED,
     PartitionLoad,
+    PartitionSetup,
     combine_frames,
     combine_partitions,
     prepare_partitions,
     without_results,
 )
-from ..kernels.segments import offsets_from_counts, segment_ids
+from ..judgments.coverage import coverage_counts, sum_counts
 from ..problems import Mode
 from ..validate.references import attach_entities
 from .config import SessionConfig
 from .dask_engine import DaskEngine, _apply
-from .engine import LocalEngine
-from .result import Positions, SessionEvaluation
-from .session import _context, _grade_source, _layout, evaluate
+from .remote_scores import PartScores, RemoteEvaluation, assemble, score_partition, scores_of
+from .result import SessionEvaluation
+from .session import evaluate
 
 __all__ = [
     "REMOTE_OPTIONS",
     "RemoteEvaluation",
     "RemoteStudy",
     "evaluate_remote",
+    "keeps_partitions",
     "load_remote",
+    "score_partitions",
+    "score_remote",
 ]
-
-#: a column added to each partition's sessions on its worker: the session's row in the file
-_ROW = "_sessionval_row"
 
 
 @dataclass(frozen=True)
@@ -74,23 +73,41 @@ class RemoteStudy(LoadedStudy):
     as :func:`~sessionval.io.partitioned.read_partitioned_study` combines them)
     and no result rows (the results table keeps its columns and categories);
     ``parts`` are the futures of the partitions' frames on the workers, in file
-    order; ``part_sessions`` their numbers of sessions; ``n_results`` the result
-    rows kept over all partitions.
+    order (empty when they were not kept); ``part_sessions`` their numbers of
+    sessions; ``n_results`` the result rows kept over all partitions; ``coverage``
+    their judgment coverage counts added up
+    (:func:`~sessionval.judgments.coverage.coverage_counts`, counted on the workers).
     """
 
     engine: DaskEngine | None = field(default=None, compare=False, repr=False)
     parts: tuple[Any, ...] = field(default=(), compare=False, repr=False)
     part_sessions: tuple[int, ...] = ()
     n_results: int = 0
+    coverage: pd.DataFrame = field(default_factory=pd.DataFrame, compare=False, repr=False)
 
     def _engine(self) -> DaskEngine:
         if self.engine is None:  # pragma: no cover - load_remote always sets it
             raise SessionvalError("a remote study needs its engine")
         return self.engine
 
+    def kept_parts(self) -> tuple[Any, ...]:
+        """The futures of the partitions' frames on the workers.
+
+        Raises
+        ------
+        SessionvalError
+            The partitions were not kept (``load_remote(..., keep=False)``, :func:`score_remote`).
+        """
+        if self.part_sessions and not self.parts:
+            raise SessionvalError(
+                "the partitions of this study were not kept on the workers "
+                "(load_remote(..., keep=False) or score_remote); load it with keep=True"
+            )
+        return self.parts
+
     def map_parts(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
         """``[fn(frame, *args) for frame in partitions]`` run on the workers, in file order."""
-        return self._engine().map_futures(fn, self.parts, *args)
+        return self._engine().map_futures(fn, self.kept_parts(), *args)
 
     def gathered(self) -> LoadedStudy:
         """The study with every result row, gathered on the client (what the local engine reads)."""
@@ -151,11 +168,14 @@ def load_remote(
     progress: Callable[[str], None] | None = None,
     max_rank: int | None = None,
     columns: Sequence[str] | None = None,
+    keep: bool = True,
 ) -> RemoteStudy:
     """Validate the partitions of ``path`` on the workers and keep them there.
 
     Parameters are those of :func:`~sessionval.io.partitioned.read_partitioned_study`
-    (a folder or glob of Parquet files partitioned by session).
+    (a folder or glob of Parquet files partitioned by session), and ``keep``:
+    ``False`` drops each partition's rows once its books are counted (what
+    ``validate`` needs; such a study cannot be scored, :func:`score_remote` can).
 
     Raises
     ------
@@ -164,7 +184,6 @@ def load_remote(
     InputFormatError
         A session split across files.
     """
-    tick = progress or (lambda _msg: None)
     setup = prepare_partitions(
         path,
         qrels=qrels,
@@ -174,15 +193,51 @@ def load_remote(
         max_rank=max_rank,
         columns=columns,
     )
+    return _load(setup, engine, keep=keep, tick=progress or (lambda _msg: None))
+
+
+def _load(
+    setup: PartitionSetup, engine: DaskEngine, *, keep: bool, tick: Callable[[str], None]
+) -> RemoteStudy:
+    loads, judgments = _submit_loads(setup, engine, tick)
+    light = engine.map_futures(_light, loads, judgments)
+    parts = tuple(engine.submit_items(_frame_of, loads)) if keep else ()
+    del loads  # the frames stay on the workers through ``parts``, if kept
+    return _remote_study(setup, engine, parts, light, tick)
+
+
+def _submit_loads(
+    setup: PartitionSetup, engine: DaskEngine, tick: Callable[[str], None]
+) -> tuple[list[Any], Any]:
+    """The futures of the partitions validated on the workers, in file order; the judgments'."""
     tick(f"loading {len(setup.files)} partitions")
     # the loader carries the header and the judgments (a large study's header lists every
     # searcher): sent to each worker once, not pickled into every task
     load = engine.broadcast(setup.load)
-    loads = engine.submit_items(_apply, setup.files, load)
-    light = engine.map_futures(without_results, loads)
-    loaded = combine_partitions([p for p, _ in light], setup, progress=tick)
-    parts = tuple(engine.submit_items(_frame_of, loads))
-    del loads  # the frames stay on the workers through ``parts``
+    judgments = engine.broadcast(setup.judgments) if setup.judgments is not None else None
+    return engine.submit_items(_apply, setup.files, load), judgments
+
+
+#: what the client gathers of a validated partition: no result row
+_Light = tuple[PartitionLoad, int, pd.DataFrame | None]
+
+
+def _light(part: PartitionLoad, judgments: JudgmentFrame | None) -> _Light:
+    """On a worker: the partition without its result rows, their number and coverage counts."""
+    bare, n = without_results(part)
+    counts = coverage_counts(part.frame, judgments) if part.frame is not None else None
+    return bare, n, counts
+
+
+def _remote_study(
+    setup: PartitionSetup,
+    engine: DaskEngine,
+    parts: tuple[Any, ...],
+    light: Sequence[_Light],
+    tick: Callable[[str], None],
+) -> RemoteStudy:
+    """The study from its partitions' light parts (problems of every file raised at once)."""
+    loaded = combine_partitions([p for p, _, _ in light], setup, progress=tick)
     return RemoteStudy(
         study=loaded.study,
         frame=loaded.frame,
@@ -192,174 +247,10 @@ def load_remote(
         unjudged=loaded.unjudged,
         engine=engine,
         parts=parts,
-        part_sessions=tuple(p.frame.n_sessions for p, _ in light if p.frame is not None),
-        n_results=sum(n for _, n in light),
+        part_sessions=tuple(p.frame.n_sessions for p, _, _ in light if p.frame is not None),
+        n_results=sum(n for _, n, _ in light),
+        coverage=sum_counts([c for _, _, c in light if c is not None]),
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# on the workers
-
-
-@dataclass(frozen=True)
-class _PartScores:
-    """One partition's evaluation as the client gathers it (its sessions in its id order)."""
-
-    file_row: IntArray  # each session's row among the partition's sessions (file order)
-    n_queries: IntArray
-    n_rows: IntArray  # result rows of each session
-    queries: dict[str, npt.NDArray[Any]]
-    sessions: dict[str, npt.NDArray[Any]]
-    session_values: dict[str, FloatArray]
-    n_unjudged: int
-    n_negative: int
-    high_grade: float
-    measures: tuple[str, ...]
-    session_measures: tuple[str, ...]
-
-
-def _score(
-    frame: SessionFrame,
-    judgments: JudgmentFrame | None,
-    config: SessionConfig,
-    measures: Sequence[str],
-) -> SessionEvaluation:
-    """On a worker: the partition evaluated (kept there, for the per-position passes)."""
-    rows = np.arange(frame.n_sessions, dtype=np.int64)
-    marked = replace(frame, sessions=frame.sessions.assign(**{_ROW: rows}))
-    return evaluate(marked, judgments, config, measures=measures, engine=LocalEngine())
-
-
-def _session_counts(ev: SessionEvaluation, index: IntArray) -> IntArray:
-    """Per session of ``ev``: how many of ``index`` (query indices) fall in it."""
-    out: IntArray = np.bincount(ev.query_session[index], minlength=ev.frame.n_sessions)
-    return out
-
-
-def _scores_of(ev: SessionEvaluation) -> _PartScores:
-    ctx = ev._ctx
-    return _PartScores(
-        file_row=ev.frame.sessions[_ROW].to_numpy(),
-        n_queries=np.diff(ctx.session_query_offsets),
-        n_rows=np.diff(ctx.session_row_offsets),
-        queries=ev.queries,
-        sessions=ev.sessions,
-        session_values=ev.session_values,
-        n_unjudged=ev.n_unjudged,
-        n_negative=ev.n_negative,
-        high_grade=ev.high_grade,
-        measures=ev.measures,
-        session_measures=ev.session_measures,
-    )
-
-
-def _positions_of(ev: SessionEvaluation) -> dict[str, npt.NDArray[Any]]:
-    p = ev.positions()
-    return {
-        k: getattr(p, k) for k in ("query", "slot", "frame_row", "grade", "gain", "sdcg", "ideal")
-    }
-
-
-def _ranked_of(ev: SessionEvaluation) -> dict[str, npt.NDArray[Any]]:
-    qidx, rank, gain = ev.ranked_gains()
-    rows, _ = ev.row_gains()
-    return {"query": qidx, "rank": rank, "gain": gain, "row": rows}
-
-
-def _per_position_of(ev: SessionEvaluation) -> tuple[pd.DataFrame, pd.Index]:
-    """The partition's per-position table, ids as codes, and its document categories."""
-    df = ev.per_position().copy(deep=False)
-    cats = df["doc_id"].cat.categories
-    df["doc_id"] = df["doc_id"].cat.codes.to_numpy().astype(np.int64)
-    df["session_id"] = df["session_id"].cat.codes.to_numpy().astype(np.int64)
-    return df, cats
-
-
-# ---------------------------------------------------------------------------------------------
-# on the client
-
-
-@dataclass(frozen=True)
-class _Order:
-    """Where each partition's sessions go in the study's session order.
-
-    The partitions' sessions concatenated (each partition in its own id order) are
-    the *gathered* order; ``take`` lists, for each session of the study in id order,
-    its place in the gathered order.
-    """
-
-    take: IntArray
-    n_queries: IntArray  # per gathered session
-    n_rows: IntArray
-    query_base: IntArray  # per partition: its first query and row in the gathered order
-    row_base: IntArray
-    part_of_session: IntArray
-
-    def blocks(self, counts: IntArray) -> IntArray:
-        """Gathered positions of each session's items, sessions in the study's order.
-
-        ``counts`` are the items per gathered session.
-        """
-        return concat_ranges(offsets_from_counts(counts)[:-1][self.take], counts[self.take])
-
-
-def _order(
-    file_row: IntArray, parts: Sequence[_PartScores], part_sessions: Sequence[int]
-) -> _Order:
-    """The gathered order of the partitions' sessions mapped onto the study's id order.
-
-    ``file_row``: for each session of the study in id order, its row in file order
-    (:func:`_study_frame`).
-    """
-    n_s = file_row.size
-    base = offsets_from_counts(np.asarray(part_sessions, dtype=np.int64))[:-1]
-    gathered_file_row = np.concatenate(
-        [p.file_row + b for p, b in zip(parts, base, strict=True)] or [np.zeros(0, np.int64)]
-    )
-    where = np.empty(n_s, dtype=np.int64)  # file-order row -> gathered position
-    where[gathered_file_row] = np.arange(n_s, dtype=np.int64)
-    n_q = [p.n_queries for p in parts]
-    n_r = [p.n_rows for p in parts]
-    return _Order(
-        take=where[file_row],
-        n_queries=np.concatenate(n_q).astype(np.int64),
-        n_rows=np.concatenate(n_r).astype(np.int64),
-        query_base=offsets_from_counts(np.array([int(q.sum()) for q in n_q], dtype=np.int64)),
-        row_base=offsets_from_counts(np.array([int(r.sum()) for r in n_r], dtype=np.int64)),
-        part_of_session=np.repeat(np.arange(len(parts)), [p.file_row.size for p in parts]),
-    )
-
-
-def _merge(arrays: Sequence[dict[str, npt.NDArray[Any]]], take: IntArray) -> dict[str, Any]:
-    """The partitions' arrays concatenated key by key, then put in the study's order."""
-    # a partition without sessions (all rejected) brings untyped empty arrays: left out
-    return {
-        k: np.concatenate([a[k] for a in arrays if a[k].size] or [arrays[0][k]])[take]
-        for k in arrays[0]
-    }
-
-
-def _study_frame(frame: SessionFrame) -> tuple[SessionFrame, IntArray]:
-    """The study's frame (no result rows) in id order, ``n_results`` kept; each session's row.
-
-    The second value gives, for each session in id order, its row in file order: one
-    :meth:`~sessionval.frame.SessionFrame.in_id_order` serves both.
-    """
-    n_s, n_q = frame.n_sessions, len(frame.queries)
-    zero = replace(
-        frame,
-        sessions=frame.sessions.assign(**{_ROW: np.arange(n_s, dtype=np.int64)}),
-        queries=frame.queries.assign(
-            n_results=np.int32(0), **{_ROW: np.arange(n_q, dtype=np.int64)}
-        ),
-    )
-    ordered = zero.in_id_order()
-    file_row = ordered.sessions[_ROW].to_numpy()
-    q_row = ordered.queries[_ROW].to_numpy()
-    queries = ordered.queries.drop(columns=[_ROW])
-    queries["n_results"] = frame.queries["n_results"].iloc[q_row].reset_index(drop=True)
-    sessions = ordered.sessions.drop(columns=[_ROW])
-    return replace(ordered, sessions=sessions, queries=queries), file_row
 
 
 def evaluate_remote(
@@ -376,206 +267,125 @@ def evaluate_remote(
     Parameters
     ----------
     study
-        A study loaded by :func:`load_remote`.
+        A study loaded by :func:`load_remote` (with ``keep=True``).
     config, measures
         As :func:`~sessionval.evaluation.session.evaluate`.
+
+    Raises
+    ------
+    SessionvalError
+        The study's partitions were not kept on the workers.
     """
     cfg = config or SessionConfig()
     engine = study._engine()
+    parts = study.kept_parts()
     if cfg.judgments == "searcher":  # the ideal pools the grades of every partition
         whole = study.gathered()
         return evaluate(whole.frame, whole.judgments, cfg, measures=measures, engine=engine)
     judgments = engine.broadcast(study.judgments) if study.judgments is not None else None
-    evs = engine.submit_items(_score, list(study.parts), judgments, cfg, list(measures))
-    scores = engine.map_futures(_scores_of, evs)
-    frame, file_row = _study_frame(study.frame)
-    order = _order(file_row, scores, study.part_sessions)
-    zero = replace(frame, queries=frame.queries.assign(n_results=np.int32(0)))
-    lay = _layout(zero)
-    if not np.array_equal(order.n_queries[order.take], np.diff(lay.session_query_offsets)):
-        raise SessionvalError(  # pragma: no cover - the partitions are the frame's
-            "the partitions' queries on the workers do not match the study's"
-        )
-    src = _grade_source(zero, study.judgments, cfg)
-    ideal = src.ideal(zero, cfg)
-    ctx = _context(zero, lay, src, cfg, ideal)
-    qa = _merge([s.queries for s in scores], order.blocks(order.n_queries))
-    sa = _merge([s.sessions for s in scores], order.take)
-    first = scores[0]
-    values = _merge([s.session_values for s in scores], order.take) if first.session_values else {}
-    return RemoteEvaluation(
-        config=cfg,
-        frame=frame,
-        query_session=lay.query_session,
-        query_pos=lay.query_pos,
-        queries=qa,
-        sessions=sa,
-        n_unjudged=sum(s.n_unjudged for s in scores),
-        n_negative=sum(s.n_negative for s in scores),
-        n_empty_ideal=int(np.count_nonzero(sa["ideal_final"] == 0)),
-        high_grade=first.high_grade,
-        measures=first.measures,
-        session_measures=first.session_measures,
-        session_values=values,
-        _ctx=ctx,
-        _engine=engine,
-        _ideal=ideal,
-        _remote=_Remote(engine, tuple(evs), order),
-    )
+    evs = engine.submit_items(score_partition, list(parts), judgments, cfg, list(measures))
+    scores = engine.map_futures(scores_of, evs)
+    return assemble(study.frame, study.part_sessions, scores, study.judgments, cfg, engine, evs=evs)
 
 
-@dataclass(frozen=True)
-class _Remote:
-    """The partitions' evaluations on the workers, and where their sessions go."""
+def _scores_of_load(
+    part: PartitionLoad,
+    judgments: JudgmentFrame | None,
+    config: SessionConfig,
+    measures: Sequence[str],
+) -> PartScores | None:
+    """On a worker: a validated partition's scores; its rows and evaluation are not kept."""
+    if part.frame is None:  # failed validation: combine_partitions raises its problems
+        return None
+    return scores_of(score_partition(part.frame, judgments, config, measures))
 
-    engine: DaskEngine
-    evs: tuple[Any, ...]
-    order: _Order
 
+def score_remote(
+    path: str | os.PathLike[str],
+    engine: DaskEngine,
+    config: SessionConfig | None = None,
+    *,
+    measures: Sequence[str] = (),
+    qrels: str | os.PathLike[str] | None = None,
+    header: str | os.PathLike[str] | None = None,
+    mode: Mode = "strict",
+    max_problems: int = 50,
+    progress: Callable[[str], None] | None = None,
+    max_rank: int | None = None,
+    columns: Sequence[str] | None = None,
+) -> tuple[RemoteStudy, SessionEvaluation]:
+    """Validate and score the partitions of ``path`` in one pass, keeping nothing on the workers.
 
-@dataclass(frozen=True)
-class RemoteEvaluation(SessionEvaluation):
-    """A :class:`SessionEvaluation` whose per-position and per-row arrays stay on the workers.
+    Each partition is scored on its worker as soon as it is validated (those tasks
+    run before the next file is read), and its rows and evaluation are then
+    dropped: a worker holds the partition it works on and the scores not yet
+    gathered, whatever the size of the study.  The tables are
+    :func:`evaluate_remote`'s (the local engine's, bit for bit); the per-position
+    arrays, the rows' gains (the figures) and the per-position table are not
+    available (they need the rows: :func:`load_remote` and :func:`evaluate_remote`).
 
-    :meth:`positions`, :meth:`ranked_gains`, :meth:`row_gains` and
-    :meth:`per_position` are computed on the workers (each partition's, from its
-    kept evaluation), gathered and put in the study's order when asked for.
+    Parameters
+    ----------
+    path, engine, qrels, header, mode, max_problems, progress, max_rank, columns
+        As :func:`load_remote`.
+    config, measures
+        As :func:`~sessionval.evaluation.session.evaluate`.  With the searchers'
+        own grades (``judgments = "searcher"``) the ideal pools every partition,
+        so the study is loaded, kept and gathered (:func:`evaluate_remote`).
+
+    Returns
+    -------
+    tuple of RemoteStudy and SessionEvaluation
+        The validated study (books, problems, sessions and queries; no partition
+        kept) and its evaluation.
+
+    Raises
+    ------
+    ValidationFailed
+        Strict mode and a problem in any partition (each problem names its file).
+    InputFormatError
+        A session split across files.
     """
-
-    _remote: _Remote | None = field(default=None, repr=False, compare=False)
-
-    def _parts(self) -> _Remote:
-        if self._remote is None:  # pragma: no cover - evaluate_remote always sets it
-            raise SessionvalError("a remote evaluation needs its partitions")
-        return self._remote
-
-    def _study_query(self, local: IntArray, part: IntArray, gathered_session: IntArray) -> IntArray:
-        """Partition-local query indices as the study's (by their place in their session)."""
-        o = self._parts().order
-        q_off = offsets_from_counts(o.n_queries)
-        within = local + o.query_base[part] - q_off[gathered_session]
-        study_session = self._study_session(gathered_session)
-        out: IntArray = self._ctx.session_query_offsets[study_session] + within
-        return out
-
-    def _study_session(self, gathered_session: IntArray) -> IntArray:
-        o = self._parts().order
-        inverse = np.empty(o.take.size, dtype=np.int64)
-        inverse[o.take] = np.arange(o.take.size, dtype=np.int64)
-        out: IntArray = inverse[gathered_session]
-        return out
-
-    def _study_row(self, local: IntArray, part: IntArray, gathered_session: IntArray) -> IntArray:
-        """Partition-local result rows as rows of the study (−1 stays −1)."""
-        o = self._parts().order
-        r_off = offsets_from_counts(o.n_rows)
-        n_res = self.frame.queries["n_results"].to_numpy(dtype=np.int64)
-        per_session = np.bincount(
-            self.query_session, weights=n_res, minlength=self.frame.n_sessions
-        )
-        study_r_off = offsets_from_counts(per_session.astype(np.int64))
-        within = local + o.row_base[part] - r_off[gathered_session]
-        study = study_r_off[self._study_session(gathered_session)] + within
-        out: IntArray = np.where(local >= 0, study, -1)
-        return out
-
-    def _gathered(
-        self, fn: Callable[[SessionEvaluation], dict[str, npt.NDArray[Any]]], session_of: str
-    ) -> tuple[dict[str, npt.NDArray[Any]], IntArray, IntArray]:
-        """Per-item arrays of every partition in the study's order.
-
-        Also returns each item's gathered session and partition.
-        """
-        r = self._parts()
-        o = r.order
-        parts = r.engine.map_futures(fn, r.evs)
-        counts = []
-        sessions = []
-        part_ids = []
-        s_base = 0
-        n_sessions = np.bincount(o.part_of_session, minlength=len(parts))
-        for i, (p, n_s) in enumerate(zip(parts, n_sessions, strict=True)):
-            sess = _segment_of(p, session_of, o, i)
-            counts.append(np.bincount(sess, minlength=int(n_s)))
-            sessions.append(sess + s_base)
-            part_ids.append(np.full(sess.size, i, dtype=np.int64))
-            s_base += int(n_s)
-        take = o.blocks(np.concatenate(counts).astype(np.int64))
-        merged = _merge(parts, take)
-        return merged, np.concatenate(sessions)[take], np.concatenate(part_ids)[take]
-
-    def positions(self) -> Positions:
-        """Per-position arrays (computed on the workers, gathered, then cached)."""
-        if "positions" not in self._cache:
-            p, g_sess, part = self._gathered(_positions_of, "query")
-            offsets = offsets_from_counts(self.sessions["n_positions"])
-            self._cache["positions"] = Positions(
-                session=segment_ids(offsets),
-                query=self._study_query(p["query"], part, g_sess),
-                slot=p["slot"],
-                frame_row=self._study_row(p["frame_row"], part, g_sess),
-                grade=p["grade"],
-                gain=p["gain"],
-                sdcg=p["sdcg"],
-                ideal=p["ideal"],
-                offsets=offsets,
-            )
-        pos: Positions = self._cache["positions"]
-        return pos
-
-    def _ranked(self) -> dict[str, npt.NDArray[Any]]:
-        if "ranked" not in self._cache:
-            p, g_sess, part = self._gathered(_ranked_of, "query")
-            p["query"] = self._study_query(p["query"], part, g_sess)
-            p["row"] = self._study_row(p["row"], part, g_sess)
-            self._cache["ranked"] = p
-        out: dict[str, npt.NDArray[Any]] = self._cache["ranked"]
-        return out
-
-    def ranked_gains(self) -> tuple[IntArray, IntArray, FloatArray]:
-        """Each kept result row's query index, rank and gain (computed on the workers)."""
-        p = self._ranked()
-        return p["query"], p["rank"], p["gain"]
-
-    def row_gains(self) -> tuple[IntArray, FloatArray]:
-        """Rows of the study kept after the unjudged policy and their gains (on the workers)."""
-        p = self._ranked()
-        return p["row"], p["gain"]
-
-    def per_position(self) -> pd.DataFrame:
-        """One row per session position: each partition's table, in the study's order."""
-        if "position" in self._cache:
-            cached: pd.DataFrame = self._cache["position"]
-            return cached
-        r = self._parts()
-        o = r.order
-        parts = r.engine.map_futures(_per_position_of, r.evs)
-        docs = cast(pd.CategoricalDtype, self.frame.results["doc_id"].dtype)
-        tables = []
-        counts = []
-        n_sessions = np.bincount(o.part_of_session, minlength=len(parts))
-        for (table, cats), n_s in zip(parts, n_sessions, strict=True):
-            recode = np.append(docs.categories.get_indexer(cats), -1).astype(np.int64)
-            table["doc_id"] = recode[table["doc_id"].to_numpy()]  # -1 (padding) stays -1
-            # the table's session codes are the partition's session indices (id order)
-            counts.append(np.bincount(table["session_id"].to_numpy(), minlength=int(n_s)))
-            tables.append(table)
-        take = o.blocks(np.concatenate(counts).astype(np.int64))
-        df = pd.concat(tables, ignore_index=True).take(take).reset_index(drop=True)
-        offsets = offsets_from_counts(self.sessions["n_positions"])
-        df["session_id"] = pd.Categorical.from_codes(
-            segment_ids(offsets),
-            dtype=cast(pd.CategoricalDtype, self.frame.sessions["session_id"].dtype),
-        )
-        df["doc_id"] = pd.Categorical.from_codes(df["doc_id"].to_numpy(), dtype=docs)
-        df.attrs = {}
-        self._cache["position"] = self._attach(df)
-        return df
+    setup = prepare_partitions(
+        path,
+        qrels=qrels,
+        header=header,
+        mode=mode,
+        max_problems=max_problems,
+        max_rank=max_rank,
+        columns=columns,
+    )
+    return score_partitions(setup, engine, config, measures=measures, progress=progress)
 
 
-def _segment_of(part: dict[str, npt.NDArray[Any]], key: str, order: _Order, i: int) -> IntArray:
-    """The gathered session (within partition ``i``) of each item, from its local query."""
-    q_counts = order.n_queries[order.part_of_session == i]
-    q_session = np.repeat(np.arange(q_counts.size, dtype=np.int64), q_counts)
-    out: IntArray = q_session[part[key]]
-    return out
+def score_partitions(
+    setup: PartitionSetup,
+    engine: DaskEngine,
+    config: SessionConfig | None = None,
+    *,
+    measures: Sequence[str] = (),
+    progress: Callable[[str], None] | None = None,
+) -> tuple[RemoteStudy, SessionEvaluation]:
+    """:func:`score_remote` of partitions already found, with their header and judgments read.
+
+    ``setup`` is :func:`~sessionval.io.partitioned.prepare_partitions`'s: a caller
+    that chooses the parameters from the judgments (``run`` picks the gains for
+    their grade scale) reads them once, before any partition.
+    """
+    cfg = config or SessionConfig()
+    tick = progress or (lambda _msg: None)
+    if cfg.judgments == "searcher":
+        kept = _load(setup, engine, keep=True, tick=tick)
+        return kept, evaluate_remote(kept, cfg, measures=measures)
+    loads, judgments = _submit_loads(setup, engine, tick)
+    # a validated partition's books and scores before the next file: its rows go early
+    light_f = engine.submit_items(_light, loads, judgments, priority=1)
+    scores_f = engine.submit_items(
+        _scores_of_load, loads, judgments, cfg, list(measures), priority=1
+    )
+    del loads
+    light = engine.gather(light_f)
+    study = _remote_study(setup, engine, (), light, tick)
+    scores = [s for s in engine.gather(scores_f) if s is not None]
+    ev = assemble(study.frame, study.part_sessions, scores, study.judgments, cfg, engine, evs=None)
+    return study, ev

@@ -195,6 +195,7 @@ nav a { margin-right: .8rem; }
 <figcaption>{{ f.caption }}{% if f.svg_uri %} <a download="figure-{{ loop.index }}.svg"
  href="{{ f.svg_uri }}">SVG</a>{% endif %}</figcaption>
 </figure>
+{% else %}<p>No figure in this run (see the notes on this run).</p>
 {% endfor %}
 
 <h2 id="study">Study summary</h2>

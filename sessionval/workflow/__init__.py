@@ -60,6 +60,7 @@ from .settings import (
 from .steps import (
     ScoreTables,
     choose_gains,
+    choose_reference_gains,
     evaluate_step,
     load_step,
     peak_memory_mb,
@@ -88,6 +89,7 @@ __all__ = [
     "ScoreTables",
     "Section",
     "choose_gains",
+    "choose_reference_gains",
     "config_markdown",
     "config_tables",
     "correlation_step",

@@ -54,9 +54,11 @@ def _points(per_session: pd.DataFrame, measures: list[str], ratings: list[str]) 
 
 
 def correlation_step(
-    outputs: RunOutputs, per_session: pd.DataFrame, settings: RunSettings
+    outputs: RunOutputs, per_session: pd.DataFrame, settings: RunSettings, *, figure: bool = True
 ) -> ReportSection | None:
     """Correlate the measures with the ratings; write the table and figure; the report section.
+
+    ``figure=False`` (``run --no-figures``) writes and reports the table alone.
 
     Returns
     -------
@@ -70,14 +72,6 @@ def correlation_step(
     table = rating_correlations(per_session, measures=measures, ratings=ratings)
     for ext in ("csv", "parquet"):
         outputs.write_frame(f"tables/rating_correlations.{ext}", table)
-    params = settings.config.model_dump(mode="json")
-    fig = plots.plot_rating_scatter(
-        per_session, measures=measures, ratings=ratings, correlations=table, params=params
-    )
-    (outputs.root / "figures").mkdir(parents=True, exist_ok=True)
-    outputs.write_frame("figures/rating_correlations.csv", _points(per_session, measures, ratings))
-    written = plots.save_figure(fig, outputs.root / "figures" / "rating_correlations")
-    outputs.add(*written)
     n = int(table["n"].max()) if len(table) else 0
     return ReportSection(
         id="rating-correlations",
@@ -98,13 +92,33 @@ def correlation_step(
                 digits=3,
             ),
         ),
-        figures=(
-            ReportFigure(
-                "Each measure against each rating",
-                plots.figure_bytes(fig, "png", dpi=110),
-                caption="One point per session; the black line joins the mean per rating "
-                "level. " + plots.params_text(params),
-                svg=written[1].read_bytes(),
-            ),
+        figures=_figure(outputs, per_session, settings, measures, ratings, table) if figure else (),
+    )
+
+
+def _figure(
+    outputs: RunOutputs,
+    per_session: pd.DataFrame,
+    settings: RunSettings,
+    measures: list[str],
+    ratings: list[str],
+    table: pd.DataFrame,
+) -> tuple[ReportFigure, ...]:
+    """Draw and write each measure against each rating (and the points behind it)."""
+    params = settings.config.model_dump(mode="json")
+    fig = plots.plot_rating_scatter(
+        per_session, measures=measures, ratings=ratings, correlations=table, params=params
+    )
+    (outputs.root / "figures").mkdir(parents=True, exist_ok=True)
+    outputs.write_frame("figures/rating_correlations.csv", _points(per_session, measures, ratings))
+    written = plots.save_figure(fig, outputs.root / "figures" / "rating_correlations")
+    outputs.add(*written)
+    return (
+        ReportFigure(
+            "Each measure against each rating",
+            plots.figure_bytes(fig, "png", dpi=110),
+            caption="One point per session; the black line joins the mean per rating "
+            "level. " + plots.params_text(params),
+            svg=written[1].read_bytes(),
         ),
     )

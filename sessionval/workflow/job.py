@@ -17,19 +17,22 @@ import pandas as pd
 from ..errors import InputFormatError, SessionvalError, ValidationFailed, phase
 from ..evaluation.dask_engine import DaskEngine
 from ..evaluation.engine import Engine, LocalEngine
-from ..evaluation.remote import keeps_partitions, load_remote
+from ..evaluation.remote import keeps_partitions, load_remote, score_partitions
+from ..evaluation.result import SessionEvaluation
 from ..frame import LoadedStudy
 from ..io.formats import detect_format
-from ..io.partitioned import PARTITIONED
+from ..io.partitioned import PARTITIONED, prepare_partitions
+from ..output.report import ReportFigure
 from ..problems import Mode
 from ..progress import Stages, stages
 from .correlations import correlation_step
-from .figures import draw_figures, figure_cell, figure_data, write_figure_tables
+from .figures import FigureCell, draw_figures, figure_cell, figure_data, write_figure_tables
 from .outputs import RESERVED, STAGING_PREFIX, RunOutputs
-from .settings import NO_JUDGMENTS, run_settings
+from .settings import NO_JUDGMENTS, RunSettings, run_settings
 from .statistics import statistics_step
 from .steps import (
     choose_gains,
+    choose_reference_gains,
     evaluate_step,
     load_step,
     peak_memory_mb,
@@ -141,6 +144,7 @@ def run(
     engine: Engine | None = None,
     per_position: bool = True,
     table_formats: Sequence[str] = TABLE_FORMATS,
+    figures: bool = True,
 ) -> RunResult:
     """Validate, evaluate and write every output (the body of ``sessionval run``).
 
@@ -177,6 +181,13 @@ def run(
     per_position, table_formats
         Large studies: leave out ``tables/per_position`` and write the tables in
         these formats only (``("parquet",)``); see :func:`write_tables`.
+    figures
+        Draw the figures (and write the tables behind them).  Without them and
+        without the per-position table, a partitioned input on a Dask cluster is
+        scored in one pass, each partition as soon as it is validated, and the
+        workers keep no result row
+        (:func:`~sessionval.evaluation.remote.score_partitions`): what a study
+        larger than the cluster's memory needs.
 
     Returns
     -------
@@ -225,11 +236,21 @@ def run(
                 with phase(f"loading and validating {logs}"):
                     mode: Mode = "lenient" if settings.lenient else "strict"
                     loaded: LoadedStudy
+                    scored: SessionEvaluation | None = None
                     if remote and isinstance(engine, DaskEngine):
                         load_options.pop("fmt", None)
-                        loaded = load_remote(
-                            logs, engine, qrels=qrels, mode=mode, progress=bar.phase, **load_options
-                        )
+                        if figures or per_position:
+                            loaded = load_remote(
+                                logs, engine, qrels=qrels, mode=mode, progress=bar.phase,
+                                **load_options,
+                            )  # fmt: skip
+                        else:  # no row-level output: each partition scored as it is validated
+                            setup = prepare_partitions(logs, qrels=qrels, mode=mode, **load_options)
+                            settings = choose_reference_gains(setup.judgments, settings)
+                            loaded, scored = score_partitions(
+                                setup, engine, settings.config,
+                                measures=settings.measures.all, progress=bar.phase,
+                            )  # fmt: skip
                     else:
                         loaded = load_step(
                             logs,
@@ -247,13 +268,13 @@ def run(
             if loaded.frame.n_sessions == 0:
                 raise InputFormatError(f"{logs}: no session left to evaluate")
             settings = choose_gains(loaded, settings)
-            cell = figure_cell(loaded, settings.figures)
+            cell = figure_cell(loaded, settings.figures) if figures else None
             bar.update()
 
             eng = _with_progress(engine, bar)
             n = loaded.frame.n_results
             with phase("evaluating", n, "result rows"):
-                ev = evaluate_step(
+                ev = scored or evaluate_step(
                     loaded, settings.config, measures=settings.measures.all, engine=eng
                 )
             bar.update()
@@ -261,29 +282,16 @@ def run(
             with phase("writing the tables of", n, "result rows"):
                 tables = write_tables(outputs, ev, per_position=per_position, formats=table_formats)
                 write_configuration(outputs, settings, ev)
-                correlations = correlation_step(outputs, tables.per_session, settings)
-            bar.update()
-
-            with phase("evaluating the cumulated-gain figures of", n, "result rows"):
-                cg_ev = (
-                    ev
-                    if settings.cg_config is None
-                    else evaluate_step(loaded, settings.cg_config, engine=eng)
+                correlations = correlation_step(
+                    outputs, tables.per_session, settings, figure=figures
                 )
-            stats = settings.statistics
-            data = figure_data(
-                ev,
-                cell,
-                settings.figures,
-                cg_ev=cg_ev,
-                confidence=stats.confidence if stats.bands else None,
-            )
-            write_figure_tables(outputs, data)
             bar.update()
 
-            with phase("drawing the figures of", loaded.frame.n_sessions, "sessions"):
-                figures = draw_figures(outputs, data, settings)
-            bar.update()
+            figure_notes: tuple[str, ...] = (NO_FIGURES,)
+            drawn: list[ReportFigure] = []
+            if cell is not None:
+                figure_notes, drawn = _figures(outputs, loaded, ev, cell, settings, eng)
+            bar.update(2)
 
             with phase("writing the exports of", loaded.frame.n_sessions, "sessions"):
                 exports = write_exports_step(
@@ -291,15 +299,15 @@ def run(
                 )
             bar.update()
 
-            statistics = statistics_step(outputs, tables.per_session, stats)
-            notes = (*data.notes, *exports.notes)
+            statistics = statistics_step(outputs, tables.per_session, settings.statistics)
+            notes = (*figure_notes, *exports.notes)
             scores = write_report_step(
                 outputs,
                 loaded=loaded,
                 summary=summary,
                 tables=tables,
                 settings=settings,
-                figures=figures,
+                figures=drawn,
                 source=logs,
                 notes=notes,
                 sections=[
@@ -320,3 +328,40 @@ def run(
         rejected=loaded.report.sessions_rejected,
         notes=(*settings.notes, *notes),
     )
+
+
+#: The run's note when the figures are left out (``--no-figures``).
+NO_FIGURES: Final = (
+    "figures not drawn (--no-figures): the report and tables/ have every score; "
+    "figures/ is not written"
+)
+
+
+def _figures(
+    outputs: RunOutputs,
+    loaded: LoadedStudy,
+    ev: SessionEvaluation,
+    cell: FigureCell,
+    settings: RunSettings,
+    engine: Engine,
+) -> tuple[tuple[str, ...], list[ReportFigure]]:
+    """The figures' tables and images written; the notes on the figures skipped, the drawn ones."""
+    n = loaded.frame.n_results
+    with phase("evaluating the cumulated-gain figures of", n, "result rows"):
+        cg_ev = (
+            ev
+            if settings.cg_config is None
+            else evaluate_step(loaded, settings.cg_config, engine=engine)
+        )
+    stats = settings.statistics
+    data = figure_data(
+        ev,
+        cell,
+        settings.figures,
+        cg_ev=cg_ev,
+        confidence=stats.confidence if stats.bands else None,
+    )
+    write_figure_tables(outputs, data)
+    with phase("drawing the figures of", loaded.frame.n_sessions, "sessions"):
+        drawn = draw_figures(outputs, data, settings)
+    return data.notes, drawn

@@ -38,9 +38,10 @@ from ..evaluation.engine import Engine
 from ..evaluation.remote import RemoteStudy, evaluate_remote
 from ..evaluation.result import SessionEvaluation
 from ..evaluation.session import evaluate
-from ..frame import LoadedStudy
+from ..frame import JudgmentFrame, LoadedStudy
 from ..io.study import load_study
 from ..judgments.gains import GainScheme, gain_scheme
+from ..models import GradeScale
 from ..output.export import ExportResult, Format, write_exports
 from ..output.report import ReportFigure, ReportSection, render_report, unequal_counts
 from ..problems import Mode
@@ -170,14 +171,20 @@ SCALE_GAINS: Final = "exp"
 
 def _grades(loaded: LoadedStudy, config: SessionConfig) -> np.ndarray:
     """The grades the gains must cover: the grade scale's (the study header's, or observed)."""
-    if config.judgments == "searcher":
-        grades = loaded.frame.results["user_grade"].to_numpy(dtype=np.float64)
-        scale = loaded.frame.grade_scale or loaded.study.user_grade_scale
-    else:
-        if loaded.judgments is None:
-            return np.zeros(0)
-        grades = loaded.judgments.table["grade"].to_numpy(dtype=np.float64)
-        scale = loaded.judgments.scale
+    if config.judgments != "searcher":
+        return _reference_grades(loaded.judgments)
+    grades = loaded.frame.results["user_grade"].to_numpy(dtype=np.float64)
+    scale = loaded.frame.grade_scale or loaded.study.user_grade_scale
+    return _with_declared(grades, scale)
+
+
+def _reference_grades(judgments: JudgmentFrame | None) -> np.ndarray:
+    if judgments is None:
+        return np.zeros(0)
+    return _with_declared(judgments.table["grade"].to_numpy(dtype=np.float64), judgments.scale)
+
+
+def _with_declared(grades: np.ndarray, scale: GradeScale | None) -> np.ndarray:
     declared = np.asarray(scale.grades if scale is not None else (), dtype=np.float64)
     return np.unique(np.concatenate([grades[~np.isnan(grades)], declared]))
 
@@ -205,8 +212,26 @@ def choose_gains(loaded: LoadedStudy, settings: RunSettings) -> RunSettings:
     JudgmentError
         A scheme the user chose has no gain for a grade of the data.
     """
+    return _choose_gains(_grades(loaded, settings.config), settings)
+
+
+def choose_reference_gains(judgments: JudgmentFrame | None, settings: RunSettings) -> RunSettings:
+    """:func:`choose_gains` from the reference judgments alone, before any session is read.
+
+    With ``judgments = "reference"`` the grade scale is the judgments', so a run that
+    scores each partition as it is validated
+    (:func:`~sessionval.evaluation.remote.score_partitions`) knows its gains before
+    the first file; with the searchers' grades it returns
+    ``settings`` unchanged (they are chosen after the load, by :func:`choose_gains`).
+    """
+    if settings.config.judgments == "searcher":
+        return settings
+    return _choose_gains(_reference_grades(judgments), settings)
+
+
+def _choose_gains(grades: np.ndarray, settings: RunSettings) -> RunSettings:
     config = settings.config
-    missing = _uncovered(config.gains, _grades(loaded, config), config)
+    missing = _uncovered(config.gains, grades, config)
     if not missing:
         return settings
     where = "searchers' grades" if config.judgments == "searcher" else "judgments"

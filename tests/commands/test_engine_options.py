@@ -115,6 +115,44 @@ def test_run_on_a_local_cluster_writes_the_local_tables(parts, tmp_path) -> None
     assert summary("dask") == summary("local")
 
 
+def test_run_without_row_outputs_scores_in_one_pass(
+    parts, scheduler, tmp_path, monkeypatch
+) -> None:
+    """`run --no-figures --no-per-position --engine dask`: each partition scored as it is
+    validated (score_partitions), nothing kept on the workers; the local run's tables."""
+    import sessionval.workflow.job as job
+
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append(args[0])
+        return score_partitions(*args, **kwargs)
+
+    score_partitions = job.score_partitions
+    monkeypatch.setattr(job, "score_partitions", spy)
+    qrels = str(parts / "qrels.txt")
+    lean = ["--no-figures", "--no-per-position", "--tables", "parquet"]
+    out = {"local": tmp_path / "local", "dask": tmp_path / "dask"}
+    assert main(["run", str(parts), "--qrels", qrels, "--out", str(out["local"]), *lean]) == 0
+    assert not calls
+    args = ["run", str(parts), "--qrels", qrels, "--out", str(out["dask"]), *lean]
+    assert main([*args, "--engine", "dask", "--scheduler", scheduler]) == 0
+    assert len(calls) == 1 and len(calls[0].files) == 4
+    for name in ("per_query", "per_session"):
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(out["dask"] / "tables" / f"{name}.parquet"),
+            pd.read_parquet(out["local"] / "tables" / f"{name}.parquet"),
+            check_exact=True,
+        )
+    for o in out.values():
+        assert not (o / "figures").exists() and not (o / "tables" / "per_position.parquet").exists()
+        report = (o / "report.html").read_text()
+        assert "No figure in this run" in report and "--no-figures" in report
+    assert (out["dask"] / "validation.txt").read_text().split("peak memory")[0] == (
+        out["local"] / "validation.txt"
+    ).read_text().split("peak memory")[0]
+
+
 def test_evaluate_on_a_cluster_prints_the_local_values(tmp_path, scheduler, capsys) -> None:
     (tmp_path / "q.txt").write_text(QRELS)
     (tmp_path / "r.txt").write_text(RUN)

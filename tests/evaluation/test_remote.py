@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import pandas as pd
 import pytest
 
 from sessionval.analysis.summary import summarize
-from sessionval.errors import ValidationFailed
+from sessionval.errors import SessionvalError, ValidationFailed
 from sessionval.evaluation.config import SessionConfig
 from sessionval.evaluation.session import evaluate
 from sessionval.io.formats import load_input
@@ -24,6 +26,7 @@ from sessionval.evaluation.remote import (  # noqa: E402
     RemoteStudy,
     evaluate_remote,
     load_remote,
+    score_remote,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -156,4 +159,74 @@ def test_a_partition_left_without_sessions(engine, tmp_path) -> None:
     measures = ["nDCG@5", "last(AP)", "esNDCG@5"]
     ref = evaluate(here.frame, here.judgments, measures=measures)
     for x, y in zip(tables(evaluate_remote(there, measures=measures)), tables(ref), strict=True):
+        pd.testing.assert_frame_equal(x, y, check_exact=True)
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_one_pass_gives_the_local_tables_and_keeps_no_rows(engine, parts, config) -> None:
+    """score_remote: validated and scored in one pass, nothing left on the workers."""
+    measures = ["nsDCG(b=4)@5", "last(AP)", "nDCG@5", *POSITIONAL]
+    here = load_input(parts, qrels=QRELS)
+    ref = evaluate(here.frame, here.judgments, config, measures=measures)
+    before = held_by_workers(engine)
+    study, ev = score_remote(parts, engine, config, measures=measures, qrels=QRELS)
+    assert isinstance(study, RemoteStudy) and study.parts == () and study.n_results > 0
+    assert study.report.summary_line() == here.report.summary_line()
+    for x, y in zip([ev.per_session(), ev.per_query()], tables(ref)[:2], strict=True):
+        pd.testing.assert_frame_equal(x, y, check_exact=True)
+    assert ev.summary() == ref.summary()
+    for needs_rows in (ev.positions, ev.per_position, ev.row_gains):
+        with pytest.raises(SessionvalError, match="kept no result rows"):
+            needs_rows()
+    with pytest.raises(SessionvalError, match="not kept on the workers"):
+        evaluate_remote(study, config)
+    del study, ev
+    assert held_by_workers(engine) <= before  # every task's result released
+
+
+def held_by_workers(engine: DaskEngine, wait: float = 10.0) -> set[str]:
+    """The keys the workers hold once the released ones are gone (releasing is asynchronous)."""
+    gc.collect()
+    deadline = time.monotonic() + wait
+    held: set[str] = set()
+    while True:
+        held = {str(k) for keys in engine.client.has_what().values() for k in keys}
+        if not any(k.startswith(("_apply", "_scores_of_load", "without_results")) for k in held):
+            return held
+        if time.monotonic() > deadline:
+            return held
+        time.sleep(0.05)
+
+
+def test_validate_keeps_nothing_on_the_workers(engine, parts) -> None:
+    kept = load_remote(parts, engine, qrels=QRELS)
+    dropped = load_remote(parts, engine, qrels=QRELS, keep=False)
+    assert dropped.parts == () and len(kept.parts) == len(dropped.part_sessions) == 3
+    assert dropped.report.summary_line() == kept.report.summary_line()
+    assert summarize(dropped).to_text() == summarize(kept).to_text()
+    with pytest.raises(SessionvalError, match="not kept on the workers"):
+        evaluate_remote(dropped)
+
+
+def test_one_pass_books_and_problems(engine, tmp_path) -> None:
+    files = write_interleaved(tmp_path / "bad", bad=True)
+    with pytest.raises(ValidationFailed) as failed:
+        score_remote(tmp_path / "bad", engine, qrels=QRELS)
+    assert all(files[-1].name in str(p) for p in failed.value.problems)
+    here = load_input(tmp_path / "bad", qrels=QRELS, mode="lenient")
+    study, ev = score_remote(tmp_path / "bad", engine, qrels=QRELS, mode="lenient")
+    assert study.report.sessions_rejected == 1
+    pd.testing.assert_frame_equal(study.report.rejects, here.report.rejects)
+    ref = evaluate(here.frame, here.judgments)
+    pd.testing.assert_frame_equal(ev.per_session(), ref.per_session(), check_exact=True)
+
+
+def test_one_pass_with_searchers_grades_keeps_the_study(engine, parts) -> None:
+    """The searcher ideal pools every partition: score_remote keeps and gathers them."""
+    config = SessionConfig(judgments="searcher")
+    here = load_input(parts, qrels=QRELS)
+    ref = evaluate(here.frame, here.judgments, config)
+    study, ev = score_remote(parts, engine, config, qrels=QRELS)
+    assert len(study.parts) == 3
+    for x, y in zip(tables(ev), tables(ref), strict=True):
         pd.testing.assert_frame_equal(x, y, check_exact=True)

@@ -16,6 +16,7 @@ from sessionval.workflow import (
     FigureSettings,
     RunOutputs,
     choose_gains,
+    choose_reference_gains,
     draw_figures,
     evaluate_step,
     figure_cell,
@@ -182,6 +183,11 @@ def test_gains_are_chosen_for_the_grade_scale(study_dir, tmp_path):
     loaded = load_step(study_dir, qrels=study_dir / "qrels.txt", mode="strict")
     settings = choose_gains(loaded, run_settings(None, lenient=None, has_qrels=True))
     assert settings.config.gains.name == "exp"
+    # chosen from the judgments alone (a one-pass run, before any session): the same
+    early = choose_reference_gains(
+        loaded.judgments, run_settings(None, lenient=None, has_qrels=True)
+    )
+    assert early.config == settings.config and early.notes == settings.notes
     assert "gains = exp" in settings.notes[0] and "grade(s) [4]" in settings.notes[0]
     ev = evaluate_step(loaded, settings.config)
     assert ev.per_session()["sdcg"].notna().all()
