@@ -170,9 +170,25 @@ class DaskEngine:
         """``[fn(value, *args) for value in futures]`` computed where each value is, gathered."""
         return self._gather(self.submit_items(fn, futures, *args))
 
-    def gather(self, futures: Sequence[Any]) -> list[Any]:
-        """The values of ``futures`` (from :meth:`submit_items`) on the client, in order."""
-        return self._gather(list(futures))
+    def collect(self, futures: list[Any], progress: Progress | None = None) -> list[Any]:
+        """The values of ``futures`` (from :meth:`submit_items`) on the client, in order.
+
+        Each value is fetched as soon as its task finishes and released on its worker
+        then: ``futures`` is emptied (drop any other reference to them), so the
+        workers do not hold every result until the last one is done.  A task's
+        error is raised as it was raised.  ``progress`` (and the engine's) is called
+        with ``(done, total)`` as values arrive.
+        """
+        where = {f.key: i for i, f in enumerate(futures)}
+        out: list[Any] = [None] * len(where)
+        arriving = _distributed().as_completed(futures, with_results=True)
+        futures.clear()
+        for done, (future, value) in enumerate(arriving, start=1):
+            out[where[future.key]] = value
+            for report in (self.progress, progress):
+                if report is not None:
+                    report(done, len(out))
+        return out
 
     def broadcast(self, value: Any) -> Any:
         """A future of ``value`` copied to every worker once (judgments, parameters)."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import pandas as pd
@@ -336,8 +336,8 @@ def score_remote(
     Returns
     -------
     tuple of RemoteStudy and SessionEvaluation
-        The validated study (books, problems, sessions and queries; no partition
-        kept) and its evaluation.
+        The validated study (books, problems, sessions and queries in session-id
+        order, the evaluation's frame; no partition kept) and its evaluation.
 
     Raises
     ------
@@ -379,13 +379,22 @@ def score_partitions(
         return kept, evaluate_remote(kept, cfg, measures=measures)
     loads, judgments = _submit_loads(setup, engine, tick)
     # a validated partition's books and scores before the next file: its rows go early
-    light_f = engine.submit_items(_light, loads, judgments, priority=1)
-    scores_f = engine.submit_items(
-        _scores_of_load, loads, judgments, cfg, list(measures), priority=1
-    )
+    # (and gathered as they come: the workers do not hold them till the end)
+    n = len(loads)
+    both = [
+        *engine.submit_items(_light, loads, judgments, priority=1),
+        *engine.submit_items(_scores_of_load, loads, judgments, cfg, list(measures), priority=1),
+    ]
     del loads
-    light = engine.gather(light_f)
+
+    def done(k: int, total: int) -> None:
+        tick(f"validating and scoring {n} partitions: {k}/{total} tasks done")
+
+    values = engine.collect(both, progress=done)
+    light, scores = values[:n], [s for s in values[n:] if s is not None]
+    del values
     study = _remote_study(setup, engine, (), light, tick)
-    scores = [s for s in engine.gather(scores_f) if s is not None]
+    del light  # the partitions' sessions and queries: the study's frame has them now
     ev = assemble(study.frame, study.part_sessions, scores, study.judgments, cfg, engine, evs=None)
-    return study, ev
+    # one frame of the study on the client, in session-id order (the tables' order)
+    return replace(study, frame=ev.frame), ev

@@ -381,7 +381,8 @@ def without_results(part: PartitionLoad) -> tuple[PartitionLoad, int]:
     """
     if part.frame is None:
         return part, 0
-    frame = replace(part.frame, results=part.frame.results.iloc[:0])
+    # a copy: a slice is a view that would keep every result row alive where it is held
+    frame = replace(part.frame, results=part.frame.results.iloc[:0].copy())
     return replace(part, frame=frame), part.frame.n_results
 
 
