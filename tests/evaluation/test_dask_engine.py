@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,6 +122,25 @@ def test_progress_counts_the_chunks(random_study) -> None:
     ) as eng:
         evaluate(frame, judg, engine=eng)
     assert seen and seen[-1][0] == seen[-1][1] > 1
+
+
+def _slow_square(x: int) -> int:
+    time.sleep(0.02 * (5 - x))  # the first submitted finishes last
+    return x * x
+
+
+def _fail(x: int) -> int:
+    raise ValueError(f"bad item {x}")
+
+
+def test_collect_keeps_the_order_and_releases_each_value(engine) -> None:
+    futures = engine.submit_items(_slow_square, list(range(5)), priority=1)
+    seen: list[tuple[int, int]] = []
+    assert engine.collect(futures, progress=lambda d, t: seen.append((d, t))) == [0, 1, 4, 9, 16]
+    assert futures == [] and seen == [(d, 5) for d in range(1, 6)]
+    failing = engine.submit_items(_fail, [7])
+    with pytest.raises(ValueError, match="bad item 7"):
+        engine.collect(failing)
 
 
 def test_scheduler_and_workers_exclude_each_other() -> None:
