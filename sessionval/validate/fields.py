@@ -183,6 +183,9 @@ def parse_numbers(
     where = (lambda idx: idx) if at is None else (lambda idx: at[idx])
     reported: npt.NDArray[np.bool_] | None = None  # values already reported as wrong
     masked = _masked_parts(raw)
+    # stored as integers: whole and finite (the widest, int64, is far below float32's
+    # largest), so the fraction and infinity scans over every row are skipped
+    whole = masked is not None and masked[0].dtype.kind in "iu"
     if masked is not None:
         vals = masked[0].astype(dtype)
         vals[masked[1]] = np.nan
@@ -198,7 +201,7 @@ def parse_numbers(
             rows = np.flatnonzero(reported)
             kind = "an integer" if integer else "a number"
             coll.add(where(rows), name, f"must be {kind}", raw.iloc[rows].tolist())
-    if integer:
+    if integer and not whole:
         frac = vals != np.floor(vals)  # NaN compares unequal to itself: excluded below
         frac &= ~np.isnan(vals)
         if frac.any():
@@ -206,7 +209,8 @@ def parse_numbers(
             coll.add(where(rows), name, "must be a whole number", vals[rows].tolist())
             vals[rows] = np.nan
             reported = frac if reported is None else reported | frac
-    infinite = np.isinf(vals)  # "inf", or beyond the largest float32 of a row-level column
+    # "inf", or beyond the largest float32 of a row-level column (never an integer)
+    infinite = np.zeros(0, dtype=bool) if whole else np.isinf(vals)
     if infinite.any():
         rows = np.flatnonzero(infinite)
         coll.add(
