@@ -200,10 +200,12 @@ def _load(
     setup: PartitionSetup, engine: DaskEngine, *, keep: bool, tick: Callable[[str], None]
 ) -> RemoteStudy:
     loads, judgments = _submit_loads(setup, engine, tick)
-    light = engine.map_futures(_light, loads, judgments)
+    # a file's books before the next file is read, fetched as they come: without ``keep``
+    # its rows go as soon as they are counted
+    light = engine.submit_items(_light, loads, judgments, priority=1)
     parts = tuple(engine.submit_items(_frame_of, loads)) if keep else ()
     del loads  # the frames stay on the workers through ``parts``, if kept
-    return _remote_study(setup, engine, parts, light, tick)
+    return _remote_study(setup, engine, parts, engine.collect(light), tick)
 
 
 def _submit_loads(
