@@ -110,14 +110,6 @@ class DaskEngine:
         """Number of workers the scheduler knows now."""
         return len(self.client.scheduler_info().get("workers", {}))
 
-    def _gather(self, futures: list[Any]) -> list[Any]:
-        """Results of ``futures`` in their order; a task's error is raised as it was raised."""
-        if self.progress is not None:
-            for i, _ in enumerate(_distributed().as_completed(futures), start=1):
-                self.progress(i, len(futures))
-        out: list[Any] = self.client.gather(futures)
-        return out
-
     def map_sessions(self, fn: Callable[[ChunkContext, int, int], T], ctx: ChunkContext) -> list[T]:
         """Run ``fn`` on each range of whole sessions on the workers; results in session order."""
         ranges = session_ranges(ctx.session_row_offsets, self.chunk_rows)
@@ -135,7 +127,7 @@ class DaskEngine:
         slices = self.client.scatter([bare.restrict(s0, s1) for s0, s1 in ranges], hash=False)
         futures = [self.client.submit(_run_range, fn, shared, sub, pure=False) for sub in slices]
         try:
-            return self._gather(futures)
+            return self.collect(futures)
         finally:
             del futures, slices, shared
 
@@ -149,7 +141,7 @@ class DaskEngine:
             return []
         shared = self.broadcast(fn)
         futures = [self.client.submit(_apply, item, shared, pure=False) for item in items]
-        return self._gather(futures)
+        return self.collect(futures)
 
     # ---- data kept on the workers (a partitioned study: sessionval.evaluation.remote)
     def submit_items(
@@ -168,10 +160,10 @@ class DaskEngine:
 
     def map_futures(self, fn: Callable[..., T], futures: Sequence[Any], *args: Any) -> list[T]:
         """``[fn(value, *args) for value in futures]`` computed where each value is, gathered."""
-        return self._gather(self.submit_items(fn, futures, *args))
+        return self.collect(self.submit_items(fn, futures, *args))
 
     def collect(self, futures: list[Any], progress: Progress | None = None) -> list[Any]:
-        """The values of ``futures`` (from :meth:`submit_items`) on the client, in order.
+        """The values of ``futures`` on the client, in order (every ``map_*`` gathers so).
 
         Each value is fetched as soon as its task finishes and released on its worker
         then: ``futures`` is emptied (drop any other reference to them), so the

@@ -76,7 +76,8 @@ class RemoteStudy(LoadedStudy):
     order (empty when they were not kept); ``part_sessions`` their numbers of
     sessions; ``n_results`` the result rows kept over all partitions; ``coverage``
     their judgment coverage counts added up
-    (:func:`~sessionval.judgments.coverage.coverage_counts`, counted on the workers).
+    (:func:`~sessionval.judgments.coverage.coverage_counts`, counted on the workers);
+    ``shared_judgments`` the future of the judgments already on every worker.
     """
 
     engine: DaskEngine | None = field(default=None, compare=False, repr=False)
@@ -84,6 +85,7 @@ class RemoteStudy(LoadedStudy):
     part_sessions: tuple[int, ...] = ()
     n_results: int = 0
     coverage: pd.DataFrame = field(default_factory=pd.DataFrame, compare=False, repr=False)
+    shared_judgments: Any = field(default=None, compare=False, repr=False)
 
     def _engine(self) -> DaskEngine:
         if self.engine is None:  # pragma: no cover - load_remote always sets it
@@ -205,7 +207,7 @@ def _load(
     light = engine.submit_items(_light, loads, judgments, priority=1)
     parts = tuple(engine.submit_items(_frame_of, loads)) if keep else ()
     del loads  # the frames stay on the workers through ``parts``, if kept
-    return _remote_study(setup, engine, parts, engine.collect(light), tick)
+    return _remote_study(setup, engine, parts, engine.collect(light), tick, judgments)
 
 
 def _submit_loads(
@@ -237,6 +239,7 @@ def _remote_study(
     parts: tuple[Any, ...],
     light: Sequence[_Light],
     tick: Callable[[str], None],
+    judgments: Any,
 ) -> RemoteStudy:
     """The study from its partitions' light parts (problems of every file raised at once)."""
     loaded = combine_partitions([p for p, _, _ in light], setup, progress=tick)
@@ -252,6 +255,7 @@ def _remote_study(
         part_sessions=tuple(p.frame.n_sessions for p, _, _ in light if p.frame is not None),
         n_results=sum(n for _, n, _ in light),
         coverage=sum_counts([c for _, _, c in light if c is not None]),
+        shared_judgments=judgments,
     )
 
 
@@ -284,7 +288,7 @@ def evaluate_remote(
     if cfg.judgments == "searcher":  # the ideal pools the grades of every partition
         whole = study.gathered()
         return evaluate(whole.frame, whole.judgments, cfg, measures=measures, engine=engine)
-    judgments = engine.broadcast(study.judgments) if study.judgments is not None else None
+    judgments = study.shared_judgments  # broadcast when the partitions were loaded
     evs = engine.submit_items(score_partition, list(parts), judgments, cfg, list(measures))
     scores = engine.map_futures(scores_of, evs)
     return assemble(study.frame, study.part_sessions, scores, study.judgments, cfg, engine, evs=evs)
@@ -395,8 +399,8 @@ def score_partitions(
     values = engine.collect(both, progress=done)
     light, scores = values[:n], [s for s in values[n:] if s is not None]
     del values
-    study = _remote_study(setup, engine, (), light, tick)
+    study = _remote_study(setup, engine, (), light, tick, judgments)
     del light  # the partitions' sessions and queries: the study's frame has them now
-    ev = assemble(study.frame, study.part_sessions, scores, study.judgments, cfg, engine, evs=None)
+    ev = assemble(study.frame, study.part_sessions, scores, study.judgments, cfg, engine, evs=())
     # one frame of the study on the client, in session-id order (the tables' order)
     return replace(study, frame=ev.frame), ev

@@ -210,7 +210,7 @@ def assemble(
     judgments: JudgmentFrame | None,
     cfg: SessionConfig,
     engine: DaskEngine,
-    evs: Sequence[Any] | None,
+    evs: Sequence[Any],
 ) -> RemoteEvaluation:
     """The study's evaluation from its partitions' scores, in session-id order.
 
@@ -225,7 +225,7 @@ def assemble(
         What the partitions were scored with, and where.
     evs
         The futures of the partitions' evaluations kept on the workers (for the
-        per-position passes), or ``None`` when they were not kept.
+        per-position passes); empty when they were not kept (a study has one file or more).
     """
     frame, file_row = _study_frame(study_frame)
     order = _order(file_row, scores, part_sessions)
@@ -259,7 +259,7 @@ def assemble(
         _ctx=ctx,
         _engine=engine,
         _ideal=ideal,
-        _remote=_Remote(engine, None if evs is None else tuple(evs), order),
+        _remote=_Remote(engine, tuple(evs), order),
     )
 
 
@@ -268,7 +268,7 @@ class _Remote:
     """The partitions' evaluations on the workers, and where their sessions go."""
 
     engine: DaskEngine
-    evs: tuple[Any, ...] | None  # None: not kept (score_remote)
+    evs: tuple[Any, ...]  # empty: not kept (score_remote)
     order: _Order
 
 
@@ -284,7 +284,7 @@ class RemoteEvaluation(SessionEvaluation):
     _remote: _Remote | None = field(default=None, repr=False, compare=False)
 
     def _parts(self) -> _Remote:
-        if self._remote is None or self._remote.evs is None:
+        if self._remote is None or not self._remote.evs:
             raise SessionvalError(
                 "this evaluation kept no result rows on the workers (score_remote): the "
                 "per-position arrays, the rows' gains and the per-position table need "
@@ -331,7 +331,7 @@ class RemoteEvaluation(SessionEvaluation):
         """
         r = self._parts()
         o = r.order
-        parts = r.engine.map_futures(fn, r.evs or ())
+        parts = r.engine.map_futures(fn, r.evs)
         counts = []
         sessions = []
         part_ids = []
@@ -392,7 +392,7 @@ class RemoteEvaluation(SessionEvaluation):
             return cached
         r = self._parts()
         o = r.order
-        parts = r.engine.map_futures(_per_position_of, r.evs or ())
+        parts = r.engine.map_futures(_per_position_of, r.evs)
         docs = cast(pd.CategoricalDtype, self.frame.results["doc_id"].dtype)
         tables = []
         counts = []

@@ -274,8 +274,12 @@ def run(
             eng = _with_progress(engine, bar)
             n = loaded.frame.n_results
             with phase("evaluating", n, "result rows"):
-                ev = scored or evaluate_step(
-                    loaded, settings.config, measures=settings.measures.all, engine=eng
+                ev = (
+                    scored
+                    if scored is not None
+                    else evaluate_step(
+                        loaded, settings.config, measures=settings.measures.all, engine=eng
+                    )
                 )
             bar.update()
 
