@@ -53,7 +53,9 @@ def remove_repeated_documents(
         if not (p.field == "doc_id" and p.message == REPEATED_DOCUMENT)
     }
     other_codes = st.names.get_indexer(pd.Index(list(other), dtype=object))
-    fixable = ~np.isin(codes, other_codes[other_codes >= 0])
+    # a row without a session id (code -1) belongs to no session: it is dropped with its
+    # own problem, never repaired
+    fixable = (codes >= 0) & ~np.isin(codes, other_codes[other_codes >= 0])
     removed_rows = repeated[fixable]
     if not len(removed_rows):
         return None

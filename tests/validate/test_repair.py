@@ -81,3 +81,21 @@ def test_a_csv_load_lists_the_repair_as_a_note(tmp_path):
     assert loaded.report.sessions_accepted == 1
     assert [p.location for p in loaded.report.repairs] == ["line 4"]
     assert loaded.report.repairs[0] in loaded.notes  # shown by validate and convert
+
+
+@pytest.mark.parametrize("with_session", [False, True])
+def test_rows_without_a_session_id_repeating_a_document_are_rejected_not_repaired(
+    with_session,
+):
+    """FL-1: two id-less rows listing one document crashed the repair (IndexError)."""
+    flat = table().iloc[:5] if with_session else table().iloc[:0]
+    blank = pd.DataFrame(
+        {"session_id": [None, None], "user_id": "u", "topic_id": "T", "system_id": "S",
+         "query_pos": [1, 1], "rank": [1, 1], "doc_id": ["d1", "d1"]}
+    )  # fmt: skip
+    flat = pd.concat([flat, blank], ignore_index=True)
+    frame, report = frame_from_flat(flat, mode="lenient")
+    assert frame.n_sessions == int(with_session)
+    assert [p.record for p in report.repairs] == (["s1"] if with_session else [])
+    missing = [p for p in report.problems if p.field == "session_id"]
+    assert [p.message for p in missing] == ["is required", "is required"]
