@@ -76,7 +76,8 @@ class Problem:
 class LoadReport:
     """What a loader read, accepted and rejected.
 
-    A record is a session (a JSON line, or a session's rows of a flat table), and
+    A record is a session (a JSON line, or a session's rows of a flat table; a flat
+    row without a session id is a record of its own, always rejected), and
     ``records_read == sessions_accepted + sessions_rejected`` always holds.
 
     Attributes
@@ -84,11 +85,11 @@ class LoadReport:
     source
         The file (or files) read.
     records_read
-        Sessions read, accepted or not.
+        Records read, accepted or not.
     rows_read
         Rows of the flat table the sessions were read from.
     sessions_accepted, sessions_rejected
-        Sessions kept in the frame and sessions dropped (lenient mode).
+        Sessions kept in the frame, and records dropped (lenient mode).
     problems
         Every problem of every rejected record, in input order.
     repairs

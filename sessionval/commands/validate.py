@@ -118,7 +118,7 @@ def command(
     if report.problems:
         click.echo(
             f"\n{len(report.problems)} problem(s) in {report.sessions_rejected} rejected "
-            "session(s):",
+            "record(s):",
             err=True,
         )
         for p in report.problems[:max_problems]:

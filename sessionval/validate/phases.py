@@ -685,7 +685,12 @@ def settle(
         Strict mode and at least one problem (up to ``max_problems`` listed).
     """
     coll = st.coll
-    report = LoadReport(source=st.source, records_read=len(st.names), rows_read=st.n_rows)
+    # a row without a session id belongs to no session: it is a record of its own, read and
+    # rejected (with its "is required" problem), so that the books count every row
+    n_orphans = int(np.count_nonzero(st.missing_sess))
+    report = LoadReport(
+        source=st.source, records_read=len(st.names) + n_orphans, rows_read=st.n_rows
+    )
     if mode == "strict" and raise_problems:
         raise_if_any(coll.problems, limit=max_problems)
     # drop every row of a rejected session (and rows without a session)
@@ -697,6 +702,6 @@ def settle(
         bad_session[-1] = True
         keep = ~bad_session[st.sc]
     report.problems = coll.problems
-    report.sessions_rejected = len(coll.bad_sessions)
-    report.sessions_accepted = len(st.names) - report.sessions_rejected
+    report.sessions_rejected = len(coll.bad_sessions) + n_orphans
+    report.sessions_accepted = len(st.names) - len(coll.bad_sessions)
     return report, keep

@@ -152,7 +152,7 @@ def write_validation(
     if report.problems:
         lines += [
             "",
-            f"{len(report.problems)} problem(s) in {report.sessions_rejected} rejected session(s):",
+            f"{len(report.problems)} problem(s) in {report.sessions_rejected} rejected record(s):",
             *(f"  {q}" for q in report.problems),
         ]
     if peak_memory is not None:

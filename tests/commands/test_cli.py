@@ -90,6 +90,17 @@ def test_validate_lenient_with_every_session_rejected_fails_in_every_format(
     assert "2 problems found" in capsys.readouterr().err
 
 
+def test_validate_lenient_with_only_rows_without_session_ids_fails(tmp_path: Path, capsys):
+    """FL-2: id-less rows are rejected records, so nothing left fails (it exited 0, 0 read)."""
+    table = tmp_path / "blank.csv"
+    table.write_text(
+        "session_id,user_id,topic_id,system_id,query_pos,rank,doc_id\n,u,A,S,1,1,d1\n,u,A,S,1,2,d2\n"
+    )
+    assert main(["validate", str(table), "--lenient"]) == 1
+    err = capsys.readouterr().err
+    assert "2 problems found" in err and "blank.csv:3: session_id: is required" in err
+
+
 def test_validate_strict_exit_code_and_all_problems(
     study_dir: Path, capsys, make_session, write_jsonl
 ):

@@ -209,3 +209,17 @@ def test_a_scan_depth_out_of_range_is_shown_as_written():
         frame_from_flat(flat)
     shown = [(p.field, p.value) for p in err.value.problems]
     assert shown == [("scan_depth", str(big)), ("scan_depth", "-1")]
+
+
+def test_rows_without_a_session_id_are_records_read_and_rejected():
+    """FL-2: each id-less row is a record of its own in the books (it was left out of them)."""
+    flat = pd.DataFrame(
+        {"session_id": ["s1", None, None], "user_id": "u", "topic_id": "T", "system_id": "S",
+         "query_pos": 1, "rank": [1, 1, 2], "doc_id": ["d1", "d1", "d2"]}
+    )  # fmt: skip
+    frame, report = frame_from_flat(flat, mode="lenient")
+    assert report.summary_line() == "3 records read = 1 sessions accepted + 2 rejected"
+    assert (frame.n_sessions, report.rows_read) == (1, 3)
+    assert [p.location for p in report.problems if p.field == "session_id"] == ["row 2", "row 3"]
+    _, report = frame_from_flat(flat.iloc[1:], mode="lenient")
+    assert report.summary_line() == "2 records read = 0 sessions accepted + 2 rejected"
