@@ -204,7 +204,8 @@ def load_lab_tables(
     if mode == "strict":
         raise_if_any(report.problems, limit=max_problems)
     frame = with_qrels_key(frame, by="session")
-    notes: list[Problem] = []
+    in_frame = set(frame.sessions["session_id"].astype(str))
+    notes = [n for n in lab.unrated if n.record in in_frame]
     judgments = None
     if qrels is not None:
         judgments = _read_session_qrels(Path(qrels), c, grade_scale, encoding)
@@ -268,6 +269,7 @@ class _LabFlat:
     n_rejected: int  # records those problems reject (session rows and unknown sessions)
     ratings: tuple[str, ...]
     n_empty: int
+    unrated: list[Problem]  # notes: accepted session rows without a value for some rating
 
 
 def _ids(col: pd.Series) -> pd.Series:
@@ -393,12 +395,33 @@ def _flat_from_lab(
     problems.sort(key=lambda p: (p.source != str(sp), _line_of(p)))  # session table first
     names = sorted(ratings)  # a fixed order whatever the table's column order
     if not keep.any():
-        return _LabFlat(None, r_line[:0], problems, n_rejected, tuple(names), 0)
+        return _LabFlat(None, r_line[:0], problems, n_rejected, tuple(names), 0, [])
     flat = _flat_rows(sess, res, c, keep, pos, res_id)
     for name in names:
         flat[name] = ratings[name][pos[keep]]
     marker = _empty_marker(res, c)
-    return _LabFlat(flat, r_line[keep], problems, n_rejected, tuple(names), int(marker.sum()))
+    unrated = _unrated(sess, rating_cols, has_rows & ~bad_row, sess_id, sp)
+    return _LabFlat(
+        flat, r_line[keep], problems, n_rejected, tuple(names), int(marker.sum()), unrated
+    )
+
+
+def _unrated(
+    sess: pd.DataFrame, cols: list[str], kept: npt.NDArray[np.bool_], ids: pd.Series, sp: Path
+) -> list[Problem]:
+    """A note per kept session row with an empty rating, or cut short before one (CV-2)."""
+    empty = sess[cols].isna().to_numpy(dtype=bool) & kept[:, None]
+    return [
+        Problem(
+            str(sp),
+            f"line {i + 2}",
+            ", ".join(str(c) for c, e in zip(cols, empty[i], strict=True) if e),
+            "no value (the field is empty, or the row ends before it): the session is kept "
+            "without this post-task rating",
+            record=str(ids.iloc[i]),
+        )
+        for i in np.flatnonzero(empty.any(axis=1)).tolist()
+    ]
 
 
 def _line_of(p: Problem) -> int:

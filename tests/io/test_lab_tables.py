@@ -158,3 +158,27 @@ def test_lenient_lists_every_row_of_unknown_sessions(fx, tmp_path):
     with pytest.raises(ValidationFailed) as err:
         load_lab_tables(d / "session", res, d / "qrels", max_problems=2)
     assert len(err.value.problems) == 2 and err.value.truncated
+
+
+def test_a_session_row_without_its_ratings_is_kept_with_a_located_note(fx, tmp_path):
+    """CV-2: a row cut short before its ratings lost them without a word."""
+    import shutil
+
+    d = tmp_path / "lab"
+    shutil.copytree(fx / "lab", d)
+    rows = (d / "session").read_text().splitlines()
+    rows[2] = "2\tU1\t02"  # the row ends before Performance and Difficulty
+    rows[3] = "3\tU2\t01\t5\t"  # Difficulty left empty
+    (d / "session").write_text("\n".join(rows) + "\n")
+    for mode in ("strict", "lenient"):
+        r = load_lab_tables(d / "session", d / "results", d / "qrels", mode=mode)
+        assert r.frame.n_sessions == 3 and r.report.problems == []
+        assert np.isnan(r.frame.sessions["rating_performance"].iloc[1])
+        assert [str(n) for n in r.notes] == [
+            f"{d / 'session'}:3: Performance, Difficulty: no value (the field is empty, or the "
+            "row ends before it): the session is kept without this post-task rating",
+            f"{d / 'session'}:4: Difficulty: no value (the field is empty, or the row ends "
+            "before it): the session is kept without this post-task rating",
+        ]
+        assert [n.record for n in r.notes] == ["2", "3"]
+    assert load(fx).notes == ()
