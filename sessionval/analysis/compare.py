@@ -43,6 +43,7 @@ from .multiple import (
     CORRECTIONS,
     Correction,
     adjust_p,
+    all_tied,
     friedman,
     pair_indices,
     randomised_tukey_hsd,
@@ -54,6 +55,7 @@ from .paired import TESTS, PairedTest, paired_tests
 __all__ = [
     "COMPARISON_COLUMNS",
     "EFFECT_SIZES",
+    "OMNIBUS_COLUMNS",
     "EffectSize",
     "blocked_scores",
     "compare_systems",
@@ -86,6 +88,20 @@ COMPARISON_COLUMNS: Final[tuple[str, ...]] = (
     "effect_size_kind",
     "ci_method",
     "significant",
+)
+
+
+#: The columns of :func:`omnibus_tests`, in order.
+OMNIBUS_COLUMNS: Final[tuple[str, ...]] = (
+    "measure",
+    "test",
+    "n_topics",
+    "n_systems",
+    "statistic",
+    "df1",
+    "df2",
+    "p",
+    "note",
 )
 
 
@@ -400,8 +416,9 @@ def _compare_matrix(
         block_diff = anova.system_means[ia] - anova.system_means[ib]
         ci_low, ci_high = block_diff - half, block_diff + half
         if effect_size == "sakai":
-            with np.errstate(invalid="ignore", divide="ignore"):
-                es = block_diff / np.sqrt(anova.ms_residual)
+            # as d_z: no difference is an effect of 0 even without residual variation
+            v_e = anova.ms_residual
+            es = block_diff / np.sqrt(v_e) if v_e > 0 else np.where(block_diff == 0, 0.0, np.nan)
             kind = "sakai_es_e2"
     else:
         p_adj = adjust_p(res.p, correction)
@@ -461,17 +478,21 @@ def omnibus_tests(
     """Friedman's test and the two-way ANOVA (topic × system) over all systems, per measure.
 
     Both run on the complete block: the topics scored for every system.  Friedman
-    needs at least three systems (its row is left out below that).
+    needs at least three systems (its row is left out below that).  Systems that do
+    not differ give statistic 0 and p 1, with the reason in ``note``
+    (:func:`~sessionval.analysis.multiple.two_way_anova`,
+    :func:`~sessionval.analysis.multiple.friedman`).
 
     Returns
     -------
     pandas.DataFrame
-        ``measure, test, n_topics, n_systems, statistic, df1, df2, p`` with ``test``
-        ``"friedman"`` (chi-squared, ``df1 = m - 1``) and ``"anova"`` (F of the system
-        factor, ``df1 = m - 1``, ``df2 = (m - 1)(n - 1)``).
+        ``measure, test, n_topics, n_systems, statistic, df1, df2, p, note`` with
+        ``test`` ``"friedman"`` (chi-squared, ``df1 = m - 1``) and ``"anova"`` (F of
+        the system factor, ``df1 = m - 1``, ``df2 = (m - 1)(n - 1)``); ``note`` is
+        empty unless the statistic is degenerate.
     """
     scores, wanted = _with_measures(scores, measures, measure_column, value)
-    rows: list[tuple[str, str, int, int, float, float, float, float]] = []
+    rows: list[tuple[str, str, int, int, float, float, float, float, str]] = []
     for m in wanted:
         x, _, _ = score_matrix(
             scores,
@@ -487,13 +508,19 @@ def omnibus_tests(
         if n < 2 or k < 2:
             continue
         an = two_way_anova(xb)
-        rows.append((m, "anova", n, k, an.f_system, an.df_system, an.df_residual, an.p_system))
+        note = ""
+        if an.ss_system == 0.0:
+            note = "the systems' means do not differ (within rounding): F = 0, p = 1"
+        elif an.ss_residual == 0.0:
+            note = "no residual variation: every topic shows the same differences, F = inf"
+        rows.append(
+            (m, "anova", n, k, an.f_system, an.df_system, an.df_residual, an.p_system, note)
+        )
         if k >= 3:
             chi2, p = friedman(xb)
-            rows.append((m, "friedman", n, k, chi2, k - 1, np.nan, p))
-    return pd.DataFrame(
-        rows, columns=["measure", "test", "n_topics", "n_systems", "statistic", "df1", "df2", "p"]
-    )
+            note = "every topic ties all the systems: no evidence of a difference, p = 1"
+            rows.append((m, "friedman", n, k, chi2, k - 1, np.nan, p, note if all_tied(xb) else ""))
+    return pd.DataFrame(rows, columns=list(OMNIBUS_COLUMNS))
 
 
 def blocked_scores(

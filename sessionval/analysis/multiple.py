@@ -47,10 +47,12 @@ from ..errors import StatisticsError
 
 __all__ = [
     "CORRECTIONS",
+    "ROUNDING",
     "Anova",
     "Correction",
     "RandomisedTukey",
     "adjust_p",
+    "all_tied",
     "friedman",
     "pair_indices",
     "randomised_tukey_hsd",
@@ -66,6 +68,10 @@ _STATSMODELS_METHOD: Final = {"holm": "holm", "bonferroni": "bonferroni", "bh": 
 _EXACT_PTUKEY: Final = 64
 #: Cells (systems × topics × trials) per block of the randomised Tukey HSD shuffle.
 _SHUFFLE_BLOCK: Final = 1 << 22
+#: A sum of squares whose root mean square per cell is below this share of the largest
+#: absolute score is rounding noise (about 4,500 units of double rounding; the mean of a
+#: billion scores carries at most ~30): it counts as 0.
+ROUNDING: Final = 1e-12
 
 
 def adjust_p(p: npt.ArrayLike, method: Correction) -> FloatArray:
@@ -120,13 +126,15 @@ class Anova:
     ss_system, ss_topic, ss_residual
         Variations :math:`S_A = n \sum_i (\bar x_{i\cdot} - \bar x)^2`,
         :math:`S_B = m \sum_j (\bar x_{\cdot j} - \bar x)^2`,
-        :math:`S_E = \sum_{ij} (x_{ij} - \bar x_{i\cdot} - \bar x_{\cdot j} + \bar x)^2`.
+        :math:`S_E = \sum_{ij} (x_{ij} - \bar x_{i\cdot} - \bar x_{\cdot j} + \bar x)^2`;
+        a variation at the level of rounding noise is 0 (:func:`two_way_anova`).
     df_system, df_topic, df_residual
         :math:`m - 1`, :math:`n - 1`, :math:`(m-1)(n-1)`.
     ms_system, ms_topic, ms_residual
         Variances :math:`V = S / \phi`; :math:`V_E` is the residual variance.
     f_system, f_topic, p_system, p_topic
-        F statistics and their p-values.
+        F statistics and their p-values: a factor without variation has F = 0 and
+        p = 1; one with variation over a residual of 0 has F = inf and p = 0.
     """
 
     n_topics: int
@@ -167,7 +175,16 @@ def _block(x: npt.ArrayLike, what: str, *, min_systems: int = 2) -> FloatArray:
 
 
 def two_way_anova(x: npt.ArrayLike) -> Anova:
-    """Two-way ANOVA without replication of a topics × systems matrix.
+    r"""Two-way ANOVA without replication of a topics × systems matrix.
+
+    A sum of squares is computed from differences of means, so systems identical on
+    every topic leave rounding noise of about :math:`10^{-30}` in :math:`S_A` and
+    :math:`S_E` alike, and their ratio is an arbitrary F (37.8 for three copies of a
+    run).  A variation whose root mean square per cell,
+    :math:`\sqrt{S/(nm)}`, is at most :data:`ROUNDING` × the largest :math:`|x_{ij}|`
+    is therefore taken as exactly 0.  Then a factor without variation has F = 0 and
+    p = 1 (no evidence of a difference, as a paired test of identical systems), and a
+    factor with variation over a residual of 0 has F = inf and p = 0.
 
     Examples
     --------
@@ -184,22 +201,33 @@ def two_way_anova(x: npt.ArrayLike) -> Anova:
     (0.1083, 1.0293, 0.8317)
     >>> round(r.ms_residual, 4), round(r.f_system, 3), round(r.p_system, 3)
     (0.0219, 2.475, 0.098)
+
+    Three copies of one system:
+
+    >>> r = two_way_anova(np.column_stack([a, a, a]))
+    >>> r.ss_system, r.ss_residual, r.f_system, r.p_system
+    (0.0, 0.0, 0.0, 1.0)
     """
     from scipy import stats
 
     xm = _block(x, "two-way ANOVA")
     n, m = xm.shape
-    grand = float(xm.mean())
     sys_m = xm.mean(axis=0)
     top_m = xm.mean(axis=1)
-    ss_a = float(n * np.sum((sys_m - grand) ** 2))
-    ss_b = float(m * np.sum((top_m - grand) ** 2))
-    ss_e = float(np.sum((xm - sys_m[None, :] - top_m[:, None] + grand) ** 2))
+    # the grand mean as the mean of the system means: identical columns give S_A = 0 exactly
+    grand = float(sys_m.mean())
+    floor = n * m * (ROUNDING * float(np.abs(xm).max())) ** 2
+    ss_a, ss_b, ss_e = (
+        ss if ss > floor else 0.0
+        for ss in (
+            float(n * np.sum((sys_m - grand) ** 2)),
+            float(m * np.sum((top_m - grand) ** 2)),
+            float(np.sum((xm - sys_m[None, :] - top_m[:, None] + grand) ** 2)),
+        )
+    )
     df_a, df_b, df_e = m - 1, n - 1, (m - 1) * (n - 1)
     v_a, v_b, v_e = ss_a / df_a, ss_b / df_b, ss_e / df_e
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f_a = v_a / v_e if v_e > 0 else (np.inf if v_a > 0 else np.nan)
-        f_b = v_b / v_e if v_e > 0 else (np.inf if v_b > 0 else np.nan)
+    f_a, f_b = _f_ratio(v_a, v_e), _f_ratio(v_b, v_e)
     return Anova(
         n_topics=n,
         n_systems=m,
@@ -215,24 +243,46 @@ def two_way_anova(x: npt.ArrayLike) -> Anova:
         ms_system=v_a,
         ms_topic=v_b,
         ms_residual=v_e,
-        f_system=float(f_a),
-        f_topic=float(f_b),
+        f_system=f_a,
+        f_topic=f_b,
         p_system=float(stats.f.sf(f_a, df_a, df_e)),
         p_topic=float(stats.f.sf(f_b, df_b, df_e)),
     )
+
+
+def _f_ratio(v: float, v_e: float) -> float:
+    """F = V / V_E, with 0 for a factor without variation and inf over a residual of 0."""
+    if v == 0.0:
+        return 0.0
+    return v / v_e if v_e > 0.0 else float("inf")
 
 
 def friedman(x: npt.ArrayLike) -> tuple[float, float]:
     """Friedman's test over the systems (columns) blocked by topic (rows): ``(chi2, p)``.
 
     Needs at least three systems (``scipy.stats.friedmanchisquare``); ties within a
-    topic get mid-ranks and the statistic is tie-corrected.
+    topic get mid-ranks and the statistic is tie-corrected.  When every topic ties all
+    the systems (identical systems) the ranks carry no information and the tie
+    correction is 0/0 (scipy: NaN and a warning): every permutation of the ranks is the
+    observed one, so the result is ``(0.0, 1.0)``, no evidence of a difference.
+
+    Examples
+    --------
+    >>> friedman([[0.5, 0.5, 0.5], [0.2, 0.2, 0.2]])
+    (0.0, 1.0)
     """
     from scipy import stats
 
     xm = _block(x, "Friedman test", min_systems=3)
+    if all_tied(xm):
+        return 0.0, 1.0
     res = stats.friedmanchisquare(*xm.T)
     return float(res.statistic), float(res.pvalue)
+
+
+def all_tied(x: FloatArray) -> bool:
+    """Whether every row of a topics × systems matrix gives all systems one score."""
+    return bool((x == x[:, :1]).all())
 
 
 def studentized_range_sf(q: npt.ArrayLike, k: int, df: float) -> FloatArray:

@@ -122,9 +122,10 @@ def command(
     if len(tables) >= 3:
         om = omnibus_tests(scores)
         for r in om.itertuples(index=False):
+            note = f" ({r.note!s})" if r.note else ""
             click.echo(
                 f"{r.measure}: {r.test} over {r.n_systems} runs x {r.n_topics} topics: "
-                f"statistic {r.statistic:.4g}, p {r.p:.4g}",
+                f"statistic {r.statistic:.4g}, p {r.p:.4g}{note}",
                 err=True,
             )
     sys.stderr.flush()

@@ -389,6 +389,12 @@ def load_run_config(path: Path | None, *, overrides: Mapping[str, Any] | None = 
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigFileError(f"{path}: not valid TOML: {exc}") from exc
+        except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+            raise ConfigFileError(
+                f"{path}: not valid as a configuration: arrays or inline tables nested too "
+                "deeply for the TOML reader; no key takes more than a list of values or "
+                "of tables, check the brackets"
+            ) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigFileError(f"{path}: cannot read: {exc}") from exc
     given = dict(overrides or {})

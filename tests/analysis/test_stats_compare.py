@@ -146,3 +146,16 @@ def test_monte_carlo_resolution_too_coarse_for_holm_is_said():
     (note,) = r.attrs["notes"]
     assert "1/(B+1) = 0.005" in note and "--resamples 300" in note
     assert not compare_systems(t, test="randomisation", resamples=999).attrs["notes"]
+
+
+def test_omnibus_tests_of_identical_systems_say_why_they_are_degenerate():
+    t = _runs()
+    bm25 = t[t.system == "bm25"]
+    same = pd.concat([bm25.assign(system=f"copy{i}") for i in range(3)])
+    o = omnibus_tests(same).set_index(["measure", "test"])
+    assert (o["statistic"] == 0.0).all() and (o["p"] == 1.0).all()
+    assert o.loc[("AP", "anova"), "note"].startswith("the systems' means do not differ")
+    assert o.loc[("AP", "friedman"), "note"].startswith("every topic ties all the systems")
+    assert (omnibus_tests(t)["note"] == "").all()
+    r = compare_systems(same, correction="tukey-hsd")
+    assert (r["p_adjusted"] == 1.0).all() and (r["effect_size"] == 0.0).all()

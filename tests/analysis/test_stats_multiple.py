@@ -158,3 +158,38 @@ def test_incomplete_block_is_refused():
     x[2, 1] = np.nan
     with pytest.raises(StatisticsError, match="complete block"):
         two_way_anova(x)
+
+
+@pytest.mark.parametrize("copies", [3, 5])
+@pytest.mark.parametrize("scale", [1.0, 1e6, 1e-6])
+def test_identical_systems_have_no_variation_beyond_rounding(copies, scale):
+    # the mean of 40 random scores rounds differently from the grand mean: S_A and S_E
+    # were ~1e-30 each and F their arbitrary ratio (37.8, p = 3e-12)
+    x = np.repeat(np.random.default_rng(0).random(40)[:, None] * scale, copies, axis=1)
+    r = two_way_anova(x)
+    assert (r.ss_system, r.ss_residual) == (0.0, 0.0)
+    assert (r.f_system, r.p_system) == (0.0, 1.0)
+    assert r.ss_topic > 0 and r.p_topic == 0.0
+    # a real difference far below the scores' size is kept, as statsmodels has it
+    y = x.copy()
+    y[:, 0] += 1e-6 * scale * np.random.default_rng(1).random(40)
+    ref = _ols_anova(y)
+    assert two_way_anova(y).p_system == pytest.approx(ref.loc["C(system)", "PR(>F)"], rel=1e-6)
+
+
+def test_constant_differences_have_no_residual_and_infinite_f():
+    x = SAKAI[:, :1] + np.array([[0.0, 0.1, 0.3]])
+    r = two_way_anova(x)
+    assert r.ss_residual == 0.0 and (r.f_system, r.p_system) == (np.inf, 0.0)
+
+
+def test_friedman_of_identical_systems_is_defined_without_a_warning():
+    import warnings
+
+    x = np.repeat(np.asarray(SAKAI_A)[:, None], 3, axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert friedman(x) == (0.0, 1.0)
+    # one topic that tells the systems apart is scipy's test again
+    x[0] = [0.1, 0.2, 0.3]
+    assert friedman(x) == pytest.approx(tuple(stats.friedmanchisquare(*x.T)))

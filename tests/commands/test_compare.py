@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import pandas as pd
 import pytest
@@ -78,3 +79,17 @@ def test_run_names_are_file_names_without_run(tmp_path):
     dup.write_text(runs[0].read_text())
     with pytest.raises(Exception, match="two runs are named 'sys_0'"):
         load_runs([runs[0], dup])
+
+
+def test_compare_omnibus_of_identical_runs_is_f_0_and_no_warning(tmp_path, capsys):
+    qrels, runs = trec_runs(tmp_path, quality=(0.5,))
+    copies = []
+    for i in range(3):
+        copies.append(tmp_path / f"copy{i}.run")
+        copies[-1].write_text(runs[0].read_text())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # scipy's RuntimeWarning of a 0/0 would fail the run
+        assert main(["compare", str(qrels), *map(str, copies), "-m", "AP", "--omnibus"]) == 0
+    om = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out), sep="\t")
+    assert om["statistic"].tolist() == [0.0, 0.0] and om["p"].tolist() == [1.0, 1.0]
+    assert om["note"].notna().all()

@@ -120,6 +120,17 @@ def test_wrong_values_are_errors_that_say_what_is_allowed(tmp_path, text, messag
     assert "pydantic" not in text_of and "http" not in text_of
 
 
+@pytest.mark.parametrize("depth", [100, 500, 5000])
+@pytest.mark.parametrize("brackets", [("[", "]"), ("{a = ", "}")])
+def test_deeply_nested_values_are_a_located_error_at_every_depth(tmp_path, depth, brackets):
+    # CFG-1: from ~500 levels tomllib's recursion raised RecursionError (exit 70)
+    opening, closing = brackets
+    path = _config(tmp_path, f"x = {opening * depth}1{closing * depth}\n")
+    with pytest.raises(ConfigFileError, match=re.escape(str(path))) as err:
+        load_run_config(path)
+    assert "unknown key(s) ['x']" in str(err.value) or "nested too deeply" in str(err.value)
+
+
 def test_flags_win_over_the_file_and_are_named_in_messages(tmp_path):
     path = _config(tmp_path, 'preset = "jiang-allan-2016"\ncutoff = 5\n')
     rc = load_run_config(path, overrides={"cutoff": 3, "bq": 8.0})
