@@ -28,6 +28,7 @@ from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
 from ..measures.ranking import _codes
 from ..measures.registry import Measure, parse_measures
 from ..models.judgments import GradeScale
+from ..problems import line_list
 from .engine import ItemMapper
 
 __all__ = [
@@ -316,7 +317,7 @@ def _located(
     limit = 50
     msgs = [
         f"  {run}:{at[1]}: document {d!r} appears again for query {q!r} "
-        f"(lines {', '.join(map(str, at))}); a document may appear once per ranked list"
+        f"(lines {line_list(at)}); a document may appear once per ranked list"
         for (q, d), at in zip(groups.index.tolist()[:limit], groups.tolist()[:limit], strict=True)
     ]
     more = f" (the first {limit} are listed)" if len(groups) > limit else ""
