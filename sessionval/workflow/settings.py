@@ -158,6 +158,11 @@ class RunOptions(Section):
         description="reject bad sessions (listed in rejects.csv) and go on, instead of "
         "failing on any problem; --lenient/--strict override it",
     )
+    exports: bool = Field(
+        True,
+        description="write exports/ (the scores for R, SPSS and Stata); false skips them, "
+        "as --no-exports does; --exports/--no-exports override it",
+    )
     formats: tuple[ExportFormat, ...] = Field(
         EXPORT_FORMATS,
         min_length=1,
@@ -501,6 +506,8 @@ class RunSettings:
         Reject bad sessions instead of failing.
     formats
         Export formats.
+    exports
+        Write ``exports/`` (``False``: skipped, the report says so).
     file
         The whole validated configuration (a later step reads its own table here).
     csv_safe
@@ -519,6 +526,7 @@ class RunSettings:
     figures: FigureSettings
     lenient: bool
     formats: tuple[str, ...]
+    exports: bool = True
     file: RunConfig = field(default_factory=RunConfig)
     csv_safe: bool = False
     measures: MeasureSettings = field(default_factory=MeasureSettings)
@@ -547,6 +555,7 @@ def run_settings(
     has_qrels: bool,
     overrides: Mapping[str, Any] | None = None,
     csv_safe: bool | None = None,
+    exports: bool | None = None,
 ) -> RunSettings:
     """Read and validate the run's configuration (the first step of a run).
 
@@ -563,6 +572,8 @@ def run_settings(
         ``--preset``): they win over the file.
     csv_safe
         ``--csv-safe`` (``None``: the configuration's ``[run] csv_safe``).
+    exports
+        ``--exports/--no-exports`` (``None``: the configuration's ``[run] exports``).
 
     Raises
     ------
@@ -581,6 +592,7 @@ def run_settings(
         figures=rc.figures,
         lenient=rc.run.lenient if lenient is None else lenient,
         formats=rc.run.formats,
+        exports=rc.run.exports if exports is None else exports,
         file=rc,
         csv_safe=rc.run.csv_safe if csv_safe is None else csv_safe,
         measures=measure_settings(rc.measures, preset=config.preset_name),
