@@ -48,11 +48,6 @@ EXIT_PIPE: Final = 141
 #: Environment variable that shows the traceback of an internal error, like ``--debug``.
 DEBUG_ENV: Final = "SESSIONVAL_DEBUG"
 
-_MEMORY_ADVICE: Final = (
-    "free memory or give less work at once: run --no-per-position --no-figures --tables parquet, "
-    "--engine dask to spread the sessions, or fewer measures and columns "
-    "(docs/performance.md gives the memory per million rows)"
-)
 _REPORT: Final = (
     "this is a bug in sessionval: please report it to the sessionval developers' issue "
     "tracker with the command, `sessionval --version` and the traceback (rerun with "
@@ -132,6 +127,13 @@ def _take_debug(args: list[str]) -> tuple[list[str], bool]:
     return kept, len(kept) != len(args)
 
 
+def _command_of(args: Sequence[str]) -> str:
+    """``"sessionval CMD: "`` for the subcommand in ``args`` (``""`` when there is none)."""
+    # the group has only flags (--debug, --version): its first other argument is the command
+    name = next((a for a in args if not a.startswith("-")), None)
+    return f"sessionval {name}: " if name in COMMANDS else ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code.
 
@@ -142,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     traceback with ``--debug`` or ``SESSIONVAL_DEBUG=1``), 130 interrupted (Ctrl-C),
     141 the reader of the output went away (``| head``).
     """
-    from .errors import OutOfMemory, SessionvalError, ValidationFailed
+    from .errors import OutOfMemory, SessionvalError, ValidationFailed, memory_advice
 
     args, debug = _take_debug(list(sys.argv[1:] if argv is None else argv))
     debug = debug or os.environ.get(DEBUG_ENV, "").strip() not in ("", "0")
@@ -178,8 +180,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError as exc:
         if debug:
             traceback.print_exc()
+        # the phase that failed says what would help it; elsewhere only the general advice
         what = str(exc) if isinstance(exc, OutOfMemory) else "out of memory"
-        click.echo(f"error: {what}; {_MEMORY_ADVICE}", err=True)
+        advice = exc.advice if isinstance(exc, OutOfMemory) and exc.advice else memory_advice()
+        click.echo(f"error: {_command_of(args)}{what}; {advice}", err=True)
         return EXIT_MEMORY
     except Exception as exc:  # the last resort: one line, not a traceback
         if debug:

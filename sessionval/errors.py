@@ -27,6 +27,7 @@ __all__ = [
     "SessionvalError",
     "StatisticsError",
     "ValidationFailed",
+    "memory_advice",
     "phase",
     "raise_if_any",
 ]
@@ -122,7 +123,8 @@ def raise_if_any(problems: Iterable[Problem], *, limit: int | None = None) -> No
 class OutOfMemory(MemoryError):
     """A :class:`MemoryError` raised inside a :func:`phase`: what was running, on how many rows.
 
-    The command line turns it into one line and exit code 3 (``docs/reliability.md``).
+    The command line turns it into one line and exit code 3 (``docs/reliability.md``),
+    with the phase's ``advice`` (else a general one).
 
     Parameters
     ----------
@@ -130,6 +132,9 @@ class OutOfMemory(MemoryError):
         The phase, as a gerund clause (``"evaluating"``).
     rows
         Rows the phase was working on, with their unit (``"result rows"``), if known.
+    advice
+        What would help this phase, naming only options not already given
+        (``"free memory or skip them: run --no-exports"``); ``""``: none specific.
 
     Examples
     --------
@@ -137,20 +142,45 @@ class OutOfMemory(MemoryError):
     'out of memory while evaluating 26,000,000 result rows'
     """
 
-    def __init__(self, what: str, rows: int | None = None, unit: str = "rows") -> None:
+    def __init__(
+        self, what: str, rows: int | None = None, unit: str = "rows", advice: str = ""
+    ) -> None:
         self.what = what
         self.rows = rows
         self.unit = unit
+        self.advice = advice
         on = f" {rows:,} {unit}" if rows is not None else ""
         super().__init__(f"out of memory while {what}{on}")
 
 
+def memory_advice(*hints: str) -> str:
+    """Advice for running out of memory: free memory, or each of ``hints`` (options to try).
+
+    Give only hints that would help the phase and are not already in force, so the
+    advice never repeats an option the user gave.
+
+    Examples
+    --------
+    >>> memory_advice("run --no-exports")
+    'free memory or give less work at once: run --no-exports (docs/performance.md gives the memory per million rows)'
+    >>> memory_advice()
+    'free memory or give less work at once (docs/performance.md gives the memory per million rows)'
+    """  # noqa: E501
+    listed = f": {', '.join(hints)}" if hints else ""
+    return (
+        f"free memory or give less work at once{listed} "
+        "(docs/performance.md gives the memory per million rows)"
+    )
+
+
 @contextmanager
-def phase(what: str, rows: int | None = None, unit: str = "rows") -> Iterator[None]:
+def phase(
+    what: str, rows: int | None = None, unit: str = "rows", *, advice: str = ""
+) -> Iterator[None]:
     """Name the work inside the block, so running out of memory there says what and on how much.
 
     A :class:`MemoryError` raised in the block becomes :class:`OutOfMemory`;
-    phases nest, the innermost one names the error.
+    phases nest, the innermost one names the error and gives its advice.
 
     Parameters
     ----------
@@ -160,6 +190,8 @@ def phase(what: str, rows: int | None = None, unit: str = "rows") -> Iterator[No
         Rows it works on (``None``: not known yet).
     unit
         What a row is (``"result rows"``, ``"sessions"``).
+    advice
+        What would help if this block runs out of memory (see :class:`OutOfMemory`).
 
     Examples
     --------
@@ -174,4 +206,4 @@ def phase(what: str, rows: int | None = None, unit: str = "rows") -> Iterator[No
     except OutOfMemory:
         raise
     except MemoryError as exc:
-        raise OutOfMemory(what, rows, unit) from exc
+        raise OutOfMemory(what, rows, unit, advice) from exc

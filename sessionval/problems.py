@@ -12,16 +12,23 @@ that exceptions, frames and loaders can all carry problems and reports.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Final, Literal
 
+import numpy as np
 import pandas as pd
 
 __all__ = [
+    "LINES_LISTED",
     "LoadReport",
     "Mode",
     "Problem",
+    "line_list",
 ]
+
+#: line numbers one problem lists at most (:func:`line_list`); the rest are counted
+LINES_LISTED: Final = 10
 
 
 Mode = Literal["strict", "lenient"]
@@ -70,6 +77,32 @@ class Problem:
         field = f" {self.field}:" if self.field else ""
         got = f" (got {self.value})" if self.value else ""
         return f"{where}:{field} {self.message}{got}"
+
+
+def line_list(lines: Iterable[int], *, limit: int = LINES_LISTED) -> str:
+    """Line numbers for one problem's message: the first ``limit``, then how many more.
+
+    A document repeated on a million lines is one problem; listing every line made a
+    message of megabytes.  Every message that lists the lines of one problem uses this.
+
+    Parameters
+    ----------
+    lines
+        The line (or row) numbers, in the order to list them.
+    limit
+        Numbers written out at most.
+
+    Examples
+    --------
+    >>> line_list([3, 7])
+    '3, 7'
+    >>> line_list(range(1, 1_000_001))
+    '1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 999,990 more'
+    """
+    numbers = lines if isinstance(lines, Sequence | np.ndarray) else list(lines)
+    listed = ", ".join(str(int(n)) for n in numbers[:limit])
+    extra = len(numbers) - limit
+    return listed + (f" and {extra:,} more" if extra > 0 else "")
 
 
 @dataclass

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from ..errors import phase
+from ..errors import memory_advice, phase
 from ._options import encoding_option, engine_options, open_engine
 
 if TYPE_CHECKING:
@@ -117,7 +117,13 @@ def command(
     """
     from ..evaluation.lists import evaluate_run
 
-    with open_engine(engine, scheduler, workers) as eng, phase(f"evaluating {run}"):
+    # the reads are phases of their own (evaluate_run): this one is the evaluation
+    many = len(measures) != 1
+    advice = memory_advice("fewer measures at once (-m)") if many else memory_advice()
+    with (
+        open_engine(engine, scheduler, workers) as eng,
+        phase(f"evaluating {run} against {qrels}", advice=advice),
+    ):
         ev = evaluate_run(
             run,
             qrels,

@@ -114,6 +114,12 @@ __all__ = [
     "partitioned study is scored in one pass and the workers keep no result row.",
 )
 @click.option(
+    "--exports/--no-exports",
+    default=None,
+    help="Write exports/ for R, SPSS and Stata (default: the configuration's [run] exports, "
+    "true). --no-exports skips them: the tables and the report have every score.",
+)
+@click.option(
     "--tables",
     "table_formats",
     type=click.Choice(["both", "csv", "parquet"]),
@@ -138,6 +144,7 @@ def command(
     progress: bool | None,
     per_position: bool,
     figures: bool,
+    exports: bool | None,
     table_formats: str,
     engine: str,
     scheduler: str | None,
@@ -168,6 +175,7 @@ def command(
                 engine=eng,
                 per_position=per_position,
                 figures=figures,
+                exports=exports,
                 table_formats=("csv", "parquet") if table_formats == "both" else (table_formats,),
             )
     except ValidationFailed as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -19,7 +20,14 @@ import numpy as np
 import pandas as pd
 
 from .._types import FloatArray
-from ..errors import InputFormatError, JudgmentError, MeasureSpecError, SessionvalError
+from ..errors import (
+    InputFormatError,
+    JudgmentError,
+    MeasureSpecError,
+    SessionvalError,
+    memory_advice,
+    phase,
+)
 from ..frame import JudgmentFrame
 from ..io.trec import GRADE_RANGE, read_judgments, read_run, run_line_numbers
 from ..judgments.gains import NegativePolicy
@@ -28,6 +36,7 @@ from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
 from ..measures.ranking import _codes
 from ..measures.registry import Measure, parse_measures
 from ..models.judgments import GradeScale
+from ..problems import line_list
 from .engine import ItemMapper
 
 __all__ = [
@@ -58,6 +67,9 @@ DEFAULT_RUN_MEASURES: Final[tuple[str, ...]] = ("AP", "nDCG", "nDCG@10", "P@10",
 
 _QUERY_COLUMNS: Final = ("query_id", "topic_id")
 _GRADE_COLUMNS: Final = ("relevance", "grade")
+# what helps when a read runs out of memory (the parsed tables take about the file's size)
+_QRELS_ADVICE: Final = memory_advice("keep only the judgments of the run's topics in the qrels")
+_RUN_ADVICE: Final = memory_advice("a run of fewer lines (e.g. the top 1000 of each topic)")
 
 
 @dataclass(frozen=True)
@@ -278,8 +290,11 @@ def evaluate_run(
     """
     ms = [measures] if isinstance(measures, str | Measure) else list(measures)
     parse_measures(ms)  # a bad name fails before any data is read
-    judged = _qrels(qrels, encoding)
-    table = _run_table(run, encoding)
+    # each read is its own phase: running out of memory names the file being read
+    with _reading(qrels, "qrels", _QRELS_ADVICE):
+        judged = _qrels(qrels, encoding)
+    with _reading(run, "run", _RUN_ADVICE):
+        table = _run_table(run, encoding)
     try:
         lists = _lists(table, judged, ties, complete, negative, unjudged)
     except SessionvalError as exc:
@@ -316,7 +331,7 @@ def _located(
     limit = 50
     msgs = [
         f"  {run}:{at[1]}: document {d!r} appears again for query {q!r} "
-        f"(lines {', '.join(map(str, at))}); a document may appear once per ranked list"
+        f"(lines {line_list(at)}); a document may appear once per ranked list"
         for (q, d), at in zip(groups.index.tolist()[:limit], groups.tolist()[:limit], strict=True)
     ]
     more = f" (the first {limit} are listed)" if len(groups) > limit else ""
@@ -350,6 +365,12 @@ def _lists(
     if lists is None:  # unreachable: a table road that fails becomes judgments
         raise InputFormatError("qrels: could not be read")
     return lists
+
+
+def _reading(source: object, what: str, advice: str) -> AbstractContextManager[None]:
+    """The phase of reading ``what`` (named by its file when it is one)."""
+    name = f"the {what} file {source}" if _is_path(source) else f"the {what} table"
+    return phase(f"reading {name}", advice=advice)
 
 
 def _is_path(x: object) -> bool:

@@ -25,7 +25,7 @@ from ..errors import ParseError, ValidationFailed, raise_if_any
 from ..frame import SessionFrame
 from ..models.judgments import GradeScale
 from ..models.session import Session
-from ..problems import LoadReport, Mode, Problem
+from ..problems import LoadReport, Mode, Problem, line_list
 from ..validate.flat import frame_from_flat
 from .jsonl_columns import JsonlBatches
 from .jsonl_repair import remove_repeated_documents
@@ -337,7 +337,7 @@ def _reject_repeated_ids(
                     report.source,
                     f"line {first[sid]}",
                     "session_id",
-                    f"session id repeated on line(s) {', '.join(map(str, lines_after))}; "
+                    f"session id repeated on line(s) {line_list(lines_after)}; "
                     "every line of a repeated session id is rejected",
                     repr(sid),
                     sid,

@@ -39,7 +39,7 @@ from ..errors import (
 )
 from ..frame import JudgmentFrame, LoadedStudy
 from ..models.judgments import GradeScale
-from ..problems import LoadReport, Mode, Problem
+from ..problems import LoadReport, Mode, Problem, line_list
 from ..validate.flat import frame_from_flat
 from ..validate.references import unjudged_keys
 from .flat import read_csv_table
@@ -316,7 +316,7 @@ def _flat_from_lab(
                 str(sp),
                 f"line {int(s_line[i])}",
                 c.session,
-                f"session id listed more than once (lines {', '.join(map(str, lines))}); "
+                f"session id listed more than once (lines {line_list(lines)}); "
                 "every row of it is rejected",
                 repr(sid),
                 record=sid,
@@ -511,7 +511,8 @@ def _read_session_qrels(
             rows = (np.flatnonzero((key == k).to_numpy()) + 2).tolist()
             sid, d = k.split("\x00", 1)
             raise JudgmentError(
-                f"{path}: {d!r} judged with different grades for session {sid} (lines {rows})"
+                f"{path}: {d!r} judged with different grades for session {sid} "
+                f"(lines {line_list(rows)})"
             )
     first = ~key.duplicated().to_numpy()
     observed = sorted(set(g.tolist()))

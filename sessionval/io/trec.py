@@ -36,7 +36,7 @@ import pandas as pd
 from ..errors import JudgmentError, ParseError
 from ..frame import JudgmentFrame
 from ..models.judgments import GradeScale
-from ..problems import Problem
+from ..problems import Problem, line_list
 from .flat import read_csv_table
 from .text import check_encoding, decode_text, read_input_bytes
 
@@ -285,12 +285,12 @@ def _judgment_frame(
             for top, doc_id in pairs[: problems.limit]:
                 rows = np.flatnonzero(((t["topic_id"] == top) & (t["doc_id"] == doc_id)).to_numpy())
                 at = [int(lines[row_index[r]]) for r in rows]
-                grades = ", ".join(str(int(g)) for g in t["grade"].to_numpy()[rows])
+                grades = line_list(t["grade"].to_numpy()[rows])  # as many as lines listed
                 problems.add(
                     at[1],
                     "grade",
                     f"document {doc_id!r} is judged more than once for topic {top!r} with "
-                    f"different grades ({grades} on lines {', '.join(map(str, at))})",
+                    f"different grades ({grades} on lines {line_list(at)})",
                     judgment=True,
                 )
         keep = ~t.duplicated(["topic_id", "doc_id"], keep="first").to_numpy()

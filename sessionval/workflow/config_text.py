@@ -76,7 +76,7 @@ def config_tables(settings: RunSettings) -> dict[str, dict[str, Any]]:
     The session parameters are the ones actually used (a preset written as ``preset``
     with every parameter explicit, so reading it back gives the same configuration);
     every table of :class:`~sessionval.workflow.settings.RunConfig` follows with the
-    run's own values (``lenient``, ``csv_safe`` as the run used them).
+    run's own values (``lenient``, ``csv_safe``, ``exports`` as the run used them).
     """
     params = settings.config.model_dump(mode="json")
     preset = params.pop("preset_name", None)
@@ -85,7 +85,11 @@ def config_tables(settings: RunSettings) -> dict[str, dict[str, Any]]:
         update={
             "figures": settings.figures,
             "run": settings.file.run.model_copy(
-                update={"lenient": settings.lenient, "csv_safe": settings.csv_safe}
+                update={
+                    "lenient": settings.lenient,
+                    "csv_safe": settings.csv_safe,
+                    "exports": settings.exports,
+                }
             ),
             "measures": settings.file.measures.model_copy(
                 update={"session": settings.measures.session, "query": settings.measures.query}

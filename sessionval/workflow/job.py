@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import pandas as pd
 
-from ..errors import InputFormatError, SessionvalError, ValidationFailed, phase
+from ..errors import InputFormatError, SessionvalError, ValidationFailed, memory_advice, phase
 from ..evaluation.dask_engine import DaskEngine
 from ..evaluation.engine import Engine, LocalEngine
 from ..evaluation.remote import keeps_partitions, load_remote, score_partitions
@@ -145,6 +145,7 @@ def run(
     per_position: bool = True,
     table_formats: Sequence[str] = TABLE_FORMATS,
     figures: bool = True,
+    exports: bool | None = None,
 ) -> RunResult:
     """Validate, evaluate and write every output (the body of ``sessionval run``).
 
@@ -188,6 +189,9 @@ def run(
         workers keep no result row
         (:func:`~sessionval.evaluation.remote.score_partitions`): what a study
         larger than the cluster's memory needs.
+    exports
+        Write ``exports/`` (``None``: the configuration's ``[run] exports``, default
+        true); without them the report and ``config.toml`` say they were skipped.
 
     Returns
     -------
@@ -216,6 +220,7 @@ def run(
         has_qrels=qrels is not None or own_judgments,
         overrides=overrides,
         csv_safe=csv_safe,
+        exports=exports,
     )
     # a partitioned input on a Dask cluster stays on the workers (scored there, the client
     # gathers tables); the searchers' grades pool over the whole study, so they are gathered
@@ -230,10 +235,11 @@ def run(
         inputs=input_files(logs, qrels, config_path, input_options, out=out),
         csv_safe=settings.csv_safe,
     )
+    advice = _MemoryAdvice(settings, engine, per_position, figures, table_formats)
     try:
         with stages(STAGES, disable=None if progress is None else not progress) as bar:
             try:
-                with phase(f"loading and validating {logs}"):
+                with phase(f"loading and validating {logs}", advice=advice.for_loading):
                     mode: Mode = "lenient" if settings.lenient else "strict"
                     loaded: LoadedStudy
                     scored: SessionEvaluation | None = None
@@ -273,7 +279,7 @@ def run(
 
             eng = _with_progress(engine, bar)
             n = loaded.frame.n_results
-            with phase("evaluating", n, "result rows"):
+            with phase("evaluating", n, "result rows", advice=advice.for_evaluating):
                 ev = (
                     scored
                     if scored is not None
@@ -283,7 +289,7 @@ def run(
                 )
             bar.update()
 
-            with phase("writing the tables of", n, "result rows"):
+            with phase("writing the tables of", n, "result rows", advice=advice.for_tables):
                 tables = write_tables(outputs, ev, per_position=per_position, formats=table_formats)
                 write_configuration(outputs, settings, ev)
                 correlations = correlation_step(
@@ -294,17 +300,21 @@ def run(
             figure_notes: tuple[str, ...] = (NO_FIGURES,)
             drawn: list[ReportFigure] = []
             if cell is not None:
-                figure_notes, drawn = _figures(outputs, loaded, ev, cell, settings, eng)
+                figure_notes, drawn = _figures(outputs, loaded, ev, cell, settings, eng, advice)
             bar.update(2)
 
-            with phase("writing the exports of", loaded.frame.n_sessions, "sessions"):
-                exports = write_exports_step(
-                    outputs, tables, settings, title=loaded.study.name or "sessionval scores"
-                )
+            export_notes: tuple[str, ...] = (NO_EXPORTS,)
+            if settings.exports:
+                n_sessions = loaded.frame.n_sessions
+                with phase(
+                    "writing the exports of", n_sessions, "sessions", advice=advice.for_exports
+                ):
+                    title = loaded.study.name or "sessionval scores"
+                    export_notes = write_exports_step(outputs, tables, settings, title=title).notes
             bar.update()
 
             statistics = statistics_step(outputs, tables.per_session, settings.statistics)
-            notes = (*figure_notes, *exports.notes)
+            notes = (*figure_notes, *export_notes)
             scores = write_report_step(
                 outputs,
                 loaded=loaded,
@@ -334,6 +344,68 @@ def run(
     )
 
 
+#: The run's note when the exports are left out (``--no-exports``).
+NO_EXPORTS: Final = (
+    "exports not written (--no-exports or [run] exports = false): tables/ has every score; "
+    "exports/ is not written"
+)
+
+
+@dataclass(frozen=True)
+class _MemoryAdvice:
+    """What would help each phase of a run that runs out of memory, from the options in force.
+
+    Each phase names only the options that lighten it and that this run does not
+    already use (``--no-exports`` is not suggested to a run that gave it).
+    """
+
+    settings: RunSettings
+    engine: Engine | None
+    per_position: bool
+    figures: bool
+    table_formats: Sequence[str]
+
+    @property
+    def _dask(self) -> bool:
+        return isinstance(self.engine, DaskEngine)
+
+    @property
+    def for_loading(self) -> str:
+        if self._dask:
+            return memory_advice()
+        return memory_advice("run --engine dask with a partitioned input (docs/scale-out.md)")
+
+    @property
+    def for_evaluating(self) -> str:
+        if not self._dask:
+            return memory_advice("run --engine dask to spread the sessions", _FEWER_MEASURES)
+        flags = (("--no-figures", self.figures), ("--no-per-position", self.per_position))
+        one_pass = " ".join(flag for flag, on in flags if on)
+        hint = f"run {one_pass} (a partitioned input is then scored in one pass)"
+        return memory_advice(*([hint] if one_pass else []), _FEWER_MEASURES)
+
+    @property
+    def for_tables(self) -> str:
+        hints = ["run --no-per-position"] if self.per_position else []
+        if "csv" in self.table_formats:
+            hints.append("run --tables parquet")
+        return memory_advice(*hints, _FEWER_MEASURES)
+
+    @property
+    def for_figures(self) -> str:
+        return memory_advice("run --no-figures")
+
+    @property
+    def for_exports(self) -> str:
+        hints = ["run --no-exports"]
+        if len(self.settings.formats) > 1:
+            hints.append("fewer [run] formats in the configuration")
+        return memory_advice(*hints)
+
+
+_FEWER_MEASURES: Final = "fewer measures ([measures] in the configuration)"
+
+
 #: The run's note when the figures are left out (``--no-figures``).
 NO_FIGURES: Final = (
     "figures not drawn (--no-figures): the report and tables/ have every score; "
@@ -348,10 +420,13 @@ def _figures(
     cell: FigureCell,
     settings: RunSettings,
     engine: Engine,
+    advice: _MemoryAdvice,
 ) -> tuple[tuple[str, ...], list[ReportFigure]]:
     """The figures' tables and images written; the notes on the figures skipped, the drawn ones."""
     n = loaded.frame.n_results
-    with phase("evaluating the cumulated-gain figures of", n, "result rows"):
+    with phase(
+        "evaluating the cumulated-gain figures of", n, "result rows", advice=advice.for_figures
+    ):
         cg_ev = (
             ev
             if settings.cg_config is None
@@ -366,6 +441,7 @@ def _figures(
         confidence=stats.confidence if stats.bands else None,
     )
     write_figure_tables(outputs, data)
-    with phase("drawing the figures of", loaded.frame.n_sessions, "sessions"):
+    n_sessions = loaded.frame.n_sessions
+    with phase("drawing the figures of", n_sessions, "sessions", advice=advice.for_figures):
         drawn = draw_figures(outputs, data, settings)
     return data.notes, drawn

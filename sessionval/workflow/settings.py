@@ -158,6 +158,11 @@ class RunOptions(Section):
         description="reject bad sessions (listed in rejects.csv) and go on, instead of "
         "failing on any problem; --lenient/--strict override it",
     )
+    exports: bool = Field(
+        True,
+        description="write exports/ (the scores for R, SPSS and Stata); false skips them, "
+        "as --no-exports does; --exports/--no-exports override it",
+    )
     formats: tuple[ExportFormat, ...] = Field(
         EXPORT_FORMATS,
         min_length=1,
@@ -507,6 +512,8 @@ class RunSettings:
         Reject bad sessions instead of failing.
     formats
         Export formats.
+    exports
+        Write ``exports/`` (``False``: skipped, the report says so).
     file
         The whole validated configuration (a later step reads its own table here).
     csv_safe
@@ -525,6 +532,7 @@ class RunSettings:
     figures: FigureSettings
     lenient: bool
     formats: tuple[str, ...]
+    exports: bool = True
     file: RunConfig = field(default_factory=RunConfig)
     csv_safe: bool = False
     measures: MeasureSettings = field(default_factory=MeasureSettings)
@@ -553,6 +561,7 @@ def run_settings(
     has_qrels: bool,
     overrides: Mapping[str, Any] | None = None,
     csv_safe: bool | None = None,
+    exports: bool | None = None,
 ) -> RunSettings:
     """Read and validate the run's configuration (the first step of a run).
 
@@ -569,6 +578,8 @@ def run_settings(
         ``--preset``): they win over the file.
     csv_safe
         ``--csv-safe`` (``None``: the configuration's ``[run] csv_safe``).
+    exports
+        ``--exports/--no-exports`` (``None``: the configuration's ``[run] exports``).
 
     Raises
     ------
@@ -587,6 +598,7 @@ def run_settings(
         figures=rc.figures,
         lenient=rc.run.lenient if lenient is None else lenient,
         formats=rc.run.formats,
+        exports=rc.run.exports if exports is None else exports,
         file=rc,
         csv_safe=rc.run.csv_safe if csv_safe is None else csv_safe,
         measures=measure_settings(rc.measures, preset=config.preset_name),

@@ -230,6 +230,18 @@ def test_evaluate_repeated_documents_name_file_and_lines(tmp_path: Path, capsys)
     assert "2 repeated document(s) in the run" in err
     assert "r.run:3: document 'a' appears again for query '1' (lines 1, 3)" in err
     assert "r.run:5: document 'b' appears again for query '2' (lines 4, 5)" in err
+
+
+def test_evaluate_repeated_document_lists_a_few_lines(tmp_path: Path, capsys) -> None:
+    """One document on every line of a long run: one short error line, the rest counted."""
+    q = tmp_path / "q.txt"
+    r = tmp_path / "r.run"
+    q.write_text("1 0 a 1\n")
+    r.write_text("".join(f"1 Q0 a {i} {-i} t\n" for i in range(1, 5001)))
+    assert main(["evaluate", str(q), str(r), "-m", "AP"]) == 2
+    err = capsys.readouterr().err
+    assert "(lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 4,990 more)" in err
+    assert len(err) < 400
     ok = tmp_path / "ok.run"
     ok.write_text("1 Q0 a 1 1.0 t\n2 Q0 b 1 1.0 t\n")
     assert main(["compare", str(q), str(ok), str(r), "-m", "AP"]) == 2

@@ -14,6 +14,8 @@ import pytest
 
 import sessionval.commands.validate as validate_command
 import sessionval.evaluation.chunks as chunks
+import sessionval.evaluation.lists as run_lists
+import sessionval.workflow.job as job
 from sessionval import cli
 from sessionval.cli import main
 from sessionval.errors import OutOfMemory, phase
@@ -39,8 +41,11 @@ def test_out_of_memory_in_a_kernel_is_one_line_and_exit_3(study_dir, tmp_path, m
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     # the study has 6 result rows (3 + 0 + 2 + 1)
-    assert lines[0].startswith("error: out of memory while evaluating 6 result rows; ")
-    assert "--no-per-position" in lines[0] and "--engine dask" in lines[0]
+    assert lines[0].startswith(
+        "error: sessionval run: out of memory while evaluating 6 result rows; "
+    )
+    assert "--engine dask" in lines[0]
+    assert "--no-per-position" not in lines[0]  # the per-position table is not built here
     assert "Traceback" not in err and "numpy" not in err
     # the previous outputs are not replaced by a half run: nothing was swapped in
     assert not (tmp_path / "o" / "report.html").exists()
@@ -50,7 +55,9 @@ def test_out_of_memory_while_loading_names_the_file(study_dir, monkeypatch, caps
     monkeypatch.setattr(validate_command, "load_input", _no_memory)
     assert main(["validate", str(study_dir)]) == 3
     err = capsys.readouterr().err
-    assert err.startswith(f"error: out of memory while loading and validating {study_dir}; ")
+    assert err.startswith(
+        f"error: sessionval validate: out of memory while loading and validating {study_dir}; "
+    )
     assert len(err.strip().splitlines()) == 1
 
 
@@ -58,7 +65,68 @@ def test_a_memory_error_outside_any_phase_still_exits_3(study_dir, monkeypatch, 
     monkeypatch.setattr(validate_command, "summarize", _no_memory)
     monkeypatch.setattr(validate_command, "phase", _null_phase)
     assert main(["validate", str(study_dir)]) == 3
-    assert capsys.readouterr().err.startswith("error: out of memory; ")
+    err = capsys.readouterr().err
+    assert err.startswith("error: sessionval validate: out of memory; free memory")
+    assert "--no-per-position" not in err and "--engine" not in err  # run's flags: not here
+
+
+def test_out_of_memory_in_the_exports_suggests_only_what_was_not_given(
+    study_dir, tmp_path, monkeypatch, capsys
+):
+    """RES-2: the exports fail under --no-figures --tables parquet --no-per-position."""
+    monkeypatch.setattr(job, "write_exports_step", _no_memory)
+    lean = ("--no-figures", "--tables", "parquet", "--no-per-position")
+    assert _run(study_dir, tmp_path, *lean) == 3
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(
+        "error: sessionval run: out of memory while writing the exports of 2 sessions; "
+    )
+    assert "--no-exports" in err
+    for given in ("--no-figures", "--tables parquet", "--no-per-position"):
+        assert given not in err
+
+
+def test_out_of_memory_in_the_tables_leaves_out_the_flags_given(
+    study_dir, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setattr(job, "write_tables", _no_memory)
+    assert _run(study_dir, tmp_path, "--no-figures", "--tables", "parquet") == 3
+    err = capsys.readouterr().err
+    assert "out of memory while writing the tables of 6 result rows; " in err
+    assert "--no-per-position" in err and "--tables parquet" not in err
+    assert "--no-exports" not in err and "--no-figures" not in err
+
+
+@pytest.mark.parametrize(("reader", "which"), [("read_judgments", "qrels"), ("read_run", "run")])
+def test_out_of_memory_reading_evaluates_inputs_names_the_file_read(
+    tmp_path, monkeypatch, capsys, reader, which
+):
+    """RES-3: the read that failed is named, with advice for ``evaluate``, not ``run``'s flags."""
+    q, r = tmp_path / "q.txt", tmp_path / "r.run"
+    q.write_text("1 0 a 1\n")
+    r.write_text("1 Q0 a 1 1.0 t\n")
+    monkeypatch.setattr(run_lists, reader, _no_memory)
+    assert main(["evaluate", str(q), str(r), "-m", "AP"]) == 3
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    read = q if which == "qrels" else r
+    assert err.startswith(
+        f"error: sessionval evaluate: out of memory while reading the {which} file {read}; "
+    )
+    assert "evaluating" not in err
+    assert "--no-per-position" not in err and "--no-figures" not in err and "--tables" not in err
+
+
+def test_out_of_memory_evaluating_a_run_names_both_files(tmp_path, monkeypatch, capsys):
+    q, r = tmp_path / "q.txt", tmp_path / "r.run"
+    q.write_text("1 0 a 1\n")
+    r.write_text("1 Q0 a 1 1.0 t\n")
+    monkeypatch.setattr(run_lists, "evaluate_lists", _no_memory)
+    assert main(["evaluate", str(q), str(r), "-m", "AP", "-m", "P@1"]) == 3
+    err = capsys.readouterr().err
+    assert f"out of memory while evaluating {r} against {q}; " in err
+    assert "fewer measures at once (-m)" in err and "--no-per-position" not in err
 
 
 def _null_phase(*args: object, **kwargs: object) -> object:

@@ -128,6 +128,16 @@ def test_conflicting_duplicates_list_every_pair(tmp_path: Path) -> None:
     assert "judged more than once for topic 'B' with different grades (0, 1 on lines 3, 4)" in msg
 
 
+def test_a_document_judged_on_many_lines_lists_a_few(tmp_path: Path) -> None:
+    q = _write(tmp_path / "q.txt", "".join(f"A 0 d1 {i % 2}\n" for i in range(3000)))
+    with pytest.raises(JudgmentError) as exc:
+        read_qrels(q)
+    msg = str(exc.value)
+    assert "(0, 1, 0, 1, 0, 1, 0, 1, 0, 1 and 2,990 more on lines 1, 2, 3" in msg
+    assert "10 and 2,990 more)" in msg
+    assert len(msg) < 400
+
+
 def test_problems_are_capped_at_the_limit(tmp_path: Path) -> None:
     q = _write(tmp_path / "q.txt", "".join(f"A 0 d{i} x\n" for i in range(10)))
     with pytest.raises(ParseError) as exc:

@@ -44,3 +44,31 @@ def test_unknown_table_format_is_refused_before_any_output(study_dir, tmp_path):
     with pytest.raises(SessionvalError, match=r"table formats \['xlsx'\] unknown"):
         run(study_dir, qrels=study_dir / "qrels.txt", out=tmp_path / "o", table_formats=("xlsx",))
     assert not (tmp_path / "o").exists()
+
+
+FAST = '[figures]\nformats = ["png"]\n[run]\nformats = ["csv"]\n'
+
+
+def test_no_exports_skips_the_folder_and_says_so(study_dir, tmp_path):
+    """``run --no-exports``: no exports/, a note in the report, ``exports = false`` recorded."""
+    from sessionval.cli import main
+
+    config = tmp_path / "fast.toml"
+    config.write_text(FAST, encoding="utf-8")
+    out = tmp_path / "o"
+    common = ["run", str(study_dir), "--qrels", str(study_dir / "qrels.txt"), "--no-progress"]
+    assert main([*common, "--out", str(out), "--config", str(config), "--no-figures"]) == 0
+    assert (out / "exports").is_dir()
+    assert main([*common, "--out", str(out), "--config", str(config), "--no-exports"]) == 0
+    assert not (out / "exports").exists()  # the previous run's exports are not left behind
+    assert "exports not written (--no-exports" in (out / "report.html").read_text()
+    written = (out / "config.toml").read_text()
+    assert "exports = false" in written
+    # the written configuration repeats the run: no exports again, unless --exports
+    again = tmp_path / "again.toml"
+    again.write_text(written, encoding="utf-8")
+    assert main([*common, "--out", str(tmp_path / "o2"), "--config", str(again)]) == 0
+    assert not (tmp_path / "o2" / "exports").exists()
+    assert main([*common, "--out", str(tmp_path / "o3"), "--config", str(again), "--exports"]) == 0
+    assert (tmp_path / "o3" / "exports").is_dir()
+    assert "exports = true" in (tmp_path / "o3" / "config.toml").read_text()
