@@ -267,21 +267,16 @@ class JsonlText:
         head.append(_field("start_time", json_times(s["start_time"])))
         head.append(_field("end_time", json_times(s["end_time"])))
         if self.ratings:
-            each = [
-                pc.binary_join_element_wise(
-                    json.dumps(str(col)[len("rating_") :]) + ":",
-                    _json_floats(s[col].to_numpy(np.float64)),
-                    "",
+            # each rating as ',"name":value' or "" when the session has none; never a join
+            # that skips nulls: Arrow drops the rows where every argument is null
+            inner = _join(
+                *(
+                    _field(str(col)[len("rating_") :], _json_floats(s[col].to_numpy(np.float64)))
+                    for col in self.ratings
                 )
-                for col in self.ratings
-            ]
-            # the ratings a session has (a join of one array alone returns no rows)
-            inner = (
-                each[0]
-                if len(each) == 1
-                else pc.binary_join_element_wise(*each, ",", null_handling="skip")
             )
-            some = pc.fill_null(pc.greater(pc.utf8_length(inner), 0), False)
-            head.append(pc.if_else(some, _join(',"ratings":{', inner.fill_null(""), "}"), ""))
+            some = pc.greater(pc.utf8_length(inner), 0)
+            body = pc.utf8_slice_codeunits(inner, 1)  # without the first comma
+            head.append(pc.if_else(some, _join(',"ratings":{', body, "}"), ""))
         lines = _join(*head, ',"queries":[', _group(queries, q_off), "]}\n")
         return _group(lines, np.array([0, len(lines)]), "")  # one string: the chunk's lines

@@ -304,3 +304,22 @@ def test_path_of_ids_with_whitespace(tmp_path: Path):
     assert writers.jsonl_outputs(tmp_path, j)[2] == tmp_path / "qrels.csv"
     assert writers.flat_outputs(tmp_path / "x.parquet", j)[1] == tmp_path / "x.qrels.csv"
     assert writers.ids_with_whitespace(j) == "a b"
+
+
+@pytest.mark.parametrize("ratings", [["rating_sat"], ["rating_sat", "rating_diff"]])
+def test_sessions_without_any_rating_are_written(tmp_path, same_frame, ratings):
+    """CV-1: a session with none of the rating names (here between two rated ones) made
+    the JSON-lines writer fail (Arrow's null-skipping join dropped its row: exit 70)."""
+    flat = builders.flat_table([(f"s{i}", "u", "T", "S", [["d1"]]) for i in range(3)])
+    for k, col in enumerate(ratings):
+        flat[col] = [4.0 - k, np.nan, 2.0 + k if k else np.nan]
+    frame, _ = frame_from_flat(flat)
+    write_jsonl(frame, tmp_path / "j")
+    lines = (tmp_path / "j" / "sessions.jsonl").read_text().splitlines()
+    assert [json.loads(line).get("ratings") for line in lines] == [
+        {c[len("rating_") :]: 4.0 - k for k, c in enumerate(ratings)},
+        None,
+        {"diff": 3.0} if len(ratings) == 2 else None,
+    ]
+    back, _ = load_jsonl(tmp_path / "j" / "sessions.jsonl")
+    same_frame(frame, back)
