@@ -19,6 +19,7 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 from pydantic import ValidationError
 
 from ..errors import ParseError, ValidationFailed, raise_if_any
@@ -44,6 +45,8 @@ INT64_MAX: Final = 2**63 - 1
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
 # 19 digits in a row: the only lines that may hold an integer outside int64
 _LONG_DIGITS = re.compile(r"\d{19}")
+#: a time whose fraction goes beyond microseconds (seconds, a point, 7 digits or more)
+_SUB_MICRO = re.compile(r":\d\d[.,]\d{7}")
 
 _INNER_PATH = re.compile(r"^((?:results|queries)\[\d+\]\.\w+): (.*)$", re.DOTALL)
 
@@ -289,7 +292,43 @@ def _parse_lines(
             rep.problems.extend(_problems_from_validation(exc, str(p), lineno, record))
             rep.sessions_rejected += 1
             continue
+        if _SUB_MICRO.search(line):  # rare: a time the model's datetimes would cut
+            session = with_nanoseconds(session, obj)
         yield lineno, session, repairs
+
+
+def _exact_time(raw: Any, parsed: Any) -> Any:
+    """``raw`` as a nanosecond ``Timestamp`` when it has digits beyond microseconds."""
+    if parsed is None or not isinstance(raw, str) or not _SUB_MICRO.search(raw):
+        return parsed
+    try:
+        return pd.Timestamp(raw.strip()).tz_convert("UTC")
+    except (ValueError, TypeError, OverflowError):  # the model accepted it: keep its reading
+        return parsed
+
+
+def with_nanoseconds(session: Session, obj: dict[str, Any]) -> Session:
+    """``session`` whose times written with nanoseconds keep them.
+
+    The model's times are Python datetimes, which stop at microseconds; a
+    :class:`pandas.Timestamp` is a datetime that keeps nanoseconds, so these few times
+    (found by a cheap search of the line) reach the frame whole.  ``obj`` is the parsed
+    line the model was validated from.
+    """
+    raw_q = {
+        q.get("position"): q.get("time") for q in obj.get("queries") or () if isinstance(q, dict)
+    }
+    queries = tuple(
+        q.model_copy(update={"time": _exact_time(raw_q.get(q.position), q.time)})
+        for q in session.queries
+    )
+    return session.model_copy(
+        update={
+            "start_time": _exact_time(obj.get("start_time"), session.start_time),
+            "end_time": _exact_time(obj.get("end_time"), session.end_time),
+            "queries": queries,
+        }
+    )
 
 
 #: sessions validated per batch by :func:`load_jsonl` before only their columns are kept
