@@ -42,7 +42,7 @@ import pandas as pd
 
 from .errors import InputFormatError, JudgmentError
 from .models.judgments import GradeScale
-from .models.study import Study
+from .models.study import QrelsKey, Study
 from .problems import LoadReport, Problem
 
 __all__ = [
@@ -569,10 +569,6 @@ def flat_layout_markdown() -> str:
     return "\n".join(rows)
 
 
-QrelsKey = Literal["topic", "session", "query_id"]
-"""What the judgments' ``topic_id`` holds: the session's topic, the session id or the query id."""
-
-
 @dataclass(frozen=True)
 class LoadedStudy:
     """A validated study, whatever format it was read from: what every loader returns.
@@ -580,8 +576,10 @@ class LoadedStudy:
     Attributes
     ----------
     study
-        The study header (name, grade scales, users, topics, systems; no sessions):
-        read from ``study.json``, or built from the entities the input names.
+        The study header (name, grade scales, users, topics, systems, the qrels key;
+        no sessions): read from the header a toolkit format carries (``study.json``,
+        a Parquet file's metadata, a CSV table's sidecar), or built from the entities
+        the input names.  Its ``qrels_key`` is always the one below.
     frame
         The sessions in columnar form.
     judgments
@@ -616,6 +614,11 @@ class LoadedStudy:
     details: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        # the header carries the qrels key into every format it is written to
+        if self.study.qrels_key != self.qrels_key:
+            object.__setattr__(
+                self, "study", self.study.model_copy(update={"qrels_key": self.qrels_key})
+            )
         # every repair of a kept record is a note too, whichever loader made the study
         have = set(self.notes)
         extra = tuple(p for p in self.report.repairs if p not in have)

@@ -5,9 +5,11 @@ JSON-lines or flat tables, a flat table through a column mapping, TREC Session
 Track XML, per-session lab tables, TREC runs over ``topic_turn`` ids) and writes
 it in the toolkit's JSON-lines (a folder with ``sessions.jsonl``, ``study.json``
 and ``qrels.txt``) or as one flat Parquet/CSV table (with a ``qrels_id`` column
-and a ``.qrels`` file beside it).  Parquet may be written top ranks first
-(``--top-first X``) and as a folder of files of whole sessions
-(``--partition-rows N``; :func:`sessionval.io.writers.write_partitions`).
+and a ``.qrels`` file beside it).  The study header read (name, description,
+grade scales, users, topics, systems, qrels key) is kept by every output: in
+``study.json``, a Parquet file's metadata or a CSV table's ``<stem>.study.json``.
+Parquet may be written top ranks first (``--top-first X``) and as a folder of
+files of whole sessions (``--partition-rows N``; :func:`sessionval.io.writers.write_partitions`).
 
 The files are written under temporary names and renamed when complete
 (:func:`sessionval.workflow.outputs.staged_outputs`): an interrupted or failed
@@ -153,7 +155,7 @@ def command(
             staged_outputs(out, command="convert", force=force, inputs=inputs) as staged,
             writing,
         ):
-            written = write_jsonl(frame, staged.root, judgments=judgments, name=input_path.stem)
+            written = write_jsonl(frame, staged.root, judgments=judgments, header=loaded.study)
         root, final = staged.root, out
     elif partition_rows is not None:
         with (
@@ -166,7 +168,7 @@ def command(
                 partition_rows=partition_rows,
                 top_first=top_first,
                 judgments=judgments,
-                name=input_path.stem,
+                header=loaded.study,
             )
         root, final = staged.root, out
     else:
@@ -176,6 +178,7 @@ def command(
                 target,
                 to=cast('Literal["parquet", "csv"]', to),
                 judgments=judgments,
+                header=loaded.study,
                 top_first=top_first,
             )
         root, final = target.parent, out.parent

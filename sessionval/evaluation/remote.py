@@ -249,6 +249,7 @@ def _remote_study(
         judgments=loaded.judgments,
         report=loaded.report,
         notes=loaded.notes,
+        qrels_key=loaded.qrels_key,
         unjudged=loaded.unjudged,
         engine=engine,
         parts=parts,

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 from pydantic import ValidationError
 
 from ..errors import ParseError, ValidationFailed, raise_if_any
@@ -44,6 +45,11 @@ INT64_MAX: Final = 2**63 - 1
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
 # 19 digits in a row: the only lines that may hold an integer outside int64
 _LONG_DIGITS = re.compile(r"\d{19}")
+#: a time whose fraction goes beyond microseconds (seconds, a point, 7 digits or more)
+_SUB_MICRO = re.compile(r":\d\d[.,]\d{7}")
+#: the longest time text with at most 6 fraction digits and no zone offset
+#: (``2020-01-01T00:00:00.123456Z``): only longer ones may hold more digits
+_PLAIN_TIME = len("2020-01-01T00:00:00.123456Z")
 
 _INNER_PATH = re.compile(r"^((?:results|queries)\[\d+\]\.\w+): (.*)$", re.DOTALL)
 
@@ -289,7 +295,61 @@ def _parse_lines(
             rep.problems.extend(_problems_from_validation(exc, str(p), lineno, record))
             rep.sessions_rejected += 1
             continue
+        if _sub_micro(obj):  # rare: a time the model's datetimes would cut
+            session = with_nanoseconds(session, obj)
         yield lineno, session, repairs
+
+
+def _long_time(value: Any) -> bool:
+    return isinstance(value, str) and len(value) > _PLAIN_TIME and bool(_SUB_MICRO.search(value))
+
+
+def _sub_micro(obj: dict[str, Any]) -> bool:
+    """Whether a time of the parsed line has digits beyond microseconds.
+
+    A look at each time's length (a search of the whole line cost a fifth of its
+    parse); only a time longer than one with six digits is searched.
+    """
+    if _long_time(obj.get("start_time")) or _long_time(obj.get("end_time")):
+        return True
+    queries = obj.get("queries")
+    return isinstance(queries, list) and any(
+        _long_time(q.get("time")) for q in queries if isinstance(q, dict)
+    )
+
+
+def _exact_time(raw: Any, parsed: Any) -> Any:
+    """``raw`` as a nanosecond ``Timestamp`` when it has digits beyond microseconds."""
+    if parsed is None or not _long_time(raw):
+        return parsed
+    try:
+        return pd.Timestamp(raw.strip()).tz_convert("UTC")
+    except (ValueError, TypeError, OverflowError):  # the model accepted it: keep its reading
+        return parsed
+
+
+def with_nanoseconds(session: Session, obj: dict[str, Any]) -> Session:
+    """``session`` whose times written with nanoseconds keep them.
+
+    The model's times are Python datetimes, which stop at microseconds; a
+    :class:`pandas.Timestamp` is a datetime that keeps nanoseconds, so these few times
+    (:func:`_sub_micro` finds the rare line that has one) reach the frame whole.
+    ``obj`` is the parsed line the model was validated from.
+    """
+    raw_q = {
+        q.get("position"): q.get("time") for q in obj.get("queries") or () if isinstance(q, dict)
+    }
+    queries = tuple(
+        q.model_copy(update={"time": _exact_time(raw_q.get(q.position), q.time)})
+        for q in session.queries
+    )
+    return session.model_copy(
+        update={
+            "start_time": _exact_time(obj.get("start_time"), session.start_time),
+            "end_time": _exact_time(obj.get("end_time"), session.end_time),
+            "queries": queries,
+        }
+    )
 
 
 #: sessions validated per batch by :func:`load_jsonl` before only their columns are kept

@@ -64,12 +64,24 @@ def _arrow_type(name: str) -> Any:
 
 
 def _to_arrow(name: str, values: list[Any]) -> Any:
-    """One batch of a column: text dictionary-encoded, a column without a value costs nothing."""
+    """One batch of a column: text dictionary-encoded, a column without a value costs nothing.
+
+    Times are microseconds (Python's ``datetime``), or nanoseconds when the batch holds a
+    time with digits beyond them (a ``pandas.Timestamp``: :func:`with_nanoseconds`) and
+    every time of the batch fits the nanosecond range (one outside it is a problem the
+    loader reports with its value, which a nanosecond column could not hold).
+    """
     import pyarrow as pa
 
     if all(v is None for v in values):
         return pa.nulls(len(values))
-    arr = pa.array(values, type=_arrow_type(name))
+    kind = _arrow_type(name)
+    if pa.types.is_timestamp(kind) and any(isinstance(v, pd.Timestamp) for v in values):
+        try:
+            return pa.array(values, type=pa.timestamp("ns", tz="UTC"))
+        except (pa.ArrowInvalid, OverflowError):
+            pass  # a time outside 1677..2262: microseconds, and the loader rejects that one
+    arr = pa.array(values, type=kind)
     if name in _TEXT:
         enc = arr.dictionary_encode()
         return pa.DictionaryArray.from_arrays(_narrow(enc.indices), enc.dictionary)
@@ -234,6 +246,17 @@ def _combine(name: str, chunks: list[Any]) -> Any:
         return pa.concat_arrays(parts)
     # the widest type of the batches (integers are stored as narrow as each batch allows)
     target = max((c.type for c in typed), key=lambda t: getattr(t, "bit_width", 0))
+    if pa.types.is_timestamp(target) and len({c.type for c in typed}) > 1:
+        # microsecond and nanosecond batches: nanoseconds, unless a time outside their range
+        # (rejected by the loader) needs microseconds
+        target = pa.timestamp("ns", tz="UTC")
+        try:
+            return pa.concat_arrays(
+                [c.cast(target) if not pa.types.is_null(c.type) else pa.nulls(len(c), target)
+                 for c in chunks]
+            )  # fmt: skip
+        except pa.ArrowInvalid:
+            target = pa.timestamp("us", tz="UTC")
     return pa.concat_arrays(
         [
             c.cast(target) if not pa.types.is_null(c.type) else pa.nulls(len(c), target)

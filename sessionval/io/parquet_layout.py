@@ -24,7 +24,7 @@ N`` (:func:`sessionval.io.writers.write_partitions`), read back by
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -130,6 +130,7 @@ def write_parquet_file(
     *,
     top_first: int | None = None,
     row_group_rows: int = CHUNK_ROWS,
+    metadata: Mapping[bytes, bytes] | None = None,
 ) -> Path:
     """Write the flat table of ``chunks`` (default: the whole frame) to one Parquet file.
 
@@ -151,6 +152,9 @@ def write_parquet_file(
     row_group_rows
         About this many rows per row group (a row group holds at least one chunk's
         band).
+    metadata
+        More schema metadata to store (the study header:
+        :func:`~sessionval.io.header.header_carrier`).
 
     Returns
     -------
@@ -166,7 +170,9 @@ def write_parquet_file(
     if top_first is not None and top_first < 1:
         raise InputFormatError(f"top_first must be at least 1 (a rank), got {top_first}")
     todo = list(frame_chunks(frame, row_group_rows)) if chunks is None else list(chunks)
-    metadata = {} if top_first is None else {TOP_FIRST_KEY: str(top_first).encode()}
+    metadata = dict(metadata or {})
+    if top_first is not None:
+        metadata[TOP_FIRST_KEY] = str(top_first).encode()
     groups = _RowGroups(p, row_group_rows, metadata)
     try:
         # the plain layout is one band; top-first is two, each chunk rebuilt per band, so only

@@ -41,7 +41,7 @@ from ..frame import JudgmentFrame, LoadedStudy, SessionFrame, ratings_last
 from ..models.study import Study
 from ..problems import LoadReport, Mode, Problem
 from ..validate.references import attach_entities, check_references, unjudged_keys
-from .header import read_study_header
+from .header import STUDY_JSON, find_header
 from .lab_tables import is_lab_tables_input
 from .toolkit import load_judgments, load_sessions
 
@@ -349,10 +349,9 @@ def prepare_partitions(
     """
     files = partition_files(path)
     root = files[0].parent
-    if root.name == _PARTS_FOLDER and not (root / "study.json").exists():
+    if root.name == _PARTS_FOLDER and not (root / STUDY_JSON).exists():
         root = root.parent
-    header_path = Path(header) if header is not None else root / "study.json"
-    head = read_study_header(header_path) if header_path.exists() else None
+    head = find_header(root, header=header)
     judgments = load_judgments(qrels, study=head) if qrels is not None else None
     study = head
     if study is None:
@@ -425,6 +424,7 @@ def combine_partitions(
         frame=frame,
         judgments=setup.judgments,
         report=report,
+        qrels_key=setup.study.qrels_key,
         unjudged=unjudged_keys(frame, setup.judgments),
     )
 

@@ -26,7 +26,7 @@ from ..validate.flat import frame_from_flat
 from ..validate.references import attach_entities, check_references, unjudged_keys
 from ..validate.sources import ParquetColumns
 from .flat import read_flat_table
-from .header import read_study_header
+from .header import find_header
 from .jsonl import load_jsonl
 from .mapping import load_mapped_table
 from .trec import read_judgments
@@ -175,7 +175,9 @@ def read_study(
     """Read and validate a study folder or a single session file of the toolkit's layout.
 
     ``path`` is a folder with ``sessions.jsonl`` (or ``.parquet``/``.csv``) and
-    optionally ``study.json``, or one session file; ``header`` a ``study.json``
+    optionally ``study.json``, or one session file with the header it carries (a
+    Parquet file's metadata, a table's ``<stem>.study.json``) or ``study.json``
+    beside it (:func:`~sessionval.io.header.find_header`); ``header`` a ``study.json``
     elsewhere; ``encoding`` the text encoding of the JSON-lines log, ``study.json``
     and the qrels.  The other parameters are those of
     :func:`sessionval.io.study.load_study`.
@@ -183,16 +185,15 @@ def read_study(
     Returns
     -------
     LoadedStudy
-        Keyed by topic (``qrels_key="topic"``; a query may carry its own key in
-        ``qrels_id``); no ``details``.
+        Keyed as the header says (``qrels_key``, default ``"topic"``; a query may
+        carry its own key in ``qrels_id``); no ``details``.
     """
     p = Path(path)
     if not p.exists():
         raise ParseError(f"{p}: no such file or folder")
     root = p if p.is_dir() else p.parent
     sessions_path = _locate_sessions(p) if p.is_dir() else p
-    header_path = Path(header) if header is not None else root / "study.json"
-    study = read_study_header(header_path, encoding=encoding) if header_path.exists() else None
+    study = find_header(p, header=header, encoding=encoding)
     frame, report = load_sessions(
         sessions_path,
         mode=mode,
@@ -228,6 +229,7 @@ def read_study(
         frame=frame,
         judgments=judgments,
         report=report,
+        qrels_key=study.qrels_key,
         unjudged=unjudged_keys(frame, judgments),
     )
 

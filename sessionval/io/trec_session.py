@@ -468,7 +468,9 @@ def _flat_table(log: SessionLogWalk, time_origin: str) -> pd.DataFrame:
                 "outside 1677-09-21 .. 2262-04-11, the representable times; choose another "
                 "time_origin"
             )
-        flat[name] = origin + pd.to_timedelta(x, unit="s")
+        # to the nearest nanosecond: 494.521612 s is 494521611999.99994 ns as a float, and
+        # to_timedelta(unit="s") truncates it 1 ns low
+        flat[name] = origin + pd.to_timedelta(np.round(x * 1e9), unit="ns")
     return flat
 
 

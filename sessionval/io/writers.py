@@ -6,8 +6,13 @@
   This is what :func:`sessionval.io.jsonl.load_jsonl` reads back.
 * **Flat tables** (Parquet or CSV): one row per result, the layout of
   ``docs/formats.md`` (:func:`sessionval.validate.flat.frame_to_flat`), whose
-  ``qrels_id`` column holds the judgment key of each query.
+  ``qrels_id`` column holds the judgment key of each query; the header goes into a
+  Parquet file's schema metadata, or beside a CSV table as ``<stem>.study.json``.
 * **Judgments** as TREC qrels (``topic 0 doc grade``), keyed by the judgment key.
+
+Every output keeps the whole study header (:func:`sessionval.io.header.header_carrier`):
+the one given (``header=``, e.g. the :class:`~sessionval.frame.LoadedStudy`'s), or one
+built from the frame.  The streaming writers are in :mod:`sessionval.io.streams`.
 
 Per-session and per-turn judgment keys travel as each query's ``qrels_id`` (in
 JSON-lines only where it differs from the session's topic), so a written study
@@ -16,20 +21,16 @@ loads and validates with no further step.
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Literal, Self
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
-import pyarrow.parquet as pq
 
 from ..errors import InputFormatError
 from ..frame import JudgmentFrame, SessionFrame
@@ -37,9 +38,10 @@ from ..models.study import Study
 from .flat_chunks import arrow_chunk as _arrow_chunk
 from .flat_chunks import flat_chunk as _flat_chunk
 from .flat_chunks import flat_columns as _flat_columns
-from .header import study_header
+from .header import header_carrier, study_header
 from .jsonl_text import CHUNK_ROWS, JsonlText, frame_chunks, json_times
 from .parquet_layout import PART_NAME, partition_chunks, write_parquet_file
+from .streams import JsonlStream, ParquetStream, session_json_line, write_study_json
 
 __all__ = [
     "CHUNK_ROWS",
@@ -142,26 +144,34 @@ def jsonl_outputs(
 def flat_outputs(
     path: str | os.PathLike[str], judgments: JudgmentFrame | None = None
 ) -> tuple[Path, Path | None]:
-    """The files :func:`write_flat` writes: the table and the judgments (or None)."""
+    """The files :func:`write_flat` writes: the table and the judgments (or None).
+
+    A CSV table also gets its header sidecar (:func:`~sessionval.io.header.header_sidecar`).
+    """
     p = Path(path)
     qrels = _judgments_path(judgments, p.with_suffix(".qrels")) if judgments is not None else None
     return p, qrels
 
 
+def _header(
+    frame: SessionFrame, judgments: JudgmentFrame | None, name: str, header: Study | None
+) -> Study:
+    """The header to write: the one given (without sessions), or one built from the frame."""
+    if header is not None:
+        return header.header()
+    return study_header(frame, judgments=judgments, name=name)
+
+
 def _write_study_files(
     files: _Atomic,
-    frame: SessionFrame,
+    header: Study,
     judgments: JudgmentFrame | None,
-    name: str,
     study_path: Path,
     qrels_path: Path | None,
 ) -> None:
     """The study header (``study.json``) and the judgments, beside the sessions, staged."""
-    header = study_header(frame, judgments=judgments, name=name)
-    files.temporary(study_path).write_text(
-        header.model_dump_json(indent=2, exclude={"sessions", "judgments"}) + "\n",
-        encoding="utf-8",
-    )
+    carrier = header_carrier(header, study_path.parent, "folder")
+    files.temporary(study_path).write_text(carrier.text, encoding="utf-8")
     if judgments is not None and qrels_path is not None:
         write_judgments(judgments, files.temporary(qrels_path), as_csv=qrels_path.suffix == ".csv")
 
@@ -172,6 +182,7 @@ def write_jsonl(
     *,
     judgments: JudgmentFrame | None = None,
     name: str = "",
+    header: Study | None = None,
     chunk_rows: int = CHUNK_ROWS,
 ) -> WrittenFiles:
     """Write ``sessions.jsonl`` + ``study.json`` (+ judgments when given).
@@ -192,7 +203,11 @@ def write_jsonl(
     judgments
         Reference judgments, keyed by the judgment key.
     name
-        Study name for ``study.json``.
+        Study name for ``study.json`` when no ``header`` is given.
+    header
+        The study header to keep (name, description, grade scales, users, topics,
+        systems, qrels key), e.g. ``LoadedStudy.study``; default: one built from the
+        frame (:func:`~sessionval.io.header.study_header`).
     chunk_rows
         Result rows per chunk.
 
@@ -214,7 +229,8 @@ def write_jsonl(
         with files.temporary(sessions_path).open("wb") as fh:
             for c in frame_chunks(frame, chunk_rows):
                 fh.write(text.chunk(c)[0].as_buffer())
-        _write_study_files(files, frame, judgments, name, study_path, qrels_path)
+        head = _header(frame, judgments, name, header)
+        _write_study_files(files, head, judgments, study_path, qrels_path)
     return WrittenFiles(sessions=sessions_path, study=study_path, qrels=qrels_path)
 
 
@@ -248,6 +264,8 @@ def write_flat(
     *,
     to: FlatFormat | None = None,
     judgments: JudgmentFrame | None = None,
+    name: str = "",
+    header: Study | None = None,
     chunk_rows: int = CHUNK_ROWS,
     top_first: int | None = None,
 ) -> WrittenFiles:
@@ -256,6 +274,8 @@ def write_flat(
     The table is built and written in chunks of whole sessions (one Parquet row
     group, or one run of CSV lines, per chunk), so memory stays bounded by a chunk.
     Files are written under temporary names and renamed into place when complete.
+    The study header goes into the Parquet file's schema metadata, or into the CSV
+    table's sidecar ``<stem>.study.json`` (:func:`~sessionval.io.header.header_carrier`).
 
     Parameters
     ----------
@@ -268,6 +288,8 @@ def write_flat(
     judgments
         Also write them next to the table: ``<stem>.qrels`` (TREC qrels), or
         ``<stem>.qrels.csv`` when an id contains whitespace.
+    name, header
+        As :func:`write_jsonl`.
     chunk_rows
         Result rows per chunk.
     top_first
@@ -285,19 +307,28 @@ def write_flat(
         raise InputFormatError(f"{p}: a {fmt} output must be a file, got a directory")
     p.parent.mkdir(parents=True, exist_ok=True)
     _, qrels_path = flat_outputs(p, judgments)
-    for q in (p, qrels_path):
+    carrier = header_carrier(_header(frame, judgments, name, header), p, fmt)
+    for q in (p, qrels_path, carrier.path):
         if q is not None:
             _refuse_link(q)
     with _Atomic() as files:
         tmp = files.temporary(p)
         if fmt == "parquet":
-            write_parquet_file(frame, tmp, top_first=top_first, row_group_rows=chunk_rows)
+            write_parquet_file(
+                frame,
+                tmp,
+                top_first=top_first,
+                row_group_rows=chunk_rows,
+                metadata=carrier.metadata,
+            )
         else:
             _write_csv_chunks(frame, tmp, chunk_rows)
+        if carrier.path is not None:
+            files.temporary(carrier.path).write_text(carrier.text, encoding="utf-8")
         if judgments is not None and qrels_path is not None:
             as_csv = qrels_path.suffix == ".csv"
             write_judgments(judgments, files.temporary(qrels_path), as_csv=as_csv)
-    return WrittenFiles(sessions=p, qrels=qrels_path)
+    return WrittenFiles(sessions=p, study=carrier.path, qrels=qrels_path)
 
 
 def write_partitions(
@@ -308,6 +339,7 @@ def write_partitions(
     top_first: int | None = None,
     judgments: JudgmentFrame | None = None,
     name: str = "",
+    header: Study | None = None,
     chunk_rows: int = CHUNK_ROWS,
 ) -> WrittenFiles:
     """Write a folder of Parquet files of whole sessions, about ``partition_rows`` rows each.
@@ -331,7 +363,7 @@ def write_partitions(
         is one file).
     top_first
         Write each file top ranks first (see :func:`write_flat`).
-    judgments, name, chunk_rows
+    judgments, name, header, chunk_rows
         As :func:`write_jsonl`.
 
     Returns
@@ -366,7 +398,8 @@ def write_partitions(
         for path, chunks in zip(names, parts, strict=True):
             tmp = files.temporary(path)
             write_parquet_file(frame, tmp, chunks, top_first=top_first, row_group_rows=chunk_rows)
-        _write_study_files(files, frame, judgments, name, study_path, qrels_path)
+        head = _header(frame, judgments, name, header)
+        _write_study_files(files, head, judgments, study_path, qrels_path)
     return WrittenFiles(sessions=out, study=study_path, qrels=qrels_path)
 
 
@@ -438,28 +471,6 @@ def write_qrels(judgments: JudgmentFrame, path: str | os.PathLike[str]) -> Path:
     return p
 
 
-# --------------------------------------------------------------------------- streaming
-# Writers for producers that hold one chunk of a study at a time (the synthetic
-# generator streams a million sessions this way); memory stays bounded by a chunk.
-
-
-def write_study_json(header: Study, path: str | os.PathLike[str]) -> Path:
-    """Write a :class:`Study` header as ``study.json`` (indented JSON, UTF-8, final newline).
-
-    The header is written as given: empty ``sessions`` and ``judgments`` appear as ``[]``.
-
-    Parameters
-    ----------
-    header
-        The study header.
-    path
-        Output file.
-    """
-    p = Path(path)
-    p.write_text(header.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    return p
-
-
 def write_judgments_csv(judgments: JudgmentFrame, path: str | os.PathLike[str]) -> Path:
     """Write judgments as CSV: ``topic_id,doc_id,grade,assessor``, Unix line ends.
 
@@ -477,130 +488,3 @@ def write_judgments_csv(judgments: JudgmentFrame, path: str | os.PathLike[str]) 
         p, index=False, lineterminator="\n"
     )
     return p
-
-
-def session_json_line(session: Mapping[str, Any]) -> str:
-    """Return one session as its JSON line (compact, UTF-8 text, no newline).
-
-    For a mapping shaped as the :class:`~sessionval.models.Session` model (its fields in
-    the model's order, those at their default left out) this is exactly
-    ``Session.model_dump_json(exclude_defaults=True)``.
-
-    Examples
-    --------
-    >>> session_json_line({"session_id": "s1", "queries": [{"position": 1, "text": "café"}]})
-    '{"session_id":"s1","queries":[{"position":1,"text":"café"}]}'
-    """
-    return json.dumps(session, separators=(",", ":"), ensure_ascii=False)
-
-
-class _Stream:
-    """A file written piece by piece: a context manager that closes it."""
-
-    def close(self) -> None:
-        """Finish and close the file."""
-        raise NotImplementedError
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-class JsonlStream(_Stream):
-    """Write ``sessions.jsonl`` a batch of sessions at a time (UTF-8, Unix line ends).
-
-    Use as a context manager; each session becomes :func:`session_json_line`.
-
-    Parameters
-    ----------
-    path
-        Output file (replaced if it exists).
-    """
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self._fh = self.path.open("w", encoding="utf-8", newline="\n")
-
-    def write(self, sessions: Iterable[Mapping[str, Any]]) -> None:
-        """Append one line per session."""
-        fh = self._fh
-        for session in sessions:
-            fh.write(session_json_line(session))
-            fh.write("\n")
-
-    def close(self) -> None:
-        """Close the file."""
-        self._fh.close()
-
-
-class ParquetStream(_Stream):
-    """Write Arrow tables to one Parquet file as they come, one row group per table.
-
-    Encoding (which releases the GIL) runs in one background thread, so the caller
-    prepares the next table meanwhile; tables are written in order, so the file is the
-    same as when written one after another.  At most two tables are held at once.
-    The file is zstd (level 3) compressed, format 2.6 with version-1 data pages, and
-    stores the Arrow schema, so dictionary columns read back as dictionaries.
-
-    Parameters
-    ----------
-    path
-        Output file (replaced if it exists).
-    schema
-        Schema of every table written.
-    dictionary_columns
-        Columns to dictionary-encode (identifiers, values repeated per session or query).
-    statistics_columns
-        Columns to write min/max statistics for.
-    """
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        schema: pa.Schema,
-        *,
-        dictionary_columns: Sequence[str],
-        statistics_columns: Sequence[str],
-    ) -> None:
-        self.path = Path(path)
-        self._writer = pq.ParquetWriter(
-            self.path,
-            schema,
-            compression="zstd",
-            compression_level=3,
-            use_dictionary=list(dictionary_columns),
-            write_statistics=list(statistics_columns),
-            dictionary_pagesize_limit=1 << 24,
-            version="2.6",
-            data_page_version="1.0",
-            store_schema=True,
-        )
-        self._pool = ThreadPoolExecutor(max_workers=1)
-        self._pending: Future[None] | None = None
-
-    def write(self, table: pa.Table) -> None:
-        """Queue ``table`` as the next row group (waits for the previous one first)."""
-        self._wait()
-        self._pending = self._pool.submit(
-            self._writer.write_table, table, row_group_size=max(table.num_rows, 1)
-        )
-
-    def _wait(self) -> None:
-        if self._pending is not None:
-            pending, self._pending = self._pending, None
-            pending.result()
-
-    def close(self) -> None:
-        """Finish the queued row group and close the file."""
-        try:
-            self._wait()
-        finally:
-            self._pool.shutdown()
-            self._writer.close()

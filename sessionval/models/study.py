@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -13,6 +13,7 @@ from .session import Session
 
 __all__ = [
     "AttributeValue",
+    "QrelsKey",
     "Study",
     "System",
     "Topic",
@@ -20,6 +21,9 @@ __all__ = [
 ]
 
 AttributeValue = float | int | str | bool | None
+#: What reference judgments are keyed by: the session's topic, the session itself (lab
+#: studies judged per session) or each query's ``query_id`` (per-turn judgments, TREC CAsT).
+QrelsKey = Literal["topic", "session", "query_id"]
 
 
 class User(Model):
@@ -53,8 +57,11 @@ class System(Model):
 class Study(Model):
     """A whole study: its entities, sessions and (optionally) reference judgments.
 
-    A JSON-lines log keeps the study header (everything but ``sessions``) in
-    ``study.json`` and one :class:`Session` per line in ``sessions.jsonl``.
+    A JSON-lines log keeps the study header (everything but ``sessions`` and
+    ``judgments``) in ``study.json`` and one :class:`Session` per line in
+    ``sessions.jsonl``; the other formats keep the same header in their own carrier
+    (``docs/formats.md``).  ``qrels_key`` records what the judgments are keyed by
+    (each query's key travels as its ``qrels_id``).
     """
 
     name: str = ""
@@ -64,6 +71,7 @@ class Study(Model):
     users: tuple[User, ...] = ()
     topics: tuple[Topic, ...] = ()
     systems: tuple[System, ...] = ()
+    qrels_key: QrelsKey = "topic"
     sessions: tuple[Session, ...] = ()
     judgments: tuple[Judgment, ...] = ()
 

@@ -13,6 +13,7 @@ import pytest
 
 import sessionval.io.writers as writers
 from sessionval.cli import main
+from sessionval.io.study import load_study
 from tests import builders
 
 
@@ -39,7 +40,8 @@ def test_convert_into_a_foreign_folder_needs_force(tmp_path, capsys):
     assert "no earlier sessionval run wrote it" in capsys.readouterr().err
     assert _files(out) == {"study.json": b"mine"}
     assert main(["convert", str(src), "--from", "jsonl", "--out", str(out), "--force"]) == 0
-    assert json.loads((out / "study.json").read_text())["name"] == "sessions"
+    # the header of the study read (no study.json: named after its folder, RT-2)
+    assert json.loads((out / "study.json").read_text())["name"] == "in"
     assert f"wrote {out / 'sessions.jsonl'}" in capsys.readouterr().out
     # its own files are replaced without --force
     assert main(["convert", str(src), "--from", "jsonl", "--out", str(out)]) == 0
@@ -92,3 +94,28 @@ def test_convert_to_a_file_is_renamed_into_place(tmp_path):
     assert out.read_bytes()[:4] == b"PAR1"
     # ... without a manifest or a staging folder left beside it
     assert sorted(p.name for p in out.parent.iterdir()) == ["study.parquet"]
+
+
+@pytest.mark.parametrize("to", ["jsonl", "csv", "parquet"])
+def test_converted_study_validates_with_its_own_qrels(tmp_path, study_dir, to):
+    """RT-1: `convert --to csv` then `validate out.csv --qrels out.qrels` failed (exit 1: the
+    topic declared unjudged lost its judged: false); RT-2: study.json took the folder's name
+    and dropped the description."""
+    header = json.loads((study_dir / "study.json").read_text())
+    header["description"] = "two sessions"
+    header["topics"].append({"topic_id": "C", "judged": False})
+    (study_dir / "study.json").write_text(json.dumps(header))
+    (study_dir / "qrels.txt").write_text("A 0 d1 3\nB 0 d9 2\n")
+    builders.write_jsonl(
+        study_dir / "sessions.jsonl",
+        [builders.make_session("s1", topic="A"), builders.make_session("s2", topic="C")],
+    )
+    # (study_dir is tmp_path: the output goes elsewhere, away from its study.json)
+    out = tmp_path / "out" / ("o" if to == "jsonl" else f"o.{to}")
+    args = ["convert", str(study_dir), "--qrels", str(study_dir / "qrels.txt")]
+    assert main([*args, "--to", to, "--out", str(out)]) == 0
+    qrels = out / "qrels.txt" if to == "jsonl" else out.with_suffix(".qrels")
+    assert main(["validate", str(out), "--qrels", str(qrels)]) == 0
+    back = load_study(out, qrels=qrels)
+    assert back.study.name == "tiny" and back.study.description == "two sessions"
+    assert back.study == load_study(study_dir, qrels=study_dir / "qrels.txt").study

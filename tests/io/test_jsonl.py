@@ -228,3 +228,28 @@ def test_lenient_repairs_a_document_listed_twice_like_every_format(tmp_path):
     assert (repair.location, repair.record) == ("line 1", "s1")
     assert "kept at rank 1, removed at rank 3" in repair.message
     assert report.rows_read == 4  # the removed copy was read
+
+
+def test_times_keep_their_nanoseconds(tmp_path, make_session, write_jsonl):
+    """RT-3: a time written to the nanosecond was cut to microseconds, with no note (the
+    model's times are Python datetimes); a batch mixing such times with plain ones, and a
+    batch with none, combine into one nanosecond column."""
+    import pandas as pd
+
+    plain = make_session("s0")
+    plain["queries"][0]["time"] = "2020-01-01T00:00:00.25Z"
+    ns = make_session("s1", start_time="2020-01-01T00:00:00.000000001+01:00")
+    ns["queries"][0]["time"] = "2020-01-01T00:00:00.123456789Z"
+    ns["queries"][1]["time"] = "2020-01-01T00:00:00.1234567Z"
+    frame, _ = load_jsonl(write_jsonl(tmp_path / "s.jsonl", [plain, ns]), batch_size=1)
+    assert frame.queries["time"].tolist() == [
+        pd.Timestamp("2020-01-01T00:00:00.25Z"),
+        pd.NaT,
+        pd.Timestamp("2020-01-01T00:00:00.123456789Z"),
+        pd.Timestamp("2020-01-01T00:00:00.1234567Z"),
+    ]
+    assert frame.sessions["start_time"].iloc[1] == pd.Timestamp("2019-12-31T23:00:00.000000001Z")
+    # a time outside the nanosecond range is still the located problem it was
+    ns["queries"][1]["time"] = "3000-01-01T00:00:00Z"
+    with pytest.raises(ValidationFailed, match=r"s\.jsonl:2: query_time: must be between"):
+        load_jsonl(write_jsonl(tmp_path / "s.jsonl", [plain, ns]))

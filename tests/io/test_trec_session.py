@@ -259,3 +259,21 @@ def test_unjudged_are_the_topics_without_qrels(fx):
     topics = r.frame.sessions["topic_id"].cat.categories.astype(str)
     assert r.unjudged == tuple(t for t in topics if t not in judged)
     assert r.study.name == "ts2013" and [t.judged for t in r.study.topics] == [True, False]
+
+
+def test_decimal_seconds_are_read_to_the_nanosecond(tmp_path):
+    """RT-3: 494.521612 s became 494.521611999 s (the float's nanoseconds truncated, 1 ns
+    low), which JSON-lines then wrote and read back 1 µs low."""
+    p = tmp_path / "t.xml"
+    p.write_text(
+        '<sessiontrack2013><session num="1" starttime="0"><topic num="1"/>'
+        '<interaction num="1" starttime="494.521612"><query>q</query><results></results>'
+        '</interaction><interaction num="2" starttime="3601.000000001"><query>r</query>'
+        "<results></results></interaction></session></sessiontrack2013>"
+    )
+    times = load_trec_session(p).frame.queries["time"].tolist()
+    origin = pd.Timestamp("1970-01-01T00:00:00Z")
+    assert times == [
+        origin + pd.Timedelta(494_521_612_000),
+        origin + pd.Timedelta(3_601_000_000_001),
+    ]

@@ -248,7 +248,8 @@ def test_interrupted_write_keeps_the_older_files(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="full"):
         write_flat(frame, table, chunk_rows=100)
     assert table.read_bytes() == older
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["o", "t.csv"]
+    # the first write's header sidecar stays too, no partial file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o", "t.csv", "t.study.json"]
 
 
 def test_writers_never_write_through_a_link(tmp_path):
