@@ -7,8 +7,9 @@ The properties every input must have (issue 10, item 8):
   (0, 1 validation failed, 2 input or usage error) and prints no traceback;
 * **no hang**: each call finishes within a time bound (``SESSIONVAL_FUZZ_TIMEOUT``
   seconds, default 20);
-* **balanced books in lenient mode**: ``records read = accepted + rejected`` and the
-  frame holds exactly the accepted sessions;
+* **balanced books in lenient mode**: ``records read = accepted + rejected``, the
+  frame holds exactly the accepted sessions, and a problem listed rejects a record
+  (a row dropped without being counted breaks this: FL-2);
 * a study a reader accepts can be evaluated (again: no exception but the toolkit's);
 * **a TSV table stays a table**: the TSV that ``evaluate`` and ``compare`` print has as
   many fields on every line as in its header, whatever the ids and run names.
@@ -146,6 +147,8 @@ def _books(loaded: LoadedStudy) -> str | None:
             f"read {r.records_read} != accepted {r.sessions_accepted}"
             f" + rejected {r.sessions_rejected}"
         )
+    if r.problems and not r.sessions_rejected:  # problems belong to rejected records only
+        return f"{len(r.problems)} problem(s) but no record rejected (read {r.records_read})"
     if r.sessions_accepted != loaded.frame.n_sessions:
         return (
             f"accepted {r.sessions_accepted} but the frame has {loaded.frame.n_sessions} sessions"

@@ -108,3 +108,25 @@ def test_nfd_across_files_spells_one_id_two_ways(seeds):
 def test_a_broken_tsv_table_is_told():
     assert tsv_problem("a\tb\n1\t2\n") is None
     assert "line 2 has 3 fields" in str(tsv_problem("a\tb\n1\tx\ty\n"))
+
+
+def test_rows_dropped_without_being_counted_break_the_books(seeds):
+    """FL-2 as the harness sees it: problems listed, yet no record rejected."""
+    from sessionval.io.formats import load_input
+
+    def load(folder: Path, mode: str):
+        loaded = load_input(folder / "sessions.csv", "flat", mode=mode)
+        loaded.report.sessions_rejected = 0  # what the books said before FL-2 was fixed
+        loaded.report.records_read = loaded.report.sessions_accepted
+        return loaded
+
+    folder = seeds.parent / "fl2"
+    shutil.copytree(seeds / "flat", folder)
+    text = (folder / "sessions.csv").read_text().splitlines()
+    text[1] = "," + text[1].split(",", 1)[1]  # a row without its session id
+    (folder / "sessions.csv").write_text("\n".join(text) + "\n")
+    fake = TARGET["csv"].__class__("fake", "flat", {}, load, ())
+    out = check_reader(fake, folder, 0, [], evaluate_it=False)
+    assert [f.kind for f in out.findings] == ["books"]
+    assert "no record rejected" in out.findings[0].detail
+    assert check_reader(TARGET["csv"], folder, 0, [], evaluate_it=False).findings == []
