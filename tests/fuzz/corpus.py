@@ -23,6 +23,9 @@ from sessionval.io.writers import write_flat, write_judgments_csv, write_qrels
 from sessionval.problems import Mode
 from sessionval.synth import write_runs, write_study
 from sessionval.validate.flat import frame_to_flat
+from sessionval.workflow.settings import load_run_config
+
+from .families import FolderMutation, nfd_across_files, odd_run_name
 
 FIXTURES = Path(__file__).resolve().parents[1] / "io" / "fixtures"
 
@@ -37,7 +40,9 @@ class Target:
     folder: str
     files: dict[str, str]
     load: Loader | None  # None: only the command line reads it (TREC runs)
-    argv: tuple[str, ...]  # the command line that reads it ({dir} is the input's folder)
+    argv: tuple[str, ...]  # the command line that reads it ({dir}: the input's folder,
+    # {runs}: every *.run file in it)
+    reshape: tuple[FolderMutation, ...] = ()  # mutations of several files or of file names
 
 
 def _load(fmt: str, entry: str, qrels: str | None = None, **options: str) -> Loader:
@@ -62,19 +67,30 @@ def _judgments_csv(folder: Path, mode: Mode) -> LoadedStudy:
     return load_study(folder, qrels=folder / "judgments.csv", mode=mode)
 
 
+def _config(folder: Path, mode: Mode) -> LoadedStudy:
+    load_run_config(folder / "config.toml")  # what ``run --config`` reads first
+    return _study(folder / "study", mode)
+
+
+#: a valid ``run --config`` file: the seed of the deep-TOML family
+CONFIG_TOML = "cutoff = 10\nb = 2.0\nbq = 4.0\n\n[run]\nlenient = false\n"
+
+_PAIR = (nfd_across_files,)
+
+
 TARGETS: tuple[Target, ...] = (
     Target("jsonl", "study", {"sessions.jsonl": "json"}, _study,
-           ("validate", "{dir}", "--qrels", "{dir}/qrels.txt")),
+           ("validate", "{dir}", "--qrels", "{dir}/qrels.txt"), _PAIR),
     Target("study-json", "study", {"study.json": "json"}, _study,
            ("validate", "{dir}", "--qrels", "{dir}/qrels.txt")),
     Target("qrels", "study", {"qrels.txt": "text"}, _study,
-           ("validate", "{dir}", "--qrels", "{dir}/qrels.txt")),
+           ("validate", "{dir}", "--qrels", "{dir}/qrels.txt"), _PAIR),
     Target("judgments-csv", "study", {"judgments.csv": "csv"}, _judgments_csv,
-           ("validate", "{dir}", "--qrels", "{dir}/judgments.csv")),
+           ("validate", "{dir}", "--qrels", "{dir}/judgments.csv"), _PAIR),
     Target("csv", "flat", {"sessions.csv": "csv"}, _load("flat", "sessions.csv", "qrels.txt"),
-           ("validate", "{dir}/sessions.csv", "--qrels", "{dir}/qrels.txt")),
+           ("validate", "{dir}/sessions.csv", "--qrels", "{dir}/qrels.txt"), _PAIR),
     Target("tsv", "flat", {"sessions.tsv": "csv"}, _load("flat", "sessions.tsv", "qrels.txt"),
-           ("validate", "{dir}/sessions.tsv", "--qrels", "{dir}/qrels.txt")),
+           ("validate", "{dir}/sessions.tsv", "--qrels", "{dir}/qrels.txt"), _PAIR),
     Target("parquet", "flat", {"sessions.parquet": "parquet"},
            _load("flat", "sessions.parquet", "qrels.txt"),
            ("validate", "{dir}/sessions.parquet", "--qrels", "{dir}/qrels.txt")),
@@ -82,7 +98,7 @@ TARGETS: tuple[Target, ...] = (
            _load("parquet-parts", "", "qrels.txt"),
            ("validate", "{dir}", "--from", "parquet-parts", "--qrels", "{dir}/qrels.txt")),
     Target("lab-tables", "lab", {"session": "csv", "results": "csv", "qrels": "csv"},
-           _load("lab-tables", ""), ("validate", "{dir}", "--from", "lab-tables")),
+           _load("lab-tables", ""), ("validate", "{dir}", "--from", "lab-tables"), _PAIR),
     Target("trec-session", "xml", {"ts2012.xml": "xml", "topicmap2012.txt": "text"},
            _load("trec-session", "ts2012.xml", "qrels2012.txt", topic_map="topicmap2012.txt"),
            ("validate", "{dir}/ts2012.xml", "--from", "trec-session", "--topic-map",
@@ -94,14 +110,22 @@ TARGETS: tuple[Target, ...] = (
     Target("cast", "cast", {"runA.run": "text", "topics.json": "json"},
            _load("cast", "runA.run", "qrels.txt", topics="topics.json"),
            ("validate", "{dir}/runA.run", "--from", "cast", "--topics", "{dir}/topics.json",
-            "--qrels", "{dir}/qrels.txt")),
+            "--qrels", "{dir}/qrels.txt"), _PAIR),
     Target("run", "runs", {"runs/sys01.run": "text", "qrels.txt": "text"}, None,
-           ("evaluate", "{dir}/qrels.txt", "{dir}/runs/sys01.run", "-m", "AP", "-m", "nDCG@10")),
+           ("evaluate", "{dir}/qrels.txt", "{dir}/runs/sys01.run", "-m", "AP", "-m", "nDCG@10"),
+           _PAIR),
+    Target("compare", "runs", {"runs/sys01.run": "text", "runs/sys02.run": "text"}, None,
+           ("compare", "{dir}/qrels.txt", "{runs}", "-m", "AP", "--resamples", "50"),
+           (odd_run_name, odd_run_name, nfd_across_files)),
+    Target("config", "config", {"config.toml": "toml"}, _config,
+           ("run", "{dir}/study", "--qrels", "{dir}/study/qrels.txt", "--config",
+            "{dir}/config.toml", "--out", "{dir}/out", "--no-figures")),
 )  # fmt: skip
 """Every fuzz target: the input formats of :data:`sessionval.io.formats.FORMATS` (JSON-lines,
 flat CSV/TSV/Parquet, Parquet parts, lab tables, TREC Session XML of two years, CAsT runs),
-the files beside them (``study.json``, qrels, judgments CSV, topic maps, CAsT topics) and the
-TREC runs ``sessionval evaluate`` reads."""
+the files beside them (``study.json``, qrels, judgments CSV, topic maps, CAsT topics), the
+TREC runs ``sessionval evaluate`` and ``compare`` read (``compare`` also with odd run file
+names) and the ``run --config`` TOML file."""
 
 
 def build_seeds(root: Path, *, seed: int = 0, n_sessions: int = 4) -> Path:
@@ -140,4 +164,6 @@ def build_seeds(root: Path, *, seed: int = 0, n_sessions: int = 4) -> Path:
         shutil.copy(FIXTURES / name, xml / name)
     shutil.copytree(FIXTURES / "cast", root / "cast", dirs_exist_ok=True)
     write_runs(root / "runs", n_systems=2, n_topics=3, seed=seed + 1, depth=8)
+    shutil.copytree(study, root / "config" / "study")
+    (root / "config" / "config.toml").write_text(CONFIG_TOML, encoding="utf-8")
     return root

@@ -7,9 +7,12 @@ The properties every input must have (issue 10, item 8):
   (0, 1 validation failed, 2 input or usage error) and prints no traceback;
 * **no hang**: each call finishes within a time bound (``SESSIONVAL_FUZZ_TIMEOUT``
   seconds, default 20);
-* **balanced books in lenient mode**: ``records read = accepted + rejected`` and the
-  frame holds exactly the accepted sessions;
-* a study a reader accepts can be evaluated (again: no exception but the toolkit's).
+* **balanced books in lenient mode**: ``records read = accepted + rejected``, the
+  frame holds exactly the accepted sessions, and a problem listed rejects a record
+  (a row dropped without being counted breaks this: FL-2);
+* a study a reader accepts can be evaluated (again: no exception but the toolkit's);
+* **a TSV table stays a table**: the TSV that ``evaluate`` and ``compare`` print has as
+  many fields on every line as in its header, whatever the ids and run names.
 
 An outcome that breaks a property is a *finding*.  A finding that matches an entry of
 :data:`tests.fuzz.known.KNOWN_FINDINGS` (a reader defect being fixed elsewhere) is
@@ -41,6 +44,23 @@ from .mutations import mutate
 
 EXIT_CODES = frozenset({0, 1, 2})
 """Exit codes of the command line for an input: success, validation failed, input error."""
+
+
+TSV_COMMANDS = frozenset({"evaluate", "compare"})
+"""Commands whose standard output is a TSV table by default (a header, then rows)."""
+
+
+def tsv_problem(text: str) -> str | None:
+    """What breaks a TSV table (a row with more or fewer fields than its header), or None."""
+    lines = text.rstrip("\n").split("\n")
+    width = lines[0].count("\t")
+    for n, line in enumerate(lines[1:], start=2):
+        if line.count("\t") != width:
+            return (
+                f"TSV line {n} has {line.count(chr(9)) + 1} fields, the header {width + 1}: "
+                f"{line[:60]!r}"
+            )
+    return None
 
 
 def examples(default: int) -> int:
@@ -85,7 +105,7 @@ class Finding:
     target: str
     seed: int
     step: str  # "strict", "lenient", "evaluate", "cli"
-    kind: str  # "exception", "hang", "books", "exit-code", "traceback"
+    kind: str  # "exception", "hang", "books", "exit-code", "traceback", "output"
     detail: str
     mutations: list[str]
     known: str | None = None  # id of the matching KNOWN_FINDINGS entry
@@ -127,6 +147,8 @@ def _books(loaded: LoadedStudy) -> str | None:
             f"read {r.records_read} != accepted {r.sessions_accepted}"
             f" + rejected {r.sessions_rejected}"
         )
+    if r.problems and not r.sessions_rejected:  # problems belong to rejected records only
+        return f"{len(r.problems)} problem(s) but no record rejected (read {r.records_read})"
     if r.sessions_accepted != loaded.frame.n_sessions:
         return (
             f"accepted {r.sessions_accepted} but the frame has {loaded.frame.n_sessions} sessions"
@@ -146,7 +168,12 @@ def make_input(target: Target, seeds: Path, work: Path, seed: int) -> tuple[Path
     path = dest / name
     data, ops = mutate(path.read_bytes(), target.files[name], rng)
     path.write_bytes(data)
-    return dest, [f"{name}:{op}" for op in ops]
+    names = [f"{name}:{op}" for op in ops]
+    if target.reshape and rng.random() < 0.4:  # several files at once, or a file's name
+        done = rng.choice(target.reshape)(dest, name, rng)
+        if done:
+            names.append(done)
+    return dest, names
 
 
 def check_reader(
@@ -205,6 +232,9 @@ def check_cli(
     """Run the target's command line on the input: an exit code, never a traceback."""
     out = Outcome()
     argv = [a.replace("{dir}", str(folder)) for a in target.argv] + list(extra)
+    if "{runs}" in argv:  # every run file of the input, whatever its (fuzzed) name
+        at = argv.index("{runs}")
+        argv[at : at + 1] = sorted(str(p) for p in folder.rglob("*.run"))
     if argv[0] == "run":
         argv.append("--no-progress")
     stdout, stderr = io.StringIO(), io.StringIO()
@@ -226,6 +256,10 @@ def check_cli(
             finding("exit-code", f"exit code {code}: {stderr.getvalue().strip()[:160]}")
         elif "Traceback (most recent call last)" in stderr.getvalue():
             finding("traceback", stderr.getvalue().strip().splitlines()[-1][:160])
+        elif code == 0 and argv[0] in TSV_COMMANDS and "--format" not in argv:
+            broken = tsv_problem(stdout.getvalue())
+            if broken:
+                finding("output", broken)
     except Hang as exc:
         finding("hang", str(exc))
     except SystemExit as exc:

@@ -2,8 +2,9 @@
 
 Every operator takes the input's bytes and a seeded :class:`random.Random` and returns
 new bytes; :func:`mutate` stacks one to three of them, chosen by the kind of file
-(``"text"``, ``"json"``, ``"csv"``, ``"xml"``, ``"parquet"``).  Everything is driven by
-the generator, so an input is reproduced from its seed alone.
+(``"text"``, ``"json"``, ``"csv"``, ``"xml"``, ``"parquet"``, ``"toml"``); the
+structure-aware families of reliability round 3 are in :mod:`tests.fuzz.families`.
+Everything is driven by the generator, so an input is reproduced from its seed alone.
 """
 
 from __future__ import annotations
@@ -17,6 +18,15 @@ from collections.abc import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from .families import (
+    blank_session_id,
+    id_nfd,
+    id_unicode_blank,
+    parquet_rows_without_ids,
+    ratings_some_sessions,
+    toml_deep,
+)
 
 Mutation = Callable[[bytes, random.Random], bytes]
 
@@ -458,12 +468,17 @@ PARQUET_MUTATIONS: tuple[Mutation, ...] = (_table_edit, _table_edit, _table_edit
                                            truncate, flip_bits)  # fmt: skip
 
 
+#: the structure-aware families of reliability round 3 (:mod:`tests.fuzz.families`)
+ID_MUTATIONS: tuple[Mutation, ...] = (id_unicode_blank, id_nfd)
+ROW_MUTATIONS: tuple[Mutation, ...] = (*ID_MUTATIONS, blank_session_id, ratings_some_sessions)
+
 KIND_MUTATIONS: dict[str, tuple[Mutation, ...]] = {
-    "text": TEXT_MUTATIONS,
-    "json": TEXT_MUTATIONS + JSON_MUTATIONS * 3,
-    "csv": TEXT_MUTATIONS + CSV_MUTATIONS * 2,
-    "xml": TEXT_MUTATIONS + XML_MUTATIONS * 6,
-    "parquet": PARQUET_MUTATIONS,
+    "text": TEXT_MUTATIONS + ID_MUTATIONS * 2,
+    "json": TEXT_MUTATIONS + JSON_MUTATIONS * 3 + ROW_MUTATIONS * 2,
+    "csv": TEXT_MUTATIONS + CSV_MUTATIONS * 2 + ROW_MUTATIONS * 2,
+    "xml": TEXT_MUTATIONS + XML_MUTATIONS * 6 + ID_MUTATIONS,
+    "parquet": PARQUET_MUTATIONS + (parquet_rows_without_ids,) * 2,
+    "toml": TEXT_MUTATIONS + (toml_deep,) * 6,
 }
 
 
