@@ -30,6 +30,7 @@ __all__ = [
     "check_encoding",
     "decode_text",
     "iter_input_text",
+    "iter_input_utf8",
     "open_input_binary",
     "read_input_bytes",
     "read_input_text",
@@ -37,7 +38,7 @@ __all__ = [
 
 DEFAULT_ENCODING = "utf-8"
 
-#: bytes read and decoded at a time by :func:`iter_input_text`
+#: bytes read and decoded at a time by :func:`iter_input_text` and :func:`iter_input_utf8`
 CHUNK_BYTES: Final = 8 << 20
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -199,6 +200,28 @@ def iter_input_text(
     reader that splits lines can stream a file larger than memory.  A character
     whose bytes straddle two chunks is decoded whole (an incremental decoder).
     """
+    for chunk in _decoded_chunks(path, encoding, chunk_bytes, ascii_as_bytes=False):
+        yield chunk if isinstance(chunk, str) else chunk.decode("ascii")
+
+
+def iter_input_utf8(
+    path: str | os.PathLike[str], encoding: str | None = None, *, chunk_bytes: int = CHUNK_BYTES
+) -> Iterator[bytes]:
+    """An input file as UTF-8 bytes without BOM, ``chunk_bytes`` at a time (for byte parsers).
+
+    :func:`iter_input_text` encoded as UTF-8, with the same rules and located errors,
+    but a UTF-8 chunk of ASCII bytes is passed on as read, neither decoded nor copied:
+    the TREC readers' large files stay one pass of the C parser.  A chunk may end
+    inside a line (never inside a character).
+    """
+    for chunk in _decoded_chunks(path, encoding, chunk_bytes, ascii_as_bytes=True):
+        yield chunk if isinstance(chunk, bytes) else chunk.encode("utf-8")
+
+
+def _decoded_chunks(
+    path: str | os.PathLike[str], encoding: str | None, chunk_bytes: int, *, ascii_as_bytes: bool
+) -> Iterator[str | bytes]:
+    """Chunks of decoded text; with ``ascii_as_bytes``, UTF-8 ASCII chunks as their bytes."""
     codec = check_encoding(encoding)  # a misspelt option is reported before the file is read
     p = Path(path)
     _check_file(p)
@@ -215,22 +238,28 @@ def iter_input_text(
         if not chunk:  # the first chunk held only the mark: an empty chunk means the end
             chunk = _read_some(stream, size, p)
         decoder = codecs.getincrementaldecoder(codec)("strict")
+        passthrough = ascii_as_bytes and codec == DEFAULT_ENCODING
         fed = 0  # bytes given to the decoder so far (after the mark), for the byte offset
         newlines = 0  # in the text decoded so far, for the line number
         while True:
             final = not chunk
             pending = len(decoder.getstate()[0])  # bytes of a character cut by the last chunk
-            try:
-                text = decoder.decode(chunk, final=final)
-            except UnicodeDecodeError as exc:
-                # exc.object: the pending bytes, then this chunk
-                prefix = exc.object[: exc.start].decode(codec, errors="replace")
-                line = newlines + prefix.count("\n") + 1
-                raise _undecodable(path, line, fed - pending + exc.start, exc) from None
+            out: str | bytes
+            if passthrough and not pending and chunk.isascii():
+                out = chunk  # ASCII is UTF-8 and leaves the decoder as it was: no decoding
+                newlines += chunk.count(b"\n")
+            else:
+                try:
+                    out = decoder.decode(chunk, final=final)
+                except UnicodeDecodeError as exc:
+                    # exc.object: the pending bytes, then this chunk
+                    prefix = exc.object[: exc.start].decode(codec, errors="replace")
+                    line = newlines + prefix.count("\n") + 1
+                    raise _undecodable(path, line, fed - pending + exc.start, exc) from None
+                newlines += out.count("\n")
             fed += len(chunk)
-            if text:
-                newlines += text.count("\n")
-                yield text
+            if out:
+                yield out
             if final:
                 return
             chunk = _read_some(stream, size, p)

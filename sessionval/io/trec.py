@@ -13,7 +13,8 @@ no-break space) is data.  A line with more or fewer fields than the format has i
 error, as is an integer outside its storage type (grades are 16-bit) or off the
 grade scale.  Every problem is collected, up to ``max_problems``, and raised in one
 error naming the file, the line, the field and the value as written.  Files may be
-gzip-compressed and in any encoding (:mod:`sessionval.io.text`).
+gzip-compressed and in any encoding (:mod:`sessionval.io.text`); they are streamed in
+pieces of whole lines (``chunk_bytes``), so memory beyond the table read stays bounded.
 
 A document judged twice for the same topic with the same grade is kept once; with
 different grades it is an error naming the topic, document and lines.
@@ -25,7 +26,7 @@ import csv
 import io
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -38,7 +39,7 @@ from ..frame import JudgmentFrame
 from ..models.judgments import GradeScale
 from ..problems import Problem, line_list
 from .flat import read_csv_table
-from .text import check_encoding, decode_text, read_input_bytes
+from .text import iter_input_utf8
 
 __all__ = [
     "GRADE_RANGE",
@@ -58,6 +59,10 @@ _RUN_FIELDS: Final = ("qid", "q0", "doc", "rank", "score", "tag")
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _FIELD_SEP = re.compile(r"[ \t]+")
 _SHOWN = 80  # characters of a line quoted in a message
+#: decompressed bytes parsed at a time: large enough that the C parser's per-call cost and
+#: the pieces' columns stay small (8 MiB pieces raised the peak of a 3M-line qrels by 14%),
+#: small enough that memory beyond the table stays bounded whatever the file's size
+PIECE_BYTES: Final = 64 << 20
 
 
 class _Problems:
@@ -97,13 +102,38 @@ class _Problems:
         raise ParseError(text)
 
 
-def _utf8_bytes(path: Path, encoding: str | None) -> bytes:
-    """The file as UTF-8 bytes without BOM (ASCII read as UTF-8: the bytes as read)."""
-    data = read_input_bytes(path)
-    codec = check_encoding(encoding)
-    if codec == "utf-8" and data.isascii():
-        return data  # no decoding or copy: the 20M-line path stays one pass of the C parser
-    return decode_text(data, path, encoding).encode("utf-8")
+def _pieces(
+    path: Path, encoding: str | None, chunk_bytes: int
+) -> Iterator[tuple[int, bytes, bool]]:
+    r"""The file as UTF-8 bytes in pieces of whole lines, each with the lines before it.
+
+    Only a piece (about ``chunk_bytes``) and what it is cut from are held at a time, so
+    a file larger than memory, or a small gzip of gigabytes of blank lines, reads in
+    bounded memory.  A piece ends after a line end (never inside a ``\r\n``), so a
+    line's number is the lines before its piece plus its place in the piece.  The
+    third value says the piece is only line ends (blank lines: nothing to parse).
+    """
+    carry = b""
+    before = 0
+    for part in iter_input_utf8(path, encoding, chunk_bytes=chunk_bytes):
+        buf = carry + part if carry else part
+        cut = _after_last_line_end(buf)
+        piece, carry = buf[:cut], buf[cut:]
+        if piece:
+            # lines by the module's rule: \r\n is one line end, a lone \r or \n one each
+            lines = piece.count(b"\n")
+            if b"\r" in piece:
+                lines += piece.count(b"\r") - piece.count(b"\r\n")
+            yield before, piece, lines == len(piece)  # every byte a line end: blank lines
+            before += lines
+    if carry:
+        yield before, carry, False
+
+
+def _after_last_line_end(buf: bytes) -> int:
+    """Where to cut ``buf`` after its last complete line end (0: no line ends in it yet)."""
+    cr = buf.rfind(b"\r", 0, len(buf) - 1)  # a \r last in buf may be the start of a \r\n
+    return max(buf.rfind(b"\n"), cr) + 1
 
 
 def _shown(line: str) -> str:
@@ -117,33 +147,59 @@ def _numbered_lines(data: bytes) -> list[tuple[int, str]]:
 
 
 def _read_ws(
-    path: Path, names: Sequence[str], what: str, encoding: str | None, problems: _Problems
-) -> tuple[pd.DataFrame, npt.NDArray[np.int64] | None]:
-    """The fields of a whitespace-separated file, and each row's line (``None``: not needed yet).
+    path: Path,
+    names: Sequence[str],
+    what: str,
+    encoding: str | None,
+    problems: _Problems,
+    chunk_bytes: int,
+) -> tuple[pd.DataFrame, _RowLines]:
+    """The fields of a whitespace-separated file, and where each row's line can be found.
 
-    The C parser reads the file in one pass; only when it finds lines of the wrong
-    length is the file split line by line, to report every such line and keep the
-    well-formed ones (their problems are reported too, in the same pass).
+    The file is read in pieces of whole lines (:func:`_pieces`), each parsed in one
+    pass of the C parser; only a piece with lines of the wrong length is split line by
+    line, to report every such line and keep the well-formed ones (their problems are
+    reported too, in the same pass).
     """
-    data = _utf8_bytes(path, encoding)
     n = len(names)
-    df = _c_parse(data)
-    if df is not None and df.shape[1] == n and not (df[n - 1] == "").any():
-        df.columns = list(names)
-        if len(df) == 0:
+    frames: list[pd.DataFrame] = []
+    rows = _RowLines(path, encoding, chunk_bytes)
+    for k, (before, piece, blank) in enumerate(_pieces(path, encoding, chunk_bytes)):
+        rows.pieces += 1
+        if blank:
+            continue  # not parsed: a gzip of gigabytes of blank lines reads in seconds
+        df = _c_parse(piece)
+        if df is not None and len(df) == 0:
+            continue  # blank lines only, some with spaces or tabs
+        if df is not None and df.shape[1] == n and not (df[n - 1] == "").any():
+            frames.append(df)
+            continue
+        kept, rows.slow[k] = _diagnose(piece, before, names, what, problems)
+        if len(kept):
+            frames.append(kept)
+    if not frames:
+        if not problems.found:
             raise ParseError(f"{path}: file is empty (expected {what} lines)")
-        return df, None
-    # slow path: per-line diagnosis of a file whose lines do not all have n fields
+        return pd.DataFrame({c: pd.Series([], dtype=str) for c in names}), rows
+    out = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    out.columns = list(names)
+    return out, rows
+
+
+def _diagnose(
+    piece: bytes, before: int, names: Sequence[str], what: str, problems: _Problems
+) -> tuple[pd.DataFrame, npt.NDArray[np.int64]]:
+    """The well-formed lines of a piece and their line numbers; the others reported."""
+    n = len(names)
     good: list[str] = []
     line_of: list[int] = []
-    reported = 0
-    for lineno, line in _numbered_lines(data):
+    for i, line in _numbered_lines(piece):
+        lineno = before + i
         k = len(_FIELD_SEP.split(line.strip(" \t")))
         if k == n:
             good.append(line)
             line_of.append(lineno)
-        elif reported < problems.limit:
-            reported += 1
+        elif len(problems.found) < problems.limit:  # the first problems a file can have
             problems.add(
                 lineno,
                 "",
@@ -153,14 +209,11 @@ def _read_ws(
             )
         else:
             problems.uncounted += 1
-    if not good and not problems.found:
-        raise ParseError(f"{path}: file is empty (expected {what} lines)")
     if not good:
-        return pd.DataFrame({c: pd.Series([], dtype=str) for c in names}), np.zeros(0, np.int64)
+        return pd.DataFrame(columns=range(n), dtype=str), np.zeros(0, np.int64)
     kept = _c_parse("\n".join(good).encode("utf-8"))
     if kept is None or kept.shape != (len(good), n):  # same rule: not expected, kept simple
         kept = pd.DataFrame([_FIELD_SEP.split(ln.strip(" \t")) for ln in good], dtype=str)
-    kept.columns = list(names)
     return kept, np.asarray(line_of, dtype=np.int64)
 
 
@@ -183,11 +236,41 @@ def _c_parse(data: bytes) -> pd.DataFrame | None:
         return None
 
 
-def _lines(path: Path, encoding: str | None, line_of: npt.NDArray[np.int64] | None) -> np.ndarray:
-    """Each row's line number: the one the slow path recorded, else counted now (error path)."""
-    if line_of is not None:
-        return line_of
-    return np.asarray([i for i, _ in _numbered_lines(_utf8_bytes(path, encoding))], np.int64)
+class _RowLines:
+    """Each row's line number, found again only when a message needs it (error path).
+
+    A piece parsed whole kept no line numbers (the fast path); a piece split line by
+    line (:func:`_diagnose`) kept those of its rows.  Asked for the lines, the file is
+    streamed again in the same pieces, and the non-blank lines of each whole piece are
+    counted (by the module's line rule).
+    """
+
+    def __init__(self, path: Path, encoding: str | None, chunk_bytes: int) -> None:
+        self.path, self.encoding, self.chunk_bytes = path, encoding, chunk_bytes
+        self.pieces = 0
+        self.slow: dict[int, npt.NDArray[np.int64]] = {}
+        self._found: npt.NDArray[np.int64] | None = None
+
+    def __call__(self) -> npt.NDArray[np.int64]:
+        if self._found is None:
+            if self.pieces and len(self.slow) == self.pieces:  # every piece kept its lines
+                parts = [self.slow[k] for k in range(self.pieces)]
+            else:
+                parts = [
+                    self.slow[k] if k in self.slow else _nonblank_lines(piece, before, blank)
+                    for k, (before, piece, blank) in enumerate(
+                        _pieces(self.path, self.encoding, self.chunk_bytes)
+                    )
+                ]
+            self._found = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        return self._found
+
+
+def _nonblank_lines(piece: bytes, before: int, blank: bool) -> npt.NDArray[np.int64]:
+    """The numbers of the non-blank lines of a piece that starts after line ``before``."""
+    if blank:
+        return np.zeros(0, np.int64)
+    return np.asarray([before + i for i, _ in _numbered_lines(piece)], dtype=np.int64)
 
 
 def _integers(
@@ -317,26 +400,13 @@ def _judgment_frame(
     return JudgmentFrame(table, sc, str(path))
 
 
-def _lazy_lines(
-    path: Path, encoding: str | None, line_of: npt.NDArray[np.int64] | None
-) -> Callable[[], np.ndarray]:
-    """A function giving each row's line number, computed at most once and only when asked."""
-    cache: list[np.ndarray] = []
-
-    def at() -> np.ndarray:
-        if not cache:
-            cache.append(_lines(path, encoding, line_of))
-        return cache[0]
-
-    return at
-
-
 def read_qrels(
     path: str | os.PathLike[str],
     *,
     scale: GradeScale | None = None,
     encoding: str | None = None,
     max_problems: int = 50,
+    chunk_bytes: int = PIECE_BYTES,
 ) -> JudgmentFrame:
     """Read TREC qrels (``topic iteration doc grade``, whitespace-separated).
 
@@ -350,6 +420,9 @@ def read_qrels(
         Text encoding (default UTF-8; a byte-order mark wins).
     max_problems
         Problems listed in the error at most.
+    chunk_bytes
+        Decompressed bytes parsed at a time: memory beyond the table stays about
+        this size, whatever the file's.
 
     Returns
     -------
@@ -366,7 +439,7 @@ def read_qrels(
     """
     p = Path(path)
     problems = _Problems(str(p), max_problems)
-    df, line_of = _read_ws(p, _QRELS_FIELDS, "qrels", encoding, problems)
+    df, line_at = _read_ws(p, _QRELS_FIELDS, "qrels", encoding, problems, chunk_bytes)
     return _judgment_frame(
         df["topic"],
         df["doc"],
@@ -376,7 +449,7 @@ def read_qrels(
         what="qrels",
         scale=scale,
         problems=problems,
-        line_at=_lazy_lines(p, encoding, line_of),
+        line_at=line_at,
     )
 
 
@@ -474,11 +547,15 @@ def run_line_numbers(
 
     A loop over the lines: call it only to locate a problem.
     """
-    return _lines(Path(path), encoding, None)
+    return _RowLines(Path(path), encoding, PIECE_BYTES)()
 
 
 def read_run(
-    path: str | os.PathLike[str], *, encoding: str | None = None, max_problems: int = 50
+    path: str | os.PathLike[str],
+    *,
+    encoding: str | None = None,
+    max_problems: int = 50,
+    chunk_bytes: int = PIECE_BYTES,
 ) -> pd.DataFrame:
     """Read a TREC run (``qid Q0 doc rank score tag``).
 
@@ -490,6 +567,8 @@ def read_run(
         Text encoding (default UTF-8; a byte-order mark wins).
     max_problems
         Problems listed in the error at most.
+    chunk_bytes
+        Decompressed bytes parsed at a time (as :func:`read_qrels`).
 
     Returns
     -------
@@ -507,8 +586,7 @@ def read_run(
     """
     p = Path(path)
     problems = _Problems(str(p), max_problems)
-    df, line_of = _read_ws(p, _RUN_FIELDS, "run", encoding, problems)
-    line_at = _lazy_lines(p, encoding, line_of)
+    df, line_at = _read_ws(p, _RUN_FIELDS, "run", encoding, problems, chunk_bytes)
     rank, _ = _integers(df["rank"], "rank", _RANK_RANGE, "exactly representable", problems, line_at)
     score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     nan = np.isnan(score)
