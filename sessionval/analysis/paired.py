@@ -15,7 +15,7 @@ Tests (two-sided):
 ``wilcoxon``
     Wilcoxon signed-rank test (``scipy.stats.wilcoxon``: zero differences dropped,
     exact null distribution for small samples without ties, normal approximation
-    otherwise).
+    otherwise), the method chosen for each pair alone.
 ``sign``
     Sign test: the number of topics with :math:`z_i > 0` among the non-zero
     differences, exact binomial with :math:`p = 1/2`.
@@ -307,19 +307,40 @@ def _t_test(g: _Group, rng: np.random.Generator, resamples: int, confidence: flo
 def _wilcoxon(
     g: _Group, rng: np.random.Generator, resamples: int, confidence: float
 ) -> _GroupResult:
-    """Wilcoxon signed-rank test (scipy; zero differences dropped)."""
+    """Wilcoxon signed-rank test (scipy; zero differences dropped), its method chosen per pair.
+
+    scipy's ``method="auto"`` looks for zeros and ties over the whole array of a 2-D
+    call, so one pair's p-value would depend on the other pairs tested with it.  Each
+    pair gets the method scipy's rule gives it alone: more than 50 topics, normal
+    approximation; no zero and no tied ``|z|``, the exact distribution; else up to 13
+    topics, the permutation distribution over all ``2^n`` signs (exact too); else
+    normal.  One 2-D call per method.
+    """
     from scipy import stats
 
     ga, z = g.a, g.z
+    n = z.shape[0]
     stat = np.full(ga.size, np.nan)
     p = np.full(ga.size, np.nan)
-    live = np.flatnonzero(np.count_nonzero(z, axis=0) > 0)
-    if live.size:
-        res = stats.wilcoxon(z[:, live], axis=0, zero_method="wilcox")
-        stat[live] = res.statistic
-        p[live] = res.pvalue
-    # scipy chooses exact or normal approximation itself ("auto"); not reported as exact
-    return stat, p, np.zeros(ga.size, dtype=bool), None
+    exact = np.zeros(ga.size, dtype=bool)
+    live = np.count_nonzero(z, axis=0) > 0
+    zeros = np.any(z == 0.0, axis=0)
+    mags = np.sort(np.abs(z), axis=0)
+    ties = np.any(mags[1:] == mags[:-1], axis=0) if n > 1 else np.zeros(ga.size, dtype=bool)
+    plain = ~(zeros | ties)
+    if n > 50:
+        methods = [("asymptotic", live)]
+    else:
+        # "auto" on pairs that all have zeros or ties and n <= 13: scipy's permutation test
+        permutation = "auto" if n <= 13 else "asymptotic"
+        methods = [("exact", live & plain), (permutation, live & ~plain)]
+    for method, chosen in methods:
+        if chosen.any():
+            res = stats.wilcoxon(z[:, chosen], axis=0, zero_method="wilcox", method=method)
+            stat[chosen] = res.statistic
+            p[chosen] = res.pvalue
+            exact[chosen] = method != "asymptotic"
+    return stat, p, exact, None
 
 
 def _sign(g: _Group, rng: np.random.Generator, resamples: int, confidence: float) -> _GroupResult:

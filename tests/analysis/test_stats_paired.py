@@ -50,6 +50,24 @@ def test_wilcoxon_and_sign_tests_match_scipy():
         assert s.p[k] == pytest.approx(stats.binomtest(npos, npos + nneg).pvalue)
 
 
+@pytest.mark.parametrize("n", [9, 13, 20, 45, 60])
+def test_wilcoxon_chooses_exact_or_normal_per_pair_as_scipy_does_for_it_alone(n):
+    # issue 23 item 6: scipy's "auto" on a 2-D call looked for ties and zeros over every
+    # pair, so a pair's p-value changed with the runs compared along with it
+    rng = np.random.default_rng(n)
+    x = rng.random((n, 1)) + rng.normal(0, 0.1, (n, 2))  # continuous: no ties, no zeros
+    coarse = np.round(x[:, :1] * 4) / 4
+    x = np.hstack([x, coarse, coarse + (rng.random((n, 1)) < 0.5) * 0.25])
+    a, b = np.array([0, 0, 2, 1]), np.array([1, 2, 3, 3])
+    together = paired_tests(x, a, b, test="wilcoxon")
+    alone = paired_tests(x[:, :2], [0], [1], test="wilcoxon")
+    assert together.p[0] == alone.p[0]
+    for k, (i, j) in enumerate(zip(a, b, strict=True)):
+        ref = stats.wilcoxon(x[:, i], x[:, j])
+        assert (together.statistic[k], together.p[k]) == pytest.approx((ref.statistic, ref.pvalue))
+    assert bool(together.exact[0]) == (n <= 50)
+
+
 def test_exact_randomisation_matches_scipy_permutation_test_and_enumeration():
     x = _scores(n=11, k=3)
     a, b = np.array([0, 0, 1]), np.array([1, 2, 2])
