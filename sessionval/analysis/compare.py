@@ -135,7 +135,8 @@ def score_matrix(
     Raises
     ------
     StatisticsError
-        A column is missing, a system is unknown, or a (system, topic) has two scores.
+        A column is missing, a system is unknown, a (system, topic) has two scores, or
+        a score is infinite (NaN, a missing score, is allowed).
 
     Examples
     --------
@@ -158,6 +159,7 @@ def score_matrix(
         if rows.empty:
             found = sorted(set(scores[measure_column].astype(str)))
             raise StatisticsError(f"no scores of measure {measure!r}; measures: {found}")
+    _check_finite(rows, system, topic, value, measure_column)
     sys_col = rows[system]
     names = _levels(scores[system]) if systems is None else [str(s) for s in systems]
     unknown = sorted(set(sys_col.astype(str)) - set(names))
@@ -175,6 +177,23 @@ def score_matrix(
     x = np.full((topics.size, len(names)), np.nan)
     x[t_codes, s_codes] = rows[value].to_numpy(dtype=np.float64)
     return x, names, pd.Index(topics, name=topic)
+
+
+def _check_finite(
+    rows: pd.DataFrame, system: str, topic: str, value: str, measure_column: str
+) -> None:
+    """Refuse an infinite score of a long table, naming its measure, system and topic."""
+    values = pd.to_numeric(rows[value], errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.isinf(values)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        rec = rows.iloc[i]
+        where = f"measure {rec[measure_column]!r}, " if measure_column in rows.columns else ""
+        raise StatisticsError(
+            f"scores: {where}system {rec[system]!r}, topic {rec[topic]!r}: {value} is "
+            f"{values[i]}; scores must be finite numbers (NaN or no row marks a missing "
+            f"score), {int(bad.sum())} row(s) are not"
+        )
 
 
 def _levels(col: pd.Series) -> list[str]:
@@ -584,6 +603,7 @@ def system_means(
     [['A', 'AP', 2, 0.375], ['B', 'AP', 1, 1.0]]
     """
     scores, measures = _with_measures(scores, None, measure_column, value)
+    _check_finite(scores, system, topic, value, measure_column)
     names = _levels(scores[system])
     g = scores.groupby(
         [scores[system].astype(str), scores[measure_column].astype(str)], sort=False

@@ -60,6 +60,7 @@ import numpy.typing as npt
 
 from .._types import BoolArray, FloatArray, IntArray
 from ..errors import StatisticsError
+from .multiple import check_finite
 
 __all__ = [
     "EXACT_RANDOMISATION_MAX",
@@ -193,8 +194,8 @@ def paired_tests(
     Raises
     ------
     StatisticsError
-        Unknown test, ``confidence`` outside (0, 1), ``resamples < 1``, or a pair
-        index out of range.
+        Unknown test, ``confidence`` outside (0, 1), ``resamples < 1``, a pair
+        index out of range, or an infinite score.
 
     Examples
     --------
@@ -221,6 +222,7 @@ def paired_tests(
     xm = np.asarray(x, dtype=np.float64)
     if xm.ndim != 2:
         raise StatisticsError(f"scores must be a topics x systems matrix, got shape {xm.shape}")
+    check_finite(xm, "paired tests")
     ia = np.asarray(a, dtype=np.int64).ravel()
     ib = np.asarray(b, dtype=np.int64).ravel()
     k = xm.shape[1]
