@@ -48,9 +48,9 @@ import pandas as pd
 
 from .._types import FloatArray, IntArray
 from ..errors import StatisticsError
-from .compare import _levels, score_matrix, system_means
 from .multiple import ROUNDING, pair_indices
 from .paired import bootstrap_counts, studentised_resamples
+from .score_table import _levels, score_matrix, system_means
 
 __all__ = [
     "SensitivityResult",

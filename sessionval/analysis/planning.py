@@ -36,8 +36,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StatisticsError
-from .compare import _levels, score_matrix
 from .multiple import two_way_anova
+from .score_table import _levels, score_matrix
 
 __all__ = [
     "PLANNING_METHODS",
