@@ -333,7 +333,7 @@ def _compare_matrix(
             kind = "sakai_es_e2"
     else:
         p_adj = adjust_p(res.p, correction)
-    notes: list[str] = []
+    notes = _small_sample_notes(res.n, res.ci_low, res.ci_high, res.diff, ci_method, measure)
     if (
         test == "randomisation"
         and correction in ("holm", "bonferroni")
@@ -374,6 +374,34 @@ def _compare_matrix(
         columns=list(COMPARISON_COLUMNS),
     )
     return table, notes
+
+
+def _small_sample_notes(
+    n: np.ndarray,
+    low: FloatArray,
+    high: FloatArray,
+    diff: FloatArray,
+    ci_method: str,
+    measure: str,
+) -> list[str]:
+    """Why some rows hold NaN: pairs on fewer than two topics, undefined bootstrap-t intervals."""
+    notes = []
+    few = int(np.count_nonzero(n < 2))
+    if few:
+        notes.append(
+            f"{measure}: {few} pair(s) share fewer than 2 scored topics: no test and no "
+            "interval (NaN)"
+        )
+    if ci_method == "bootstrap-t":
+        undefined = (n >= 2) & (np.isnan(low) | np.isnan(high)) & (diff != 0)
+        if undefined.any():
+            notes.append(
+                f"{measure}: the bootstrap-t interval of {int(undefined.sum())} pair(s) is "
+                f"undefined (NaN): with {int(n[undefined].min())} topics too many resamples "
+                "repeat one topic and have no spread; use more topics or a test with the t "
+                "interval"
+            )
+    return notes
 
 
 def omnibus_tests(

@@ -38,6 +38,10 @@ but ``bootstrap``, which gives the studentised bootstrap (bootstrap-t) interval 
 the same resamples, :math:`[\bar z - \hat t_{1-\alpha/2}\, s_z/\sqrt n,\ \bar z -
 \hat t_{\alpha/2}\, s_z/\sqrt n]` with :math:`\hat t` the quantiles of :math:`t(w^*)`.
 
+A bootstrap resample without spread (one topic repeated) has :math:`t^* = \pm\infty`,
+counted by the ASL (or 0/0, undefined and not counted); an infinite quantile leaves the
+interval undefined (NaN).
+
 When every difference of a pair is zero there is no evidence of a difference: the
 statistic is 0 and p is 1 under every test.
 
@@ -50,7 +54,6 @@ Bootstrap*; Phipson & Smyth (2010), Stat. Appl. Genet. Mol. Biol. 9(1) [phipson2
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
@@ -60,7 +63,7 @@ import numpy.typing as npt
 
 from .._types import BoolArray, FloatArray, IntArray
 from ..errors import StatisticsError
-from .multiple import check_finite
+from .multiple import ROUNDING, check_finite
 
 __all__ = [
     "EXACT_RANDOMISATION_MAX",
@@ -435,14 +438,26 @@ def studentised_resamples(
     counts32 = counts.astype(np.float32)
     z = x[:, a] - x[:, b]
     zbar = z.mean(axis=0)
+    noise = ROUNDING * float(np.abs(x).max()) if x.size else 0.0
     for sl in _blocks(a.size):
         s1 = cx[:, a[sl]] - cx[:, b[sl]] - n * zbar[sl]  # sum of c * w
-        w2 = ((z[:, sl] - zbar[sl]) ** 2).astype(np.float32)
-        s2 = (counts32 @ w2).astype(np.float64)  # sum of c * w^2
+        w = z[:, sl] - zbar[sl]
+        s2 = (counts32 @ (w**2).astype(np.float32)).astype(np.float64)  # sum of c * w^2
+        spread = s2 - s1**2 / n  # n - 1 times the resample's variance
+        # where single precision cannot resolve the spread (a resample of one topic, or
+        # nearly: n = 2 or 3), it is recomputed exactly in two passes; rounding noise
+        # would otherwise give a t* of +-1e3 or more
+        rb, rk = np.nonzero(spread <= 1e-4 * s2)
+        if rb.size:
+            dev = w[:, rk].T - (s1[rb, rk] / n)[:, None]
+            spread[rb, rk] = np.einsum("ij,ij->i", counts[rb], dev**2)
+        mean = s1 / n
+        mean[np.abs(mean) <= noise] = 0.0
+        var = np.where(spread > n * noise**2, spread, 0.0) / (n - 1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            var = np.maximum(s2 - s1**2 / n, 0.0) / (n - 1)
-            mean = s1 / n
-            t_star = mean / np.sqrt(var / n)
+            # no spread: t* is +-inf (counted by the ASL), or 0/0 when w* = 0 (undefined)
+            t_star = np.where(var > 0, mean / np.sqrt(var / n), np.sign(mean) * np.inf)
+        t_star[(var == 0) & (mean == 0)] = np.nan
         yield sl, t_star, mean
 
 
@@ -471,22 +486,40 @@ def _bootstrap(
         lo_q[sl], hi_q[sl] = _quantiles(t_star, alpha)
     p = count / resamples
     se = sd / np.sqrt(n)
-    ci = (zbar - hi_q * se, zbar - lo_q * se)
+    # an infinite quantile (more than alpha/2 of the resamples without spread): no interval
+    with np.errstate(invalid="ignore"):
+        ci = (
+            np.where(np.isfinite(hi_q), zbar - hi_q * se, np.nan),
+            np.where(np.isfinite(lo_q), zbar - lo_q * se, np.nan),
+        )
     return t_obs, p, np.zeros(ga.size, dtype=bool), ci
 
 
 def _quantiles(t_star: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
-    """The alpha/2 and 1 - alpha/2 quantiles of each column, NaN resamples left out."""
-    probs = [alpha / 2, 1 - alpha / 2]
-    bad = np.isnan(t_star).any(axis=0)
-    out = np.full((2, t_star.shape[1]), np.nan)
-    if (~bad).any():  # the common case: np.quantile (partition), not the slow nanquantile
-        out[:, ~bad] = np.quantile(t_star[:, ~bad], probs, axis=0)
-    if bad.any():
-        with warnings.catch_warnings():
-            # a pair whose every resample is undefined has no interval (NaN), no warning
-            warnings.simplefilter("ignore", RuntimeWarning)
-            out[:, bad] = np.nanquantile(t_star[:, bad], probs, axis=0)
+    """The alpha/2 and 1 - alpha/2 quantiles of each column, NaN resamples left out.
+
+    numpy's linear interpolation (method 7) on the sorted values, without numpy's
+    ``inf - inf`` warnings: a quantile that falls on or next to an infinite t* (many
+    resamples without spread, a handful of topics) is that infinity.
+    """
+    ordered = np.sort(t_star, axis=0)  # NaN last
+    m = np.count_nonzero(~np.isnan(t_star), axis=0)
+    cols = np.arange(t_star.shape[1])
+    out = []
+    for prob in (alpha / 2, 1 - alpha / 2):
+        h = np.maximum(m - 1, 0) * prob
+        lo = np.floor(h).astype(np.int64)
+        hi = np.minimum(lo + 1, np.maximum(m - 1, 0))
+        g = h - lo
+        a, b = ordered[lo, cols], ordered[hi, cols]
+        with np.errstate(invalid="ignore"):
+            linear = a + (b - a) * g
+        q = np.where(
+            np.isfinite(a) & np.isfinite(b),
+            linear,
+            np.where((g == 0) | (a == -np.inf), a, np.where(b == np.inf, b, np.nan)),
+        )
+        out.append(np.where(m > 0, q, np.nan))
     return out[0], out[1]
 
 

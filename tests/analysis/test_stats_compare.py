@@ -193,3 +193,13 @@ def test_an_infinite_score_is_refused_with_its_measure_system_and_topic():
     gap = t.copy()
     gap.loc[i, "value"] = np.nan
     assert compare_systems(gap, measures=["AP"])["n"].tolist() == [24, 25, 24]
+
+
+def test_rows_without_a_test_or_an_interval_say_why():
+    t = _runs(n_topics=2)
+    r = compare_systems(t, measures=["AP"], test="bootstrap", resamples=2000)
+    assert r["ci_low"].isna().all()
+    assert any("bootstrap-t interval of 3 pair(s) is undefined" in n for n in r.attrs["notes"])
+    one = compare_systems(_runs(n_topics=1), measures=["AP"])
+    assert one["p"].isna().all()
+    assert any("3 pair(s) share fewer than 2 scored topics" in n for n in one.attrs["notes"])
