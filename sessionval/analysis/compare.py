@@ -389,8 +389,8 @@ def _small_sample_notes(
     few = int(np.count_nonzero(n < 2))
     if few:
         notes.append(
-            f"{measure}: {few} pair(s) share fewer than 2 scored topics: no test and no "
-            "interval (NaN)"
+            f"{measure}: {few} pair(s) share fewer than 2 scored topics: no interval, and "
+            "no t or bootstrap test (NaN)"
         )
     if ci_method == "bootstrap-t":
         undefined = (n >= 2) & (np.isnan(low) | np.isnan(high)) & (diff != 0)

@@ -202,4 +202,6 @@ def test_rows_without_a_test_or_an_interval_say_why():
     assert any("bootstrap-t interval of 3 pair(s) is undefined" in n for n in r.attrs["notes"])
     one = compare_systems(_runs(n_topics=1), measures=["AP"])
     assert one["p"].isna().all()
-    assert any("3 pair(s) share fewer than 2 scored topics" in n for n in one.attrs["notes"])
+    assert any(
+        "3 pair(s) share fewer than 2 scored topics: no interval" in n for n in one.attrs["notes"]
+    )
