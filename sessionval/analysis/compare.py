@@ -51,6 +51,7 @@ from .multiple import (
     two_way_anova,
 )
 from .paired import TESTS, PairedTest, paired_tests
+from .score_table import _levels, _with_measures, score_matrix, system_means
 
 __all__ = [
     "COMPARISON_COLUMNS",
@@ -103,96 +104,6 @@ OMNIBUS_COLUMNS: Final[tuple[str, ...]] = (
     "p",
     "note",
 )
-
-
-def score_matrix(
-    scores: pd.DataFrame,
-    measure: str | None = None,
-    *,
-    systems: Sequence[str] | None = None,
-    system: str = "system",
-    topic: str = "topic",
-    value: str = "value",
-    measure_column: str = "measure",
-) -> tuple[FloatArray, list[str], pd.Index]:
-    """The topics × systems matrix of one measure (NaN where a system has no score).
-
-    Parameters
-    ----------
-    scores
-        Long table: one row per system × topic (× measure).
-    measure
-        Rows of this measure (``None``: the table has one measure).
-    systems
-        Column order (default: order of first appearance, or the categories' order).
-    system, topic, value, measure_column
-        Column names.
-
-    Returns
-    -------
-    matrix, systems, topics
-
-    Raises
-    ------
-    StatisticsError
-        A column is missing, a system is unknown, or a (system, topic) has two scores.
-
-    Examples
-    --------
-    >>> t = pd.DataFrame({"system": ["A", "A", "B"], "topic": ["1", "2", "1"],
-    ...                   "value": [0.5, 0.25, 1.0]})
-    >>> x, names, topics = score_matrix(t)
-    >>> x.tolist(), names
-    ([[0.5, 1.0], [0.25, nan]], ['A', 'B'])
-    """
-    missing = [c for c in (system, topic, value) if c not in scores.columns]
-    if missing:
-        raise StatisticsError(
-            f"scores: column(s) {missing} missing; columns are {list(scores.columns)}"
-        )
-    rows = scores
-    if measure is not None:
-        if measure_column not in scores.columns:
-            raise StatisticsError(f"scores: no {measure_column!r} column to select {measure!r}")
-        rows = scores[scores[measure_column].astype(str) == measure]
-        if rows.empty:
-            found = sorted(set(scores[measure_column].astype(str)))
-            raise StatisticsError(f"no scores of measure {measure!r}; measures: {found}")
-    sys_col = rows[system]
-    names = _levels(scores[system]) if systems is None else [str(s) for s in systems]
-    unknown = sorted(set(sys_col.astype(str)) - set(names))
-    if unknown:
-        raise StatisticsError(f"scores of unknown system(s) {unknown}; systems: {names}")
-    s_codes = pd.Index(names).get_indexer(pd.Index(sys_col.astype(str)))
-    t_codes, topics = pd.factorize(rows[topic].astype(str), sort=True)
-    key = t_codes.astype(np.int64) * len(names) + s_codes
-    if np.unique(key).size != key.size:
-        dup = rows.loc[pd.Series(key).duplicated(keep=False).to_numpy(), [system, topic]]
-        raise StatisticsError(
-            f"scores: more than one score per system and topic, e.g. "
-            f"{dup.iloc[0].tolist()} ({len(dup)} rows)"
-        )
-    x = np.full((topics.size, len(names)), np.nan)
-    x[t_codes, s_codes] = rows[value].to_numpy(dtype=np.float64)
-    return x, names, pd.Index(topics, name=topic)
-
-
-def _levels(col: pd.Series) -> list[str]:
-    """Distinct values as text: the categories' order, else order of first appearance."""
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        present = set(col.astype(str))
-        return [str(c) for c in col.cat.categories if str(c) in present]
-    return [str(s) for s in pd.unique(col.astype(str))]
-
-
-def _with_measures(
-    scores: pd.DataFrame, measures: Sequence[str] | None, measure_column: str, value: str
-) -> tuple[pd.DataFrame, list[str]]:
-    """The table with a measure column (a table of one score gets one), and the measures wanted."""
-    if measure_column not in scores.columns:
-        scores = scores.assign(**{measure_column: value})
-    wanted = list(measures) if measures is not None else _levels(scores[measure_column])
-    return scores, wanted
 
 
 def hedges_correction(df: FloatArray) -> FloatArray:
@@ -422,7 +333,7 @@ def _compare_matrix(
             kind = "sakai_es_e2"
     else:
         p_adj = adjust_p(res.p, correction)
-    notes: list[str] = []
+    notes = _small_sample_notes(res.n, res.ci_low, res.ci_high, res.diff, ci_method, measure)
     if (
         test == "randomisation"
         and correction in ("holm", "bonferroni")
@@ -463,6 +374,34 @@ def _compare_matrix(
         columns=list(COMPARISON_COLUMNS),
     )
     return table, notes
+
+
+def _small_sample_notes(
+    n: np.ndarray,
+    low: FloatArray,
+    high: FloatArray,
+    diff: FloatArray,
+    ci_method: str,
+    measure: str,
+) -> list[str]:
+    """Why some rows hold NaN: pairs on fewer than two topics, undefined bootstrap-t intervals."""
+    notes = []
+    few = int(np.count_nonzero(n < 2))
+    if few:
+        notes.append(
+            f"{measure}: {few} pair(s) share fewer than 2 scored topics: no interval, and "
+            "no t or bootstrap test (NaN)"
+        )
+    if ci_method == "bootstrap-t":
+        undefined = (n >= 2) & (np.isnan(low) | np.isnan(high)) & (diff != 0)
+        if undefined.any():
+            notes.append(
+                f"{measure}: the bootstrap-t interval of {int(undefined.sum())} pair(s) is "
+                f"undefined (NaN): with {int(n[undefined].min())} topics too many resamples "
+                "repeat one topic and have no spread; use more topics or a test with the t "
+                "interval"
+            )
+    return notes
 
 
 def omnibus_tests(
@@ -559,38 +498,3 @@ def blocked_scores(
     order = _levels(per_session[system])
     long["system"] = pd.Categorical(long["system"], categories=order)
     return long
-
-
-def system_means(
-    scores: pd.DataFrame,
-    *,
-    system: str = "system",
-    topic: str = "topic",
-    value: str = "value",
-    measure_column: str = "measure",
-) -> pd.DataFrame:
-    """Mean score of each system on each measure over the topics it was scored on.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``system, measure, n, mean`` (systems and measures in the table's order).
-
-    Examples
-    --------
-    >>> t = pd.DataFrame({"system": ["A", "A", "B"], "topic": ["1", "2", "1"],
-    ...                   "measure": "AP", "value": [0.5, 0.25, 1.0]})
-    >>> system_means(t).to_numpy().tolist()
-    [['A', 'AP', 2, 0.375], ['B', 'AP', 1, 1.0]]
-    """
-    scores, measures = _with_measures(scores, None, measure_column, value)
-    names = _levels(scores[system])
-    g = scores.groupby(
-        [scores[system].astype(str), scores[measure_column].astype(str)], sort=False
-    )[value]
-    agg = pd.DataFrame({"n": g.count(), "mean": g.mean()})
-    index = pd.MultiIndex.from_product([names, measures])
-    agg = agg.reindex(index).dropna(subset=["mean"]).reset_index()
-    agg.columns = ["system", "measure", "n", "mean"]
-    agg["n"] = agg["n"].astype(np.int64)
-    return agg

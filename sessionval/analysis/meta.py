@@ -48,9 +48,9 @@ import pandas as pd
 
 from .._types import FloatArray, IntArray
 from ..errors import StatisticsError
-from .compare import _levels, score_matrix, system_means
-from .multiple import pair_indices
+from .multiple import ROUNDING, pair_indices
 from .paired import bootstrap_counts, studentised_resamples
+from .score_table import _levels, score_matrix, system_means
 
 __all__ = [
     "SensitivityResult",
@@ -241,7 +241,8 @@ class SwapResult:
         Per measure: ``measure, n_topics, n_systems, n_pairs, resamples,
         required_diff, pairs_above, share_above`` (the difference from which the swap
         rate stays at most ``max_swap_rate``, and the system pairs whose observed
-        difference reaches it).
+        difference reaches it; a pair without a difference never does, even when the
+        required difference is 0).
     bins
         Per measure and bin: ``measure, bin, low, high, count, swaps, swap_rate``
         (``high`` is infinite for the last bin): the swap-rate curve.
@@ -319,7 +320,11 @@ def swap_method(
         )
         required = _required_difference(low, rate, max_swap_rate)
         observed = np.abs(x.mean(axis=0)[a] - x.mean(axis=0)[b])
-        above = int(np.count_nonzero(observed >= required - 1e-12)) if np.isfinite(required) else 0
+        # a pair without a difference (beyond rounding) is not told apart at any required
+        # difference, not even 0 (identical systems never swap, so every bin passes)
+        differs = observed > ROUNDING * float(np.abs(x).max())
+        reached = differs & (observed >= required - 1e-12)
+        above = int(np.count_nonzero(reached)) if np.isfinite(required) else 0
         summaries.append((m, n, k, a.size, resamples, required, above, above / a.size))
     summary = pd.DataFrame(
         summaries,

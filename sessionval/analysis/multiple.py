@@ -53,6 +53,7 @@ __all__ = [
     "RandomisedTukey",
     "adjust_p",
     "all_tied",
+    "check_finite",
     "friedman",
     "pair_indices",
     "randomised_tukey_hsd",
@@ -157,10 +158,39 @@ class Anova:
     p_topic: float
 
 
+def check_finite(xm: FloatArray, what: str) -> None:
+    """Refuse an infinite score in a topics × systems matrix (NaN, a missing score, passes).
+
+    One infinite score makes a mean, a variance and every statistic built on them
+    infinite or NaN: a Tukey HSD would call every pair of its system significant.
+
+    Raises
+    ------
+    StatisticsError
+        Naming the first infinite cell (topic row and system column, from 0) and the count.
+
+    Examples
+    --------
+    >>> check_finite(np.array([[0.5, np.inf]]), "paired tests")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    sessionval.errors.StatisticsError: paired tests: score at topic row 0, system column 1 ...
+    """
+    bad = np.isinf(xm)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise StatisticsError(
+            f"{what}: score at topic row {row}, system column {col} is {xm[row, col]}; scores "
+            f"must be finite numbers (NaN marks a missing score), {int(bad.sum())} cell(s) "
+            "are not"
+        )
+
+
 def _block(x: npt.ArrayLike, what: str, *, min_systems: int = 2) -> FloatArray:
     xm = np.asarray(x, dtype=np.float64)
     if xm.ndim != 2:
         raise StatisticsError(f"{what}: scores must be a topics x systems matrix")
+    check_finite(xm, what)
     if np.isnan(xm).any():
         raise StatisticsError(
             f"{what}: needs a score for every topic and system (a complete block design); "

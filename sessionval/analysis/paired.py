@@ -15,7 +15,7 @@ Tests (two-sided):
 ``wilcoxon``
     Wilcoxon signed-rank test (``scipy.stats.wilcoxon``: zero differences dropped,
     exact null distribution for small samples without ties, normal approximation
-    otherwise).
+    otherwise), the method chosen for each pair alone.
 ``sign``
     Sign test: the number of topics with :math:`z_i > 0` among the non-zero
     differences, exact binomial with :math:`p = 1/2`.
@@ -38,6 +38,10 @@ but ``bootstrap``, which gives the studentised bootstrap (bootstrap-t) interval 
 the same resamples, :math:`[\bar z - \hat t_{1-\alpha/2}\, s_z/\sqrt n,\ \bar z -
 \hat t_{\alpha/2}\, s_z/\sqrt n]` with :math:`\hat t` the quantiles of :math:`t(w^*)`.
 
+A bootstrap resample without spread (one topic repeated) has :math:`t^* = \pm\infty`,
+counted by the ASL (or 0/0, undefined and not counted); an infinite quantile leaves the
+interval undefined (NaN).
+
 When every difference of a pair is zero there is no evidence of a difference: the
 statistic is 0 and p is 1 under every test.
 
@@ -50,7 +54,6 @@ Bootstrap*; Phipson & Smyth (2010), Stat. Appl. Genet. Mol. Biol. 9(1) [phipson2
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
@@ -60,6 +63,7 @@ import numpy.typing as npt
 
 from .._types import BoolArray, FloatArray, IntArray
 from ..errors import StatisticsError
+from .multiple import ROUNDING, check_finite
 
 __all__ = [
     "EXACT_RANDOMISATION_MAX",
@@ -193,8 +197,8 @@ def paired_tests(
     Raises
     ------
     StatisticsError
-        Unknown test, ``confidence`` outside (0, 1), ``resamples < 1``, or a pair
-        index out of range.
+        Unknown test, ``confidence`` outside (0, 1), ``resamples < 1``, a pair
+        index out of range, or an infinite score.
 
     Examples
     --------
@@ -221,6 +225,7 @@ def paired_tests(
     xm = np.asarray(x, dtype=np.float64)
     if xm.ndim != 2:
         raise StatisticsError(f"scores must be a topics x systems matrix, got shape {xm.shape}")
+    check_finite(xm, "paired tests")
     ia = np.asarray(a, dtype=np.int64).ravel()
     ib = np.asarray(b, dtype=np.int64).ravel()
     k = xm.shape[1]
@@ -307,19 +312,40 @@ def _t_test(g: _Group, rng: np.random.Generator, resamples: int, confidence: flo
 def _wilcoxon(
     g: _Group, rng: np.random.Generator, resamples: int, confidence: float
 ) -> _GroupResult:
-    """Wilcoxon signed-rank test (scipy; zero differences dropped)."""
+    """Wilcoxon signed-rank test (scipy; zero differences dropped), its method chosen per pair.
+
+    scipy's ``method="auto"`` looks for zeros and ties over the whole array of a 2-D
+    call, so one pair's p-value would depend on the other pairs tested with it.  Each
+    pair gets the method scipy's rule gives it alone: more than 50 topics, normal
+    approximation; no zero and no tied ``|z|``, the exact distribution; else up to 13
+    topics, the permutation distribution over all ``2^n`` signs (exact too); else
+    normal.  One 2-D call per method.
+    """
     from scipy import stats
 
     ga, z = g.a, g.z
+    n = z.shape[0]
     stat = np.full(ga.size, np.nan)
     p = np.full(ga.size, np.nan)
-    live = np.flatnonzero(np.count_nonzero(z, axis=0) > 0)
-    if live.size:
-        res = stats.wilcoxon(z[:, live], axis=0, zero_method="wilcox")
-        stat[live] = res.statistic
-        p[live] = res.pvalue
-    # scipy chooses exact or normal approximation itself ("auto"); not reported as exact
-    return stat, p, np.zeros(ga.size, dtype=bool), None
+    exact = np.zeros(ga.size, dtype=bool)
+    live = np.count_nonzero(z, axis=0) > 0
+    zeros = np.any(z == 0.0, axis=0)
+    mags = np.sort(np.abs(z), axis=0)
+    ties = np.any(mags[1:] == mags[:-1], axis=0) if n > 1 else np.zeros(ga.size, dtype=bool)
+    plain = ~(zeros | ties)
+    if n > 50:
+        methods = [("asymptotic", live)]
+    else:
+        # "auto" on pairs that all have zeros or ties and n <= 13: scipy's permutation test
+        permutation = "auto" if n <= 13 else "asymptotic"
+        methods = [("exact", live & plain), (permutation, live & ~plain)]
+    for method, chosen in methods:
+        if chosen.any():
+            res = stats.wilcoxon(z[:, chosen], axis=0, zero_method="wilcox", method=method)
+            stat[chosen] = res.statistic
+            p[chosen] = res.pvalue
+            exact[chosen] = method != "asymptotic"
+    return stat, p, exact, None
 
 
 def _sign(g: _Group, rng: np.random.Generator, resamples: int, confidence: float) -> _GroupResult:
@@ -412,14 +438,26 @@ def studentised_resamples(
     counts32 = counts.astype(np.float32)
     z = x[:, a] - x[:, b]
     zbar = z.mean(axis=0)
+    noise = ROUNDING * float(np.abs(x).max()) if x.size else 0.0
     for sl in _blocks(a.size):
         s1 = cx[:, a[sl]] - cx[:, b[sl]] - n * zbar[sl]  # sum of c * w
-        w2 = ((z[:, sl] - zbar[sl]) ** 2).astype(np.float32)
-        s2 = (counts32 @ w2).astype(np.float64)  # sum of c * w^2
+        w = z[:, sl] - zbar[sl]
+        s2 = (counts32 @ (w**2).astype(np.float32)).astype(np.float64)  # sum of c * w^2
+        spread = s2 - s1**2 / n  # n - 1 times the resample's variance
+        # where single precision cannot resolve the spread (a resample of one topic, or
+        # nearly: n = 2 or 3), it is recomputed exactly in two passes; rounding noise
+        # would otherwise give a t* of +-1e3 or more
+        rb, rk = np.nonzero(spread <= 1e-4 * s2)
+        if rb.size:
+            dev = w[:, rk].T - (s1[rb, rk] / n)[:, None]
+            spread[rb, rk] = np.einsum("ij,ij->i", counts[rb], dev**2)
+        mean = s1 / n
+        mean[np.abs(mean) <= noise] = 0.0
+        var = np.where(spread > n * noise**2, spread, 0.0) / (n - 1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            var = np.maximum(s2 - s1**2 / n, 0.0) / (n - 1)
-            mean = s1 / n
-            t_star = mean / np.sqrt(var / n)
+            # no spread: t* is +-inf (counted by the ASL), or 0/0 when w* = 0 (undefined)
+            t_star = np.where(var > 0, mean / np.sqrt(var / n), np.sign(mean) * np.inf)
+        t_star[(var == 0) & (mean == 0)] = np.nan
         yield sl, t_star, mean
 
 
@@ -448,22 +486,40 @@ def _bootstrap(
         lo_q[sl], hi_q[sl] = _quantiles(t_star, alpha)
     p = count / resamples
     se = sd / np.sqrt(n)
-    ci = (zbar - hi_q * se, zbar - lo_q * se)
+    # an infinite quantile (more than alpha/2 of the resamples without spread): no interval
+    with np.errstate(invalid="ignore"):
+        ci = (
+            np.where(np.isfinite(hi_q), zbar - hi_q * se, np.nan),
+            np.where(np.isfinite(lo_q), zbar - lo_q * se, np.nan),
+        )
     return t_obs, p, np.zeros(ga.size, dtype=bool), ci
 
 
 def _quantiles(t_star: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
-    """The alpha/2 and 1 - alpha/2 quantiles of each column, NaN resamples left out."""
-    probs = [alpha / 2, 1 - alpha / 2]
-    bad = np.isnan(t_star).any(axis=0)
-    out = np.full((2, t_star.shape[1]), np.nan)
-    if (~bad).any():  # the common case: np.quantile (partition), not the slow nanquantile
-        out[:, ~bad] = np.quantile(t_star[:, ~bad], probs, axis=0)
-    if bad.any():
-        with warnings.catch_warnings():
-            # a pair whose every resample is undefined has no interval (NaN), no warning
-            warnings.simplefilter("ignore", RuntimeWarning)
-            out[:, bad] = np.nanquantile(t_star[:, bad], probs, axis=0)
+    """The alpha/2 and 1 - alpha/2 quantiles of each column, NaN resamples left out.
+
+    numpy's linear interpolation (method 7) on the sorted values, without numpy's
+    ``inf - inf`` warnings: a quantile that falls on or next to an infinite t* (many
+    resamples without spread, a handful of topics) is that infinity.
+    """
+    ordered = np.sort(t_star, axis=0)  # NaN last
+    m = np.count_nonzero(~np.isnan(t_star), axis=0)
+    cols = np.arange(t_star.shape[1])
+    out = []
+    for prob in (alpha / 2, 1 - alpha / 2):
+        h = np.maximum(m - 1, 0) * prob
+        lo = np.floor(h).astype(np.int64)
+        hi = np.minimum(lo + 1, np.maximum(m - 1, 0))
+        g = h - lo
+        a, b = ordered[lo, cols], ordered[hi, cols]
+        with np.errstate(invalid="ignore"):
+            linear = a + (b - a) * g
+        q = np.where(
+            np.isfinite(a) & np.isfinite(b),
+            linear,
+            np.where((g == 0) | (a == -np.inf), a, np.where(b == np.inf, b, np.nan)),
+        )
+        out.append(np.where(m > 0, q, np.nan))
     return out[0], out[1]
 
 

@@ -36,8 +36,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StatisticsError
-from .compare import _levels, score_matrix
 from .multiple import two_way_anova
+from .score_table import _levels, score_matrix
 
 __all__ = [
     "PLANNING_METHODS",
@@ -51,6 +51,9 @@ __all__ = [
 PlanningMethod: TypeAlias = Literal["paired-t", "anova", "ci"]
 PLANNING_METHODS: Final[tuple[PlanningMethod, ...]] = ("paired-t", "anova", "ci")
 _MAX_N: Final = 1_000_000
+#: Noncentrality beyond which the power is 1 in double precision (scipy's noncentral t
+#: and F return NaN for a noncentrality of ~1e11 and more, as a variance near 0 gives).
+_MAX_NONCENTRALITY: Final = 1e6
 
 
 def power(
@@ -76,14 +79,14 @@ def power(
         return float("nan")
     if method == "paired-t":
         df = n - 1
-        lam = np.sqrt(n) * min_diff / np.sqrt(2.0 * variance)
+        lam = min(np.sqrt(n) * min_diff / np.sqrt(2.0 * variance), _MAX_NONCENTRALITY)
         crit = stats.t.ppf(1.0 - alpha / 2.0, df)
         return float(stats.nct.sf(crit, df, lam) + stats.nct.cdf(-crit, df, lam))
     if method == "anova":
         if n_systems < 2:
             raise StatisticsError(f"the ANOVA needs n_systems >= 2, got {n_systems}")
         df1, df2 = n_systems - 1, n_systems * (n - 1)
-        lam = n * min_diff**2 / (2.0 * variance)
+        lam = min(n * min_diff**2 / (2.0 * variance), _MAX_NONCENTRALITY)
         return float(stats.ncf.sf(stats.f.ppf(1.0 - alpha, df1, df2), df1, df2, lam))
     raise StatisticsError(f"power is defined for paired-t and anova, not {method!r}")
 
@@ -156,7 +159,10 @@ def topic_set_size(
     while not ok(hi):
         hi *= 2
         if hi > _MAX_N:
-            raise StatisticsError(f"more than {_MAX_N} topics would be needed")
+            raise StatisticsError(
+                f"{method}: more than {_MAX_N} topics would be needed for min_diff "
+                f"{min_diff:g} with variance {variance:.4g}"
+            )
     lo = max(2, hi // 2)
     if ok(lo):
         return lo
@@ -194,6 +200,12 @@ def topic_set_table(
 ) -> pd.DataFrame:
     """Topics needed per measure and minimum difference, the variance estimated from ``scores``.
 
+    Raises
+    ------
+    StatisticsError
+        A measure's residual variance is 0 (rounding noise counts as 0,
+        :func:`~sessionval.analysis.multiple.two_way_anova`): it cannot plan anything.
+
     Returns
     -------
     pandas.DataFrame
@@ -204,6 +216,12 @@ def topic_set_table(
     rows = []
     for m in wanted:
         var, n_t, n_s = variance_estimate(scores, m)
+        if var == 0.0:
+            raise StatisticsError(
+                f"{m}: the residual variance of the {n_s} runs over {n_t} topics is 0 (the "
+                "runs are identical, or differ by the same amount on every topic): it "
+                "estimates no variance to plan with; use runs that differ from topic to topic"
+            )
         k = n_systems if n_systems is not None else n_s
         for d in min_diffs:
             n = topic_set_size(

@@ -113,6 +113,7 @@ def _write(out: Path | None, name: str, tables: dict[str, pd.DataFrame], ax: Axe
     """Write ``<name>_<table>.tsv`` for each table and ``<name>.png/.svg/.pdf`` of ``ax``."""
     if out is None:
         return
+    from ..output.comparison import tsv_text
     from ..output.plots import save_figure
     from ..workflow.outputs import staged_outputs
 
@@ -129,7 +130,8 @@ def _write(out: Path | None, name: str, tables: dict[str, pd.DataFrame], ax: Axe
         remove_stale=False,
     ) as staged:
         for key, table in tables.items():
-            table.to_csv(staged.root / f"{name}_{key}.tsv", sep="\t", index=False)
+            text = tsv_text(table, digits=None) + "\n"  # the printed summary's escaping
+            (staged.root / f"{name}_{key}.tsv").write_text(text, encoding="utf-8")
         paths = save_figure(ax, staged.root / name) if ax is not None else []
     for path in paths:
         click.echo(f"wrote {out / path.name}", err=True)

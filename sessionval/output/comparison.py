@@ -7,6 +7,15 @@ significantly better than (``p_adjusted < alpha`` and a positive difference), wi
 legend in the caption that names the test, the correction and α.  It needs the
 ``booktabs`` package.
 
+Every text format has one escaping function, used by every writer of it (``compare``,
+``meta``'s summaries and its ``--out`` detail files): :func:`tsv_field` (the CSV rule
+with a tab delimiter, as pandas and R's ``read.delim`` read it back: a field holding a
+tab, a line break or a double quote is quoted, its quotes doubled) through
+:func:`tsv_text`, and :func:`latex_escape` (LaTeX's special characters, and control
+characters as visible ``\n``-style escapes, so a name never breaks a row or starts a
+paragraph); JSON lines are escaped by :mod:`json`.  The HTML report escapes through
+``DataFrame.to_html`` and Jinja's autoescape.
+
 Examples
 --------
 >>> comp = pd.DataFrame({"measure": ["AP"], "a": ["bm25"], "b": ["dense_v2"],
@@ -37,15 +46,21 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Final
 
+import numpy as np
 import pandas as pd
 
 __all__ = [
+    "CONTROL_CHARACTERS",
     "comparison_jsonl",
     "comparison_latex",
     "comparison_tsv",
     "latex_escape",
+    "tsv_field",
+    "tsv_text",
+    "visible_escape",
 ]
 
 _TEST_NAMES: Final = {
@@ -75,15 +90,48 @@ _LATEX_SPECIAL: Final = {
 }
 
 
+#: Control characters (C0, DEL, C1) and the Unicode line and paragraph separators.
+CONTROL_CHARACTERS: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: What makes a TSV field need quotes under the CSV rule.
+_TSV_QUOTED: Final = r'[\t\n\r"]'
+
+
 def latex_escape(text: str) -> str:
-    r"""Escape LaTeX's special characters in plain text.
+    r"""Escape LaTeX's special characters in plain text; control characters made visible.
+
+    A tab or line break in a cell would break the row's line or (a blank line) start a
+    paragraph inside the table, so each control character is written as its Python
+    escape with ``\textbackslash{}``: a newline prints as ``\n``.
 
     Examples
     --------
     >>> latex_escape("org_bm25 & 50%")
     'org\\_bm25 \\& 50\\%'
+    >>> latex_escape("two\n\npar")
+    'two\\textbackslash{}n\\textbackslash{}npar'
     """
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in text)
+    plain = "".join(_LATEX_SPECIAL.get(c, c) for c in text)
+    return CONTROL_CHARACTERS.sub(
+        lambda m: visible_escape(m.group()).replace("\\", r"\textbackslash{}"), plain
+    )
+
+
+def visible_escape(char: str) -> str:
+    r"""A control character as its Python escape (``\n``, ``\t``, ``\x1b``, ``\u2028``)."""
+    return char.encode("unicode_escape").decode("ascii")
+
+
+def tsv_field(text: str) -> str:
+    r"""One TSV field under the CSV rule with a tab delimiter (quoted only when needed).
+
+    Examples
+    --------
+    >>> tsv_field("bm25"), tsv_field("tab\tname")
+    ('bm25', '"tab\tname"')
+    >>> print(tsv_field('a "b" c'))
+    "a ""b"" c"
+    """
+    return '"' + text.replace('"', '""') + '"' if re.search(_TSV_QUOTED, text) else text
 
 
 def _letters(n: int) -> list[str]:
@@ -192,20 +240,55 @@ def comparison_latex(
     return "\n".join(lines)
 
 
-def _cell(v: object) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return "NaN" if math.isnan(v) else f"{v:.6g}"
-    return str(v)
+def _column_text(col: pd.Series, digits: int | None) -> pd.Series:
+    """A column as TSV fields, quoted where the rule needs it.
+
+    Floats to ``digits`` significant digits (None: shortest round trip), a missing
+    value as ``NaN``, booleans as ``true``/``false``.
+    """
+    if pd.api.types.is_bool_dtype(col.dtype):
+        text = np.where(col.to_numpy(dtype=bool), "true", "false").astype(object)
+    elif pd.api.types.is_float_dtype(col.dtype):
+        v = col.to_numpy(dtype=np.float64)
+        out = np.char.mod(f"%.{digits}g", v) if digits is not None else v.astype(str)
+        text = np.where(np.isnan(v), "NaN", out).astype(object)
+    else:
+        text = col.astype(str).to_numpy(dtype=object)
+        text[col.isna().to_numpy(dtype=bool)] = "NaN"
+    fields = pd.Series(text, index=col.index, dtype=object)
+    quote = fields.str.contains(_TSV_QUOTED, regex=True).to_numpy(dtype=bool)
+    if quote.any():
+        fields[quote] = '"' + fields[quote].str.replace('"', '""', regex=False) + '"'
+    return fields
+
+
+def tsv_text(table: pd.DataFrame, *, digits: int | None = 6) -> str:
+    r"""A header line and one tab-separated line per row, every field through the TSV rule.
+
+    Parameters
+    ----------
+    table
+        Any table.
+    digits
+        Significant digits of floats (``None``: the shortest text that reads back
+        to the same float, for files).
+
+    Examples
+    --------
+    >>> tsv_text(pd.DataFrame({"a": ["x\ty"], "p": [0.123456789], "s": [True]})).split("\n")
+    ['a\tp\ts', '"x\ty"\t0.123457\ttrue']
+    """
+    header = "\t".join(tsv_field(str(c)) for c in table.columns)
+    if table.empty or table.shape[1] == 0:
+        return header
+    cols = [_column_text(table.iloc[:, i], digits) for i in range(table.shape[1])]
+    rows = cols[0].str.cat(pd.concat(cols[1:], axis=1), sep="\t") if len(cols) > 1 else cols[0]
+    return "\n".join([header, *rows.tolist()])
 
 
 def comparison_tsv(table: pd.DataFrame) -> str:
     """A header line and one tab-separated line per row (floats to 6 significant digits)."""
-    rows = ["\t".join(map(str, table.columns))]
-    for rec in table.itertuples(index=False):
-        rows.append("\t".join(_cell(v) for v in rec))
-    return "\n".join(rows)
+    return tsv_text(table)
 
 
 def comparison_jsonl(table: pd.DataFrame) -> str:

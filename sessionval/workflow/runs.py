@@ -28,6 +28,7 @@ from ..judgments.gains import NegativePolicy
 from ..judgments.unjudged import UnjudgedPolicy
 from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
 from ..measures.registry import Measure, parse_measures
+from ..output.comparison import CONTROL_CHARACTERS, visible_escape
 
 __all__ = [
     "RunScoring",
@@ -40,12 +41,29 @@ __all__ = [
 def run_name(path: str | os.PathLike[str]) -> str:
     """The name of a run: its file name without a ``.run`` suffix.
 
+    The file name, not the tag column of the run's lines: the tag is often the same
+    placeholder in every run of an experiment, and it may differ between lines.
+
+    Raises
+    ------
+    InputFormatError
+        The name holds a control character (a tab, a line break, ...): it would break
+        every table the run is named in, so the file must be renamed.
+
     Examples
     --------
     >>> run_name("runs/org_convdr.run"), run_name("bm25.txt")
     ('org_convdr', 'bm25.txt')
     """
     name = Path(path).name
+    bad = CONTROL_CHARACTERS.search(name)
+    if bad:
+        char = visible_escape(bad.group())
+        raise InputFormatError(
+            f"{os.fspath(path)!r}: the run's name (its file name) holds a control character "
+            f"({char}, at character {bad.start() + 1}), which no table of runs can show; "
+            "rename the file"
+        )
     return name[: -len(".run")] if name.endswith(".run") and len(name) > 4 else name
 
 
@@ -57,11 +75,11 @@ def load_runs(
     Raises
     ------
     InputFormatError
-        Two files give the same run name.
+        A file name holds a control character, or two files give the same run name.
     """
+    names = [run_name(p) for p in paths]  # every name checked before any file is read
     runs: dict[str, pd.DataFrame] = {}
-    for p in paths:
-        name = run_name(p)
+    for p, name in zip(paths, names, strict=True):
         if name in runs:
             raise InputFormatError(f"two runs are named {name!r} ({p}); rename one file")
         runs[name] = read_run(p, encoding=encoding)

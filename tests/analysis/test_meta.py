@@ -127,6 +127,18 @@ def test_identical_systems_never_swap_and_are_never_significant():
     assert swap_method(twin_only, resamples=100).bins["swaps"].sum() == 0
 
 
+def test_swap_method_does_not_count_identical_systems_as_told_apart():
+    # issue 23 item 6: identical systems never swap, so the required difference is 0 and
+    # their zero difference "reached" it: share_above 1.0
+    s = _scores(k=3, measures=("nDCG",))
+    copies = pd.concat([s[s.system == "s0"].assign(system=f"c{i}") for i in range(3)])
+    summary = swap_method(copies, resamples=100).summary.iloc[0]
+    assert (summary["pairs_above"], summary["share_above"]) == (0, 0.0)
+    # two systems and a copy: the copy pair is never above, the other two may be
+    mixed = pd.concat([s[s.system != "s2"], s[s.system == "s0"].assign(system="s0-copy")])
+    assert swap_method(mixed, resamples=100).summary["pairs_above"].iloc[0] <= 2
+
+
 def test_bootstrap_sensitivity_is_sakai_fig_7_literally():
     s = _scores(n_topics=20, k=3, measures=("AP",))
     b_res, alpha = 400, 0.05

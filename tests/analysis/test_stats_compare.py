@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,8 +16,10 @@ from sessionval.analysis.compare import (
     hedges_correction,
     omnibus_tests,
     score_matrix,
+    system_means,
 )
-from sessionval.analysis.multiple import two_way_anova
+from sessionval.analysis.multiple import tukey_hsd, two_way_anova
+from sessionval.analysis.paired import paired_tests
 from sessionval.errors import StatisticsError
 from tests.analysis.scores import two_system_sessions
 
@@ -159,3 +163,45 @@ def test_omnibus_tests_of_identical_systems_say_why_they_are_degenerate():
     assert (omnibus_tests(t)["note"] == "").all()
     r = compare_systems(same, correction="tukey-hsd")
     assert (r["p_adjusted"] == 1.0).all() and (r["effect_size"] == 0.0).all()
+
+
+def test_an_infinite_score_is_refused_with_its_measure_system_and_topic():
+    # issue 23 item 6: one inf made every Tukey HSD pair of its system "significant"
+    t = _runs()
+    i = t.index[(t.system == "dense") & (t.topic == "q3") & (t.measure == "AP")][0]
+    bad = t.copy()
+    bad.loc[i, "value"] = np.inf
+    where = "scores: measure 'AP', system 'dense', topic 'q3': value is inf"
+    for call in (
+        lambda: compare_systems(bad, correction="tukey-hsd"),
+        lambda: compare_systems(bad, measures=["AP"]),
+        lambda: omnibus_tests(bad),
+        lambda: system_means(bad),
+    ):
+        with pytest.raises(StatisticsError, match=re.escape(where)):
+            call()
+    x, _, _ = score_matrix(t, "AP")
+    x[4, 2] = -np.inf
+    for call in (
+        lambda: paired_tests(x, [0], [2]),
+        lambda: tukey_hsd(x, [0], [2]),
+        lambda: two_way_anova(x),
+    ):
+        with pytest.raises(StatisticsError, match="topic row 4, system column 2 is -inf"):
+            call()
+    # NaN stays a missing score
+    gap = t.copy()
+    gap.loc[i, "value"] = np.nan
+    assert compare_systems(gap, measures=["AP"])["n"].tolist() == [24, 25, 24]
+
+
+def test_rows_without_a_test_or_an_interval_say_why():
+    t = _runs(n_topics=2)
+    r = compare_systems(t, measures=["AP"], test="bootstrap", resamples=2000)
+    assert r["ci_low"].isna().all()
+    assert any("bootstrap-t interval of 3 pair(s) is undefined" in n for n in r.attrs["notes"])
+    one = compare_systems(_runs(n_topics=1), measures=["AP"])
+    assert one["p"].isna().all()
+    assert any(
+        "3 pair(s) share fewer than 2 scored topics: no interval" in n for n in one.attrs["notes"]
+    )

@@ -50,6 +50,24 @@ def test_wilcoxon_and_sign_tests_match_scipy():
         assert s.p[k] == pytest.approx(stats.binomtest(npos, npos + nneg).pvalue)
 
 
+@pytest.mark.parametrize("n", [9, 13, 20, 45, 60])
+def test_wilcoxon_chooses_exact_or_normal_per_pair_as_scipy_does_for_it_alone(n):
+    # issue 23 item 6: scipy's "auto" on a 2-D call looked for ties and zeros over every
+    # pair, so a pair's p-value changed with the runs compared along with it
+    rng = np.random.default_rng(n)
+    x = rng.random((n, 1)) + rng.normal(0, 0.1, (n, 2))  # continuous: no ties, no zeros
+    coarse = np.round(x[:, :1] * 4) / 4
+    x = np.hstack([x, coarse, coarse + (rng.random((n, 1)) < 0.5) * 0.25])
+    a, b = np.array([0, 0, 2, 1]), np.array([1, 2, 3, 3])
+    together = paired_tests(x, a, b, test="wilcoxon")
+    alone = paired_tests(x[:, :2], [0], [1], test="wilcoxon")
+    assert together.p[0] == alone.p[0]
+    for k, (i, j) in enumerate(zip(a, b, strict=True)):
+        ref = stats.wilcoxon(x[:, i], x[:, j])
+        assert (together.statistic[k], together.p[k]) == pytest.approx((ref.statistic, ref.pvalue))
+    assert bool(together.exact[0]) == (n <= 50)
+
+
 def test_exact_randomisation_matches_scipy_permutation_test_and_enumeration():
     x = _scores(n=11, k=3)
     a, b = np.array([0, 0, 1]), np.array([1, 2, 2])
@@ -169,3 +187,32 @@ def test_bad_options_raise():
         paired_tests(x, [0], [1], confidence=1.0)
     with pytest.raises(StatisticsError, match="pairs must index"):
         paired_tests(x, [0], [7])
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 6])
+def test_bootstrap_with_a_handful_of_topics_has_no_rounding_artefacts_or_warnings(n):
+    # issue 23 item 6: with n <= 3 a resample repeating one topic has no spread; single
+    # precision left ~1e-7 of it, so t* was ~1e3 and the interval +-1505, with numpy's
+    # inf - inf warnings beside
+    import warnings
+
+    x = np.array([[0.5, 0.1], [0.2, 0.4], [0.9, 0.3], [0.3, 0.35], [0.6, 0.2], [0.7, 0.1]])[:n]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = paired_tests(x, [0], [1], test="bootstrap", resamples=4000, seed=1)
+    low, high = r.ci_low[0], r.ci_high[0]
+    if n <= 3:  # most resamples have t* = +-inf: the quantiles are infinite, no interval
+        assert np.isnan(low) and np.isnan(high)
+    else:
+        assert low < r.diff[0] < high and high - low < 10
+    assert 0.0 <= r.p[0] <= 1.0
+    # the ASL is Fig. 6 in exact arithmetic: a resample without spread has |t*| = inf
+    z = x[:, 0] - x[:, 1]
+    w = z - z.mean()
+    t_z = abs(z.mean() / (z.std(ddof=1) / np.sqrt(n)))
+    draws = np.random.default_rng(1).integers(0, n, size=(4000, n))
+    wb = w[draws]
+    spread = ((wb - wb.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_star = np.where(spread > 1e-20, wb.mean(axis=1) / np.sqrt(spread / (n - 1) / n), np.inf)
+    assert r.p[0] == pytest.approx(np.count_nonzero(np.abs(t_star) >= t_z) / 4000)

@@ -56,3 +56,16 @@ def test_bad_planning_options():
         topic_set_size(0.0, 0.1)
     with pytest.raises(StatisticsError, match="power"):
         topic_set_size(0.1, 0.1, power_target=1.0)
+
+
+def test_zero_or_tiny_variance_plans_sensibly():
+    # issue 23 item 6: identical runs said "more than 1000000 topics would be needed"
+    x = np.repeat(np.random.default_rng(0).random((40, 1)), 3, axis=1)
+    t = pd.DataFrame({"system": np.tile(list("abc"), 40), "topic": np.repeat(range(40), 3),
+                      "measure": "AP", "value": x.ravel()})  # fmt: skip
+    with pytest.raises(StatisticsError, match="AP: the residual variance of the 3 runs over 40"):
+        topic_set_table(t, [0.05])
+    # a variance near 0 is a noncentrality beyond scipy's range: power 1, two topics
+    assert power(2, 0.05, 1e-30) == 1.0
+    assert power(2, 0.05, 1e-30, method="anova", n_systems=3) == 1.0
+    assert topic_set_size(0.05, 1e-30) == topic_set_size(0.05, 1e-30, method="anova") == 2

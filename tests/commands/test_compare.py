@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from sessionval.cli import main
+from sessionval.errors import InputFormatError
 from sessionval.io.trec import read_qrels
 from sessionval.workflow.runs import load_runs, run_name, score_runs
 from tests.builders import trec_runs
@@ -93,3 +94,20 @@ def test_compare_omnibus_of_identical_runs_is_f_0_and_no_warning(tmp_path, capsy
     om = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out), sep="\t")
     assert om["statistic"].tolist() == [0.0, 0.0] and om["p"].tolist() == [1.0, 1.0]
     assert om["note"].notna().all()
+
+
+@pytest.mark.parametrize("name", ["tab\tname.run", "two\n\npar.run", "esc\x1b.run"])
+def test_a_run_file_name_with_a_control_character_is_refused_where_it_is_named(
+    tmp_path, capsys, name
+):
+    # ST-2: the name went raw into the TSV rows, meta's files and the LaTeX table
+    qrels, runs = trec_runs(tmp_path)
+    odd = tmp_path / name
+    odd.write_text(runs[0].read_text())
+    for args in (["compare"], ["meta", "rank-correlation"]):
+        assert main([*args, str(qrels), str(runs[1]), str(odd), str(runs[2])]) == 2
+        err = capsys.readouterr().err
+        assert repr(str(odd)) in err and "rename the file" in err
+        assert len(err.strip().splitlines()) == 1
+    with pytest.raises(InputFormatError, match="control character"):
+        load_runs([runs[0], odd])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -14,7 +16,14 @@ from sessionval.errors import SessionvalError
 from sessionval.evaluation.session import evaluate
 from sessionval.io.study import load_study
 from sessionval.output import meta_plots, plots
-from sessionval.output.comparison import comparison_jsonl, comparison_latex, latex_escape
+from sessionval.output.comparison import (
+    comparison_jsonl,
+    comparison_latex,
+    comparison_tsv,
+    latex_escape,
+    tsv_field,
+    tsv_text,
+)
 from sessionval.synth import write_study
 
 
@@ -90,3 +99,30 @@ def test_latex_escapes_names_and_marks_only_significant_improvements():
     assert "randomised Tukey HSD" in tex
     assert latex_escape("a_b&c") == r"a\_b\&c"
     assert '"p_adjusted": 0.01' in comparison_jsonl(comp)
+
+
+ODD = ["plain", "tab\tname", "two\n\npar", 'say "hi"', "line\u2028sep"]
+
+
+def test_tsv_of_any_name_reads_back_as_written():
+    # ST-2: a tab or line break in a name split a row into 0-19 fields
+    t = pd.DataFrame({"a": ODD, "p": [0.5, np.nan, 1 / 3, 2.0, 0.0], "s": [True] * 5})
+    for digits in (6, None):
+        text = tsv_text(t, digits=digits)
+        back = pd.read_csv(io.StringIO(text), sep="\t", keep_default_na=True)
+        assert back["a"].tolist() == ODD and back["s"].tolist() == [True] * 5
+    back = pd.read_csv(io.StringIO(tsv_text(t, digits=None)), sep="\t")
+    np.testing.assert_array_equal(back["p"].to_numpy(), t["p"].to_numpy())  # exact floats
+    assert comparison_tsv(t) == tsv_text(t)
+    assert tsv_field("tab\tname") == '"tab\tname"' and tsv_field("plain") == "plain"
+
+
+def test_latex_shows_control_characters_instead_of_breaking_the_table():
+    means = pd.DataFrame({"system": ODD, "measure": "AP", "n": 3, "mean": 0.1})
+    comp = pd.DataFrame(columns=["measure", "a", "b", "diff", "significant"])
+    tex = comparison_latex(comp, means, test="paired-t", correction="holm")
+    rows = [line for line in tex.splitlines() if line.endswith(r"\\")][1:]
+    assert len(rows) == len(ODD) and "" not in tex.splitlines()  # no blank line, no split row
+    assert r"c & two\textbackslash{}n\textbackslash{}npar & " in tex
+    assert latex_escape("a\tb") == r"a\textbackslash{}tb"
+    assert latex_escape("l\u2028s") == r"l\textbackslash{}u2028s"
