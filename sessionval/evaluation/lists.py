@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
@@ -28,6 +28,7 @@ from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
 from ..measures.ranking import _codes
 from ..measures.registry import Measure, parse_measures
 from ..models.judgments import GradeScale
+from ..validate.ids import spelling_notes
 from .engine import ItemMapper
 
 __all__ = [
@@ -80,6 +81,10 @@ class SingleEvaluation:
         Result rows with a negative grade / without a judgment.
     n_skipped
         Queries left out because their topic has no judgments.
+    notes
+        What the reader noticed without failing: document ids of the run and qrels
+        that differ only by Unicode normalisation or invisible characters, and such
+        spellings judged with different grades (:mod:`sessionval.validate.ids`).
     """
 
     per_query: pd.DataFrame
@@ -89,6 +94,7 @@ class SingleEvaluation:
     n_negative: int
     n_unjudged: int
     n_skipped: int
+    notes: tuple[str, ...] = ()
 
     def summary(self) -> pd.DataFrame:
         """Mean per measure over the lists with a defined value.
@@ -287,7 +293,9 @@ def evaluate_run(
             raise
         source = judged.source if isinstance(judged, _QrelsTable | JudgmentFrame) else None
         raise _located(exc, Path(run), table, encoding, source) from None  # type: ignore[arg-type]
-    return evaluate_lists(lists, ms, empty=empty, mapper=mapper)
+    ev = evaluate_lists(lists, ms, empty=empty, mapper=mapper)
+    notes = spelling_notes(judged.table, table["doc_id"])
+    return replace(ev, notes=tuple(notes)) if notes else ev
 
 
 def _located(

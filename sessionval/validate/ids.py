@@ -31,7 +31,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 __all__ = [
+    "spelling_conflicts",
     "spelling_key",
+    "spelling_notes",
     "spelling_variants",
     "strip_coded",
     "strip_id",
@@ -141,20 +143,16 @@ def spelling_variants(*id_sets: pd.Index | pd.Series) -> list[tuple[str, ...]]:
     >>> [len(g) for g in spelling_variants(pd.Index(["caf\u00e9", "x"]), pd.Index(["cafe\u0301"]))]
     [2]
     """
-    parts = [pd.Index(pd.unique(pd.Index(ids).dropna().astype(str))) for ids in id_sets]
-    distinct = pd.Index(pd.unique(np.concatenate([p.to_numpy(dtype=object) for p in parts])))
-    if not len(distinct):
+    parts = [_distinct(ids) for ids in id_sets]
+    wide = [p[_non_ascii(p)] for p in parts]  # usually empty: nothing else runs
+    odd = pd.Index(pd.unique(np.concatenate([w.to_numpy(dtype=object) for w in wide])))
+    if not len(odd):
         return []
-    arr = pa.array(distinct.to_numpy(dtype=object), type=pa.string())
-    wide = np.flatnonzero(~np.asarray(pc.string_is_ascii(arr), dtype=bool))
-    if not len(wide):
-        return []
-    odd = distinct[wide]
     keys = pd.Series([spelling_key(v) for v in odd], index=odd)  # non-ASCII ids only
     # an ASCII id equal to a key joins its group (e.g. "d1" and "d1" + a zero-width space)
-    plain = distinct[np.setdiff1d(np.arange(len(distinct)), wide)]
-    plain_hits = plain[plain.isin(keys.to_numpy())]
-    allk = pd.concat([keys, pd.Series(plain_hits, index=plain_hits)])
+    hits = [p[p.isin(keys.to_numpy()) & ~_non_ascii(p)] for p in parts]
+    plain = pd.Index(pd.unique(np.concatenate([h.to_numpy(dtype=object) for h in hits])))
+    allk = pd.concat([keys, pd.Series(plain, index=plain, dtype=object)])
     sizes = allk.groupby(allk.to_numpy()).transform("size")
     shared = allk[sizes.to_numpy() > 1]
     groups = [tuple(sorted(g.index)) for _, g in shared.groupby(shared.to_numpy(), sort=False)]
@@ -167,8 +165,8 @@ def variants_note(groups: list[tuple[str, ...]], what: str) -> str | None:
     Examples
     --------
     >>> note = variants_note([("d1", "d1\u200b")], "document ids")
-    >>> note.split(":")[0].split(" and ")[0]
-    '1 group of document ids differ only by Unicode normalisation or invisible characters'
+    >>> note.split(", ")[1].split(":")[0]
+    '1 group'
     >>> note.split(": ")[1].split(" (")[0]
     "'d1' / 'd1\\u200b'"
     """
@@ -178,7 +176,87 @@ def variants_note(groups: list[tuple[str, ...]], what: str) -> str | None:
     shown = "; ".join(" / ".join(ascii(v) for v in g) for g in groups[:_SHOWN])
     more = f"; and {n - _SHOWN} more" if n > _SHOWN else ""
     return (
-        f"{n} group{'s' if n != 1 else ''} of {what} differ only by Unicode normalisation "
-        f"or invisible characters and are treated as different ids: {shown}{more} "
-        "(ids are kept as written; make the spellings agree if they are one id)"
+        f"{what} that differ only by Unicode normalisation or invisible characters are "
+        f"different ids (kept as written), {n} group{'s' if n != 1 else ''}: {shown}{more} "
+        "(make the spellings agree if they are one id)"
     )
+
+
+def _non_ascii(ids: pd.Index) -> npt.NDArray[np.bool_]:
+    """Which ids hold a non-ASCII character (one Arrow kernel over the distinct ids)."""
+    arr = pa.array(ids.astype("string[pyarrow]").array)
+    out: npt.NDArray[np.bool_] = ~np.asarray(pc.string_is_ascii(arr), dtype=bool)
+    return out
+
+
+def _distinct(ids: pd.Index | pd.Series) -> pd.Index:
+    """The distinct ids as strings (a categorical's categories: no pass over the rows)."""
+    if isinstance(ids.dtype, pd.CategoricalDtype):
+        out: pd.Index = pd.Index(pd.Series(ids).cat.categories.astype(str))
+    else:
+        out = pd.Index(pd.unique(pd.Index(ids).dropna().astype(str)))
+    return out
+
+
+def spelling_conflicts(
+    topic: pd.Series, doc: pd.Series, grade: pd.Series, groups: list[tuple[str, ...]]
+) -> str | None:
+    """A note when one topic judges two spellings of a :func:`spelling_variants` group differently.
+
+    Only the rows of documents in ``groups`` are looked at (a vectorised ``isin``).
+
+    Examples
+    --------
+    >>> t, d, g = (pd.Series(v) for v in (["1", "1"], ["caf\u00e9", "cafe\u0301"], [2, 0]))
+    >>> note = spelling_conflicts(t, d, g, spelling_variants(d))
+    >>> note.split(",")[0][:75] + " ..."
+    '1 document judged under spellings that differ only by Unicode normalisation ...'
+    """
+    if not groups:
+        return None
+    key = {v: i for i, grp in enumerate(groups) for v in grp}
+    docs = doc.astype(str)
+    rows = np.flatnonzero(docs.isin(list(key)).to_numpy())
+    if not len(rows):
+        return None
+    t = pd.DataFrame(
+        {
+            "topic": topic.astype(str).to_numpy()[rows],
+            "key": docs.iloc[rows].map(key).to_numpy(),
+            "doc": docs.iloc[rows].to_numpy(),
+            "grade": np.asarray(grade)[rows],
+        }
+    )
+    n_grades = t.groupby(["topic", "key"], sort=False)["grade"].nunique()
+    clash = n_grades[n_grades > 1].index
+    if not len(clash):
+        return None
+    shown = []
+    for topic_id, k in list(clash)[:_SHOWN]:
+        sel = t[(t["topic"] == topic_id) & (t["key"] == k)]
+        pairs = " / ".join(f"{d!a} ({g})" for d, g in zip(sel["doc"], sel["grade"], strict=True))
+        shown.append(f"topic {topic_id!r}: {pairs}")
+    n = len(clash)
+    more = f"; and {n - _SHOWN} more" if n > _SHOWN else ""
+    return (
+        f"{n} document{'s' if n != 1 else ''} judged under spellings that differ only by "
+        "Unicode normalisation or invisible characters, with different grades: "
+        f"{'; '.join(shown)}{more} (a conflict if they are one document: make the spellings agree)"
+    )
+
+
+def spelling_notes(
+    judged: pd.DataFrame | None, logged_docs: pd.Series | pd.Index | None
+) -> list[str]:
+    """The Unicode-policy notes of one study: spelling groups of documents, and grade conflicts.
+
+    ``judged`` has ``topic_id`` (or ``query_id``), ``doc_id`` and ``grade``;
+    ``logged_docs`` are the documents of the log or run.
+    """
+    sets = [x for x in (None if judged is None else judged["doc_id"], logged_docs) if x is not None]
+    groups = spelling_variants(*sets)
+    notes = [variants_note(groups, "document ids")]
+    if judged is not None and groups:
+        topic = judged["topic_id" if "topic_id" in judged.columns else "query_id"]
+        notes.append(spelling_conflicts(topic, judged["doc_id"], judged["grade"], groups))
+    return [n for n in notes if n]
