@@ -168,3 +168,5 @@ def command(
     if ev.n_unjudged:
         notes.append(f"{ev.n_unjudged} retrieved documents unjudged ({unjudged})")
     click.echo("; ".join(notes), err=True)
+    for note in ev.notes:  # the Unicode policy of ids (docs/formats.md)
+        click.echo(f"note: {note}", err=True)

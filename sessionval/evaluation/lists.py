@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
@@ -37,6 +37,7 @@ from ..measures.ranking import _codes
 from ..measures.registry import Measure, parse_measures
 from ..models.judgments import GradeScale
 from ..problems import line_list
+from ..validate.ids import spelling_notes
 from .engine import ItemMapper
 
 __all__ = [
@@ -92,6 +93,10 @@ class SingleEvaluation:
         Result rows with a negative grade / without a judgment.
     n_skipped
         Queries left out because their topic has no judgments.
+    notes
+        What the reader noticed without failing: document ids of the run and qrels
+        that differ only by Unicode normalisation or invisible characters, and such
+        spellings judged with different grades (:mod:`sessionval.validate.ids`).
     """
 
     per_query: pd.DataFrame
@@ -101,6 +106,7 @@ class SingleEvaluation:
     n_negative: int
     n_unjudged: int
     n_skipped: int
+    notes: tuple[str, ...] = ()
 
     def summary(self) -> pd.DataFrame:
         """Mean per measure over the lists with a defined value.
@@ -302,7 +308,9 @@ def evaluate_run(
             raise
         source = judged.source if isinstance(judged, _QrelsTable | JudgmentFrame) else None
         raise _located(exc, Path(run), table, encoding, source) from None  # type: ignore[arg-type]
-    return evaluate_lists(lists, ms, empty=empty, mapper=mapper)
+    ev = evaluate_lists(lists, ms, empty=empty, mapper=mapper)
+    notes = spelling_notes(judged.table, table["doc_id"])
+    return replace(ev, notes=tuple(notes)) if notes else ev
 
 
 def _located(

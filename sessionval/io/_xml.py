@@ -1,6 +1,8 @@
 """A small, safe XML reader for TREC Session Track logs, with lenient repair.
 
-Expat never fetches external entities, and the text that internal entities expand
+Expat never fetches external entities; a reference to one (or to an entity declared
+outside the file) and an XInclude element are located errors naming the element,
+since their text would otherwise be lost without a word.  The text that internal entities expand
 to is bounded by an absolute limit (:data:`MAX_EXPANSION` characters beyond the
 file's own text), so an entity bomb is a located error whatever the file's size.
 A failed parse can be repaired (bare ``&``, control characters; linear time, one
@@ -82,7 +84,28 @@ def _parse_tree(text: str) -> _Node:
                 "Track logs",
             )
 
+    def unresolved(what: str) -> None:
+        # the text would silently go missing: say where and why instead
+        raise _XmlError(
+            parser.CurrentLineNumber,
+            parser.CurrentColumnNumber + 1,
+            f"{what} in <{stack[-1].tag}> is not resolved: sessionval never fetches external "
+            "entities or XInclude files (the text would be lost); write the text into the file",
+        )
+
+    def external(
+        context: str | None, base: str | None, system: str | None, public: str | None
+    ) -> int:
+        unresolved(f"external entity &{context or '?'}; ({system or public or 'no address'})")
+        return 0
+
+    def skipped(name: str, is_parameter_entity: bool) -> None:
+        if not is_parameter_entity:  # a general entity left unexpanded: its text is lost
+            unresolved(f"entity &{name}; (declared outside the file, or not at all)")
+
     def start(tag: str, attrib: dict[str, str]) -> None:
+        if tag.rpartition(":")[2] == "include" and "href" in attrib:
+            unresolved(f"XInclude <{tag} href={attrib['href']!r}>")
         spend(sum(len(v) for v in attrib.values()))
         node = _Node(tag, attrib, parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
         stack[-1].children.append(node)
@@ -98,6 +121,8 @@ def _parse_tree(text: str) -> _Node:
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     parser.CharacterDataHandler = chars
+    parser.ExternalEntityRefHandler = external
+    parser.SkippedEntityHandler = skipped
     try:
         parser.Parse(text, True)
     except xml.parsers.expat.ExpatError as exc:

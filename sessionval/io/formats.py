@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from ..errors import InputFormatError, ParseError
 from ..frame import LoadedStudy, QrelsKey
-from ..problems import Mode
+from ..problems import Mode, Problem
+from ..validate.ids import spelling_notes
 from .cast import is_cast_input, read_cast
 from .lab_tables import is_lab_tables_input, read_lab_tables
 from .partitioned import PARTITIONED, has_glob, is_partitioned_input, read_partitioned_study
@@ -329,9 +330,25 @@ def load_input(
         raise InputFormatError(
             f"option(s) {', '.join(stray)} do not apply to the {name} format (its options: {takes})"
         )
-    return entry.reader(
+    loaded = entry.reader(
         Path(path), qrels=qrels, mode=mode, max_problems=max_problems, progress=progress, **given
     )
+    return _with_spelling_notes(loaded, str(qrels) if qrels is not None else str(path))
+
+
+def _with_spelling_notes(loaded: LoadedStudy, source: str) -> LoadedStudy:
+    """``loaded`` with the notes of the Unicode policy of ids (:mod:`sessionval.validate.ids`).
+
+    Document ids of the log and the judgments that differ only by Unicode
+    normalisation or invisible characters are kept as written; they are noted,
+    and so are such spellings judged with different grades for one topic.
+    """
+    judged = loaded.judgments.table if loaded.judgments is not None else None
+    notes = spelling_notes(judged, loaded.frame.results["doc_id"])
+    if not notes:
+        return loaded
+    extra = tuple(Problem(source, "", "doc_id", note) for note in notes)
+    return replace(loaded, notes=(*loaded.notes, *extra))
 
 
 def formats_markdown() -> str:

@@ -9,8 +9,13 @@ r"""TREC qrels and runs, and CSV judgments, read with pandas' C parser (no loop 
 The whitespace-separated files follow one rule: a line ends at ``\n``, ``\r\n`` or
 ``\r``; fields are separated by runs of spaces and tabs; a line of only spaces and
 tabs is blank and skipped; every other character (a ``"``, a vertical tab, a
-no-break space) is data.  A line with more or fewer fields than the format has is an
-error, as is an integer outside its storage type (grades are 16-bit) or off the
+no-break space) is data.  Ids then follow the whitespace rule of every reader
+(:mod:`sessionval.validate.ids`): Unicode whitespace around an id (a no-break space,
+U+3000) is removed, so ``d1`` and ``d1`` + U+00A0 are one id; an id that is only
+whitespace is an error.  Grades and ranks are decided on their text: an integer is
+written with digits (``3``, ``-1``, ``+2``, ``3.0``), never a number that only rounds
+to one (``2.9999999999999999``, ``1e-400``).  A line with more or fewer fields than
+the format has is an error, as is an integer outside its storage type (grades are 16-bit) or off the
 grade scale.  Every problem is collected, up to ``max_problems``, and raised in one
 error naming the file, the line, the field and the value as written.  Files may be
 gzip-compressed and in any encoding (:mod:`sessionval.io.text`); they are streamed in
@@ -38,6 +43,8 @@ from ..errors import JudgmentError, ParseError
 from ..frame import JudgmentFrame
 from ..models.judgments import GradeScale
 from ..problems import Problem, line_list
+from ..validate.fields import INEXACT_WHOLE, inexact_whole_text
+from ..validate.ids import strip_coded, strip_ids
 from .flat import read_csv_table
 from .text import iter_input_utf8
 
@@ -287,16 +294,23 @@ def _integers(
 
     Returns the values (float64, exact within ``bounds``) and the mask of bad rows.
     """
-    vals = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    num = pd.to_numeric(col, errors="coerce")
+    vals = num.to_numpy(dtype=np.float64, na_value=np.nan)
     with np.errstate(invalid="ignore"):
         not_int = ~np.isfinite(vals) | (np.floor(vals) != vals)
+    inexact = np.zeros(len(vals), dtype=bool)
+    if not pd.api.types.is_integer_dtype(num.dtype):  # all integers: the text was exact
+        inexact = inexact_whole_text(col, vals)  # decided on the text, not the float
+        not_int |= inexact
+    with np.errstate(invalid="ignore"):
         out = ~not_int & ((vals < bounds[0]) | (vals > bounds[1]))
     bad = not_int | out
     if bad.any():
         lines = line_at()
         raw = col.to_numpy()
         for i in problems.first(not_int):
-            problems.add(int(lines[i]), name, "must be an integer", repr(str(raw[i])))
+            message = INEXACT_WHOLE if inexact[i] else "must be an integer"
+            problems.add(int(lines[i]), name, message, repr(str(raw[i])))
         for i in problems.first(out):
             problems.add(
                 int(lines[i]),
@@ -306,6 +320,35 @@ def _integers(
                 judgment=judgment,
             )
     return vals, bad
+
+
+def _id_column(
+    col: pd.Series, name: str, problems: _Problems, line_at: Callable[[], np.ndarray]
+) -> tuple[pd.Categorical, npt.NDArray[np.bool_]]:
+    """Ids by the rule of every reader (sorted categorical) and the rows that are only whitespace.
+
+    One sorted factorisation, as ``pd.Categorical`` does; the rule runs on the
+    distinct values only (:func:`~sessionval.validate.ids.strip_coded`).
+    """
+    raw_codes, uniques = pd.factorize(col, sort=True)
+    codes, cats = strip_coded(raw_codes, pd.Index(uniques), sort=True)
+    empty = np.flatnonzero(np.asarray(cats == "", dtype=bool))
+    blank = codes == int(empty[0]) if len(empty) else np.zeros(len(codes), dtype=bool)
+    if blank.any():
+        lines, raw = line_at(), col.to_numpy()
+        for i in problems.first(blank):
+            problems.add(
+                int(lines[i]), name, "is only whitespace (ids must not be empty)", repr(raw[i])
+            )
+    return pd.Categorical.from_codes(codes, categories=cats), blank
+
+
+def _used_only(cat: pd.Categorical) -> pd.Categorical:
+    """``cat`` without the categories no row uses (rows were dropped), order kept."""
+    codes = cat.codes
+    if (np.bincount(codes[codes >= 0], minlength=len(cat.categories)) > 0).all():
+        return cat
+    return cat.remove_unused_categories()
 
 
 def _judgment_frame(
@@ -329,6 +372,9 @@ def _judgment_frame(
         line_at,
         judgment=True,
     )
+    topic_ids, blank_topic = _id_column(topic, str(topic.name), problems, line_at)
+    doc_ids, blank_doc = _id_column(doc, str(doc.name), problems, line_at)
+    bad = bad | blank_topic | blank_doc
     if scale is not None:
         allowed = np.asarray(scale.grades, dtype=np.float64)
         off = ~bad & ~np.isin(vals, allowed)
@@ -348,8 +394,8 @@ def _judgment_frame(
     # every grade left is an integer within int16: the cast changes no value
     t = pd.DataFrame(
         {
-            "topic_id": topic.astype(str).to_numpy()[keep_rows],
-            "doc_id": doc.astype(str).to_numpy()[keep_rows],
+            "topic_id": topic_ids[keep_rows],  # categoricals: the rules below run on codes
+            "doc_id": doc_ids[keep_rows],
             "grade": vals[keep_rows].astype(np.int16),
         }
     )
@@ -359,7 +405,7 @@ def _judgment_frame(
     dup = t.duplicated(["topic_id", "doc_id"], keep=False).to_numpy()
     if dup.any():
         d = t[dup]
-        n_grades = d.groupby(["topic_id", "doc_id"], sort=False)["grade"].nunique()
+        n_grades = d.groupby(["topic_id", "doc_id"], sort=False, observed=True)["grade"].nunique()
         conflict = n_grades[n_grades > 1]
         if len(conflict):
             lines = line_at()
@@ -384,8 +430,8 @@ def _judgment_frame(
     t = t.reset_index(drop=True)
     table = pd.DataFrame(
         {
-            "topic_id": pd.Categorical(t["topic_id"].to_numpy()),
-            "doc_id": pd.Categorical(t["doc_id"].to_numpy()),
+            "topic_id": _used_only(t["topic_id"].array),
+            "doc_id": _used_only(t["doc_id"].array),
             "grade": t["grade"].to_numpy(),
             "assessor": pd.Categorical(
                 assessor.astype(str).to_numpy() if assessor is not None else [""] * len(t)
@@ -490,8 +536,8 @@ def read_judgments_csv(
         )
     problems = _Problems(str(p), max_problems)
     line_of = np.arange(len(df), dtype=np.int64) + 2  # header is line 1
-    for col in ("topic_id", "doc_id"):  # ids lose surrounding whitespace, as in every format
-        df[col] = df[col].str.strip()
+    for col in ("topic_id", "doc_id"):  # the whitespace rule of every reader
+        df[col] = strip_ids(df[col])
     empty = df == ""
     blank = empty.all(axis=1).to_numpy().copy()  # a blank line (kept above for the line numbers)
     for col in ("topic_id", "doc_id", "grade"):
@@ -588,6 +634,8 @@ def read_run(
     problems = _Problems(str(p), max_problems)
     df, line_at = _read_ws(p, _RUN_FIELDS, "run", encoding, problems, chunk_bytes)
     rank, _ = _integers(df["rank"], "rank", _RANK_RANGE, "exactly representable", problems, line_at)
+    qid, _ = _id_column(df["qid"], "qid", problems, line_at)
+    doc, _ = _id_column(df["doc"], "doc", problems, line_at)
     score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     nan = np.isnan(score)
     if nan.any():
@@ -597,8 +645,8 @@ def read_run(
     problems.raise_if_any("run")
     out = pd.DataFrame(
         {
-            "query_id": pd.Categorical(df["qid"].to_numpy()),
-            "doc_id": pd.Categorical(df["doc"].to_numpy()),
+            "query_id": qid,
+            "doc_id": doc,
             "rank": rank.astype(np.int64),  # every rank is an integer within ±2**53 here
             "score": score,
             "tag": pd.Categorical(df["tag"].to_numpy()),

@@ -16,8 +16,10 @@ import pandas as pd
 from pandas.core.arrays.masked import BaseMaskedArray
 
 from .collect import ProblemCollector
+from .ids import strip_id_categories
 
 __all__ = [
+    "INEXACT_WHOLE",
     "INT32_MAX",
     "INT32_MIN",
     "TIME_MAX",
@@ -27,6 +29,7 @@ __all__ = [
     "compact_categorical",
     "first_appearance_codes",
     "floats_to_ints",
+    "inexact_whole_text",
     "missing_times",
     "parse_integers",
     "parse_numbers",
@@ -39,7 +42,7 @@ def as_category(col: pd.Series) -> pd.Series:
     """The column as a categorical with string categories (ids are encoded once).
 
     Surrounding whitespace is removed from every value (the id rule of every input
-    format, ``docs/reliability.md``): ``" d1"`` and ``"d1"`` are one id.  The work is
+    format, :mod:`sessionval.validate.ids`): ``" d1"`` and ``"d1"`` are one id.  The work is
     on the distinct values only; values that become equal are merged.  A value that
     is only whitespace becomes ``""`` (:func:`blank_rows` finds those rows).
 
@@ -56,25 +59,10 @@ def as_category(col: pd.Series) -> pd.Series:
         if cats.dtype != "string":
             col = col.cat.rename_categories(list(cats.astype(str)))
             col = col.cat.set_categories(pd.Index(col.cat.categories, dtype="string"))
-        return _strip_categories(col)
+        return strip_id_categories(col)
     codes, uniques = pd.factorize(col, sort=False)
     cat = pd.Categorical.from_codes(codes, categories=pd.Index(uniques.astype(str), dtype="string"))
-    return _strip_categories(pd.Series(cat))
-
-
-def _strip_categories(col: pd.Series) -> pd.Series:
-    """``col`` with surrounding whitespace removed from its categories, equal ones merged."""
-    cats = col.cat.categories
-    stripped = cats.str.strip()
-    changed = np.asarray(stripped != cats, dtype=bool)  # categories are never missing
-    if not changed.any():
-        return col
-    new_codes, uniques = pd.factorize(stripped, sort=False)
-    remap = np.append(new_codes.astype(np.int32), -1)  # -1 (missing) picks the last slot
-    codes = remap[col.cat.codes.to_numpy()]
-    cat = pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype="string"))
-    out: pd.Series = pd.Series(cat, index=col.index)
-    return out
+    return strip_id_categories(pd.Series(cat))
 
 
 def blank_rows(col: pd.Series) -> npt.NDArray[np.bool_]:
@@ -142,6 +130,38 @@ def take_rows(arr: npt.NDArray[Any], rows: npt.NDArray[np.int64] | None) -> npt.
     return arr if rows is None else arr[rows]
 
 
+#: the problem of a value that only rounds to an integer (``2.9999999999999999``)
+INEXACT_WHOLE: Final = (
+    "must be an integer as written (digits, e.g. 3 or 3.0), not a number that rounds to one"
+)
+#: how a whole number is written: digits, optionally a sign and a fraction of zeros
+_WHOLE_TEXT: Final = r"\s*[+-]?[0-9]+(?:\.0*)?\s*"
+
+
+def inexact_whole_text(raw: pd.Series, vals: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+    """Rows whose parsed value is whole but whose text does not write a whole number.
+
+    Integers are decided on their text, not on the float it rounds to:
+    ``2.9999999999999999`` and ``1e-400`` parse to 3 and 0 but are not integers as
+    written.  Call it only on a text column that did not parse as integers (the
+    regular expression then runs on every row).
+
+    Examples
+    --------
+    >>> raw = pd.Series(["3", "3.0", "-2", "2.9999999999999999", "1e-400", "x"])
+    >>> vals = pd.to_numeric(raw, errors="coerce").to_numpy(np.float64, na_value=np.nan)
+    >>> inexact_whole_text(raw, vals).tolist()
+    [False, False, False, True, True, False]
+    """
+    with np.errstate(invalid="ignore"):
+        whole: npt.NDArray[np.bool_] = np.isfinite(vals) & (np.floor(vals) == vals)
+    if not whole.any():
+        return whole
+    written = raw.astype("string").str.fullmatch(_WHOLE_TEXT)
+    out: npt.NDArray[np.bool_] = whole & ~written.fillna(True).to_numpy(dtype=bool)
+    return out
+
+
 def parse_numbers(
     raw: pd.Series,
     name: str,
@@ -201,6 +221,13 @@ def parse_numbers(
             rows = np.flatnonzero(reported)
             kind = "an integer" if integer else "a number"
             coll.add(where(rows), name, f"must be {kind}", raw.iloc[rows].tolist())
+        if integer and not pd.api.types.is_integer_dtype(conv.dtype):
+            inexact = inexact_whole_text(raw, vals.astype(np.float64, copy=False))
+            if inexact.any():  # decided on the text, not on the float it rounds to
+                rows = np.flatnonzero(inexact)
+                coll.add(where(rows), name, INEXACT_WHOLE, raw.iloc[rows].tolist())
+                vals[rows] = np.nan
+                reported |= inexact
     if integer and not whole:
         frac = vals != np.floor(vals)  # NaN compares unequal to itself: excluded below
         frac &= ~np.isnan(vals)

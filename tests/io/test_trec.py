@@ -233,3 +233,29 @@ def test_csv_judgments_blank_lines_and_short_rows(tmp_path: Path) -> None:
         read_judgments_csv(ok)
     fine = _write(tmp_path / "fine.csv", "topic_id,doc_id,grade\nA,d1,1\n\n")
     assert read_judgments_csv(fine).table["grade"].tolist() == [1]
+
+
+# UNI-3: grades and ranks are decided on their text, not on the float they round to
+
+
+@pytest.mark.parametrize("written", ["0.99999999999999999", "2.9999999999999999", "1e-400"])
+def test_grade_that_only_rounds_to_an_integer_is_a_located_error(
+    tmp_path: Path, written: str
+) -> None:
+    q = _write(tmp_path / "q.txt", f"A 0 d1 1\nA 0 d2 {written}\n")
+    with pytest.raises(ParseError, match=r"q\.txt:2: grade: must be an integer as written"):
+        read_qrels(q)
+
+
+def test_grades_written_as_integers_are_accepted(tmp_path: Path) -> None:
+    q = _write(tmp_path / "q.txt", "A 0 d1 3.0\nA 0 d2 +2\nA 0 d3 -1\nA 0 d4 0\n")
+    assert read_qrels(q).table["grade"].tolist() == [3, 2, -1, 0]
+
+
+def test_csv_grade_and_run_rank_are_decided_on_their_text(tmp_path: Path) -> None:
+    j = _write(tmp_path / "j.csv", "topic_id,doc_id,grade\nA,d1,2.9999999999999999\n")
+    with pytest.raises(ParseError, match=r"j\.csv:2: grade: must be an integer as written"):
+        read_judgments_csv(j)
+    r = _write(tmp_path / "r.run", "A Q0 d1 1 1.0 r\nA Q0 d2 1.9999999999999999 0.5 r\n")
+    with pytest.raises(ParseError, match=r"r\.run:2: rank: must be an integer as written"):
+        read_run(r)

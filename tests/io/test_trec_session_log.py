@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import math
 
-from sessionval.io._xml import _parse_tree
+import pytest
+
+from sessionval.io._xml import _parse_tree, _XmlError
 from sessionval.io.trec_session_log import FLAT_FIELDS, SessionLogWalk, seconds
 
 
@@ -110,3 +112,28 @@ def test_session_without_num_is_named_by_its_line():
     log = walk('<s>\n<session starttime="0"><topic num="1"/></session></s>', mode="lenient")
     assert {p.record for p in log.rejected} == {"line2"}
     assert "session has no num attribute" in log.rejected[0].message
+
+
+_QUERY = (
+    '<sessiontrack2013><session num="1"><interaction num="1"><query>{}</query>'
+    "</interaction></session></sessiontrack2013>"
+)
+
+
+@pytest.mark.parametrize(
+    ("prolog", "query", "what"),
+    [
+        ('<!DOCTYPE s [<!ENTITY x SYSTEM "file:///etc/passwd">]>', "&x;", "external entity &x;"),
+        ('<!DOCTYPE s SYSTEM "http://127.0.0.1:1/x.dtd">', "&y;", "entity &y;"),
+        ("", '<xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="/etc/passwd"/>',
+         "XInclude <xi:include"),
+    ],
+)  # fmt: skip
+def test_unresolved_external_text_is_a_located_error_not_an_empty_query(
+    prolog: str, query: str, what: str
+) -> None:
+    with pytest.raises(_XmlError) as exc:
+        _parse_tree('<?xml version="1.0"?>' + prolog + _QUERY.format(query))
+    assert what in exc.value.what
+    assert "in <query> is not resolved" in exc.value.what
+    assert exc.value.line == 1

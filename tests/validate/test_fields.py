@@ -180,3 +180,20 @@ def test_times_beyond_python_years_are_shown_not_raised(tmp_path):
     shown = [p.value.replace(" ", "T") for p in err.value.problems]
     assert shown[0].startswith("'148108-07-06T14:00:27.387904")
     assert shown[1].startswith("'-144169-06-28T09:59:32.612096")
+
+
+def test_parse_numbers_decides_integers_on_their_text():
+    coll = collector(3)
+    vals = parse_numbers(
+        pd.Series(["3.0", "2.9999999999999999", "1e-400"]),
+        "user_grade",
+        coll,
+        integer=True,
+        nullable_rows=np.array([False, False, False]),
+    )
+    np.testing.assert_array_equal(vals, [3.0, np.nan, np.nan])
+    assert [(p.location, p.value) for p in coll.problems] == [
+        ("row 2", "'2.9999999999999999'"),
+        ("row 3", "'1e-400'"),
+    ]
+    assert all("as written" in p.message for p in coll.problems)
