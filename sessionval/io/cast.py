@@ -380,6 +380,10 @@ def load_runs_as_sessions(
         raise_if_any(problems, limit=max_problems)
     frame, report = build()
     frame = with_qrels_key(frame, by="query_id")
+    # each run line (or unknown turn) dropped above is a record read and rejected with its
+    # one problem: the books count it, as a flat row without a session id
+    report.records_read += len(problems)
+    report.sessions_rejected += len(problems)
     report.problems = [*problems, *report.problems]
     report.repairs = [*repairs, *report.repairs]
     judgments = _read_turn_qrels(qrels, grade_scale, encoding) if qrels is not None else None

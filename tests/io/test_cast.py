@@ -203,6 +203,8 @@ def test_turn_number_too_long_is_a_problem_not_an_overflow(tmp_path):
     r = load_runs_as_sessions(run, mode="lenient")
     assert r.frame.queries["query_id"].tolist() == ["201_1"]
     assert [p.location for p in r.report.problems] == ["line 1"]
+    # the dropped line is a record read and rejected (the books left it out: fuzz campaign)
+    assert r.report.summary_line() == "2 records read = 1 sessions accepted + 1 rejected"
     # every line flagged: the problems, not a traceback
     run.write_text("201_99999999999999999999 Q0 d1 1 1.0 runA\n")
     with pytest.raises(ValidationFailed, match="more than 18 digits"):
