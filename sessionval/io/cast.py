@@ -43,6 +43,7 @@ from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
 from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode, Problem
 from ..validate.flat import frame_from_flat
+from ..validate.ids import strip_id
 from ..validate.references import unjudged_keys
 from .header import study_header
 from .mapping import with_qrels_key
@@ -234,7 +235,7 @@ def read_cast_topics(
             if utterance is not None and not isinstance(utterance, str):
                 bad(f"{where}.{fld}", "must be a string", utterance)
                 continue
-            rows.append((str(number).strip(), n, (utterance or "").strip()))
+            rows.append((strip_id(str(number)), n, (utterance or "").strip()))
     if errors:
         n_more = len(errors) - max_problems
         more = f"\n  ... and {n_more} more" if n_more > 0 else ""
@@ -259,8 +260,8 @@ def _turn_number(value: object) -> int | None:
         return None
     if isinstance(value, int):
         return value if 0 <= value < 10**_MAX_TURN_DIGITS else None
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        v = value.strip()
+    if isinstance(value, str) and strip_id(value).isascii() and strip_id(value).isdigit():
+        v = strip_id(value)
         return int(v) if len(v) <= _MAX_TURN_DIGITS else None
     return None
 
@@ -268,7 +269,7 @@ def _turn_number(value: object) -> int | None:
 def _is_id(value: object) -> bool:
     if isinstance(value, bool):
         return False
-    return isinstance(value, int) or (isinstance(value, str) and bool(value.strip()))
+    return isinstance(value, int) or (isinstance(value, str) and bool(strip_id(value)))
 
 
 def _json_kind(value: object) -> str:

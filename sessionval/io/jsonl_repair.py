@@ -14,6 +14,7 @@ from bisect import bisect_left
 from typing import Any
 
 from ..problems import Problem
+from ..validate.ids import strip_id
 
 __all__ = ["remove_repeated_documents"]
 
@@ -48,7 +49,7 @@ def remove_repeated_documents(obj: dict[str, Any], source: str, line: int) -> li
     queries = obj.get("queries")
     if not isinstance(queries, list):
         return []
-    record = str(obj.get("session_id", "")).strip()
+    record = strip_id(str(obj.get("session_id", "")))
     repairs: list[Problem] = []
     for qi, query in enumerate(queries):
         results = query.get("results") if isinstance(query, dict) else None
@@ -60,7 +61,7 @@ def remove_repeated_documents(obj: dict[str, Any], source: str, line: int) -> li
         docs = [r.get("doc_id") for r in results]
         if not all(type(k) is int for k in ranks) or not all(isinstance(d, str) for d in docs):
             continue
-        docs = [d.strip() for d in docs]  # the one whitespace rule for ids
+        docs = [strip_id(d) for d in docs]  # the one whitespace rule for ids
         first: dict[str, int] = {}
         removed: list[tuple[int, int]] = []  # (removed result, kept result)
         for i in sorted(range(len(results)), key=ranks.__getitem__):

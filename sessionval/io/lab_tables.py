@@ -41,6 +41,7 @@ from ..frame import JudgmentFrame, LoadedStudy
 from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode, Problem, line_list
 from ..validate.flat import frame_from_flat
+from ..validate.ids import strip_ids
 from ..validate.references import unjudged_keys
 from .flat import read_csv_table
 from .header import study_header
@@ -209,7 +210,7 @@ def load_lab_tables(
     judgments = None
     if qrels is not None:
         judgments = _read_session_qrels(Path(qrels), c, grade_scale, encoding)
-        known = set(sess[c.session].dropna().astype(str).str.strip())
+        known = set(strip_ids(sess[c.session].dropna().astype(str)))
         stray = sorted(set(judgments.table["topic_id"].astype(str)) - known)
         notes += [
             Problem(
@@ -274,7 +275,7 @@ class _LabFlat:
 
 def _ids(col: pd.Series) -> pd.Series:
     """Ids as written, surrounding whitespace removed (the rule of every format); blank: NA."""
-    ids = col.astype("string").str.strip()
+    ids = strip_ids(col)
     return ids.where(ids != "", pd.NA)
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..frame import FLAT_COLUMNS
 from ..problems import Mode, Problem
+from ..validate.ids import strip_id
 from ._xml import _child_text, _Node
 
 __all__ = [
@@ -193,7 +194,7 @@ class SessionLogWalk:
 
     def session(self, snode: _Node) -> None:
         """Read one ``<session>``: emit its rows, or reject it with its problems."""
-        num = snode.attrib.get("num", "").strip()
+        num = strip_id(snode.attrib.get("num", ""))
         sid = num or f"line{snode.line}"
         s = _Session(sid)
         if not num:
@@ -203,7 +204,7 @@ class SessionLogWalk:
         self._seen.add(sid)
         start = self._time(s, snode, "starttime")
         topic = self._topic(s, snode)
-        user = snode.attrib.get("userid", "").strip() or self.unknown_user
+        user = strip_id(snode.attrib.get("userid", "")) or self.unknown_user
         for it in self._interactions(snode):
             self._interaction(s, it)
         if not s.queries and not s.problems:
@@ -237,7 +238,7 @@ class SessionLogWalk:
     def _topic(self, s: _Session, snode: _Node) -> str:
         """The session's topic: ``<topic num>``, else the map's; a conflict is a problem."""
         tnode = snode.find("topic")
-        xml_topic = tnode.attrib.get("num", "").strip() if tnode is not None else ""
+        xml_topic = strip_id(tnode.attrib.get("num", "")) if tnode is not None else ""
         map_topic = self.topic_map.get(s.sid, "")
         if xml_topic and map_topic and xml_topic != map_topic:
             self._problem(

@@ -38,6 +38,7 @@ from .fields import (
     parse_times,
     take_rows,
 )
+from .ids import strip_ids
 from .sources import Columns, FrameColumns
 
 __all__ = [
@@ -371,8 +372,9 @@ def _one_per_session_on_codes(st: LoadState, name: str) -> pd.Series | None:
     import pyarrow as pa
 
     values = pd.Index(
-        dictionary.take(pa.array(used, type=pa.int64())).to_pandas(), dtype="string"
-    ).str.strip()
+        strip_ids(pd.Series(dictionary.take(pa.array(used, type=pa.int64())).to_pandas())),
+        dtype="string",
+    )
     if bool((values == "").any()):
         return None
     value_codes, categories = pd.factorize(values, sort=False)
@@ -620,7 +622,7 @@ def read_query_values(st: LoadState, max_rank: int | None) -> None:
 def _query_ids(st: LoadState, name: str) -> pd.Series:
     """An optional id column at each query's first row, stripped; a blank one is a problem."""
     raw = st.src.take(name, st.q_first).astype("string")
-    ids = raw.str.strip()
+    ids = strip_ids(raw)
     blank = (ids == "").to_numpy(dtype=bool, na_value=False)
     if blank.any():
         qi = np.flatnonzero(blank)
