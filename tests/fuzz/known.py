@@ -32,34 +32,9 @@ class Known:
 _TEXT = ("qrels", "judgments-csv", "run", "cast", "trec-session", "trec-session-2013")
 
 # The first campaign's findings FZ01-FZ18 are fixed and asserted (docs/reliability.md).
-# Reliability round 3: found by the families of tests/fuzz/families.py while other slices
-# of the round fix them; keyed by the row of the round's table.
-KNOWN_FINDINGS: dict[str, Known] = {
-    "CFG-1": Known(
-        ("config",),
-        ("exception", "exit-code"),
-        r"RecursionError",
-        "reliability round 3, row CFG-1 (deep TOML)",
-        "a run --config file with `x = [[[...1...]]]` nested 500 deep: tomllib raises "
-        "RecursionError in workflow/settings.py load_run_config (exit 70)",
-    ),
-    "CV-1": Known(
-        ("roundtrip-jsonl",),
-        ("exception",),
-        r"ArrowInvalid: Array arguments must all be the same length",
-        "reliability round 3, row CV-1 (JSON-lines with ratings on some sessions)",
-        "write_jsonl (convert --to jsonl) of a study where only some sessions have a "
-        "rating: ArrowInvalid in io/jsonl_text.py _join (exit 70)",
-    ),
-    "ST-2": Known(
-        ("compare", "run"),
-        ("output",),
-        r"^TSV line \d+ has \d+ fields",
-        "reliability round 3, row ST-2 (odd run names)",
-        "compare QRELS 'tab<TAB>name.run' plain.run: the run name's tab or newline is "
-        "written raw into the TSV (rows of 3 to 19 fields under a header of 18)",
-    ),
-}
+# Reliability round 3's findings (CFG-1, CV-1, ST-2 found again by tests/fuzz/families.py)
+# are fixed and asserted too; a new open finding is listed here by its row id until fixed.
+KNOWN_FINDINGS: dict[str, Known] = {}
 """Finding id -> :class:`Known`.  Remove an entry once its fix is merged."""
 
 

@@ -63,7 +63,7 @@ def test_rows_lose_their_session_id_and_sessions_their_ratings(seeds):
     assert nulls > pq.read_table(io.BytesIO(pq_bytes)).column("session_id").null_count
 
 
-def test_deep_toml_is_found_as_the_known_finding_cfg_1(seeds):
+def test_deep_toml_is_a_located_error_not_a_finding(seeds):
     rng = random.Random(0)
     deep = toml_deep(b"cutoff = 10\n", rng)
     assert deep.count(b"[") + deep.count(b"{") >= 100
@@ -71,14 +71,12 @@ def test_deep_toml_is_found_as_the_known_finding_cfg_1(seeds):
     shutil.copytree(seeds / "config", folder)
     (folder / "config.toml").write_bytes(b"x = " + b"[" * 500 + b"1" + b"]" * 500 + b"\n")
     out = check_reader(TARGET["config"], folder, 0, ["toml_deep"], evaluate_it=False)
-    # CFG-1 open: the known finding in both modes; fixed: a located error, no finding (then
-    # delete the entry in known.py)
-    assert [f.known for f in out.findings] == ["CFG-1", "CFG-1"] or (
-        not out.findings and out.steps["strict"] == "error"
-    )
+    # CFG-1 (fixed): a located error in both modes, no finding
+    assert not out.findings
+    assert out.steps["strict"] == "error"
 
 
-def test_odd_run_names_are_found_as_the_known_finding_st_2(seeds):
+def test_odd_run_names_are_refused_where_the_file_is_named(seeds):
     folder = seeds.parent / "st2"
     shutil.copytree(seeds / "runs", folder)
     seen = set()
@@ -91,8 +89,9 @@ def test_odd_run_names_are_found_as_the_known_finding_st_2(seeds):
     shutil.copytree(seeds / "runs", folder)
     (folder / "runs" / "sys01.run").rename(folder / "runs" / "tab\tname.run")
     out = check_cli(TARGET["compare"], folder, 0, ["odd_run_name"])
-    assert out.steps["cli"] == "0"
-    assert [f.known for f in out.findings] in (["ST-2"], [])  # [] once ST-2 is fixed
+    # ST-2 (fixed): the name is refused with exit 2 before any run is read, no finding
+    assert out.steps["cli"] == "2"
+    assert not out.findings
 
 
 def test_nfd_across_files_spells_one_id_two_ways(seeds):
