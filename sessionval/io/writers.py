@@ -16,22 +16,18 @@ loads and validates with no further step.
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Literal, Self
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
-import pyarrow.parquet as pq
 
-from ..errors import InputFormatError
+from ..errors import InputFormatError, WriteError, write_error, writing
 from ..frame import JudgmentFrame, SessionFrame
 from ..models.study import Study
 from .flat_chunks import arrow_chunk as _arrow_chunk
@@ -40,6 +36,7 @@ from .flat_chunks import flat_columns as _flat_columns
 from .header import study_header
 from .jsonl_text import CHUNK_ROWS, JsonlText, frame_chunks, json_times
 from .parquet_layout import PART_NAME, partition_chunks, write_parquet_file
+from .streams import JsonlStream, ParquetStream, session_json_line
 
 __all__ = [
     "CHUNK_ROWS",
@@ -82,16 +79,22 @@ class _Atomic:
 
     An interrupted or failed write removes its temporary files and leaves any older
     complete file of the same name as it was; nothing is renamed until every file of
-    the output is complete.
+    the output is complete.  The files are written one after another, each right after
+    its :meth:`temporary` name is made, so a write the system refuses (a full disk)
+    names the last one (:func:`~sessionval.errors.write_error`).
     """
 
     def __init__(self) -> None:
         self.pending: list[tuple[Path, Path]] = []
+        #: the file being written (named by a refused write)
+        self.pending_path = Path()
 
     def temporary(self, path: Path) -> Path:
         """A temporary name for ``path`` (created empty, removed by :meth:`discard`)."""
         tmp = _temporary_name(path)
-        tmp.open("xb").close()  # created as any new file (the umask applies), never reused
+        self.pending_path = path
+        with writing(path):
+            tmp.open("xb").close()  # created as any new file (the umask applies), never reused
         self.pending.append((tmp, path))
         return tmp
 
@@ -118,8 +121,14 @@ class _Atomic:
     ) -> None:
         if exc_type is None:
             self.commit()
-        else:
-            self.discard()
+            return
+        self.discard()
+        err = write_error(exc, self.pending_path) if exc is not None else None
+        if isinstance(err, WriteError) and err.path != self.pending_path:
+            # named by its temporary name (a writer's own ``writing``): name the real one
+            err = WriteError(self.pending_path, err.reason, err.code)
+        if err is not None and err is not exc:
+            raise err from exc
 
 
 def _refuse_link(path: Path) -> None:
@@ -434,7 +443,8 @@ def write_qrels(judgments: JudgmentFrame, path: str | os.PathLike[str]) -> Path:
     lines = (
         t["topic_id"].astype(str) + " 0 " + t["doc_id"].astype(str) + " " + t["grade"].astype(str)
     )
-    p.write_text("".join(s + "\n" for s in lines.tolist()), encoding="utf-8")
+    with writing(p):
+        p.write_text("".join(s + "\n" for s in lines.tolist()), encoding="utf-8")
     return p
 
 
@@ -456,7 +466,8 @@ def write_study_json(header: Study, path: str | os.PathLike[str]) -> Path:
         Output file.
     """
     p = Path(path)
-    p.write_text(header.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    with writing(p):
+        p.write_text(header.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return p
 
 
@@ -473,134 +484,8 @@ def write_judgments_csv(judgments: JudgmentFrame, path: str | os.PathLike[str]) 
         Output file.
     """
     p = Path(path)
-    judgments.table[["topic_id", "doc_id", "grade", "assessor"]].to_csv(
-        p, index=False, lineterminator="\n"
-    )
+    with writing(p):
+        judgments.table[["topic_id", "doc_id", "grade", "assessor"]].to_csv(
+            p, index=False, lineterminator="\n"
+        )
     return p
-
-
-def session_json_line(session: Mapping[str, Any]) -> str:
-    """Return one session as its JSON line (compact, UTF-8 text, no newline).
-
-    For a mapping shaped as the :class:`~sessionval.models.Session` model (its fields in
-    the model's order, those at their default left out) this is exactly
-    ``Session.model_dump_json(exclude_defaults=True)``.
-
-    Examples
-    --------
-    >>> session_json_line({"session_id": "s1", "queries": [{"position": 1, "text": "café"}]})
-    '{"session_id":"s1","queries":[{"position":1,"text":"café"}]}'
-    """
-    return json.dumps(session, separators=(",", ":"), ensure_ascii=False)
-
-
-class _Stream:
-    """A file written piece by piece: a context manager that closes it."""
-
-    def close(self) -> None:
-        """Finish and close the file."""
-        raise NotImplementedError
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-class JsonlStream(_Stream):
-    """Write ``sessions.jsonl`` a batch of sessions at a time (UTF-8, Unix line ends).
-
-    Use as a context manager; each session becomes :func:`session_json_line`.
-
-    Parameters
-    ----------
-    path
-        Output file (replaced if it exists).
-    """
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self._fh = self.path.open("w", encoding="utf-8", newline="\n")
-
-    def write(self, sessions: Iterable[Mapping[str, Any]]) -> None:
-        """Append one line per session."""
-        fh = self._fh
-        for session in sessions:
-            fh.write(session_json_line(session))
-            fh.write("\n")
-
-    def close(self) -> None:
-        """Close the file."""
-        self._fh.close()
-
-
-class ParquetStream(_Stream):
-    """Write Arrow tables to one Parquet file as they come, one row group per table.
-
-    Encoding (which releases the GIL) runs in one background thread, so the caller
-    prepares the next table meanwhile; tables are written in order, so the file is the
-    same as when written one after another.  At most two tables are held at once.
-    The file is zstd (level 3) compressed, format 2.6 with version-1 data pages, and
-    stores the Arrow schema, so dictionary columns read back as dictionaries.
-
-    Parameters
-    ----------
-    path
-        Output file (replaced if it exists).
-    schema
-        Schema of every table written.
-    dictionary_columns
-        Columns to dictionary-encode (identifiers, values repeated per session or query).
-    statistics_columns
-        Columns to write min/max statistics for.
-    """
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        schema: pa.Schema,
-        *,
-        dictionary_columns: Sequence[str],
-        statistics_columns: Sequence[str],
-    ) -> None:
-        self.path = Path(path)
-        self._writer = pq.ParquetWriter(
-            self.path,
-            schema,
-            compression="zstd",
-            compression_level=3,
-            use_dictionary=list(dictionary_columns),
-            write_statistics=list(statistics_columns),
-            dictionary_pagesize_limit=1 << 24,
-            version="2.6",
-            data_page_version="1.0",
-            store_schema=True,
-        )
-        self._pool = ThreadPoolExecutor(max_workers=1)
-        self._pending: Future[None] | None = None
-
-    def write(self, table: pa.Table) -> None:
-        """Queue ``table`` as the next row group (waits for the previous one first)."""
-        self._wait()
-        self._pending = self._pool.submit(
-            self._writer.write_table, table, row_group_size=max(table.num_rows, 1)
-        )
-
-    def _wait(self) -> None:
-        if self._pending is not None:
-            pending, self._pending = self._pending, None
-            pending.result()
-
-    def close(self) -> None:
-        """Finish the queued row group and close the file."""
-        try:
-            self._wait()
-        finally:
-            self._pool.shutdown()
-            self._writer.close()
