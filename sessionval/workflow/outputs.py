@@ -22,6 +22,9 @@ and writes the manifest (``.sessionval-run.json``) last.  So:
 * a file the system or a library refuses to write (disk full, file-size limit)
   ends the command with :class:`~sessionval.errors.WriteError` naming the file where
   it was going (:func:`~sessionval.errors.writing`);
+* one command at a time writes into a folder (:class:`~sessionval.workflow.staging.OutputLock`),
+  and the staging folders of killed commands are removed by the next one
+  (:func:`~sessionval.workflow.staging.remove_stale_staging`).
 
 The other commands that write a folder or a file (``convert``, ``synth``, ``meta
 --out``) use the same staging and checks through :func:`staged_outputs`, each with
@@ -33,7 +36,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,6 +47,7 @@ import pandas as pd
 from ..errors import OutputError, WriteError, writing
 from ..output.export import neutralise_formulas
 from .overlap import input_file_ids, refuse_overlap
+from .staging import LOCK, OWNER, STAGING_PREFIX, OutputLock, make_staging, remove_stale_staging
 
 __all__ = [
     "MANIFEST",
@@ -64,8 +67,6 @@ MANIFESTS: Final = {
     "synth": ".sessionval-synth.json",
     "meta": ".sessionval-meta.json",
 }
-#: Prefix of the staging folder a run writes into before its files are moved into place.
-STAGING_PREFIX: Final = ".sessionval-staging-"
 _SHOW: Final = 10
 
 
@@ -109,7 +110,7 @@ class RunOutputs:
         than the folder itself (``convert --out FILE``): the inputs are checked
         against these.
     command
-        The command writing.
+        The command writing, for the owner record and the lock.
     label
         The option that names the outputs, for the messages.
 
@@ -148,9 +149,17 @@ class RunOutputs:
         if out.exists() and not out.is_dir():
             raise OutputError(f"{label} {out}: exists and is not a folder")
         out.mkdir(parents=True, exist_ok=True)  # --out itself may be a link the user made
-        self.command = command
-        self.previous = self._read_manifest()
-        self.root = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
+        # one file per named output, so commands writing other files beside it may run
+        lock_name = LOCK + (f"-{targets[0].name}" if targets else "")
+        self._lock = OutputLock(out, lock_name)
+        self._lock.acquire(command=command, label=label)
+        try:
+            remove_stale_staging(out)
+            self.previous = self._read_manifest()
+            self.root = make_staging(out, command=command)
+        except BaseException:
+            self._lock.release()
+            raise
         self.written: list[str] = []
 
     # ---- before the run
@@ -202,10 +211,11 @@ class RunOutputs:
     def collect(self) -> list[str]:
         """Record every file under ``root`` not recorded yet (what a writer made there)."""
         known = set(self.written)
+        owner = self.root / OWNER  # the staging folder's, not an output
         found = sorted(
             p.relative_to(self.root).as_posix()
             for p in self.root.rglob("*")
-            if p.is_file() and not p.is_symlink()
+            if p.is_file() and not p.is_symlink() and p != owner
         )
         self.written += [f for f in found if f not in known]
         return self.written
@@ -337,9 +347,12 @@ class RunOutputs:
         os.replace(manifest, self.out / name)
 
     def discard(self) -> None:
-        """Remove the staging folder (what a failed or interrupted run wrote)."""
-        if self.root.is_dir():
-            shutil.rmtree(self.root, ignore_errors=True)
+        """Remove the staging folder (what a failed or interrupted run wrote); release the lock."""
+        try:
+            if self.root.is_dir():
+                shutil.rmtree(self.root, ignore_errors=True)
+        finally:
+            self._lock.release()
 
     def __enter__(self) -> Self:
         return self
@@ -356,6 +369,12 @@ class RunOutputs:
             moved = exc.moved(self.root, self.out)
             if moved is not exc:
                 raise moved from exc.__cause__
+
+    def __del__(self) -> None:
+        # a RunOutputs dropped without discard (a library caller) must not keep the folder locked
+        lock = getattr(self, "_lock", None)
+        if lock is not None:
+            lock.release()
 
 
 @contextmanager
