@@ -13,8 +13,11 @@ fixes a file in one pass.  Lenient mode keeps the same records in the
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 from .problems import Problem
 
@@ -23,13 +26,17 @@ __all__ = [
     "JudgmentError",
     "MeasureSpecError",
     "OutOfMemory",
+    "OutputError",
     "ParseError",
     "SessionvalError",
     "StatisticsError",
     "ValidationFailed",
+    "WriteError",
     "memory_advice",
     "phase",
     "raise_if_any",
+    "write_error",
+    "writing",
 ]
 
 
@@ -55,6 +62,112 @@ class MeasureSpecError(SessionvalError):
 
 class StatisticsError(SessionvalError):
     """A statistical procedure cannot run on the data or with the options given."""
+
+
+class OutputError(SessionvalError):
+    """An output cannot go where it was asked to: over an input, or into a busy folder."""
+
+
+class WriteError(OutputError):
+    """The system or a library refused to write a file: disk full, file-size limit, permissions.
+
+    Parameters
+    ----------
+    path
+        The file being written.
+    reason
+        What the system or the library said.
+    code
+        The ``errno`` of the failure, if known (it chooses the advice).
+
+    Examples
+    --------
+    >>> print(WriteError(Path("out/a.csv"), "No space left on device", errno.ENOSPC))
+    out/a.csv: cannot write: No space left on device; free space on that disk or choose ...
+    """
+
+    def __init__(self, path: Path, reason: str, code: int | None = None) -> None:
+        self.path = Path(path)
+        self.reason = reason
+        self.code = code
+        advice = _WRITE_ADVICE.get(code, _WRITE_ADVICE[None])
+        super().__init__(f"{self.path}: cannot write: {reason}; {advice}")
+
+    def moved(self, staging: Path, final: Path) -> WriteError:
+        """The same error naming the file where it was going (``final``) instead of ``staging``.
+
+        A file written in a staging folder is named by where it would have been moved.
+        """
+        if not self.path.is_relative_to(staging):
+            return self
+        return WriteError(final / self.path.relative_to(staging), self.reason, self.code)
+
+
+#: What to do about a write the system refused, by ``errno``.
+_WRITE_ADVICE: dict[int | None, str] = {
+    errno.ENOSPC: "free space on that disk or choose another --out",
+    errno.EDQUOT: "your disk quota is used up: free space or choose another --out",
+    errno.EFBIG: "the file is larger than the file-size limit (ulimit -f) or the file "
+    "system allows: raise the limit or choose another --out",
+    errno.EACCES: "you may not write there: change its permissions or choose another --out",
+    errno.EPERM: "you may not write there: change its permissions or choose another --out",
+    errno.EROFS: "the file system is read-only: choose another --out",
+    None: "check the free space, the file-size limit (ulimit -f) and the permissions of "
+    "that folder, or choose another --out",
+}
+
+
+def _library_write_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is a writing library's own I/O error (pyreadstat's C writer).
+
+    Recognised by the exception's module, so this module imports no writing library;
+    pyarrow's I/O errors are ``OSError`` already.
+    """
+    module = type(exc).__module__.partition(".")[0]
+    return module == "pyreadstat" and type(exc).__name__ == "ReadstatError"
+
+
+def write_error(exc: BaseException, path: str | os.PathLike[str]) -> WriteError | None:
+    """``exc`` as a :class:`WriteError` naming ``path`` when it is a refused write, else None.
+
+    Refused writes are ``OSError`` (disk full, file-size limit, permissions; pyarrow's
+    ``ArrowIOError`` is one) and pyreadstat's ``ReadstatError`` ("Unable to write
+    data").  A :class:`WriteError` already raised keeps the file it names.
+    """
+    if isinstance(exc, WriteError):
+        return exc
+    if isinstance(exc, OSError):
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        return WriteError(Path(path), " ".join(reason.split()), exc.errno)
+    if _library_write_failure(exc):
+        return WriteError(Path(path), " ".join(str(exc).split()) or type(exc).__name__)
+    return None
+
+
+@contextmanager
+def writing(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Name the file written inside the block when the system or a library refuses the write.
+
+    The one translation of write failures (:func:`write_error`): every writer and
+    export writes its files inside it, so a full disk or a file-size limit ends the
+    command with exit code 2 and ``error: FILE: cannot write: ...`` instead of an
+    internal error or a message without the file.
+
+    Examples
+    --------
+    >>> with writing("out/scores.sav"):
+    ...     raise OSError(errno.EFBIG, "File too large")
+    Traceback (most recent call last):
+    ...
+    sessionval.errors.WriteError: out/scores.sav: cannot write: File too large; the file is ...
+    """
+    try:
+        yield
+    except Exception as exc:
+        err = write_error(exc, path)
+        if err is None or err is exc:
+            raise
+        raise err from exc
 
 
 class ValidationFailed(SessionvalError):

@@ -40,16 +40,21 @@ def _write_jsonl_fixture() -> Callable[..., Path]:
 
 @pytest.fixture
 def study_dir(tmp_path: Path) -> Path:
-    """A two-session JSON-lines study with header and qrels."""
+    """A two-session JSON-lines study with header and qrels (``tmp_path/study``).
+
+    A folder of its own, so an output beside it (``tmp_path/out``) is not inside an input.
+    """
+    folder = tmp_path / "study"
+    folder.mkdir()
     header = {
         "name": "tiny",
         "users": [{"user_id": "u1", "attributes": {"experience": 3}}, {"user_id": "u2"}],
         "topics": [{"topic_id": "A", "title": "topic A"}, {"topic_id": "B", "title": "topic B"}],
         "systems": [{"system_id": "S1"}, {"system_id": "S2"}],
     }
-    (tmp_path / "study.json").write_text(json.dumps(header), encoding="utf-8")
+    (folder / "study.json").write_text(json.dumps(header), encoding="utf-8")
     builders.write_jsonl(
-        tmp_path / "sessions.jsonl",
+        folder / "sessions.jsonl",
         [
             builders.make_session("s1", user="u1", topic="A", system="S1"),
             builders.make_session(
@@ -57,8 +62,8 @@ def study_dir(tmp_path: Path) -> Path:
             ),
         ],
     )
-    (tmp_path / "qrels.txt").write_text("A 0 d1 3\nA 0 d2 0\nA 0 d3 1\nB 0 d9 2\nB 0 d1 0\n")
-    return tmp_path
+    (folder / "qrels.txt").write_text("A 0 d1 3\nA 0 d2 0\nA 0 d3 1\nB 0 d9 2\nB 0 d1 0\n")
+    return folder
 
 
 @pytest.fixture(scope="session")

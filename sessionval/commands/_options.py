@@ -37,6 +37,7 @@ __all__ = [
     "open_engine",
     "partition_mapper",
     "qrels_option",
+    "read_paths",
     "run_scoring",
     "run_scoring_options",
     "statistics_options",
@@ -134,6 +135,20 @@ def load_input_kwargs(values: Mapping[str, Any]) -> dict[str, Any]:
     """
     keys = {"fmt", *(name for name, (opt, _) in format_options().items() if opt.cli)}
     return {k: v for k, v in values.items() if k in keys and v is not None}
+
+
+def read_paths(*paths: str | Path | None, options: Mapping[str, Any] | None = None) -> list[Path]:
+    """Every file or folder a command reads: its path arguments and its format options' files.
+
+    What :func:`~sessionval.workflow.overlap.refuse_overlap` keeps the outputs away from.
+
+    Examples
+    --------
+    >>> read_paths("logs", None, Path("q.txt"), options={"topics": Path("t.xml"), "depth": 5})
+    [PosixPath('logs'), PosixPath('q.txt'), PosixPath('t.xml')]
+    """
+    given = [*paths, *(v for v in (options or {}).values() if isinstance(v, Path))]
+    return [Path(p) for p in given if p is not None]
 
 
 def engine_options(command: F) -> F:

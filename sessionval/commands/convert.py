@@ -13,8 +13,10 @@ files of whole sessions (``--partition-rows N``; :func:`sessionval.io.writers.wr
 
 The files are written under temporary names and renamed when complete
 (:func:`sessionval.workflow.outputs.staged_outputs`): an interrupted or failed
-convert leaves ``OUT`` as it was, an input is never overwritten, and a folder that
-no earlier ``convert`` wrote is not overwritten without ``--force``.
+convert leaves ``OUT`` as it was, an ``OUT`` that is, holds or lies inside an input
+(the study folder, the qrels, ...) is refused even with ``--force``, in both forms
+(:func:`sessionval.workflow.overlap.refuse_overlap`), and a folder that no earlier
+``convert`` wrote is not overwritten without ``--force``.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ import click
 from ..errors import phase
 from ..io.formats import load_input
 from ..workflow.outputs import staged_file, staged_outputs
-from ._options import input_format_options, load_input_kwargs, qrels_option
+from ..workflow.overlap import refuse_overlap
+from ._options import input_format_options, load_input_kwargs, qrels_option, read_paths
 
 __all__ = [
     "command",
@@ -115,6 +118,8 @@ def command(
             f"--out {out}: --to {to} writes one file; name it with the .{to} suffix "
             f"(for example {out.with_suffix(f'.{to}').name}) so that it reads back"
         )
+    # refused before the (maybe long) read; the files beside a named one are checked when staged
+    refuse_overlap([out], read_paths(input_path, qrels, options=input_options))
     with phase(f"loading and validating {input_path}"):
         loaded = load_input(
             input_path,
@@ -147,7 +152,7 @@ def command(
             f"the judgments are written as CSV ({planned[-1].name})",
             err=True,
         )
-    inputs = [input_path, *(p for p in (qrels, *input_options.values()) if isinstance(p, Path))]
+    inputs = read_paths(input_path, qrels, options=input_options)
     # staged, then renamed into place: never an input, never outside --out
     writing = phase(f"writing {out} from", frame.n_results, "result rows")
     if to == "jsonl":
@@ -172,7 +177,7 @@ def command(
             )
         root, final = staged.root, out
     else:
-        with staged_file(out, inputs=inputs) as target, writing:
+        with staged_file(out, inputs=inputs, beside=planned[1:]) as target, writing:
             written = write_flat(
                 frame,
                 target,

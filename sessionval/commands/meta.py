@@ -29,6 +29,7 @@ from ._options import (
     encoding_option,
     input_format_options,
     load_input_kwargs,
+    read_paths,
     run_scoring,
     run_scoring_options,
 )
@@ -113,28 +114,39 @@ def _write(out: Path | None, name: str, tables: dict[str, pd.DataFrame], ax: Axe
     """Write ``<name>_<table>.tsv`` for each table and ``<name>.png/.svg/.pdf`` of ``ax``."""
     if out is None:
         return
+    from ..errors import writing
     from ..output.comparison import tsv_text
     from ..output.plots import save_figure
     from ..workflow.outputs import staged_outputs
 
     ctx = click.get_current_context()
-    given = [v for v in ctx.params.values() if isinstance(v, str | Path)]
-    given += [p for v in ctx.params.values() if isinstance(v, tuple) for p in v]
-    inputs = [Path(p) for p in given if isinstance(p, str | Path)]
     # staged and swapped in: each subcommand adds its files, none removes another's
     with staged_outputs(
         out,
         command="meta",
         force=bool(ctx.meta.get("sessionval_force", False)),
-        inputs=inputs,
+        inputs=_inputs(ctx),
         remove_stale=False,
     ) as staged:
         for key, table in tables.items():
             text = tsv_text(table, digits=None) + "\n"  # the printed summary's escaping
-            (staged.root / f"{name}_{key}.tsv").write_text(text, encoding="utf-8")
+            path = staged.root / f"{name}_{key}.tsv"
+            with writing(path):
+                path.write_text(text, encoding="utf-8")
         paths = save_figure(ax, staged.root / name) if ax is not None else []
     for path in paths:
         click.echo(f"wrote {out / path.name}", err=True)
+
+
+def _inputs(ctx: click.Context) -> list[Path]:
+    """What the subcommand reads (logs or qrels and runs, format options' files)."""
+    params = ctx.params
+    return read_paths(
+        params.get("logs"),
+        params.get("qrels"),
+        *params.get("runs", ()),
+        options=load_input_kwargs(params),
+    )
 
 
 def _scores(qrels: Path, runs: tuple[str, ...], measures: tuple[str, ...], options: Any) -> Any:
@@ -298,10 +310,15 @@ def incomplete_judgments_command(
     if write_qrels is not None:
         from ..workflow.outputs import staged_outputs
 
-        force = bool(click.get_current_context().meta.get("sessionval_force", False))
-        inputs = [qrels, *map(Path, runs)]
+        ctx = click.get_current_context()
+        force = bool(ctx.meta.get("sessionval_force", False))
         with staged_outputs(
-            write_qrels, command="meta", force=force, inputs=inputs, remove_stale=False
+            write_qrels,
+            command="meta",
+            force=force,
+            inputs=_inputs(ctx),
+            remove_stale=False,
+            label="--write-qrels",
         ) as staged:
             for f, sub in res.qrels.items():
                 write_trec_qrels(sub, staged.root / f"fqrels_{f:.2f}.txt")

@@ -24,6 +24,7 @@ from ._options import (
     open_engine,
     partition_mapper,
     qrels_option,
+    read_paths,
 )
 
 __all__ = [
@@ -75,6 +76,10 @@ def command(
     files of a partitioned input are validated on the cluster's workers.
     """
     kwargs = load_input_kwargs(input_options)
+    if rejects is not None:  # refused before the read, not after it
+        from ..workflow.overlap import refuse_overlap
+
+        refuse_overlap([rejects], read_paths(logs, qrels, options=kwargs), label="--rejects")
     with (
         open_engine(engine, scheduler, workers) as eng,
         stages([*LOAD_PHASES, "summarising"]) as bar,
@@ -130,7 +135,15 @@ def command(
 def _write_rejects(report: LoadReport, rejects: Path | None) -> None:
     """Every rejected session with its reasons, to the ``--rejects`` CSV when one is given."""
     if rejects is not None:
-        report.rejects.to_csv(rejects, index=False)
+        from ..errors import writing
+        from ..workflow.outputs import staged_file
+
+        ctx = click.get_current_context()
+        params = ctx.params
+        inputs = read_paths(params["logs"], params["qrels"], options=load_input_kwargs(params))
+        # staged beside it and renamed; never over what validate read
+        with staged_file(rejects, inputs=inputs, label="--rejects") as target, writing(rejects):
+            report.rejects.to_csv(target, index=False)
         click.echo(f"rejects written to {rejects}", err=True)
 
 

@@ -1,7 +1,8 @@
 """Streaming writers: a study written a batch of sessions at a time.
 
 For producers that hold one chunk of a study at a time (the synthetic generator
-streams a million sessions this way); memory stays bounded by a chunk.
+streams a million sessions this way); memory stays bounded by a chunk.  A write the
+system refuses (a full disk) names the file (:func:`~sessionval.errors.writing`).
 :mod:`sessionval.io.writers` re-exports them.
 """
 
@@ -18,6 +19,7 @@ from typing import Any, Self
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..errors import writing
 from ..models.study import Study
 from .header import header_carrier
 
@@ -43,7 +45,8 @@ def write_study_json(header: Study, path: str | os.PathLike[str]) -> Path:
         Output file.
     """
     p = Path(path)
-    p.write_text(header_carrier(header, p.parent, "folder").text, encoding="utf-8")
+    with writing(p):
+        p.write_text(header_carrier(header, p.parent, "folder").text, encoding="utf-8")
     return p
 
 
@@ -94,18 +97,21 @@ class JsonlStream(_Stream):
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._fh = self.path.open("w", encoding="utf-8", newline="\n")
+        with writing(self.path):
+            self._fh = self.path.open("w", encoding="utf-8", newline="\n")
 
     def write(self, sessions: Iterable[Mapping[str, Any]]) -> None:
         """Append one line per session."""
         fh = self._fh
-        for session in sessions:
-            fh.write(session_json_line(session))
-            fh.write("\n")
+        with writing(self.path):
+            for session in sessions:
+                fh.write(session_json_line(session))
+                fh.write("\n")
 
     def close(self) -> None:
         """Close the file."""
-        self._fh.close()
+        with writing(self.path):
+            self._fh.close()
 
 
 class ParquetStream(_Stream):
@@ -138,18 +144,19 @@ class ParquetStream(_Stream):
         statistics_columns: Sequence[str],
     ) -> None:
         self.path = Path(path)
-        self._writer = pq.ParquetWriter(
-            self.path,
-            schema,
-            compression="zstd",
-            compression_level=3,
-            use_dictionary=list(dictionary_columns),
-            write_statistics=list(statistics_columns),
-            dictionary_pagesize_limit=1 << 24,
-            version="2.6",
-            data_page_version="1.0",
-            store_schema=True,
-        )
+        with writing(self.path):
+            self._writer = pq.ParquetWriter(
+                self.path,
+                schema,
+                compression="zstd",
+                compression_level=3,
+                use_dictionary=list(dictionary_columns),
+                write_statistics=list(statistics_columns),
+                dictionary_pagesize_limit=1 << 24,
+                version="2.6",
+                data_page_version="1.0",
+                store_schema=True,
+            )
         self._pool = ThreadPoolExecutor(max_workers=1)
         self._pending: Future[None] | None = None
 
@@ -163,7 +170,8 @@ class ParquetStream(_Stream):
     def _wait(self) -> None:
         if self._pending is not None:
             pending, self._pending = self._pending, None
-            pending.result()
+            with writing(self.path):
+                pending.result()
 
     def close(self) -> None:
         """Finish the queued row group and close the file."""
@@ -171,4 +179,5 @@ class ParquetStream(_Stream):
             self._wait()
         finally:
             self._pool.shutdown()
-            self._writer.close()
+            with writing(self.path):
+                self._writer.close()

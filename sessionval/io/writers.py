@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-from ..errors import InputFormatError
+from ..errors import InputFormatError, WriteError, write_error, writing
 from ..frame import JudgmentFrame, SessionFrame
 from ..models.study import Study
 from .flat_chunks import arrow_chunk as _arrow_chunk
@@ -84,16 +84,22 @@ class _Atomic:
 
     An interrupted or failed write removes its temporary files and leaves any older
     complete file of the same name as it was; nothing is renamed until every file of
-    the output is complete.
+    the output is complete.  The files are written one after another, each right after
+    its :meth:`temporary` name is made, so a write the system refuses (a full disk)
+    names the last one (:func:`~sessionval.errors.write_error`).
     """
 
     def __init__(self) -> None:
         self.pending: list[tuple[Path, Path]] = []
+        #: the file being written (named by a refused write)
+        self.pending_path = Path()
 
     def temporary(self, path: Path) -> Path:
         """A temporary name for ``path`` (created empty, removed by :meth:`discard`)."""
         tmp = _temporary_name(path)
-        tmp.open("xb").close()  # created as any new file (the umask applies), never reused
+        self.pending_path = path
+        with writing(path):
+            tmp.open("xb").close()  # created as any new file (the umask applies), never reused
         self.pending.append((tmp, path))
         return tmp
 
@@ -120,8 +126,14 @@ class _Atomic:
     ) -> None:
         if exc_type is None:
             self.commit()
-        else:
-            self.discard()
+            return
+        self.discard()
+        err = write_error(exc, self.pending_path) if exc is not None else None
+        if isinstance(err, WriteError) and err.path != self.pending_path:
+            # named by its temporary name (a writer's own ``writing``): name the real one
+            err = WriteError(self.pending_path, err.reason, err.code)
+        if err is not None and err is not exc:
+            raise err from exc
 
 
 def _refuse_link(path: Path) -> None:
@@ -467,7 +479,8 @@ def write_qrels(judgments: JudgmentFrame, path: str | os.PathLike[str]) -> Path:
     lines = (
         t["topic_id"].astype(str) + " 0 " + t["doc_id"].astype(str) + " " + t["grade"].astype(str)
     )
-    p.write_text("".join(s + "\n" for s in lines.tolist()), encoding="utf-8")
+    with writing(p):
+        p.write_text("".join(s + "\n" for s in lines.tolist()), encoding="utf-8")
     return p
 
 
@@ -484,7 +497,8 @@ def write_judgments_csv(judgments: JudgmentFrame, path: str | os.PathLike[str]) 
         Output file.
     """
     p = Path(path)
-    judgments.table[["topic_id", "doc_id", "grade", "assessor"]].to_csv(
-        p, index=False, lineterminator="\n"
-    )
+    with writing(p):
+        judgments.table[["topic_id", "doc_id", "grade", "assessor"]].to_csv(
+            p, index=False, lineterminator="\n"
+        )
     return p

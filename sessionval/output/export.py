@@ -31,7 +31,7 @@ from typing import Final, Literal
 import pandas as pd
 
 from ..analysis.covariates import attribute_columns, covariate_columns
-from ..errors import SessionvalError
+from ..errors import SessionvalError, writing
 from .codebook import codebook, codebook_markdown, level_of
 from .columns import ColumnDoc, Level, describe_column
 from .labels import (
@@ -182,11 +182,13 @@ def write_table(
     written: list[Path] = []
     if "csv" in fmts:
         path = stem.with_name(stem.name + ".csv")
-        (neutralise_formulas(table) if csv_safe else table).to_csv(path, index=False)
+        with writing(path):
+            (neutralise_formulas(table) if csv_safe else table).to_csv(path, index=False)
         written.append(path)
     if "parquet" in fmts:
         path = stem.with_name(stem.name + ".parquet")
-        table.to_parquet(path, index=False)
+        with writing(path):
+            table.to_parquet(path, index=False)
         written.append(path)
     if "dta" in fmts or "sav" in fmts:
         import pyreadstat
@@ -201,24 +203,26 @@ def write_table(
         )
         if "dta" in fmts:
             path = stem.with_name(stem.name + ".dta")
-            pyreadstat.write_dta(
-                sf.data,
-                str(path),
-                file_label=fit_label(file_label, _LABEL_LIMITS["dta"]),
-                column_labels=sf.column_labels,
-                variable_value_labels=sf.value_labels,
-            )
+            with writing(path):  # pyreadstat's C writer reports a full disk as ReadstatError
+                pyreadstat.write_dta(
+                    sf.data,
+                    str(path),
+                    file_label=fit_label(file_label, _LABEL_LIMITS["dta"]),
+                    column_labels=sf.column_labels,
+                    variable_value_labels=sf.value_labels,
+                )
             written.append(path)
         if "sav" in fmts:
             path = stem.with_name(stem.name + ".sav")
-            pyreadstat.write_sav(
-                sf.data,
-                str(path),
-                file_label=fit_label(file_label, _LABEL_LIMITS["sav"]),
-                column_labels=sf.column_labels,
-                variable_value_labels=sf.value_labels,
-                variable_measure=sf.measure,
-            )
+            with writing(path):
+                pyreadstat.write_sav(
+                    sf.data,
+                    str(path),
+                    file_label=fit_label(file_label, _LABEL_LIMITS["sav"]),
+                    column_labels=sf.column_labels,
+                    variable_value_labels=sf.value_labels,
+                    variable_measure=sf.measure,
+                )
             written.append(path)
     return written
 
@@ -342,8 +346,10 @@ def write_exports(
         for stem, table in tables.items()
     }
     book = codebook(tables, parameters=parameters, label_maps=maps, stats_names=names)
-    (neutralise_formulas(book) if csv_safe else book).to_csv(out / "codebook.csv", index=False)
-    (out / "codebook.md").write_text(codebook_markdown(book, parameters), encoding="utf-8")
+    with writing(out / "codebook.csv"):
+        (neutralise_formulas(book) if csv_safe else book).to_csv(out / "codebook.csv", index=False)
+    with writing(out / "codebook.md"):
+        (out / "codebook.md").write_text(codebook_markdown(book, parameters), encoding="utf-8")
     files.extend([out / "codebook.csv", out / "codebook.md"])
     notes = []
     for fmt in ("dta", "sav"):

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 import numpy as np
 import pandas as pd
 
-from ..errors import SessionvalError
+from ..errors import SessionvalError, writing
 from .parameters import params_text
 
 if TYPE_CHECKING:
@@ -814,7 +814,9 @@ def save_figure(
     try:
         for fmt in formats:
             path = stem.with_name(f"{stem.name}.{fmt}")
-            path.write_bytes(figure_bytes(fig, fmt, dpi=dpi))
+            data = figure_bytes(fig, fmt, dpi=dpi)
+            with writing(path):
+                path.write_bytes(data)
             out.append(path)
     finally:
         fig.set_layout_engine(engine)

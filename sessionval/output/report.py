@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 import pandas as pd
 
 from ..analysis.stats import paired_comparison, score_table
-from ..errors import SessionvalError
+from ..errors import SessionvalError, writing
 from .parameters import parameter_docs
 
 if TYPE_CHECKING:
@@ -431,5 +431,6 @@ def write_report(path: str | Path, **kwargs: Any) -> Path:
     """
     p = Path(path)
     text = render_report(**kwargs)
-    p.write_text(text, encoding="utf-8")
+    with writing(p):
+        p.write_text(text, encoding="utf-8")
     return p

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import SessionvalError
+from ..errors import SessionvalError, writing
 from ..frame import JudgmentFrame
 from ..io.writers import write_qrels
 from ..kernels.segments import offsets_from_counts, segment_ids, segment_ranks
@@ -179,9 +179,11 @@ def write_runs(
             + " "
             + name
         )
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        with writing(path):
+            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         files.append(path)
     truth = out / "systems.tsv"
-    coll.quality.to_csv(truth, sep="\t", index=False, float_format="%.4f")
+    with writing(truth):
+        coll.quality.to_csv(truth, sep="\t", index=False, float_format="%.4f")
     files.append(truth)
     return files

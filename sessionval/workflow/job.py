@@ -27,7 +27,7 @@ from ..problems import Mode
 from ..progress import Stages, stages
 from .correlations import correlation_step
 from .figures import FigureCell, draw_figures, figure_cell, figure_data, write_figure_tables
-from .outputs import RESERVED, STAGING_PREFIX, RunOutputs
+from .outputs import RunOutputs
 from .settings import NO_JUDGMENTS, RunSettings, run_settings
 from .statistics import statistics_step
 from .steps import (
@@ -103,30 +103,15 @@ def input_files(
     qrels: Path | None,
     config_path: Path | None,
     input_options: Mapping[str, Any] | None,
-    *,
-    out: Path | None = None,
 ) -> list[Path]:
-    """Every input file of a run: the logs (a file, or a folder's files), qrels, config, options'.
+    """Every file or folder a run reads: the logs, the qrels, the config, the format options'.
 
-    A study folder's files are its inputs too, but for what a run writes into ``out``
-    (default: the study folder) under the names of
-    :data:`~sessionval.workflow.outputs.RESERVED`, so ``run STUDY --out STUDY`` or
-    ``--out STUDY/results`` replaces its earlier outputs and never a file of the study.
+    No output of the run may be, contain or lie inside one of them
+    (:func:`~sessionval.workflow.overlap.refuse_overlap`).
     """
     paths = [logs, qrels, config_path]
     paths += [v for v in (input_options or {}).values() if isinstance(v, Path)]
-    if logs.is_dir():
-        where = (out if out is not None else logs).resolve()
-
-        def written_by_a_run(f: Path) -> bool:
-            full = f.resolve()
-            if not full.is_relative_to(where) or full == where:
-                return False
-            top = full.relative_to(where).parts[0]
-            return top in RESERVED or top.startswith(STAGING_PREFIX)
-
-        paths += [f for f in logs.rglob("*") if not written_by_a_run(f)]
-    return [p for p in paths if p is not None and p.is_file()]
+    return [p for p in paths if p is not None]
 
 
 def run(
@@ -229,14 +214,13 @@ def run(
     )
     if fmt_name == PARTITIONED and isinstance(engine, DaskEngine) and not remote:
         load_options["mapper"] = engine.map_items  # the partitions load on the workers
-    outputs = RunOutputs(
+    with RunOutputs(
         out,
         force=force,
-        inputs=input_files(logs, qrels, config_path, input_options, out=out),
+        inputs=input_files(logs, qrels, config_path, input_options),
         csv_safe=settings.csv_safe,
-    )
-    advice = _MemoryAdvice(settings, engine, per_position, figures, table_formats)
-    try:
+    ) as outputs:
+        advice = _MemoryAdvice(settings, engine, per_position, figures, table_formats)
         with stages(STAGES, disable=None if progress is None else not progress) as bar:
             try:
                 with phase(f"loading and validating {logs}", advice=advice.for_loading):
@@ -331,8 +315,6 @@ def run(
             )
             bar.update()
         removed = outputs.finish()
-    finally:
-        outputs.discard()
     return RunResult(
         out=out,
         files=outputs.written,

@@ -14,8 +14,17 @@ and writes the manifest (``.sessionval-run.json``) last.  So:
   out with ``..``, pass through a symbolic link or name a symbolic link are
   ignored, and no file is written through a linked folder;
 * a file this run would overwrite must be the previous run's (listed in its
-  manifest) unless ``force`` is given, and an input of the run (the ``--config``
-  file, the qrels, …) is never overwritten nor removed, even with ``force``.
+  manifest) unless ``force`` is given;
+* an output never is, contains or lies inside an input of the command (the study,
+  the ``--config`` file, the qrels, …), even with ``force``: refused before any work
+  (:func:`~sessionval.workflow.overlap.refuse_overlap`), and a file that is an input
+  under another name (a hard link) is never replaced nor removed;
+* a file the system or a library refuses to write (disk full, file-size limit)
+  ends the command with :class:`~sessionval.errors.WriteError` naming the file where
+  it was going (:func:`~sessionval.errors.writing`);
+* one command at a time writes into a folder (:class:`~sessionval.workflow.staging.OutputLock`),
+  and the staging folders of killed commands are removed by the next one
+  (:func:`~sessionval.workflow.staging.remove_stale_staging`).
 
 The other commands that write a folder or a file (``convert``, ``synth``, ``meta
 --out``) use the same staging and checks through :func:`staged_outputs`, each with
@@ -27,21 +36,22 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Final
+from types import TracebackType
+from typing import Final, Self
 
 import pandas as pd
 
-from ..errors import InputFormatError
+from ..errors import OutputError, WriteError, writing
 from ..output.export import neutralise_formulas
+from .overlap import input_file_ids, refuse_overlap
+from .staging import LOCK, OWNER, STAGING_PREFIX, OutputLock, make_staging, remove_stale_staging
 
 __all__ = [
     "MANIFEST",
     "MANIFESTS",
-    "RESERVED",
     "STAGING_PREFIX",
     "RunOutputs",
     "staged_file",
@@ -57,23 +67,6 @@ MANIFESTS: Final = {
     "synth": ".sessionval-synth.json",
     "meta": ".sessionval-meta.json",
 }
-#: Prefix of the staging folder a run writes into before its files are moved into place.
-STAGING_PREFIX: Final = ".sessionval-staging-"
-#: Top-level names a run writes (files, or folders of files): an input there would be replaced.
-RESERVED: Final = frozenset(
-    {
-        "tables",
-        "figures",
-        "exports",
-        "config.toml",
-        "config.json",
-        "report.html",
-        "validation.txt",
-        "validation-failed.txt",
-        "rejects.csv",
-        MANIFEST,
-    }
-)
 _SHOW: Final = 10
 
 
@@ -100,7 +93,9 @@ class RunOutputs:
     force
         Overwrite files that no previous run of sessionval wrote.
     inputs
-        The run's input files: never overwritten, never removed.
+        Every file and folder the command reads: no output may be, contain or lie
+        inside one (:func:`~sessionval.workflow.overlap.refuse_overlap`), even with
+        ``force``; their files are never overwritten nor removed.
     csv_safe
         Neutralise spreadsheet formulas in the CSV cells written with :meth:`write_frame`.
     manifest
@@ -110,6 +105,14 @@ class RunOutputs:
     remove_stale
         Remove the files of the previous manifest that this run did not write again
         (False: keep them and list them with the new ones).
+    targets
+        The files the command names, when it writes named files into ``out`` rather
+        than the folder itself (``convert --out FILE``): the inputs are checked
+        against these.
+    command
+        The command writing, for the owner record and the lock.
+    label
+        The option that names the outputs, for the messages.
 
     Attributes
     ----------
@@ -126,25 +129,37 @@ class RunOutputs:
         out: Path,
         *,
         force: bool = False,
-        inputs: Iterable[Path] = (),
+        inputs: Iterable[Path | None] = (),
         csv_safe: bool = False,
         manifest: str | None = MANIFEST,
         remove_stale: bool = True,
+        targets: Sequence[Path] | None = None,
+        command: str = "run",
+        label: str = "--out",
     ) -> None:
         self.out = out
         self.manifest = manifest
         self.remove_stale = remove_stale
         self.force = force or manifest is None
         self.csv_safe = csv_safe
-        self.inputs = tuple(p for p in inputs if p.is_file())
+        self.inputs = tuple(p for p in inputs if p is not None)
+        refuse_overlap(targets if targets is not None else [out], self.inputs, label=label)
         # an input is recognised by its file, whatever the path or link that names it
-        self._input_ids = {(st.st_dev, st.st_ino) for st in map(os.stat, self.inputs)}
-        self._check_inputs()
+        self._input_ids = input_file_ids(self.inputs)
         if out.exists() and not out.is_dir():
-            raise InputFormatError(f"--out {out}: exists and is not a folder")
+            raise OutputError(f"{label} {out}: exists and is not a folder")
         out.mkdir(parents=True, exist_ok=True)  # --out itself may be a link the user made
-        self.previous = self._read_manifest()
-        self.root = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
+        # one file per named output, so commands writing other files beside it may run
+        lock_name = LOCK + (f"-{targets[0].name}" if targets else "")
+        self._lock = OutputLock(out, lock_name)
+        self._lock.acquire(command=command, label=label)
+        try:
+            remove_stale_staging(out)
+            self.previous = self._read_manifest()
+            self.root = make_staging(out, command=command)
+        except BaseException:
+            self._lock.release()
+            raise
         self.written: list[str] = []
 
     # ---- before the run
@@ -155,20 +170,6 @@ class RunOutputs:
         except OSError:
             return False
         return (st.st_dev, st.st_ino) in self._input_ids
-
-    def _check_inputs(self) -> None:
-        """An input where the run writes would be replaced: refuse before any work."""
-        if not self.out.exists():
-            return
-        out = self.out.resolve()
-        for p in self.inputs:
-            full = p.resolve()
-            if full.is_relative_to(out) and full.relative_to(out).parts[0] in RESERVED:
-                raise InputFormatError(
-                    f"the input {p} is inside --out {self.out}, where this run writes "
-                    f"{full.relative_to(out).as_posix()}: it would be overwritten; copy it "
-                    "out of the output folder (or choose another --out)"
-                )
 
     def _read_manifest(self) -> list[str]:
         if self.manifest is None:
@@ -202,17 +203,19 @@ class RunOutputs:
     def write_text(self, rel: str, text: str) -> Path:
         """Write UTF-8 text to ``root / rel`` and record it."""
         p = self.path(rel)
-        p.write_text(text, encoding="utf-8")
+        with writing(p):
+            p.write_text(text, encoding="utf-8")
         self.add(p)
         return p
 
     def collect(self) -> list[str]:
         """Record every file under ``root`` not recorded yet (what a writer made there)."""
         known = set(self.written)
+        owner = self.root / OWNER  # the staging folder's, not an output
         found = sorted(
             p.relative_to(self.root).as_posix()
             for p in self.root.rglob("*")
-            if p.is_file() and not p.is_symlink()
+            if p.is_file() and not p.is_symlink() and p != owner
         )
         self.written += [f for f in found if f not in known]
         return self.written
@@ -220,10 +223,11 @@ class RunOutputs:
     def write_frame(self, rel: str, table: pd.DataFrame) -> Path:
         """Write a table as CSV or Parquet (by the suffix of ``rel``) and record it."""
         p = self.path(rel)
-        if p.suffix == ".parquet":
-            table.to_parquet(p, index=False)
-        else:
-            (neutralise_formulas(table) if self.csv_safe else table).to_csv(p, index=False)
+        with writing(p):
+            if p.suffix == ".parquet":
+                table.to_parquet(p, index=False)
+            else:
+                (neutralise_formulas(table) if self.csv_safe else table).to_csv(p, index=False)
         self.add(p)
         return p
 
@@ -259,7 +263,7 @@ class RunOutputs:
 
         Raises
         ------
-        InputFormatError
+        OutputError
             A file would overwrite one that no earlier run wrote (without ``force``),
             an input of the run, a folder or a link: nothing is moved, the previous
             outputs stay.
@@ -268,7 +272,7 @@ class RunOutputs:
             problems = self._conflicts(self.written)
             if problems:
                 more = f" (and {len(problems) - _SHOW} more)" if len(problems) > _SHOW else ""
-                raise InputFormatError(
+                raise OutputError(
                     f"not writing into {self.out}: the previous outputs are unchanged; "
                     "use --force to overwrite files sessionval did not write (inputs and "
                     "links are never overwritten), or choose another --out:\n"
@@ -284,11 +288,7 @@ class RunOutputs:
             else:  # the previous files stay: list those still there with the new ones
                 removed, listed = [], set(self.written) | set(self._kept())
             if self.manifest is not None:
-                manifest = self.root / self.manifest
-                manifest.write_text(
-                    json.dumps({"files": sorted(listed)}, indent=1) + "\n", encoding="utf-8"
-                )
-                os.replace(manifest, self.out / self.manifest)
+                self._write_manifest(self.manifest, listed)
         finally:
             self.discard()
         return removed
@@ -334,20 +334,47 @@ class RunOutputs:
             target = self.out / name
             if not self._conflicts([name]):
                 os.replace(self.root / name, target)
-                manifest = self.root / MANIFEST
-                manifest.write_text(
-                    json.dumps({"files": sorted({*keep, name})}, indent=1) + "\n",
-                    encoding="utf-8",
-                )
-                os.replace(manifest, self.out / MANIFEST)
+                self._write_manifest(MANIFEST, {*keep, name})
         finally:
             self.discard()
         return self.out / name
 
+    def _write_manifest(self, name: str, files: Iterable[str]) -> None:
+        """The manifest, staged then renamed into ``out`` (the last file a command moves)."""
+        manifest = self.root / name
+        with writing(self.out / name):
+            manifest.write_text(json.dumps({"files": sorted(files)}, indent=1) + "\n", "utf-8")
+        os.replace(manifest, self.out / name)
+
     def discard(self) -> None:
-        """Remove the staging folder (what a failed or interrupted run wrote)."""
-        if self.root.is_dir():
-            shutil.rmtree(self.root, ignore_errors=True)
+        """Remove the staging folder (what a failed or interrupted run wrote); release the lock."""
+        try:
+            if self.root.is_dir():
+                shutil.rmtree(self.root, ignore_errors=True)
+        finally:
+            self._lock.release()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Discard the staging folder; a refused write names the file where it was going."""
+        self.discard()
+        if isinstance(exc, WriteError):
+            moved = exc.moved(self.root, self.out)
+            if moved is not exc:
+                raise moved from exc.__cause__
+
+    def __del__(self) -> None:
+        # a RunOutputs dropped without discard (a library caller) must not keep the folder locked
+        lock = getattr(self, "_lock", None)
+        if lock is not None:
+            lock.release()
 
 
 @contextmanager
@@ -356,8 +383,10 @@ def staged_outputs(
     *,
     command: str | None,
     force: bool = False,
-    inputs: Iterable[Path] = (),
+    inputs: Iterable[Path | None] = (),
     remove_stale: bool = True,
+    targets: Sequence[Path] | None = None,
+    label: str = "--out",
 ) -> Iterator[RunOutputs]:
     """Stage a command's output folder: write into ``.root``, swapped in when the block succeeds.
 
@@ -373,7 +402,7 @@ def staged_outputs(
     command
         The command writing (its manifest: :data:`MANIFESTS`); ``None``: files the user
         named, no manifest (they may be replaced, but never an input or a link).
-    force, inputs, remove_stale
+    force, inputs, remove_stale, targets, label
         As :class:`RunOutputs`.
 
     Yields
@@ -381,28 +410,39 @@ def staged_outputs(
     RunOutputs
         Write into its ``root``.
     """
-    outputs = RunOutputs(
+    with RunOutputs(
         out,
         force=force,
         inputs=inputs,
         manifest=None if command is None else MANIFESTS[command],
         remove_stale=remove_stale and command is not None,
-    )
-    try:
+        targets=targets,
+        command=command or "",
+        label=label,
+    ) as outputs:
         yield outputs
         outputs.collect()
         outputs.finish()
-    finally:
-        outputs.discard()
 
 
 @contextmanager
-def staged_file(path: Path, *, inputs: Iterable[Path] = ()) -> Iterator[Path]:
+def staged_file(
+    path: Path,
+    *,
+    inputs: Iterable[Path | None] = (),
+    beside: Iterable[Path | None] = (),
+    label: str = "--out",
+) -> Iterator[Path]:
     """Write one named file (and files beside it) under a temporary name; rename on success.
 
     The block writes to the path yielded (in a staging folder beside ``path``); the
-    files it writes there go beside ``path``.  An input is never replaced, nor a link;
-    an exception leaves ``path`` as it was.
+    files it writes there go beside ``path``.  Neither ``path`` nor the files
+    ``beside`` it may be, or lie inside, an input (refused before any work, even when
+    they do not exist yet); a link is never replaced; an exception leaves ``path`` as
+    it was.
     """
-    with staged_outputs(path.parent, command=None, inputs=inputs) as outputs:
+    targets = [path, *(p for p in beside if p is not None)]
+    with staged_outputs(
+        path.parent, command=None, inputs=inputs, targets=targets, label=label
+    ) as outputs:
         yield outputs.root / path.name

@@ -81,7 +81,7 @@ def test_convert_never_overwrites_its_input(tmp_path, capsys, to):
     capsys.readouterr()
     args = ["convert", str(src), "--from", fmt, "--out", str(target), "--to", to, "--force"]
     assert main(args) == 2
-    assert "is an input of this run" in capsys.readouterr().err
+    assert "(--force never overwrites an input)" in capsys.readouterr().err
     assert _files(src.parent) == before
 
 

@@ -316,9 +316,8 @@ def test_t4_a_session_table_with_only_a_header_is_a_located_error(tmp_path, mode
     text = str(err.value)
     assert "session:1: the session table has a header but no rows" in text
     assert "results:2: SessionID: session id not in the session table" in text
-    assert (
-        main(["convert", str(tmp_path), "--from", "lab-tables", "--out", str(tmp_path / "o")]) == 1
-    )
+    out = tmp_path.parent / f"{tmp_path.name}-o"  # not inside the input folder
+    assert main(["convert", str(tmp_path), "--from", "lab-tables", "--out", str(out)]) == 1
 
 
 def test_lab_duplicate_session_rows_are_two_rejections(tmp_path):

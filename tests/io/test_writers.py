@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sessionval.errors import InputFormatError
+from sessionval.errors import InputFormatError, WriteError
 from sessionval.io import parquet_layout, writers
 from sessionval.io.jsonl import load_jsonl
 from sessionval.io.mapping import load_mapped_table
@@ -245,7 +245,7 @@ def test_interrupted_write_keeps_the_older_files(tmp_path, monkeypatch):
     write_flat(frame, table, chunk_rows=100)
     older = table.read_bytes()
     monkeypatch.setattr(writers, "_flat_chunk", lambda *_: (_ for _ in ()).throw(OSError("full")))
-    with pytest.raises(OSError, match="full"):
+    with pytest.raises(WriteError, match=r"t\.csv: cannot write: full; "):
         write_flat(frame, table, chunk_rows=100)
     assert table.read_bytes() == older
     # the first write's header sidecar stays too, no partial file

@@ -13,6 +13,7 @@ from sessionval.output.export import (
     long_form,
     to_stats_frame,
     write_exports,
+    write_table,
 )
 from tests.analysis.scores import PARAMS, per_query_table, per_session_table
 
@@ -178,3 +179,28 @@ def test_csv_safe_exports_neutralise_formulas_only_in_csv(tmp_path):
     assert (csv["sdcg"] == ps["sdcg"]).all()  # numbers stay numbers
     df, _ = pyreadstat.read_dta(str(tmp_path / "per_session_wide.dta"))
     assert df["session_id"].iloc[0] == "=cmd|' /C calc'!A0"
+
+
+@pytest.mark.parametrize("fmt", ["sav", "dta", "parquet", "csv"])
+def test_a_refused_write_names_the_export_file(tmp_path, monkeypatch, fmt):
+    """Round 3, OS-2: a file-size limit in pyreadstat was an internal error (exit 70)."""
+    import errno
+
+    from sessionval.errors import WriteError
+
+    def readstat(*args: object, **kwargs: object) -> None:
+        raise pyreadstat.ReadstatError("Unable to write data")  # what `ulimit -f` gives
+
+    def os_error(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EFBIG, "File too large")  # pyarrow and pandas: no file name
+
+    monkeypatch.setattr(pyreadstat, "write_sav", readstat)
+    monkeypatch.setattr(pyreadstat, "write_dta", readstat)
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", os_error)
+    monkeypatch.setattr(pd.DataFrame, "to_csv", os_error)
+    table = pd.DataFrame({"system_id": ["S1", "S2"], "nsdcg": [0.5, 0.25]})
+    with pytest.raises(WriteError, match=rf"scores\.{fmt}: cannot write: ") as info:
+        write_table(table, tmp_path / "scores", formats=[fmt])
+    assert info.value.path == tmp_path / f"scores.{fmt}"
+    expected = "Unable to write data" if fmt in ("sav", "dta") else "ulimit -f"
+    assert expected in str(info.value)

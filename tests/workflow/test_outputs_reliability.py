@@ -183,27 +183,24 @@ def test_a_linked_output_folder_is_not_written_through(tmp_path, config):
 
 
 def test_inputs_inside_out_are_never_overwritten(tmp_path, config, capsys):
-    """Item 6: the config, the qrels and the logs sitting in --out stay as they are."""
+    """An --out holding an input (logs, qrels, config) is refused before any work, even --force."""
     study = _study(tmp_path / "study")
     out = tmp_path / "out"
     assert _run(study, out, config) == 0
     # qrels and logs copied into the output folder, and run from there
     (out / "qrels.txt").write_bytes((study / "qrels.txt").read_bytes())
     (out / "sessions.jsonl").write_bytes((study / "sessions.jsonl").read_bytes())
-    args = ["run", str(out / "sessions.jsonl"), "--qrels", str(out / "qrels.txt")]
-    assert main([*args, "--out", str(out), "--config", str(config), "--no-progress"]) == 0
-    assert (out / "qrels.txt").read_bytes() == (study / "qrels.txt").read_bytes()
-    assert (out / "sessions.jsonl").read_bytes() == (study / "sessions.jsonl").read_bytes()
-    # an input under a name the run writes is refused up front, even with --force
-    (out / "config.toml").write_text(CONFIG)
+    before = _files(out)
     capsys.readouterr()
-    assert _run(study, out, out / "config.toml", "--force") == 2
-    assert "it would be overwritten" in capsys.readouterr().err
-    assert (out / "config.toml").read_text() == CONFIG
-    (out / "tables" / "my_qrels.txt").write_bytes((study / "qrels.txt").read_bytes())
-    args = ["run", str(study), "--qrels", str(out / "tables" / "my_qrels.txt")]
+    args = ["run", str(out / "sessions.jsonl"), "--qrels", str(out / "qrels.txt")]
     assert main([*args, "--out", str(out), "--config", str(config), "--force"]) == 2
-    assert (out / "tables" / "my_qrels.txt").read_bytes() == (study / "qrels.txt").read_bytes()
+    err = capsys.readouterr().err
+    assert f"--out {out} contains the input {out / 'sessions.jsonl'}" in err
+    assert "--force never overwrites an input" in err
+    (out / "config.toml").write_text(CONFIG)  # the config the run wrote, given back to it
+    assert _run(study, out, out / "config.toml", "--force") == 2
+    assert f"contains the input {out / 'config.toml'}" in capsys.readouterr().err
+    assert _files(out) == {**before, "config.toml": CONFIG.encode()}
 
 
 def test_a_foreign_folder_is_refused_without_force(tmp_path, config, capsys):
@@ -217,14 +214,14 @@ def test_a_foreign_folder_is_refused_without_force(tmp_path, config, capsys):
     assert not (out / MANIFEST).exists()
 
 
-def test_a_study_folder_used_as_out_keeps_its_files(tmp_path, config):
-    """Item 6: ``run STUDY --out STUDY``: a planted manifest cannot remove the study's files."""
+@pytest.mark.parametrize("where", [".", "results", "../study/results"])
+def test_a_study_folder_is_never_an_output(tmp_path, config, capsys, where):
+    """``run STUDY --out STUDY`` (or a folder inside it) is refused: the study is an input."""
     study = _study(tmp_path / "study")
     inputs = _files(study)
-    assert _run(study, study, config) == 0
-    manifest = study / MANIFEST
-    files = json.loads(manifest.read_text())["files"]
-    manifest.write_text(json.dumps({"files": [*files, "sessions.jsonl", "qrels.txt"]}))
-    assert _run(study, study, config) == 0  # its earlier outputs replaced, no --force needed
-    after = _files(study)
-    assert {k: after[k] for k in inputs} == inputs
+    out = study / where
+    assert _run(study, out, config, "--force") == 2
+    how = "is the input" if where == "." else "lies inside the input folder"
+    assert f"--out {out} {how} {study}" in capsys.readouterr().err
+    assert _files(study) == inputs
+    assert sorted(p.name for p in study.iterdir()) == ["qrels.txt", "sessions.jsonl"]

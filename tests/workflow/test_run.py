@@ -156,7 +156,7 @@ def test_the_config_file_in_out_is_never_overwritten(study_dir, tmp_path, fast, 
     written.write_text(text)
     capsys.readouterr()
     assert _run(study_dir, out, "--config", str(written), "--force") == 2
-    assert "it would be overwritten" in capsys.readouterr().err
+    assert f"--out {out} contains the input {written}" in capsys.readouterr().err
     assert written.read_text() == text
 
 

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import pandas as pd
 import pytest
 
-from sessionval.errors import InputFormatError, JudgmentError, ValidationFailed
+from sessionval.errors import InputFormatError, JudgmentError, OutputError, ValidationFailed
 from sessionval.workflow import (
     MANIFEST,
     FigureSettings,
@@ -267,7 +267,7 @@ def test_a_planted_manifest_never_reaches_outside(tmp_path):
     (out / "figures").symlink_to(outside, target_is_directory=True)
     outputs = RunOutputs(out)
     outputs.write_text("figures/f.png", "x")
-    with pytest.raises(InputFormatError, match="symbolic link"):
+    with pytest.raises(OutputError, match="symbolic link"):
         outputs.finish()
     assert sorted(p.name for p in outside.iterdir()) == ["precious.txt"]
 
@@ -279,7 +279,7 @@ def test_foreign_files_need_force_and_inputs_are_never_overwritten(tmp_path):
     outputs = RunOutputs(out)
     outputs.write_text("report.html", "new")
     outputs.write_text("tables/t.csv", "x")
-    with pytest.raises(InputFormatError, match="no earlier sessionval run wrote it"):
+    with pytest.raises(OutputError, match="no earlier sessionval run wrote it"):
         outputs.finish()
     assert (out / "report.html").read_text() == "someone's report"
     assert not (out / "tables").exists()  # nothing moved: all or nothing
@@ -287,12 +287,15 @@ def test_foreign_files_need_force_and_inputs_are_never_overwritten(tmp_path):
     forced.write_text("report.html", "new")
     forced.finish()
     assert (out / "report.html").read_text() == "new"
-    # an input where the run writes is refused before any work, even with force
+    # an input in the output folder is refused before any work, even with force
     config = out / "config.toml"
     config.write_text("b = 3.0\n")
-    with pytest.raises(InputFormatError, match="it would be overwritten"):
+    with pytest.raises(OutputError, match=f"--out {out} contains the input {config}"):
         RunOutputs(out, force=True, inputs=[config])
     assert config.read_text() == "b = 3.0\n"
+    assert not [
+        p for p in out.iterdir() if p.name.startswith((".sessionval-lock", ".sessionval-st"))
+    ]
 
 
 def test_csv_safe_outputs(tmp_path):
