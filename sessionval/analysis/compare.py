@@ -145,6 +145,8 @@ def compare_systems(
     topic: str = "topic",
     value: str = "value",
     measure_column: str = "measure",
+    design: str | None = None,
+    block: str | None = None,
 ) -> pd.DataFrame:
     """Compare every pair of systems (or every system with a baseline) on each measure.
 
@@ -153,8 +155,13 @@ def compare_systems(
     scores
         Long table: ``system, topic, measure, value`` (names configurable), one row per
         system × topic × measure.  A pair is compared over the topics scored for both.
+        Or the per-session table as ``run`` writes it (``session_id``, ``system_id``,
+        ``user_id``, ``topic_id`` and the scores): its design is detected and the pairs
+        compared as it asks (:func:`sessionval.analysis.by_design.compare_per_session`),
+        with ``design``, ``block`` and ``note`` columns.
     measures
-        Measures to compare (default: every measure of the table, in order).
+        Measures to compare (default: every measure of the table, in order; for a
+        per-session table ``nsdcg`` and ``sdcg``).
     test
         Paired test (:data:`sessionval.analysis.paired.TESTS`).
     correction
@@ -178,6 +185,9 @@ def compare_systems(
         Order of the systems (default: first appearance).
     system, topic, value, measure_column
         Column names of ``scores``.
+    design, block
+        Per-session table only: override the detected design and block
+        (:func:`sessionval.analysis.design.detect_design`).
 
     Returns
     -------
@@ -204,6 +214,34 @@ def compare_systems(
     [['A', 'B', 4, 0.2]]
     """
     _check_options(test, correction, effect_size, alpha, confidence)
+    from .by_design import compare_per_session, is_per_session
+
+    if is_per_session(scores):
+        if baseline is not None or systems is not None:
+            raise StatisticsError(
+                "compare_systems: baseline= and systems= apply to the long score table, "
+                "not to a per-session table"
+            )
+        return compare_per_session(
+            scores,
+            measures=[m for m in ("nsdcg", "sdcg") if m in scores]
+            if measures is None
+            else measures,
+            design=design,
+            block=block,
+            test=test,
+            correction=correction,
+            alpha=alpha,
+            confidence=confidence,
+            resamples=resamples,
+            seed=seed,
+            effect_size=effect_size,
+        )
+    if design is not None or block is not None:
+        raise StatisticsError(
+            "compare_systems: design= and block= apply to a per-session table (session_id, "
+            "system_id, ...), not to the long system, topic, measure, value table"
+        )
     scores, wanted = _with_measures(scores, measures, measure_column, value)
     names = _levels(scores[system]) if systems is None else [str(s) for s in systems]
     if len(names) < 2:

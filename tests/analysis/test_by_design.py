@@ -1,0 +1,92 @@
+"""Comparisons that follow the design (sessionval.analysis.by_design, compare_systems)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sessionval as sv
+from sessionval.analysis.compare import compare_systems
+from sessionval.errors import StatisticsError
+
+
+def _latin(n_users: int = 12, effect: float = 0.1, seed: int = 1) -> pd.DataFrame:
+    """Latin square with searcher and topic effects: B better by ``effect``."""
+    rng = np.random.default_rng(seed)
+    topic_effect = {"t1": 0.0, "t2": 0.3, "t3": -0.2, "t4": 0.1}
+    rows = []
+    for u in range(n_users):
+        skill = rng.normal(0, 0.2)
+        for k, t in enumerate(topic_effect):
+            s = "AB"[(k // 2 + u) % 2]
+            y = 0.4 + skill + topic_effect[t] + (effect if s == "B" else 0) + rng.normal(0, 0.02)
+            rows.append((f"s{u}-{k}", f"u{u}", t, s, k + 1, y))
+    cols = ["session_id", "user_id", "topic_id", "system_id", "session_order", "nsdcg"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def test_per_session_table_is_accepted_and_latin_square_uses_blocks() -> None:
+    r = sv.compare_systems(_latin(), measures=["nsdcg"])
+    row = r.iloc[0]
+    assert (row["design"], row["block"], row["test"], row["n"]) == (
+        "within",
+        "searcher+topic",
+        "ols-blocks+period",
+        12,
+    )
+    assert row["diff"] == pytest.approx(-0.1, abs=0.02)
+    assert row["p"] < 1e-6
+    assert row["note"] == ""
+
+
+def test_runs_as_sessions_are_paired_by_topic_as_compare_does() -> None:
+    values = {"A": [0.5, 0.6, 0.2, 0.9], "B": [0.4, 0.3, 0.2, 0.5]}
+    ps = pd.DataFrame(
+        [
+            (f"{s}:{t}", s, t, s, v)
+            for s, vs in values.items()
+            for t, v in zip("1234", vs, strict=True)
+        ],
+        columns=["session_id", "user_id", "topic_id", "system_id", "nsdcg"],
+    )
+    r = compare_systems(ps, measures=["nsdcg"])
+    long = pd.DataFrame(
+        [(s, t, "nsdcg", v) for s, vs in values.items() for t, v in zip("1234", vs, strict=True)],
+        columns=["system", "topic", "measure", "value"],
+    )
+    expected = compare_systems(long)
+    assert (r["design"].iloc[0], r["block"].iloc[0], r["n"].iloc[0]) == ("by_topic", "topic", 4)
+    cols = ["n", "diff", "statistic", "p"]
+    np.testing.assert_allclose(r[cols].to_numpy(float), expected[cols].to_numpy(float))
+
+
+def test_between_searchers_is_welch_and_short_pair_says_why() -> None:
+    ps = pd.DataFrame(
+        {
+            "session_id": [f"s{i}" for i in range(7)],
+            "user_id": [f"u{i}" for i in range(7)],
+            "topic_id": "t1",
+            "system_id": ["A", "A", "A", "B", "B", "B", "C"],
+            "nsdcg": [0.1, 0.2, 0.15, 0.5, 0.6, 0.55, 0.3],
+        }
+    )
+    from scipy import stats
+
+    r = compare_systems(ps, measures=["nsdcg"]).set_index(["a", "b"])
+    ab = r.loc[("A", "B")]
+    assert (ab["design"], ab["test"], ab["n"]) == ("between", "welch-t", 6)
+    expected = stats.ttest_ind([0.1, 0.2, 0.15], [0.5, 0.6, 0.55], equal_var=False).pvalue
+    assert ab["p"] == pytest.approx(expected)
+    assert "1 with C (need 2 each)" in r.loc[("A", "C"), "note"]
+
+
+def test_one_system_and_overrides() -> None:
+    ps = _latin()
+    one = ps[ps["system_id"] == "A"]
+    r = compare_systems(one, measures=["nsdcg"])
+    assert r.empty and "nothing to compare" in r.attrs["notes"][0]
+    by_searcher = compare_systems(ps, measures=["nsdcg"], block="searcher")
+    assert (by_searcher["block"].iloc[0], by_searcher["test"].iloc[0]) == ("searcher", "paired-t")
+    with pytest.raises(StatisticsError, match="allowed: auto, within, between, by_topic, log"):
+        compare_systems(ps, measures=["nsdcg"], design="latin")
