@@ -263,8 +263,9 @@ def measure_settings(selection: MeasureSelection, *, preset: str | None) -> Meas
 class StatisticsSettings(Section):
     """``[statistics]``: the tests, corrections, intervals and mixed model of the report.
 
-    The statistics step (:mod:`sessionval.workflow.statistics`) compares every pair of
-    systems within searchers and fits the mixed model; ``docs/statistics.md`` says how.
+    The statistics step (:mod:`sessionval.workflow.statistics`) detects the study's
+    design, compares every pair of systems as it asks and fits the mixed model;
+    ``docs/statistics.md`` says how.
     """
 
     test: Literal["paired-t", "wilcoxon", "sign", "randomisation", "bootstrap"] = Field(
@@ -292,6 +293,12 @@ class StatisticsSettings(Section):
     bands: bool = Field(True, description="confidence bands on the averaged curves of the figures")
     mixed_model: bool = Field(
         True, description="fit the linear mixed model (system fixed; searcher, topic random)"
+    )
+    design: Literal["auto", "within", "between", "by_topic", "log"] = Field(
+        "auto", description="design of the comparison (auto: detected from the sessions)"
+    )
+    block: Literal["auto", "searcher", "searcher+topic", "topic", "none"] = Field(
+        "auto", description="what pairs or blocks the comparison (auto: the design's own)"
     )
 
 

@@ -1,15 +1,18 @@
 """The statistics of ``sessionval run``: its ``[statistics]`` settings and its report sections.
 
-A user study compares systems within searchers.  :func:`statistics_step` builds, from
-the per-session table:
+:func:`statistics_step` detects the study's design from the per-session table
+(:func:`sessionval.analysis.design.detect_design`, overridden by ``[statistics] design``
+and ``block``) and builds:
 
-* every pair of systems compared by searcher (each searcher's sessions averaged per
-  system, searchers who used both systems paired) with the configured test and
-  multiplicity correction, effect sizes and confidence intervals
-  (:func:`sessionval.analysis.compare.compare_systems`), and the Friedman test and
-  two-way ANOVA over searchers when there are three systems or more;
+* every pair of systems compared as the design asks
+  (:func:`sessionval.analysis.by_design.compare_per_session`: by topic for runs, by
+  searcher or with searcher and topic blocks within searchers, Welch between
+  searchers) with the multiplicity correction, effect sizes and confidence intervals,
+  and the Friedman test and two-way ANOVA over the blocks when there are three systems
+  or more and the comparison is paired;
 * the linear mixed model of each score, system fixed, searcher and topic random
-  (:func:`sessionval.analysis.mixed.mixed_model`);
+  (:func:`sessionval.analysis.mixed.mixed_model`), not for runs (their searcher is the
+  system) nor for one system;
 
 writes them as ``tables/comparisons.csv`` and ``tables/mixed_model.csv``, and returns
 the report sections that show them, each saying how its numbers were computed.
@@ -24,7 +27,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..analysis.compare import blocked_scores, compare_systems, omnibus_tests
+from ..analysis.by_design import compare_per_session
+from ..analysis.compare import blocked_scores, omnibus_tests
+from ..analysis.design import Design, detect_design
 from ..analysis.mixed import mixed_model
 from ..errors import StatisticsError
 from ..output.report import ReportSection, ReportTable
@@ -48,7 +53,7 @@ class StatisticsResult:
 
 
 _SHOWN = ["a", "b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "effect_size",
-          "statistic", "p", "p_adjusted", "significant"]  # fmt: skip
+          "statistic", "p", "p_adjusted", "significant", "test", "note"]  # fmt: skip
 _TESTS = {
     "paired-t": "the paired t test",
     "wilcoxon": "the Wilcoxon signed-rank test",
@@ -62,7 +67,7 @@ _CORRECTIONS = {
     "holm": "Holm's step-down correction over the pairs of each score",
     "bonferroni": "the Bonferroni correction over the pairs of each score",
     "bh": "the Benjamini-Hochberg correction (false discovery rate) over the pairs",
-    "tukey-hsd": "Tukey's HSD, blocked by searcher (on the searchers who used every system)",
+    "tukey-hsd": "Tukey's HSD, blocked (on the blocks scored for every system)",
     "none": "no correction for multiple comparisons",
 }
 _CI = {
@@ -99,18 +104,20 @@ def statistics_step(
         for m in settings.measures
         if m not in per_session.columns
     ]
-    systems = sorted(set(per_session["system_id"].astype(str)))
+    design = detect_design(per_session, design=settings.design, block=settings.block)
     empty = pd.DataFrame()
     comparisons, omnibus, mixed = empty, empty, empty
-    if len(systems) < 2:
+    if design.design == "log":
         notes.append("The study has one system: there is nothing to compare.")
     elif not measures:
         notes.append("No score of [statistics] measures to compare.")
     else:
-        long = blocked_scores(per_session, measures=measures)
         try:
-            comparisons = compare_systems(
-                long,
+            comparisons = compare_per_session(
+                per_session,
+                measures=measures,
+                design=settings.design,
+                block=settings.block,
                 test=settings.test,
                 correction=settings.correction,
                 alpha=settings.alpha,
@@ -122,16 +129,8 @@ def statistics_step(
             notes += comparisons.attrs.get("notes", [])
         except StatisticsError as exc:
             notes.append(f"The pairwise comparison could not be made: {exc}")
-        if len(systems) >= 3:
-            try:
-                omnibus = omnibus_tests(long)
-            except StatisticsError as exc:
-                notes.append(f"The tests over all systems could not be made: {exc}")
-        if settings.mixed_model:
-            try:
-                mixed = mixed_model(per_session, measures=measures, confidence=settings.confidence)
-            except StatisticsError as exc:
-                notes.append(f"The mixed model was not fitted: {exc}")
+        omnibus = _omnibus(per_session, measures, design, notes)
+        mixed = _mixed(per_session, measures, design, settings, notes)
     for name, table in (("comparisons", comparisons), ("mixed_model", mixed)):
         if not table.empty:
             outputs.write_frame(f"tables/{name}.csv", table)
@@ -139,8 +138,46 @@ def statistics_step(
         comparisons=comparisons,
         omnibus=omnibus,
         mixed=mixed,
-        sections=_sections(comparisons, omnibus, mixed, settings, tuple(notes)),
+        sections=_sections(comparisons, omnibus, mixed, settings, design, tuple(notes)),
     )
+
+
+def _omnibus(
+    per_session: pd.DataFrame, measures: list[str], design: Design, notes: list[str]
+) -> pd.DataFrame:
+    """Friedman and the two-way ANOVA over the design's paired blocks (three systems or more)."""
+    column = {"topic": "topic_id", "searcher": "user_id"}.get(design.block)
+    if design.n_systems < 3 or column is None:
+        return pd.DataFrame()
+    try:
+        return omnibus_tests(blocked_scores(per_session, measures=measures, block=column))
+    except StatisticsError as exc:
+        notes.append(f"The tests over all systems could not be made: {exc}")
+        return pd.DataFrame()
+
+
+def _mixed(
+    per_session: pd.DataFrame,
+    measures: list[str],
+    design: Design,
+    settings: StatisticsSettings,
+    notes: list[str],
+) -> pd.DataFrame:
+    """The mixed model, unless the design makes its searcher effect the system's."""
+    if not settings.mixed_model:
+        return pd.DataFrame()
+    if design.design == "by_topic":
+        notes.append(
+            "The mixed model was not fitted: the searcher is the system here (runs), so a "
+            "searcher random effect would be the fixed system effect; the systems are "
+            "compared by topic instead."
+        )
+        return pd.DataFrame()
+    try:
+        return mixed_model(per_session, measures=measures, confidence=settings.confidence)
+    except StatisticsError as exc:
+        notes.append(f"The mixed model was not fitted: {exc}")
+        return pd.DataFrame()
 
 
 def _sections(
@@ -148,16 +185,35 @@ def _sections(
     omnibus: pd.DataFrame,
     mixed: pd.DataFrame,
     settings: StatisticsSettings,
+    design: Design,
     notes: tuple[str, ...],
 ) -> tuple[ReportSection, ...]:
     """The report sections: the comparison of systems and the mixed model."""
     pct = f"{100 * settings.confidence:g}"
     tables = []
+    unit = {"topic": "topic", "searcher": "searcher"}.get(design.block)
+    correction = settings.correction
+    if unit is not None:
+        how = (
+            f"paired by {unit}: each system's sessions are averaged per {unit} and the "
+            f"{unit}s scored for both systems form the pairs (n). Test: "
+            + _TESTS[settings.test].format(B=settings.resamples).replace("searchers", f"{unit}s")
+        )
+    else:
+        correction = "holm" if correction == "tukey-hsd" else correction
+        how = (
+            "with the ordinary least-squares model score ~ system + searcher + topic"
+            + (" + order of the session (a period effect)" if design.latin_square else "")
+            + " on each pair's sessions, the t test of the system contrast on the residual "
+            "degrees of freedom (n: searchers who used both systems)"
+            if design.block == "searcher+topic"
+            else "unpaired: Welch's unequal-variance t test of the searchers' mean scores "
+            "(n: searchers of the two systems)"
+        )
     intro = [
-        "Every pair of systems, compared within searchers: each searcher's sessions are "
-        "averaged per system and the searchers who used both systems form the pairs "
-        "(n). Test: " + _TESTS[settings.test].format(B=settings.resamples) + "; p_adjusted: "
-        f"{_CORRECTIONS[settings.correction]}; significant: p_adjusted < {settings.alpha:g}.",
+        f"Design: {design.description}; every pair of systems compared {how}; p_adjusted: "
+        f"{_CORRECTIONS[correction]}; significant: p_adjusted < {settings.alpha:g}. "
+        "diff = mean_a − mean_b.",
     ]
     if not comparisons.empty:
         method = str(comparisons["ci_method"].iloc[0])
@@ -165,7 +221,8 @@ def _sections(
         intro.append(
             f"Intervals ({pct} %): {_CI.get(method, method)}. Effect size: {kind} "
             "(d_z: mean difference / SD of the differences; ES_E2: mean difference / "
-            "square root of the two-way ANOVA residual variance; g_z: d_z with Hedges' "
+            "square root of the two-way ANOVA (or the blocks model's) residual variance; "
+            "cohen_d: Welch's difference / pooled SD of the searcher means; g_z: d_z with Hedges' "
             "small-sample correction). Written to tables/comparisons.csv."
         )
         for m, part in comparisons.groupby("measure", sort=False):
@@ -173,9 +230,9 @@ def _sections(
     if not omnibus.empty:
         tables.append(
             ReportTable(
-                "All systems at once (Friedman test, two-way ANOVA searcher × system)",
+                f"All systems at once (Friedman test, two-way ANOVA {unit} × system)",
                 omnibus,
-                note="On the searchers who used every system.",
+                note=f"On the {unit}s scored for every system.",
             )
         )
     sections = [

@@ -73,3 +73,41 @@ def test_statistics_step_notes_what_it_cannot_do(tmp_path):
     res = statistics_step(RunOutputs(tmp_path), ps, StatisticsSettings(measures=("nope",)))
     assert "not a per-session score" in res.sections[0].notes[0]
     assert "No score" in res.sections[0].notes[1]
+
+
+def _runs_as_sessions(n_topics: int = 6, seed: int = 2) -> pd.DataFrame:
+    """Runs loaded as sessions: the searcher is the system, one session per system x topic."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k, s in enumerate(("r1", "r2", "r3")):
+        for t in range(n_topics):
+            v = 0.2 + 0.1 * k + 0.05 * t + rng.normal(0, 0.01)
+            rows.append((f"{s}:{t}", s, str(t), s, v, 50 * v))
+    cols = ["session_id", "user_id", "topic_id", "system_id", "nsdcg", "sdcg"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def test_runs_are_compared_by_topic_without_the_mixed_model(tmp_path):
+    res = statistics_step(RunOutputs(tmp_path), _runs_as_sessions(), StatisticsSettings())
+    c = res.comparisons
+    assert len(c) == 2 * 3 and (c["n"] == 6).all()  # was n = 0 for every pair
+    assert set(c["design"]) == {"by_topic"} and set(c["block"]) == {"topic"}
+    assert c["significant"].all() and (c["note"] == "").all()
+    assert res.mixed.empty
+    comparison = res.sections[0]
+    assert comparison.intro[0].startswith("Design: 3 systems compared by topic on 6 topics")
+    assert any("searcher is the system" in n for n in comparison.notes)
+    assert set(res.omnibus["n_topics"]) == {6}
+
+
+def test_design_override_from_the_configuration_and_its_error(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('[statistics]\ndesign = "within"\nblock = "searcher"\n')
+    s = load_run_config(path).statistics
+    assert (s.design, s.block) == ("within", "searcher")
+    res = statistics_step(RunOutputs(tmp_path / "o"), _per_session(), s)
+    assert set(res.comparisons["block"]) == {"searcher"}
+    assert "(set in the configuration)" in res.sections[0].intro[0]
+    path.write_text('[statistics]\ndesign = "latin"\n')
+    with pytest.raises(InputFormatError, match=r"design.*'auto', 'within', 'between', 'by_topic'"):
+        load_run_config(path)
