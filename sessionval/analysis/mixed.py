@@ -92,7 +92,8 @@ def mixed_model(
     pandas.DataFrame
         :data:`MIXED_COLUMNS`.  ``kind`` is ``"fixed"`` for ``Intercept (<first
         system>)`` and ``<system> - <first system>``, ``"variance"`` for the variance
-        of each random effect and of the residual (estimate only).
+        of each random effect and of the residual (estimate only).  ``attrs["notes"]``:
+        the library's warnings on the estimates and non-converged fits, one line each.
 
     Raises
     ------
@@ -109,6 +110,7 @@ def mixed_model(
             f"mixed model: column(s) {missing} missing; columns are {list(per_session.columns)}"
         )
     rows: list[dict[str, object]] = []
+    notes: list[str] = []
     for m in measures:
         data = pd.DataFrame(
             {
@@ -166,13 +168,23 @@ def mixed_model(
                     f"{len(data)} sessions the effects cannot be separated"
                 ) from None
         converged = bool(fit.converged)
-        if not np.isfinite(np.asarray(fit.bse_fe, dtype=np.float64)).all():
+        with warnings.catch_warnings(record=True) as caught:
+            # the standard errors of a singular fit warn (sqrt of a negative variance):
+            # a note of the report, not a raw warning on stderr
+            warnings.simplefilter("always")
+            bse_fe = fit.bse_fe
+            bse = np.asarray(bse_fe, dtype=np.float64)
+            pvalues, tvalues = fit.pvalues, fit.tvalues
+            ci = fit.conf_int(alpha=1.0 - confidence)
+        if not np.isfinite(bse).all():
             raise StatisticsError(
                 f"mixed model of {m}: the fit is degenerate on this design (standard errors "
                 f"undefined); {_levels_text(data, components)} random-effect levels for "
                 f"{len(data)} sessions"
             )
-        ci = fit.conf_int(alpha=1.0 - confidence)
+        notes += sorted({f"mixed model of {m}: {str(w.message).splitlines()[0]}" for w in caught})
+        if not converged:
+            notes.append(f"mixed model of {m}: the fit did not converge; read it with care")
         for term in fit.fe_params.index:
             label = (
                 f"Intercept ({systems[0]})"
@@ -185,9 +197,9 @@ def mixed_model(
                     "term": label,
                     "kind": "fixed",
                     "estimate": unit * float(fit.fe_params[term]),
-                    "se": unit * float(fit.bse_fe[term]),
-                    "z": float(fit.tvalues[term]),
-                    "p": float(fit.pvalues[term]),
+                    "se": unit * float(bse_fe[term]),
+                    "z": float(tvalues[term]),
+                    "p": float(pvalues[term]),
                     "ci_low": unit * float(ci.loc[term, 0]),
                     "ci_high": unit * float(ci.loc[term, 1]),
                     **counts,
@@ -212,4 +224,6 @@ def mixed_model(
                     "converged": converged,
                 }
             )
-    return pd.DataFrame(rows, columns=list(MIXED_COLUMNS))
+    out = pd.DataFrame(rows, columns=list(MIXED_COLUMNS))
+    out.attrs["notes"] = notes
+    return out

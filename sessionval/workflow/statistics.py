@@ -174,7 +174,9 @@ def _mixed(
         )
         return pd.DataFrame()
     try:
-        return mixed_model(per_session, measures=measures, confidence=settings.confidence)
+        fitted = mixed_model(per_session, measures=measures, confidence=settings.confidence)
+        notes += fitted.attrs.get("notes", [])
+        return fitted
     except StatisticsError as exc:
         notes.append(f"The mixed model was not fitted: {exc}")
         return pd.DataFrame()

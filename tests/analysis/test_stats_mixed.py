@@ -67,3 +67,22 @@ def test_mixed_model_errors():
         mixed_model(ps, measures=["nope"])
     with pytest.raises(StatisticsError, match="two systems"):
         mixed_model(ps.assign(system_id="S1"), measures=["nsdcg"])
+
+
+def test_singular_fit_warnings_become_notes_not_stderr():
+    """Unequal cells: statsmodels warned (sqrt of a negative variance) on stderr."""
+    import warnings
+
+    ps = pd.DataFrame(
+        {
+            "user_id": ["u1", "u2", "u3", "u1", "u2", "u3"],
+            "topic_id": ["A", "A", "A", "B", "C", "C"],
+            "system_id": ["S1", "S1", "S1", "S2", "S1", "S2"],
+            "nsdcg": [0.9536293885142088, 0.5759731729633082, 0.5743074057407139,
+                      0.32165566061793716, 0.5, 0.7],
+        }
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a raw RuntimeWarning fails here
+        with pytest.raises(StatisticsError, match="degenerate on this design"):
+            mixed_model(ps, measures=["nsdcg"])
