@@ -48,7 +48,12 @@ __all__ = [
 
 #: The columns of :func:`compare_per_session`: the comparison's, then the design's.
 DESIGN_COLUMNS: tuple[str, ...] = (*COMPARISON_COLUMNS, "design", "block", "note")
-_UNIT = {"topic": "topics", "searcher": "searchers", "searcher+topic": "searchers", "none": ""}
+_UNIT = {
+    "topic": "topic(s)",
+    "searcher": "searcher(s)",
+    "searcher+topic": "searcher(s)",
+    "none": "",
+}
 
 
 def is_per_session(table: pd.DataFrame) -> bool:
@@ -141,7 +146,7 @@ def compare_per_session(
     n = out["n"].to_numpy(dtype=np.float64) if len(out) else np.zeros(0)
     short = (out["note"] == "") & (~np.isfinite(out["p"].to_numpy(dtype=np.float64)))
     out.loc[short, "note"] = [
-        f"not compared: {int(k)} {_UNIT[d.block] or 'searchers'} with both systems (need 2)"
+        f"not compared: {int(k)} {_UNIT[d.block] or 'searchers'} scored for both systems (need 2)"
         if k < 2
         else "not compared: the scores do not vary"
         for k in n[short.to_numpy()]

@@ -90,3 +90,22 @@ def test_one_system_and_overrides() -> None:
     assert (by_searcher["block"].iloc[0], by_searcher["test"].iloc[0]) == ("searcher", "paired-t")
     with pytest.raises(StatisticsError, match="allowed: auto, within, between, by_topic, log"):
         compare_systems(ps, measures=["nsdcg"], design="latin")
+
+
+def test_paired_pair_without_enough_blocks_says_why() -> None:
+    rows = [
+        (f"{u}{s}{t}", u, t, s, v + 0.01 * i)
+        for i, (u, s, v, t) in enumerate(
+            (u, s, v, t)
+            for u in ("u1", "u2", "u3")
+            for s, v in (("A", 0.2), ("B", 0.4))
+            for t in ("t1", "t2")
+        )
+    ]
+    rows += [("x", "u1", "t1", "C", 0.5), ("y", "u1", "t2", "C", 0.6)]
+    ps = pd.DataFrame(rows, columns=["session_id", "user_id", "topic_id", "system_id", "nsdcg"])
+    r = compare_systems(ps, measures=["nsdcg"]).set_index(["a", "b"])
+    assert r.loc[("A", "B"), "note"] == ""
+    assert r.loc[("A", "C"), "note"] == (
+        "not compared: 1 searcher(s) scored for both systems (need 2)"
+    )
