@@ -141,6 +141,12 @@ class SessionEvaluation:
                     "sdcg": e,
                     "ideal": e,
                 }
+            judged = self.sessions.get("judged")
+            if judged is not None and not judged.all():
+                # a session without judgments has no score at any position either
+                gone = ~judged[p["session"]]
+                for k in ("gain", "sdcg", "ideal"):
+                    p[k] = np.where(gone, np.nan, p[k])
             self._cache["positions"] = Positions(offsets=offsets, **p)
         pos: Positions = self._cache["positions"]
         return pos

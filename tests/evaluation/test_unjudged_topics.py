@@ -46,3 +46,19 @@ def test_a_session_on_an_unjudged_topic_has_no_score():
     # the means are over the judged sessions only, the same for sDCG and nsDCG
     assert ps["sdcg"].notna().sum() == ps["nsdcg"].notna().sum() == 2
     assert ev.n_empty_ideal == 0  # an unjudged session's ideal is missing, not empty
+
+
+def test_positions_and_curves_leave_unjudged_sessions_out():
+    from sessionval.analysis.curves import session_curves
+
+    frame, qrels = _study()
+    ev = evaluate(frame, qrels)
+    pp = ev.per_position()
+    assert pp.loc[pp["session_id"] == "s2", ["sdcg", "ideal", "nsdcg"]].isna().all().all()
+    assert pp.loc[pp["session_id"] != "s2", "sdcg"].notna().all()
+    # the curve's first point averages the two judged sessions, not s2 as 0
+    c = session_curves(ev)
+    first = c[(c["position"] == 1) & (c["measure"] == "sdcg")].iloc[0]
+    assert first["n_sessions"] == 2
+    want = pp[(pp["position"] == 1) & (pp["session_id"] != "s2")]["sdcg"].mean()
+    assert first["value"] == want
