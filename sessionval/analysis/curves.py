@@ -187,9 +187,10 @@ def session_curves(
     final_s[has] = v.sdcg[last[has]]
     final_i[has] = v.ideal[last[has]]
     final_n[has] = ratio[last[has]]
-    # sessions with no position hold 0 (they gained nothing)
-    final_s[~has] = 0.0
-    final_i[~has] = 0.0
+    # sessions with no position hold 0 (they gained nothing), unless they have no judgments
+    judged = ev.sessions.get("judged", np.ones(ev.frame.n_sessions, dtype=bool))
+    final_s[~has & judged] = 0.0
+    final_i[~has & judged] = 0.0
     s_tot, s_cnt = grid(v.sdcg, final_s)
     i_tot, _ = grid(v.ideal, final_i)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -228,46 +228,52 @@ def keeps_partitions(logs: Path, engine: ItemMapper | None, options: Mapping[str
 
 
 def run_scoring_options(command: F) -> F:
-    """Add ``evaluate``'s list options to a command that scores TREC runs.
+    """Add the list options of the commands that score TREC runs (evaluate, compare, meta).
 
-    ``-c``, ``--ties``, ``--empty``, ``--negative`` and ``--unjudged``; collect them
-    with :func:`run_scoring`.
+    ``-c``, ``--ties``, ``--empty``, ``--negative`` and ``--unjudged``, with the defaults
+    of :data:`~sessionval.evaluation.lists.RUN_SCORING` (trec_eval's); collect them with
+    :func:`run_scoring`.
     """
+    from ..evaluation.lists import RUN_SCORING as d
+    from ..measures.lists import TIE_BREAKS
+
     options = [
         click.option(
             "-c",
             "--complete",
             is_flag=True,
+            default=d.complete,
             help="Judged topics a run lacks count as empty lists (trec_eval -c); "
-            "default: left out (the pair is compared on the topics both runs answer).",
+            "default: left out.",
         ),
         click.option(
             "--ties",
-            type=click.Choice(["doc_id", "trec_eval", "input"]),
-            default="doc_id",
+            type=click.Choice(list(TIE_BREAKS)),
+            default=d.ties,
             show_default=True,
-            help="Order within a list: score descending, then doc id ascending (doc_id), "
-            "doc id descending as trec_eval (trec_eval), or file order (input).",
+            help="Order of tied scores within a list: doc id descending, as trec_eval, "
+            "ir_measures and pytrec_eval (trec_eval); doc id ascending (doc_id); or file "
+            "order (input).",
         ),
         click.option(
             "--empty",
-            type=click.Choice(["nan", "zero"]),
-            default="nan",
+            type=click.Choice(["zero", "nan"]),
+            default=d.empty,
             show_default=True,
-            help="Normalised measures on a topic without relevant documents: NaN (the "
-            "topic is left out) or 0 (trec_eval).",
+            help="Normalised measures on a judged topic without relevant documents: 0 and "
+            "averaged, as trec_eval (zero), or NaN, left out of the mean (nan).",
         ),
         click.option(
             "--negative",
             type=click.Choice(["clip", "keep", "error"]),
-            default="clip",
+            default=d.negative,
             show_default=True,
             help="Negative grades: as 0, through the gain function, or error.",
         ),
         click.option(
             "--unjudged",
             type=click.Choice(["zero", "condense", "error"]),
-            default="zero",
+            default=d.unjudged,
             show_default=True,
             help="Unjudged documents: gain 0, removed from the list, or error.",
         ),
@@ -278,8 +284,8 @@ def run_scoring_options(command: F) -> F:
 
 
 def run_scoring(values: Mapping[str, Any]) -> Any:
-    """The :class:`~sessionval.workflow.runs.RunScoring` of :func:`run_scoring_options`' values."""
-    from ..workflow.runs import RunScoring
+    """The :class:`~sessionval.evaluation.lists.RunScoring` of the :func:`run_scoring_options`."""
+    from ..evaluation.lists import RunScoring
 
     return RunScoring(
         ties=values["ties"],

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import Any
 
 import click
 
 from ..errors import memory_advice, phase
-from ._options import encoding_option, engine_options, open_engine
-
-if TYPE_CHECKING:
-    from ..judgments.gains import NegativePolicy
-    from ..judgments.unjudged import UnjudgedPolicy
-    from ..measures.lists import EmptyPolicy, TieBreak
+from ._options import (
+    encoding_option,
+    engine_options,
+    open_engine,
+    run_scoring,
+    run_scoring_options,
+)
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -51,43 +53,7 @@ def _fmt(v: float) -> str:
     show_default=True,
     help="tsv: measure<TAB>query<TAB>value (trec_eval); jsonl.",
 )
-@click.option(
-    "-c",
-    "--complete",
-    is_flag=True,
-    help="Judged topics the run lacks count as empty lists (trec_eval -c); default: left out.",
-)
-@click.option(
-    "--ties",
-    type=click.Choice(["trec_eval", "doc_id", "input"]),
-    default="trec_eval",
-    show_default=True,
-    help="Order of tied scores within a list: doc id descending, as trec_eval, "
-    "ir_measures and pytrec_eval (trec_eval); doc id ascending (doc_id); or file "
-    "order (input).",
-)
-@click.option(
-    "--empty",
-    type=click.Choice(["zero", "nan"]),
-    default="zero",
-    show_default=True,
-    help="Normalised measures on a judged topic without relevant documents: 0 and "
-    "averaged, as trec_eval (zero), or NaN, left out of the mean (nan); counted either way.",
-)
-@click.option(
-    "--negative",
-    type=click.Choice(["clip", "keep", "error"]),
-    default="clip",
-    show_default=True,
-    help="Negative grades: as 0, through the gain function, or error.",
-)
-@click.option(
-    "--unjudged",
-    type=click.Choice(["zero", "condense", "error"]),
-    default="zero",
-    show_default=True,
-    help="Unjudged documents: gain 0, removed from the list, or error.",
-)
+@run_scoring_options
 @engine_options
 @encoding_option
 def command(
@@ -96,15 +62,11 @@ def command(
     measures: tuple[str, ...],
     per_query: bool,
     fmt: str,
-    complete: bool,
-    ties: str,
-    empty: str,
-    negative: str,
-    unjudged: str,
     engine: str,
     scheduler: str | None,
     workers: int | None,
     encoding: str | None,
+    **options: Any,
 ) -> None:
     """Evaluate a TREC RUN against QRELS (trec_eval / ir_measures style).
 
@@ -117,6 +79,8 @@ def command(
     """
     from ..evaluation.lists import evaluate_run
 
+    scoring = run_scoring(options)
+
     # the reads are phases of their own (evaluate_run): this one is the evaluation
     many = len(measures) != 1
     advice = memory_advice("fewer measures at once (-m)") if many else memory_advice()
@@ -128,11 +92,7 @@ def command(
             run,
             qrels,
             list(measures) or list(DEFAULT_MEASURES),
-            ties=cast("TieBreak", ties),
-            complete=complete,
-            empty=cast("EmptyPolicy", empty),
-            negative=cast("NegativePolicy", negative),
-            unjudged=cast("UnjudgedPolicy", unjudged),
+            **asdict(scoring),
             mapper=eng,
             encoding=encoding,
         )
@@ -159,14 +119,16 @@ def command(
             f"{ev.n_empty_recall_base} queries with an empty recall base "
             + (
                 "(NaN, left out of the means)"
-                if empty == "nan"
+                if scoring.empty == "nan"
                 else "(scored 0, as trec_eval; --empty nan leaves them out of the means)"
             )
         )
     if ev.n_negative:
-        notes.append(f"{ev.n_negative} retrieved documents with a negative grade ({negative})")
+        notes.append(
+            f"{ev.n_negative} retrieved documents with a negative grade ({scoring.negative})"
+        )
     if ev.n_unjudged:
-        notes.append(f"{ev.n_unjudged} retrieved documents unjudged ({unjudged})")
+        notes.append(f"{ev.n_unjudged} retrieved documents unjudged ({scoring.unjudged})")
     click.echo("; ".join(notes), err=True)
     for note in ev.notes:  # the Unicode policy of ids (docs/formats.md)
         click.echo(f"note: {note}", err=True)

@@ -42,8 +42,10 @@ from .engine import ItemMapper
 
 __all__ = [
     "DEFAULT_RUN_MEASURES",
+    "RUN_SCORING",
     "QrelsInput",
     "RunInput",
+    "RunScoring",
     "SingleEvaluation",
     "evaluate_lists",
     "evaluate_run",
@@ -212,16 +214,36 @@ def evaluate_lists(
     )
 
 
+@dataclass(frozen=True)
+class RunScoring:
+    """How a run becomes ranked lists and is scored: the options of evaluate, compare, meta.
+
+    The one declaration of their defaults, trec_eval's (ties by document id
+    descending, judged topics without relevant documents scored 0, topics a run lacks
+    left out), so every command that scores runs gives trec_eval's numbers.
+    """
+
+    ties: TieBreak = "trec_eval"
+    complete: bool = False
+    empty: EmptyPolicy = "zero"
+    negative: NegativePolicy = "clip"
+    unjudged: UnjudgedPolicy = "zero"
+
+
+RUN_SCORING: Final[RunScoring] = RunScoring()
+"""The default scoring of runs (:class:`RunScoring`)."""
+
+
 def evaluate_run(
     run: RunInput,
     qrels: QrelsInput,
     measures: Sequence[str | Measure] | str | Measure = DEFAULT_RUN_MEASURES,
     *,
-    ties: TieBreak = "trec_eval",
-    complete: bool = False,
-    empty: EmptyPolicy = "zero",
-    negative: NegativePolicy = "clip",
-    unjudged: UnjudgedPolicy = "zero",
+    ties: TieBreak = RUN_SCORING.ties,
+    complete: bool = RUN_SCORING.complete,
+    empty: EmptyPolicy = RUN_SCORING.empty,
+    negative: NegativePolicy = RUN_SCORING.negative,
+    unjudged: UnjudgedPolicy = RUN_SCORING.unjudged,
     mapper: ItemMapper | None = None,
     encoding: str | None = None,
 ) -> SingleEvaluation:

@@ -141,6 +141,12 @@ class SessionEvaluation:
                     "sdcg": e,
                     "ideal": e,
                 }
+            judged = self.sessions.get("judged")
+            if judged is not None and not judged.all():
+                # a session without judgments has no score at any position either
+                gone = ~judged[p["session"]]
+                for k in ("gain", "sdcg", "ideal"):
+                    p[k] = np.where(gone, np.nan, p[k])
             self._cache["positions"] = Positions(offsets=offsets, **p)
         pos: Positions = self._cache["positions"]
         return pos
@@ -234,11 +240,12 @@ class SessionEvaluation:
         last[qs[ends]] = ends
         dcg = self.queries["dcg"]
         val = dcg if self.config.best_by == "dcg" else dcg * self.queries["qd"]
-        top = np.maximum.reduceat(val, starts)
+        top = np.fmax.reduceat(val, starts)  # a query without judgments (NaN) is never best
         is_top = val == np.repeat(top, ends - starts + 1)
         idx = np.flatnonzero(is_top)
-        first = idx[np.r_[True, qs[idx][1:] != qs[idx][:-1]]]
-        best[qs[first]] = first
+        if idx.size:  # none when no query of any session has judgments
+            first = idx[np.r_[True, qs[idx][1:] != qs[idx][:-1]]]
+            best[qs[first]] = first
         return last, best
 
     def per_query(self) -> pd.DataFrame:
@@ -332,6 +339,7 @@ class SessionEvaluation:
         def nullable(values: npt.NDArray[Any], found: npt.NDArray[np.bool_]) -> Any:
             return pd.arrays.IntegerArray(np.asarray(values), ~np.asarray(found, dtype=bool))
 
+        judged = sa.get("judged", np.ones(n_s, dtype=bool))
         best_pos = np.zeros(n_s, dtype=np.int16)
         best_pos[best >= 0] = self.query_pos[best[best >= 0]]
         df = pd.DataFrame(
@@ -357,8 +365,9 @@ class SessionEvaluation:
                 "first_rel_rank": nullable(sa["first_rel_rank"], sa["found_rel"]),
                 "first_hrel_query": nullable(sa["first_hrel_query"], sa["found_hrel"]),
                 "first_hrel_rank": nullable(sa["first_hrel_rank"], sa["found_hrel"]),
-                "n_relevant_found": sa["n_rel"],
-                "n_highly_relevant_found": sa["n_hrel"],
+                # missing (<NA>) on a session without judgments, as every score
+                "n_relevant_found": nullable(sa["n_rel"], judged),
+                "n_highly_relevant_found": nullable(sa["n_hrel"], judged),
             }
         )
         for c in s.columns:

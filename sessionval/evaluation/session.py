@@ -47,8 +47,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
-from .._types import FloatArray, IntArray
+from .._types import BoolArray, FloatArray, IntArray
 from ..errors import InputFormatError, JudgmentError, MeasureSpecError
 from ..frame import JudgmentFrame, SessionFrame
 from ..judgments.ideal import IdealGains, ideal_gains, searcher_ideal_gains
@@ -242,6 +243,58 @@ def _scores(
     )
 
 
+#: Per-query / per-session arrays that need judgments (missing on an unjudged topic).
+_JUDGED_QUERY_ARRAYS = ("dcg", "ideal_dcg")
+_JUDGED_SESSION_ARRAYS = ("final", "ideal_final", "sum_sdcg", "sum_nsdcg")
+
+
+def _judged_queries(
+    frame: SessionFrame, judgments: JudgmentFrame | None, cfg: SessionConfig
+) -> BoolArray:
+    """Which queries' judgment keys have reference judgments (every query, for searchers').
+
+    A key without a judgment (a topic declared ``judged: false``, or simply absent from
+    the qrels) has no score: not 0, which would average the topic in as a failure.
+    """
+    keys = frame.queries["qrels_id"]
+    if cfg.judgments != "reference" or judgments is None:
+        return np.ones(len(keys), dtype=bool)
+    topics = pd.Index(judgments.topics.astype(str))
+    known = np.append(keys.cat.categories.astype(str).isin(topics), False)
+    out: BoolArray = known[keys.cat.codes.to_numpy()]  # code -1 (no key) -> False
+    return out
+
+
+def _without_judgments(
+    judged_q: BoolArray,
+    lay: _Layout,
+    qa: dict[str, npt.NDArray[Any]],
+    sa: dict[str, npt.NDArray[Any]],
+    values: dict[str, FloatArray],
+    measures: Sequence[str],
+) -> None:
+    """Step 5: scores that need judgments set missing (NaN) where there are none, in place.
+
+    A query without judgments loses ``dcg``, ``ideal_dcg`` and its single-query
+    measures; a session none of whose queries has judgments loses every score and its
+    session measures (``sa["judged"]`` records which sessions keep theirs).  Counts
+    that need no judgments (queries, positions, results) keep their values.
+    """
+    n_s = lay.session_query_offsets.size - 1
+    judged_s = np.bincount(lay.query_session[judged_q], minlength=n_s) > 0
+    sa["judged"] = judged_s
+    if judged_s.all() and judged_q.all():
+        return
+    for k in (*_JUDGED_QUERY_ARRAYS, *measures):
+        qa[k] = np.where(judged_q, qa[k], np.nan)
+    for k in _JUDGED_SESSION_ARRAYS:
+        sa[k] = np.where(judged_s, sa[k], np.nan)
+    for k in ("found_rel", "found_hrel"):
+        sa[k] = sa[k] & judged_s
+    for k in values:
+        values[k] = np.where(judged_s, values[k], np.nan)
+
+
 def _position_plans(
     cfg: SessionConfig, parsed: Sequence[Measure]
 ) -> dict[str, tuple[SessionConfig, tuple[PositionMeasure, ...]]]:
@@ -328,7 +381,8 @@ def evaluate(
     top-X of each query concatenated, the ideal session = the topic's ideal top-X
     repeated and discounted the same way, ``nsDCG = S / I`` component-wise.
     Steps: the layout, the grade source (the judgment join prepared once), the
-    chunk context, the chunks through the engine, then the requested measures.
+    chunk context, the chunks through the engine, the requested measures, then the
+    scores of queries and sessions without judgments set missing (NaN).
     Per-position vectors are recomputed (through the same engine) only when asked.
 
     Examples
@@ -404,6 +458,14 @@ def evaluate(
             session_values[repr(m)] = m.definition.compute(
                 scores, empty=cfg.empty_ideal, **m.own_params()
             )
+    _without_judgments(
+        _judged_queries(frame, judgments, cfg),
+        lay,
+        qa,
+        sa,
+        session_values,
+        [repr(m) for m in query_ms],
+    )
     ctx = replace(ctx, extra=())  # the positions pass recomputes the vectors, not the measures
     return SessionEvaluation(
         config=cfg,
@@ -414,6 +476,7 @@ def evaluate(
         sessions=sa,
         n_unjudged=sum(c.n_unjudged for c in chunks),
         n_negative=sum(c.n_negative for c in chunks),
+        # an unjudged session's ideal is missing, not empty: it is not counted here
         n_empty_ideal=int(np.count_nonzero(sa["ideal_final"] == 0)) if chunks else 0,
         high_grade=ctx.high,
         measures=tuple(repr(m) for m in query_ms),

@@ -371,7 +371,7 @@ def measures_markdown() -> str:
         "through the gain function, `error` rejects them); bpref and infAP count them as",
         "judged non-relevant.",
         "",
-        "Ranking order (`sessionval evaluate`, `evaluate_run`, `RankedLists.from_run`): score",
+        "Ranking order (`evaluate`, `compare`, `meta`, `evaluate_run`, `from_run`): score",
         "descending, ties by document id descending, compared as bytes (`--ties trec_eval`,",
         "the default: what trec_eval, and so pytrec_eval, ir_measures and gdeval, do), by",
         "document id ascending (`--ties doc_id`) or in file order (`--ties input`). Logs",

@@ -39,6 +39,7 @@ __all__ = [
     "render_report",
     "score_table",
     "unequal_counts",
+    "unjudged_sessions",
     "write_report",
 ]
 # paired_comparison and score_table live in sessionval.analysis.stats; they stay importable
@@ -267,10 +268,41 @@ def unequal_counts(scores: pd.DataFrame) -> tuple[str, ...]:
         counts = "; ".join(f"{', '.join(map(str, ms))} over {n}" for n, ms in by_n.items())
         notes.append(
             f"{system}: the scores are averaged over different numbers of sessions: {counts}. "
-            "A session without a value is not counted (nsDCG and nDCG are undefined where "
-            "the ideal is 0, e.g. a topic without judged relevant documents)."
+            "A session without a value is not counted (a topic without judgments gives no "
+            "score; nsDCG and nDCG are undefined where the ideal is 0, e.g. a topic without "
+            "judged relevant documents)."
         )
     return tuple(notes)
+
+
+def unjudged_sessions(per_session: pd.DataFrame) -> tuple[str, ...]:
+    """The note on the sessions that have no score because their topic has no judgments.
+
+    Such a session's sDCG is missing (NaN), not 0 (:func:`sessionval.evaluation.session.evaluate`),
+    so it is left out of every mean of a measure that needs judgments; the note says how
+    many sessions, on which topics.
+
+    Examples
+    --------
+    >>> nan = float("nan")
+    >>> t = pd.DataFrame({"topic_id": ["A", "B", "B"], "sdcg": [1.0, nan, nan]})
+    >>> print(unjudged_sessions(t)[0])
+    2 sessions on 1 topic without judgments (B): no score, left out of every mean of a \
+measure that needs judgments.
+    """
+    if "sdcg" not in per_session.columns or "topic_id" not in per_session.columns:
+        return ()
+    gone = per_session["sdcg"].isna().to_numpy()
+    if not gone.any():
+        return ()
+    topics = sorted(pd.unique(per_session["topic_id"].astype(str).to_numpy()[gone]))
+    n = int(gone.sum())
+    shown = ", ".join(topics[:10]) + (", ..." if len(topics) > 10 else "")
+    return (
+        f"{n} session{'s' if n != 1 else ''} on {len(topics)} "
+        f"topic{'s' if len(topics) != 1 else ''} without judgments ({shown}): no score, "
+        "left out of every mean of a measure that needs judgments.",
+    )
 
 
 def render_report(

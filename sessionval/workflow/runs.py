@@ -1,8 +1,9 @@
 """Several TREC runs scored against one set of judgments: the input of ``compare`` and ``meta``.
 
 :func:`load_runs` reads run files (the run's name is its file name without ``.run``);
-:func:`score_runs` evaluates every run with the same measures and options, as
-``sessionval evaluate`` does one run, and stacks the per-topic scores into the long
+:func:`score_runs` evaluates every run with the same measures and options through
+:func:`~sessionval.evaluation.lists.evaluate_run` (the road and the defaults of
+``sessionval evaluate``: trec_eval's), and stacks the per-topic scores into the long
 table the statistics take (``system, topic, measure, value``).  A topic a run does
 not answer is left out of that run's rows (trec_eval's default), or scored as an
 empty list with ``complete=True`` (trec_eval ``-c``); a normalised measure that is
@@ -14,24 +15,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..errors import InputFormatError, JudgmentError
-from ..evaluation.lists import evaluate_lists
+from ..evaluation.lists import RunScoring, evaluate_run
 from ..frame import JudgmentFrame
 from ..io.trec import read_run
-from ..judgments.gains import NegativePolicy
-from ..judgments.unjudged import UnjudgedPolicy
-from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
 from ..measures.registry import Measure, parse_measures
 from ..output.comparison import CONTROL_CHARACTERS, visible_escape
 
 __all__ = [
-    "RunScoring",
+    "RunScoring",  # declared with evaluate_run, re-exported for the jobs that score runs
     "load_runs",
     "run_name",
     "score_runs",
@@ -86,17 +84,6 @@ def load_runs(
     return runs
 
 
-@dataclass(frozen=True)
-class RunScoring:
-    """How runs are turned into ranked lists and scored (``sessionval evaluate``'s options)."""
-
-    ties: TieBreak = "doc_id"
-    complete: bool = False
-    empty: EmptyPolicy = "nan"
-    negative: NegativePolicy = "clip"
-    unjudged: UnjudgedPolicy = "zero"
-
-
 def score_runs(
     runs: Mapping[str, pd.DataFrame],
     judgments: JudgmentFrame,
@@ -129,14 +116,8 @@ def score_runs(
     parts = []
     for name, table in runs.items():
         try:
-            lists = RankedLists.from_run(
-                table,
-                judgments,
-                ties=sc.ties,
-                missing="empty" if sc.complete else "skip",
-                negative=sc.negative,
-                unjudged=sc.unjudged,
-            )
+            # evaluate_run: the one road from a run to scores, so the numbers are evaluate's
+            pq = evaluate_run(table, judgments, ms, **asdict(sc)).per_query
         except (InputFormatError, JudgmentError) as exc:
             # name the run's file (read_run records it) unless the message is about the qrels
             where = str(table.attrs.get("source", f"run {name!r}"))
@@ -144,7 +125,6 @@ def score_runs(
             if where in text or judgments.source in text:
                 raise
             raise type(exc)(f"{where}: {text}") from None
-        pq = evaluate_lists(lists, ms, empty=sc.empty).per_query
         pq = pq[~np.isnan(pq["value"].to_numpy(dtype=np.float64))]
         parts.append(
             pd.DataFrame(

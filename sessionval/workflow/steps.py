@@ -43,7 +43,13 @@ from ..io.study import load_study
 from ..judgments.gains import GainScheme, gain_scheme
 from ..models import GradeScale
 from ..output.export import ExportResult, Format, write_exports
-from ..output.report import ReportFigure, ReportSection, render_report, unequal_counts
+from ..output.report import (
+    ReportFigure,
+    ReportSection,
+    render_report,
+    unequal_counts,
+    unjudged_sessions,
+)
 from ..problems import Mode
 from .config_text import config_tables, to_toml
 from .outputs import RunOutputs
@@ -404,7 +410,7 @@ def write_report_step(
         title=f"sessionval report: {loaded.study.name or Path(source).name}",
         source=str(source),
         sections=all_sections,
-        score_notes=unequal_counts(scores),
+        score_notes=(*unjudged_sessions(per_session), *unequal_counts(scores)),
     )
     outputs.write_text("report.html", html)
     return scores

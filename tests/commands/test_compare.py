@@ -111,3 +111,44 @@ def test_a_run_file_name_with_a_control_character_is_refused_where_it_is_named(
         assert len(err.strip().splitlines()) == 1
     with pytest.raises(InputFormatError, match="control character"):
         load_runs([runs[0], odd])
+
+
+def _tied(tmp_path):
+    """Two runs whose topic-1 lists tie in score; the relevant doc "a" sorts last by trec_eval."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n1 0 c 0\n1 0 d 0\n2 0 a 1\n")
+    runs = []
+    for name in ("x", "y"):
+        r = tmp_path / f"{name}.run"
+        # every score tied: trec_eval orders d, c, b, a (doc id descending) -> RR 0.25
+        r.write_text("".join(f"1 Q0 {d} {i} 1.0 {name}\n" for i, d in enumerate("abcd", 1)))
+        r.write_text(r.read_text() + f"2 Q0 a 1 2.0 {name}\n")
+        runs.append(r)
+    return qrels, runs
+
+
+def test_compare_breaks_ties_as_evaluate_does(tmp_path, capsys):
+    # before: compare ordered ties by doc id ascending (RR 1.0 on topic 1), evaluate as
+    # trec_eval (RR 0.25): mean RR 1.0 vs 0.625
+    qrels, runs = _tied(tmp_path)
+    assert main(["evaluate", str(qrels), str(runs[0]), "-m", "RR"]) == 0
+    evaluated = capsys.readouterr().out.strip().splitlines()[-1]
+    assert evaluated == "RR\tall\t0.6250"
+    assert main(["compare", str(qrels), *map(str, runs), "-m", "RR"]) == 0
+    row = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out), sep="\t").iloc[0]
+    assert row["mean_a"] == pytest.approx(0.625) and row["mean_b"] == pytest.approx(0.625)
+
+
+def test_compare_per_topic_scores_are_evaluates(tmp_path, capsys):
+    qrels, runs = trec_runs(tmp_path)
+    measures = ["nDCG@10", "AP", "RR", "P@3"]
+    scores = score_runs(load_runs(runs), read_qrels(qrels), measures)
+    for path in runs:
+        args = ["evaluate", str(qrels), str(path), "-q", "--format", "jsonl"]
+        assert main([*args, *(x for m in measures for x in ("-m", m))]) == 0
+        rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        want = {(r["query_id"], r["measure"]): r["value"] for r in rows if r["query_id"] != "all"}
+        got = scores[scores.system == run_name(path)]
+        keys = zip(got.topic, got.measure.astype(str), strict=True)
+        have = dict(zip(keys, got.value, strict=True))
+        assert have == pytest.approx(want)

@@ -191,12 +191,16 @@ def test_no_repeat_needs_one_key_per_session() -> None:
 
 
 def test_empty_recall_base_is_nan_or_zero() -> None:
-    fr = study({"s": [["a"]]}, topic="U")  # topic U has no judgments
-    ev = evaluate(fr, T, SessionConfig(cutoff=1))
+    fr = study({"s": [["a"]]}, topic="U")
+    j = qrels([("U", "z", 0)])  # topic U is judged, with no relevant document
+    ev = evaluate(fr, j, SessionConfig(cutoff=1))
     assert math.isnan(ev.per_session()["nsdcg"].iloc[0])
     assert ev.n_empty_ideal == 1
-    ev0 = evaluate(fr, T, SessionConfig(cutoff=1, empty_ideal="zero"))
+    ev0 = evaluate(fr, j, SessionConfig(cutoff=1, empty_ideal="zero"))
     assert ev0.per_session()["nsdcg"].iloc[0] == 0.0
+    # without any judgment the topic has no score at all, whatever empty_ideal says
+    ps = evaluate(fr, T, SessionConfig(cutoff=1, empty_ideal="zero")).per_session()
+    assert ps[["sdcg", "nsdcg"]].isna().all().all()
 
 
 # ---------------------------------------------------------------------------------------------

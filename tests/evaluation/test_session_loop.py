@@ -246,6 +246,7 @@ def test_vectorised_equals_loop(study: tuple[list, dict, dict]) -> None:
     if not rows:
         rows = [("T1", "zz", 0)]
     judg = judgments_frame(rows)
+    judged_topics = {t for t, _, _ in rows}
     frame, _ = frame_from_flat(flat_table(sessions, scan))
     cfg = SessionConfig(**cfg_kw)
     # small chunks: sessions are processed in several vectorised chunks
@@ -277,14 +278,23 @@ def test_vectorised_equals_loop(study: tuple[list, dict, dict]) -> None:
             unjudged=cfg.unjudged,
         )
         mine = pos_by.get(sid, empty_pos)
-        np.testing.assert_allclose(mine["sdcg"].to_numpy(), ref.sdcg, rtol=1e-9, atol=1e-9)
-        np.testing.assert_allclose(mine["ideal"].to_numpy(), ref.ideal, rtol=1e-9, atol=1e-9)
+        if topic in judged_topics:
+            np.testing.assert_allclose(mine["sdcg"].to_numpy(), ref.sdcg, rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(mine["ideal"].to_numpy(), ref.ideal, rtol=1e-9, atol=1e-9)
+        else:  # no judgments: no score at any position
+            assert mine[["sdcg", "ideal", "nsdcg"]].isna().all().all()
         assert mine["position"].tolist() == list(range(1, len(ref.sdcg) + 1))
         q_rows = q_by[sid]
-        np.testing.assert_allclose(q_rows["dcg"].to_numpy(), ref.query_dcg, rtol=1e-9, atol=1e-9)
         assert q_rows["n_scored"].tolist() == ref.query_len
         srow = per_s.iloc[order.index(k)]
         assert srow["session_id"] == sid
+        assert srow["n_queries"] == len(lists)
+        if topic not in judged_topics:  # no judgments: no score (NaN), not 0
+            assert q_rows["dcg"].isna().all()
+            assert srow[["sdcg", "ideal", "nsdcg", "avg_pos_sdcg"]].isna().all()
+            assert pd.isna(srow["n_relevant_found"]) and pd.isna(srow["first_rel_query"])
+            continue
+        np.testing.assert_allclose(q_rows["dcg"].to_numpy(), ref.query_dcg, rtol=1e-9, atol=1e-9)
         final = ref.sdcg[-1] if ref.sdcg else 0.0
         ifinal = ref.ideal[-1] if ref.ideal else 0.0
         assert srow["sdcg"] == pytest.approx(final, rel=1e-9, abs=1e-9)

@@ -113,9 +113,13 @@ def test_unjudged_topics_are_noted_under_the_scores(tmp_path, png_only):
     args = ["run", str(logs), "--qrels", str(logs / "qrels.txt"), "--out", str(out)]
     assert main([*args, "--config", str(png_only)]) == 0
     html = (out / "report.html").read_text(encoding="utf-8")
-    # S1: nsDCG is defined for its topic-A session only, sDCG for both of its sessions
-    assert "S1: the scores are averaged over different numbers of sessions: nsdcg" in html
-    assert "over 1; sdcg" in html and "over 2." in html
+    # topics D and E have no judgments: no score in any measure (before: sDCG 0,
+    # averaged in, so S1's sDCG was over 2 sessions and its nsDCG over 1)
+    assert "nsdcg, sdcg, avg_pos_nsdcg, n_relevant_found over 1; n_queries over 2" in html
+    assert "3 sessions on 2 topics without judgments (D, E): no score" in html
+    scores = pd.read_csv(out / "tables" / "per_session.csv")
+    s1 = scores[scores["system_id"] == "S1"]
+    assert s1["sdcg"].notna().sum() == s1["nsdcg"].notna().sum() == 1
 
 
 def test_the_default_figure_cell_has_sessions(tmp_path, png_only):
