@@ -38,7 +38,7 @@ from ..errors import StatisticsError
 from .compare import COMPARISON_COLUMNS, blocked_scores, compare_systems
 from .design import Design, detect_design
 from .multiple import adjust_p, pair_indices
-from .score_table import _levels
+from .score_table import levels_in_order
 
 __all__ = [
     "DESIGN_COLUMNS",
@@ -117,7 +117,7 @@ def compare_per_session(
             correction=correction,  # type: ignore[arg-type]
             alpha=alpha,
             confidence=confidence,
-            systems=_levels(per_session["system_id"]),
+            systems=levels_in_order(per_session["system_id"]),
             resamples=resamples,
             seed=seed,
             effect_size=effect_size,  # type: ignore[arg-type]
@@ -166,7 +166,7 @@ def _model_rows(
     correction: str,
 ) -> pd.DataFrame:
     """One measure's rows for the ``between`` design and the ``searcher+topic`` block."""
-    names = _levels(per_session["system_id"])
+    names = levels_in_order(per_session["system_id"])
     ia, ib = pair_indices(len(names))
     data = pd.DataFrame(
         {

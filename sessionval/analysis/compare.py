@@ -51,7 +51,7 @@ from .multiple import (
     two_way_anova,
 )
 from .paired import TESTS, PairedTest, paired_tests
-from .score_table import _levels, _with_measures, score_matrix, system_means
+from .score_table import levels_in_order, score_matrix, system_means, with_measures
 
 __all__ = [
     "COMPARISON_COLUMNS",
@@ -242,8 +242,8 @@ def compare_systems(
             "compare_systems: design= and block= apply to a per-session table (session_id, "
             "system_id, ...), not to the long system, topic, measure, value table"
         )
-    scores, wanted = _with_measures(scores, measures, measure_column, value)
-    names = _levels(scores[system]) if systems is None else [str(s) for s in systems]
+    scores, wanted = with_measures(scores, measures, measure_column, value)
+    names = levels_in_order(scores[system]) if systems is None else [str(s) for s in systems]
     if len(names) < 2:
         raise StatisticsError(f"need at least two systems to compare, got {names}")
     base = None
@@ -468,7 +468,7 @@ def omnibus_tests(
         the system factor, ``df1 = m - 1``, ``df2 = (m - 1)(n - 1)``); ``note`` is
         empty unless the statistic is degenerate.
     """
-    scores, wanted = _with_measures(scores, measures, measure_column, value)
+    scores, wanted = with_measures(scores, measures, measure_column, value)
     rows: list[tuple[str, str, int, int, float, float, float, float, str]] = []
     for m in wanted:
         x, _, _ = score_matrix(
@@ -533,6 +533,6 @@ def blocked_scores(
         id_vars=["system", "topic"], var_name="measure", value_name="value"
     )
     long = long.dropna(subset=["value"]).reset_index(drop=True)
-    order = _levels(per_session[system])
+    order = levels_in_order(per_session[system])
     long["system"] = pd.Categorical(long["system"], categories=order)
     return long

@@ -50,7 +50,7 @@ from .._types import FloatArray, IntArray
 from ..errors import StatisticsError
 from .multiple import ROUNDING, pair_indices
 from .paired import bootstrap_counts, studentised_resamples
-from .score_table import _levels, score_matrix, system_means
+from .score_table import levels_in_order, score_matrix, system_means
 
 __all__ = [
     "SensitivityResult",
@@ -146,8 +146,8 @@ def _means_by_measure(scores: pd.DataFrame, measures: Sequence[str] | None) -> p
     """Systems × measures matrix of mean scores (each system's mean over its topics)."""
     means = system_means(scores)
     wide = means.pivot_table(index="system", columns="measure", values="mean", sort=False)
-    wide = wide.reindex(index=_levels(scores["system"]))
-    wanted = list(measures) if measures is not None else _levels(scores["measure"])
+    wide = wide.reindex(index=levels_in_order(scores["system"]))
+    wanted = list(measures) if measures is not None else levels_in_order(scores["measure"])
     missing = [m for m in wanted if m not in wide.columns]
     if missing:
         raise StatisticsError(f"no scores of measure(s) {missing}; measures: {list(wide.columns)}")
@@ -218,7 +218,7 @@ def _blocks_by_measure(
     """Per measure: the complete block (topics scored for every system), names and pairs."""
     if resamples < 1:
         raise StatisticsError(f"resamples must be >= 1, got {resamples}")
-    wanted = list(measures) if measures is not None else _levels(scores["measure"])
+    wanted = list(measures) if measures is not None else levels_in_order(scores["measure"])
     for m in wanted:
         x, names, _ = score_matrix(scores, m)
         xb = x[~np.isnan(x).any(axis=1)]

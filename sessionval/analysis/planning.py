@@ -37,7 +37,7 @@ import pandas as pd
 
 from ..errors import StatisticsError
 from .multiple import two_way_anova
-from .score_table import _levels, score_matrix
+from .score_table import levels_in_order, score_matrix
 
 __all__ = [
     "PLANNING_METHODS",
@@ -212,7 +212,7 @@ def topic_set_table(
         ``measure, method, variance, n_topics_pilot, n_systems, alpha, power,
         min_diff, n_required``.
     """
-    wanted = list(measures) if measures is not None else _levels(scores["measure"])
+    wanted = list(measures) if measures is not None else levels_in_order(scores["measure"])
     rows = []
     for m in wanted:
         var, n_t, n_s = variance_estimate(scores, m)

@@ -17,7 +17,7 @@ import pandas as pd
 from .._types import FloatArray
 from ..errors import StatisticsError
 
-__all__ = ["score_matrix", "system_means"]
+__all__ = ["levels_in_order", "score_matrix", "system_means", "with_measures"]
 
 
 def score_matrix(
@@ -76,7 +76,7 @@ def score_matrix(
             raise StatisticsError(f"no scores of measure {measure!r}; measures: {found}")
     _check_finite(rows, system, topic, value, measure_column)
     sys_col = rows[system]
-    names = _levels(scores[system]) if systems is None else [str(s) for s in systems]
+    names = levels_in_order(scores[system]) if systems is None else [str(s) for s in systems]
     unknown = sorted(set(sys_col.astype(str)) - set(names))
     if unknown:
         raise StatisticsError(f"scores of unknown system(s) {unknown}; systems: {names}")
@@ -111,7 +111,7 @@ def _check_finite(
         )
 
 
-def _levels(col: pd.Series) -> list[str]:
+def levels_in_order(col: pd.Series) -> list[str]:
     """Distinct values as text: the categories' order, else order of first appearance."""
     if isinstance(col.dtype, pd.CategoricalDtype):
         present = set(col.astype(str))
@@ -119,13 +119,13 @@ def _levels(col: pd.Series) -> list[str]:
     return [str(s) for s in pd.unique(col.astype(str))]
 
 
-def _with_measures(
+def with_measures(
     scores: pd.DataFrame, measures: Sequence[str] | None, measure_column: str, value: str
 ) -> tuple[pd.DataFrame, list[str]]:
     """The table with a measure column (a table of one score gets one), and the measures wanted."""
     if measure_column not in scores.columns:
         scores = scores.assign(**{measure_column: value})
-    wanted = list(measures) if measures is not None else _levels(scores[measure_column])
+    wanted = list(measures) if measures is not None else levels_in_order(scores[measure_column])
     return scores, wanted
 
 
@@ -151,9 +151,9 @@ def system_means(
     >>> system_means(t).to_numpy().tolist()
     [['A', 'AP', 2, 0.375], ['B', 'AP', 1, 1.0]]
     """
-    scores, measures = _with_measures(scores, None, measure_column, value)
+    scores, measures = with_measures(scores, None, measure_column, value)
     _check_finite(scores, system, topic, value, measure_column)
-    names = _levels(scores[system])
+    names = levels_in_order(scores[system])
     g = scores.groupby(
         [scores[system].astype(str), scores[measure_column].astype(str)], sort=False
     )[value]
