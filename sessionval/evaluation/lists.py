@@ -113,13 +113,24 @@ class SingleEvaluation:
     def summary(self) -> pd.DataFrame:
         """Mean per measure over the lists with a defined value.
 
+        Each measure is aggregated as it declares (``MeasureDef.aggregate``): the mean;
+        the sum for counts (``NumRet``, trec_eval's ``num_ret``); ``exp`` of the mean
+        for a per-query log (``GMAP``, trec_eval's ``gm_map``).
+
         Returns
         -------
         pandas.DataFrame
-            ``measure``, ``value`` (mean, NaN values left out), ``n`` (lists averaged).
+            ``measure``, ``value`` (NaN values left out), ``n`` (lists aggregated).
         """
         g = self.per_query.groupby("measure", sort=False)["value"]
-        out = pd.DataFrame({"value": g.mean(), "n": g.count().astype(np.int64)}).reset_index()
+        out = pd.DataFrame({"value": g.mean(), "n": g.count().astype(np.int64)})
+        how = {repr(m): m.definition.aggregate for m in self.measures}
+        kinds = out.index.map(how).to_numpy()
+        sums = g.sum()
+        out["value"] = np.where(
+            kinds == "sum", sums, np.where(kinds == "exp_mean", np.exp(out["value"]), out["value"])
+        )
+        out = out.reset_index()
         order = {repr(m): i for i, m in enumerate(self.measures)}
         return out.sort_values("measure", key=lambda s: s.map(order)).reset_index(drop=True)
 

@@ -412,6 +412,34 @@ def _cg(kind: Literal["CG", "DCG", "nCG", "nDCG"]) -> Compute:
     return compute
 
 
+def _ir_measures_dcg(value: str) -> dict[str, str]:
+    """ir_measures' ``nDCG(dcg=...)``: ``log2`` (gain = grade) or ``exp-log2`` (2^g - 1)."""
+    forms = {"log2": {}, "exp-log2": {"gain": "exp"}}
+    if value not in forms:
+        raise MeasureSpecError(
+            f"nDCG: ir_measures' dcg={value!r} is not offered; dcg=log2 or dcg=exp-log2 "
+            "(= gain=exp), or sessionval's discount= and gain= parameters"
+        )
+    return forms[value]
+
+
+def _ir_measures_judged_only(value: str) -> dict[str, str]:
+    """ir_measures' ``judged_only``: sessionval removes unjudged documents per evaluation."""
+    if value in ("False", "false", "0"):
+        return {}
+    raise MeasureSpecError(
+        "nDCG: ir_measures' judged_only=True removes unjudged documents; in sessionval that is "
+        "the evaluation's policy for every measure: --unjudged condense (evaluate_run(..., "
+        "unjudged='condense')) with nDCG"
+    )
+
+
+_IR_MEASURES_NDCG: Final = {
+    "dcg": _ir_measures_dcg,
+    "judged_only": _ir_measures_judged_only,
+    "gains": lambda v: {"gain": v},  # ir_measures' {grade: gain} is sessionval's mapping
+}
+
 # a base the discount ignores, or a discount that is the default one: no effect, refused
 _B_WITH_DISCOUNT = rules(base_rule(("b", "discount", RANK_DISCOUNT_TABLE)), default_discount_rule())
 
@@ -440,6 +468,10 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         upper=None,
         ideal_is_one=False,
         validate=_B_WITH_DISCOUNT,
+        spellings=(
+            Spelling("ranx", "dcg", "required"),
+            Spelling("ranx", "dcg_burges", "required", (("gain", "exp"),)),
+        ),
     ),
     MeasureDef(
         "nCG",
@@ -461,10 +493,18 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         validate=_B_WITH_DISCOUNT,
         spellings=(
             Spelling("trec_eval", "ndcg"),
-            Spelling("trec_eval", "ndcg_cut", "required"),
+            Spelling(
+                "trec_eval",
+                "ndcg_cut",
+                "required",
+                defaults=(5, 10, 15, 20, 30, 100, 200, 500, 1000),
+            ),
             Spelling("ir_measures", "nDCG", "optional"),
+            Spelling("ir_measures", "nDCG", "optional", (("dcg", "exp-log2"),)),
             Spelling("ranx", "ndcg", "optional"),
+            Spelling("ranx", "ndcg_burges", "optional", (("gain", "exp"),)),
         ),
+        translate=_IR_MEASURES_NDCG,
     ),
 )
 """The cumulated-gain family in the registry."""

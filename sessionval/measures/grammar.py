@@ -41,6 +41,7 @@ __all__ = [
     "Spelling",
     "Tool",
     "parse_with",
+    "split_spec",
 ]
 
 ParamValue: TypeAlias = Any
@@ -70,6 +71,13 @@ class Spelling:
         Parameters the tool's name fixes (``(("rel", 1),)``); others are defaults.
     note
         Where the tool's bare name means something else (printed in the table).
+    defaults
+        trec_eval: the cut-offs (or parameter values) its bare name prints, e.g.
+        ``P`` prints ``P_5`` ... ``P_1000``; empty: the bare name is one measure.
+    at
+        trec_eval: the parameter its ``.x`` suffix sets instead of the cut-off
+        (``Rprec_mult.0.2`` sets ``mult``; ``iprec_at_recall.0.1`` sets ``recall``);
+        such values print with two decimals (``Rprec_mult_0.20``).
 
     Examples
     --------
@@ -82,6 +90,20 @@ class Spelling:
     cutoff: Literal["required", "optional", "none"] = "none"
     params: tuple[tuple[str, ParamValue], ...] = ()
     note: str = ""
+    defaults: tuple[float, ...] = ()
+    at: str | None = None
+
+    def label(self, value: float | None) -> str:
+        """trec_eval's output name for one value of the suffix (``P_10``, ``Rprec_mult_0.20``).
+
+        Examples
+        --------
+        >>> Spelling("trec_eval", "iprec_at_recall", "required", at="recall").label(0.1)
+        'iprec_at_recall_0.10'
+        """
+        if value is None:
+            return self.name
+        return f"{self.name}_{value:.2f}" if self.at else f"{self.name}_{int(value)}"
 
     def example(self, k: int = 10) -> str:
         """The spelling as a user types it, with cut-off ``k`` when it takes one."""
@@ -89,7 +111,8 @@ class Spelling:
         text = self.name + (f"({args})" if args else "")
         if self.cutoff == "none":
             return text
-        return text + (f".{k}" if self.tool == "trec_eval" else f"@{k}")
+        value = "0.5" if self.at is not None or self.name == "IPrec" else str(k)
+        return text + (f".{value}" if self.tool == "trec_eval" else f"@{value}")
 
 
 @dataclass(frozen=True)
@@ -142,7 +165,7 @@ class Param:
                     raise ValueError
                 v = int(fv)
             else:
-                v = raw.strip() if isinstance(raw, str) else raw
+                v = _unquote(raw) if isinstance(raw, str) else raw
         except (TypeError, ValueError):
             raise MeasureSpecError(
                 f"{measure}: parameter {self.name}={raw!r} is not a valid {self.kind}"
@@ -162,6 +185,14 @@ class Param:
             except MeasureSpecError as exc:
                 raise MeasureSpecError(f"{measure}: {self.name}={raw!r}: {exc}") from None
         return v
+
+
+def _unquote(text: str) -> str:
+    """A value as ir_measures writes it, quoted (``'exp-log2'``), or bare."""
+    t = text.strip()
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+        return t[1:-1]
+    return t
 
 
 def fmt(v: object) -> str:
@@ -220,6 +251,21 @@ class MeasureDef:
     spellings
         How trec_eval, ir_measures and ranx write the same measure (the parser
         accepts the trec_eval names; the table in ``docs/measures.md`` lists them).
+    lower
+        Lower bound (None: unbounded below, e.g. a log or a utility).
+    aggregate
+        How per-query values become the value over queries: ``"mean"``, ``"sum"``
+        (counts: ``NumRet``) or ``"exp_mean"`` (the per-query value is a log; the
+        geometric mean, trec_eval's ``gm_map``).
+    at_param
+        The parameter that ``@x`` sets instead of an integer cut-off
+        (``IPrec@0.5`` is ``IPrec(recall=0.5)``, as ir_measures writes it); the
+        canonical name writes it as ``@x`` too.
+    translate
+        Other tools' parameters: name -> function from the value's text to this
+        measure's parameters (ir_measures' ``nDCG(dcg=exp-log2)`` is
+        ``nDCG(gain=exp)``); it raises :class:`MeasureSpecError` naming the nearest
+        variant when there is none.
     """
 
     name: str
@@ -241,6 +287,12 @@ class MeasureDef:
     of_measure: bool = False
     example: str = ""
     spellings: tuple[Spelling, ...] = ()
+    lower: float | None = 0.0
+    aggregate: Literal["mean", "sum", "exp_mean"] = "mean"
+    at_param: str | None = None
+    translate: Mapping[str, Callable[[str], Mapping[str, str]]] = field(
+        default_factory=dict, compare=False
+    )
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -261,6 +313,8 @@ class MeasureDef:
         """How the measure is written: ``nDCG[@k]``, ``P@k``, ``last(M)``."""
         if self.of_measure:
             return f"{self.name}(M)"
+        if self.at_param is not None:
+            return f"{self.name}@{self.at_param}"
         return self.name + {"required": "@k", "optional": "[@k]", "none": ""}[self.cutoff]
 
 
@@ -324,9 +378,13 @@ class Measure:
         if self.inner is not None:
             return f"{self.name}({self.inner!r})"
         given = self.given()
+        at = self.definition.at_param
+        at_value = given.pop(at, None) if at is not None else None
         s = self.name + (
             f"({','.join(f'{k}={fmt(v)}' for k, v in given.items())})" if given else ""
         )
+        if at_value is not None:
+            return s + f"@{fmt(at_value)}"
         return s + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
     __str__ = __repr__
@@ -357,8 +415,11 @@ class Measure:
             merged[k] = self.definition.param(k).convert(v, measure=self.name)
         return make(self.definition, merged, self.cutoff, self.inner)
 
-    def __matmul__(self, k: int) -> Measure:
-        """Return a copy with cut-off ``k``: ``nDCG @ 10``."""
+    def __matmul__(self, k: float) -> Measure:
+        """Return a copy with cut-off ``k``: ``nDCG @ 10`` (``IPrec @ 0.5``: its ``at_param``)."""
+        at = self.definition.at_param
+        if at is not None:
+            return self(**{at: k})
         return make(self.definition, dict(self.params), check_cutoff(k, self.name), self.inner)
 
     def compute(self, lists: RankedLists, *, empty: EmptyPolicy = "nan") -> FloatArray:
@@ -400,6 +461,10 @@ def make(
         )
     ordered = tuple((p.name, params[p.name]) for p in defn.params if p.name in params)
     m = Measure(defn, ordered, cutoff, inner)
+    if defn.at_param is not None and m.value(defn.at_param) is None:
+        raise MeasureSpecError(
+            f"{defn.name} needs its {defn.at_param} after @, e.g. {defn.name}@0.5"
+        )
     if defn.validate is not None:
         given = m.given()
 
@@ -431,11 +496,15 @@ def _split_params(raw: str) -> list[str]:
     return items
 
 
-def _split_spec(spec: str) -> tuple[str, str | None, str | None]:
-    """``Name(inside)@cutoff`` -> (name, inside or None, cutoff text or None)."""
+def split_spec(spec: str) -> tuple[str, str | None, str | None]:
+    """``Name(inside)@cutoff`` -> (name, inside or None, cutoff text or None).
+
+    Raises ``ValueError`` when ``spec`` is not of that form.  A name may hold ``-``
+    (ranx's ``r-precision``).
+    """
     s = spec.strip()
     i = 0
-    while i < len(s) and (s[i].isalnum() or s[i] in "_+/"):
+    while i < len(s) and (s[i].isalnum() or s[i] in "_+/" or (s[i] == "-" and i > 0)):
         i += 1
     name, rest = s[:i], s[i:].strip()
     inside = None
@@ -483,7 +552,7 @@ def parse_with(
         measure.
     """
     try:
-        name, inside, cut = _split_spec(spec)
+        name, inside, cut = split_spec(spec)
     except ValueError:
         raise MeasureSpecError(
             f"cannot parse measure {spec!r}; expected Name(param=value,...)@cutoff, e.g. "
@@ -505,7 +574,10 @@ def parse_with(
             + hint
         )
     cutoff = None
-    if cut is not None:
+    params: dict[str, ParamValue] = {}
+    if cut is not None and defn.at_param is not None:
+        params[defn.at_param] = defn.param(defn.at_param).convert(cut, measure=defn.name)
+    elif cut is not None:
         if not cut.isdigit() or int(cut) < 1:
             raise MeasureSpecError(f"{defn.name}: cut-off must be an integer >= 1, got {cut!r}")
         cutoff = int(cut)
@@ -520,7 +592,6 @@ def parse_with(
                 f"{defn.name}(...) takes a single-query measure, got the session measure {inner!r}"
             )
         return make(defn, {}, cutoff, inner)
-    params: dict[str, ParamValue] = {}
     if inside is not None and inside.strip():
         for item in _split_params(inside):
             if "=" not in item:
@@ -528,6 +599,13 @@ def parse_with(
                     f"{defn.name}: parameter {item.strip()!r} must be written name=value"
                 )
             k, v = (x.strip() for x in item.split("=", 1))
+            if k in defn.translate and k not in {p.name for p in defn.params}:
+                # another tool's parameter: its meaning in this measure's parameters
+                for k2, v2 in defn.translate[k](_unquote(v)).items():
+                    if k2 in params:
+                        raise MeasureSpecError(f"{defn.name}: parameter {k2!r} given twice")
+                    params[k2] = defn.param(k2).convert(v2, measure=defn.name)
+                continue
             p = defn.param(k)
             if k in params:
                 raise MeasureSpecError(f"{defn.name}: parameter {k!r} given twice")

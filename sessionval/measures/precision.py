@@ -9,7 +9,7 @@ MacAvaney et al. (2022), ir_measures [macavaney2022], for Judged@k.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 
@@ -25,6 +25,7 @@ __all__ = [
     "INFAP_EPSILON",
     "average_precision",
     "bpref",
+    "geometric_terms",
     "inf_ap",
     "judged",
     "precision",
@@ -32,6 +33,9 @@ __all__ = [
     "reciprocal_rank",
 ]
 
+
+MIN_GEO_MEAN: Final[float] = 1e-5
+"""trec_eval's ``MIN_GEO_MEAN``: the floor of a value before its log in ``gm_map``."""
 
 INFAP_EPSILON: Final[float] = 1e-5
 """trec_eval's ``INFAP_EPSILON``: smoothing of the precision estimate above a rank."""
@@ -245,9 +249,36 @@ def judged(
     return _safe_div(n_judged, np.diff(c.offsets).astype(np.float64))
 
 
+def geometric_terms(values: FloatArray) -> FloatArray:
+    r"""Per-query terms of a geometric mean: :math:`\ln \max(v, 10^{-5})` (NaN stays NaN).
+
+    trec_eval's ``gm_map`` and ``gm_bpref`` print these per query and
+    :math:`\exp` of their mean over queries (Robertson 2006, "On GMAP", CIKM
+    [robertson2006]; trec_eval ``MIN_GEO_MEAN``).
+
+    Examples
+    --------
+    >>> geometric_terms(np.array([1.0, 0.0])).round(4)
+    array([  0.    , -11.5129])
+    """
+    with np.errstate(invalid="ignore"):
+        return np.log(np.maximum(values, MIN_GEO_MEAN))
+
+
+def _geometric(fn: Any) -> Any:
+    def compute(
+        lists: RankedLists, *, cutoff: int | None, empty: EmptyPolicy, **kw: Any
+    ) -> FloatArray:
+        return geometric_terms(fn(lists, cutoff=cutoff, empty=empty, **kw))
+
+    return compute
+
+
 # ---------------------------------------------------------------------------
 # declarations
 # ---------------------------------------------------------------------------
+
+_CUTS: Final = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default cut-offs
 
 DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
     MeasureDef(
@@ -260,7 +291,7 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         plain(average_precision),
         spellings=(
             Spelling("trec_eval", "map"),
-            Spelling("trec_eval", "map_cut", "required"),
+            Spelling("trec_eval", "map_cut", "required", defaults=_CUTS),
             Spelling("ir_measures", "AP", "optional"),
             Spelling("ranx", "map", "optional"),
         ),
@@ -292,7 +323,7 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         normalised=False,
         ideal_is_one=False,
         spellings=(
-            Spelling("trec_eval", "P", "required"),
+            Spelling("trec_eval", "P", "required", defaults=_CUTS),
             Spelling("ir_measures", "P", "required"),
             Spelling("ranx", "precision", "required"),
         ),
@@ -306,7 +337,9 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         (REL,),
         plain(recall),
         spellings=(
-            Spelling("trec_eval", "recall", "required"),
+            Spelling("trec_eval", "recall", "required", defaults=_CUTS),
+            Spelling("trec_eval", "set_recall"),
+            Spelling("ir_measures", "SetR"),
             Spelling("ir_measures", "R", "optional"),
             Spelling("ranx", "recall", "required"),
         ),
@@ -334,6 +367,36 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         (REL,),
         plain(inf_ap),
         spellings=(Spelling("trec_eval", "infAP"), Spelling("ir_measures", "infAP")),
+    ),
+    MeasureDef(
+        "GMAP",
+        "Geometric mean average precision",
+        "per query ln(max(AP, 1e-5)); over queries exp of their mean (trec_eval gm_map)",
+        "GMAP = exp(mean_q ln(max(AP_q, 1e-5)))",
+        "robertson2006 (Robertson 2006, CIKM); trec_eval gm_map",
+        (REL,),
+        _geometric(average_precision),
+        cutoff="none",
+        upper=0.0,
+        lower=None,
+        ideal_is_one=False,
+        aggregate="exp_mean",
+        spellings=(Spelling("trec_eval", "gm_map"),),
+    ),
+    MeasureDef(
+        "GMBpref",
+        "Geometric mean bpref",
+        "per query ln(max(bpref, 1e-5)); over queries exp of their mean (trec_eval gm_bpref)",
+        "GMBpref = exp(mean_q ln(max(bpref_q, 1e-5)))",
+        "robertson2006; trec_eval gm_bpref",
+        (REL,),
+        _geometric(bpref),
+        cutoff="none",
+        upper=0.0,
+        lower=None,
+        ideal_is_one=False,
+        aggregate="exp_mean",
+        spellings=(Spelling("trec_eval", "gm_bpref"),),
     ),
     MeasureDef(
         "Judged",

@@ -49,27 +49,32 @@ sessionval.errors.MeasureSpecError: unknown measure 'nDGC' ...
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Final
 
 from ..errors import MeasureSpecError
 from .cascade import DEFINITIONS as _CASCADE
 from .cg import DEFINITIONS as _CG
+from .cg_trec import DEFINITIONS as _CG_TREC
 from .dynamic_domain import DEFINITIONS as _DYNAMIC_DOMAIN
 from .effort import DEFINITIONS as _EFFORT
-from .grammar import Measure, MeasureDef, Spelling, Tool, fmt, make, parse_with
+from .grammar import Measure, MeasureDef, fmt, parse_with
+from .names import Named, TrecEvalNames, fixed_spellings, foreign_rewrite, spellings_table
 from .precision import DEFINITIONS as _PRECISION
+from .recall_points import DEFINITIONS as _RECALL_POINTS
 from .sakai import DEFINITIONS as _SAKAI
 from .session import DEFINITIONS as _SESSION
 from .session_models import DEFINITIONS as _SESSION_MODELS
+from .sets import DEFINITIONS as _SETS
 
 __all__ = [
     "REGISTRY",
     "Measure",
     "MeasureDef",
+    "Named",
     "describe_measures",
     "measures_markdown",
+    "named_measures",
     "parse_measure",
     "parse_measures",
     "registry_table",
@@ -79,6 +84,9 @@ __all__ = [
 _DEFS: Final[tuple[MeasureDef, ...]] = (
     *_CG,
     *_PRECISION,
+    *_SETS,
+    *_RECALL_POINTS,
+    *_CG_TREC,
     *_CASCADE,
     *_SAKAI,
     *_EFFORT,
@@ -97,12 +105,19 @@ def _other_names() -> dict[str, MeasureDef]:
     """Lower-case spellings of single-query names, and ranx's names.
 
     Not of session measures: ``SDCG`` is ir_measures' Scaled DCG, never ``sDCG``.
+    Not the names that fix parameters (ranx's ``ndcg_burges``): :data:`_FIXED`.
     """
     out: dict[str, MeasureDef] = {}
     for d in _DEFS:
         if d.scope != "query":
             continue
-        for n in (*d.names, *(s.name for s in d.spellings if s.tool == "ranx")):
+        # ir_measures' own names (SetR is R), as written and in lower case
+        own = [s.name for s in d.spellings if s.tool == "ir_measures" and not s.params]
+        for n in own:
+            if n not in _LOOKUP:
+                out.setdefault(n, d)
+        ranx = (s.name for s in d.spellings if s.tool == "ranx" and not s.params)
+        for n in (*d.names, *own, *ranx):
             if n.lower() not in _LOOKUP:
                 out.setdefault(n.lower(), d)
     return out
@@ -110,39 +125,21 @@ def _other_names() -> dict[str, MeasureDef]:
 
 _OTHER_NAMES: Final[dict[str, MeasureDef]] = _other_names()
 
-_TREC_EVAL: Final[dict[str, tuple[MeasureDef, Spelling]]] = {
-    s.name: (d, s) for d in _DEFS for s in d.spellings if s.tool == "trec_eval"
-}
-"""trec_eval measure name -> declaration and spelling (``ndcg_cut`` -> nDCG with a cut-off)."""
+_TREC_EVAL: Final = TrecEvalNames(_DEFS)
+"""trec_eval's names (``ndcg_cut`` -> nDCG with a cut-off; ``P`` -> its default cut-offs)."""
 
-# trec_eval's ``name``, ``name.k`` or ``name_k`` (the shortest name that leaves a suffix)
-_TREC_EVAL_FORM: Final = re.compile(r"([A-Za-z][A-Za-z_]*?)(?:[._](\d+))?")
+_FIXED: Final = fixed_spellings(_DEFS, _LOOKUP)
+"""ranx's and ir_measures' names that fix parameters: ``ndcg_burges`` -> ``nDCG(gain=exp)``."""
 
-_HINT: Final = "; trec_eval names: " + ", ".join(s.example(k=10) for _, s in _TREC_EVAL.values())
+_HINT: Final = (
+    "; trec_eval names: "
+    + ", ".join(s.example(k=10) for _, s in _TREC_EVAL.table.values())
+    + ", all_trec"
+)
 
 
-def _from_trec_eval(spec: str) -> Measure | None:
-    """The measure a trec_eval name means, ``None`` when ``spec`` is not one."""
-    m = _TREC_EVAL_FORM.fullmatch(spec)
-    if m is None or m.group(1) not in _TREC_EVAL or spec in _LOOKUP:
-        return None
-    defn, spelling = _TREC_EVAL[m.group(1)]
-    cut = m.group(2)
-    if spelling.cutoff == "required" and cut is None:
-        raise MeasureSpecError(
-            f"trec_eval's {spelling.name} needs one cut-off here, e.g. {spelling.example()} "
-            f"(= {make(defn, {}, 10)!r}); trec_eval's list of default cut-offs is not expanded"
-        )
-    if spelling.cutoff == "none" and cut is not None:
-        with_cut = [s for _, s in _TREC_EVAL.values() if _TREC_EVAL[s.name][0] is defn]
-        other = next((s for s in with_cut if s.cutoff != "none"), None)
-        raise MeasureSpecError(
-            f"trec_eval's {spelling.name} takes no cut-off"
-            + (f"; {other.example(int(cut))} is {defn.name}@{cut}" if other else "")
-        )
-    if cut is not None and int(cut) < 1:
-        raise MeasureSpecError(f"{spec}: cut-off must be an integer >= 1, got {cut!r}")
-    return make(defn, dict(spelling.params), int(cut) if cut is not None else None)
+def _parse_one(spec: str) -> Measure:
+    return parse_with(foreign_rewrite(spec, _FIXED), _LOOKUP, also=_OTHER_NAMES, hint=_HINT)
 
 
 def parse_measure(spec: str | Measure) -> Measure:
@@ -151,7 +148,8 @@ def parse_measure(spec: str | Measure) -> Measure:
     Parameters
     ----------
     spec
-        A measure string (or a measure, returned as is).
+        A measure string (or a measure, returned as is): the grammar's, or the name
+        trec_eval, ir_measures or ranx gives it.
 
     Returns
     -------
@@ -162,7 +160,8 @@ def parse_measure(spec: str | Measure) -> Measure:
     MeasureSpecError
         Unknown name or parameter (the message lists the valid ones from the
         registry), bad value, bad or missing cut-off, a parameter the measure does
-        not use (``nDCG(b=3)``: ``log2p1`` has no base).
+        not use (``nDCG(b=3)``: ``log2p1`` has no base), a trec_eval name of several
+        measures (``P``: use :func:`parse_measures`).
 
     Examples
     --------
@@ -172,6 +171,8 @@ def parse_measure(spec: str | Measure) -> Measure:
     Bpref
     >>> parse_measure("map_cut.10"), parse_measure("recip_rank"), parse_measure("ap(rel=2)")
     (AP@10, RR, AP(rel=2))
+    >>> parse_measure("IPrec@0.5"), parse_measure("ndcg_burges@10"), parse_measure("rbp.95")
+    (IPrec@0.5, nDCG(gain=exp)@10, RBP(p=0.95))
     >>> parse_measure("AP(foo=1)")
     Traceback (most recent call last):
     ...
@@ -183,19 +184,50 @@ def parse_measure(spec: str | Measure) -> Measure:
     """
     if isinstance(spec, Measure):
         return spec
-    trec_eval = _from_trec_eval(spec.strip())
-    if trec_eval is not None:
-        return trec_eval
-    return parse_with(spec, _LOOKUP, also=_OTHER_NAMES, hint=_HINT)
+    named = _TREC_EVAL.expand(spec)
+    if named is None:
+        return _parse_one(spec)
+    if len(named) == 1 and named[0].measure is not None:
+        return named[0].measure
+    labels = ", ".join(n.label for n in named[:4]) + (", ..." if len(named) > 4 else "")
+    entry = _TREC_EVAL.table.get(spec.strip())
+    example = entry[1].example() if entry is not None else "P.10"
+    raise MeasureSpecError(
+        f"trec_eval's {spec.strip()} is {len(named)} measures ({labels}); parse_measure "
+        f"takes one: name one cut-off here, e.g. {example}, or give the name to "
+        "parse_measures (or -m), which expands it"
+    )
+
+
+def named_measures(specs: Sequence[str | Measure]) -> list[Named]:
+    """Parse several measures with the label each prints under (exact duplicates dropped).
+
+    A trec_eval name expands to the measures trec_eval prints for it, labelled as
+    trec_eval labels them (``P`` -> ``P_5`` ... ``P_1000``; ``all_trec``: every
+    measure of trec_eval's ``all_trec``, ``runid`` too, whose measure is ``None``);
+    any other name is one measure labelled by its canonical name.
+
+    Examples
+    --------
+    >>> [n.label for n in named_measures(["ndcg_cut.10", "nDCG@10", "success"])]
+    ['ndcg_cut_10', 'nDCG@10', 'success_1', 'success_5', 'success_10']
+    """
+    out: list[Named] = []
+    for s in specs:
+        if isinstance(s, Measure):
+            found = [Named(s, repr(s))]
+        else:
+            found = _TREC_EVAL.expand(s) or [Named(m := _parse_one(s), repr(m))]
+        out += [n for n in found if n not in out]
+    return out
 
 
 def parse_measures(specs: Sequence[str | Measure]) -> list[Measure]:
     """Parse several measures, dropping exact duplicates (first kept)."""
     out: list[Measure] = []
-    for s in specs:
-        m = parse_measure(s)
-        if m not in out:
-            out.append(m)
+    for n in named_measures(specs):
+        if n.measure is not None and n.measure not in out:
+            out.append(n.measure)
     return out
 
 
@@ -278,24 +310,6 @@ def registry_table() -> str:
     return "\n".join(lines)
 
 
-_TOOLS: Final[tuple[tuple[Tool, str], ...]] = (
-    ("trec_eval", "trec_eval / pytrec_eval"),
-    ("ir_measures", "ir_measures"),
-    ("ranx", "ranx"),
-)
-
-
-def _spelled(sp: Spelling, *, with_cutoff: bool) -> str | None:
-    """How ``sp`` writes its measure with or without a cut-off (``None``: it cannot)."""
-    if sp.cutoff == ("none" if with_cutoff else "required"):
-        return None
-    args = ",".join(f"{k}={v}" for k, v in sp.params)
-    base = sp.name + (f"({args})" if args else "")
-    if not with_cutoff:
-        return f"`{base}`"
-    return f"`{base}.k`, `{base}_k`" if sp.tool == "trec_eval" else f"`{base}@k`"
-
-
 def spellings_markdown() -> str:
     """The names other tools give each measure, as a Markdown table (from the registry).
 
@@ -305,35 +319,10 @@ def spellings_markdown() -> str:
 
     Examples
     --------
-    >>> print(spellings_markdown().splitlines()[3])
-    | `nDCG@k` | `ndcg_cut.k`, `ndcg_cut_k` | `nDCG@k` | `ndcg@k` |
+    >>> print(next(r for r in spellings_markdown().splitlines() if r.startswith("| `P@k`")))
+    | `P@k` | `P.k`, `P_k` | `P@k` | `precision@k` |
     """
-    lines = [
-        "| sessionval | " + " | ".join(label for _, label in _TOOLS) + " |",
-        "|---|" + "---|" * len(_TOOLS),
-    ]
-    for d in _DEFS:
-        forms = [f for f in (False, True) if d.cutoff != ("required" if not f else "none")]
-        for with_cutoff in forms:
-            cells = [
-                ", ".join(
-                    t
-                    for sp in d.spellings
-                    if sp.tool == tool and (t := _spelled(sp, with_cutoff=with_cutoff))
-                )
-                or "-"
-                for tool, _ in _TOOLS
-            ]
-            if any(c != "-" for c in cells):
-                ours = d.name + ("@k" if with_cutoff else "")
-                lines.append(f"| `{ours}` | " + " | ".join(cells) + " |")
-    notes = [
-        f"- `{sp.example()}` ({sp.tool}): {sp.note}."
-        for d in _DEFS
-        for sp in d.spellings
-        if sp.note
-    ]
-    return "\n".join([*lines, *(["", *notes] if notes else [])])
+    return spellings_table(_DEFS, _FIXED)
 
 
 def measures_markdown() -> str:
@@ -353,8 +342,11 @@ def measures_markdown() -> str:
         "same (trec_eval): `nDCG@10` = `ndcg_cut.10`, `AP` = `map`, `AP@k` = `map_cut.k`,",
         "`RR` = `recip_rank`, `P@k` = `P_k`, `R@k` = `recall_k`, `Bpref` = `bpref`,",
         "`infAP` = `infAP`; trec_eval's names themselves, the lower-case spelling of any",
-        "single-query name (`ndcg@10`, `ap`, `rr`) and ranx's names are accepted too (table",
-        "below).",
+        "single-query name (`ndcg@10`, `ap`, `rr`) and ir_measures' and ranx's names are",
+        "accepted too (table below). A trec_eval name without its suffix is the list",
+        "trec_eval prints (`P` is `P_5` ... `P_1000`, `P.5,10` is `P_5` and `P_10`), and",
+        "`all_trec` every measure of trec_eval's `all_trec`: `sessionval evaluate` prints",
+        "each under trec_eval's name, in trec_eval's layout when every measure is named so.",
         "",
         "Conventions: ranks start at 1; relevant means grade >= `rel` (default 1);",
         "`R` is the recall base size, `N` the judged non-relevant count; `count(r)`",
@@ -386,7 +378,15 @@ def measures_markdown() -> str:
         "recip_rank, bpref, infAP, P, recall) and pyNTCIREVAL (Q, O, P, P+, AP, RR, nDCG",
         "with the jk2002 discount) in `tests/measures/test_crosscheck.py`, and against",
         "ir_measures (ERR@k through gdeval to its 5 printed decimals, RBP(rel=1) through",
-        "cwl_eval, Judged@k) in `tests/measures/test_crosscheck_ir_measures.py`.",
+        "cwl_eval, Judged@k) in `tests/measures/test_crosscheck_ir_measures.py`. Every",
+        "numeric measure of trec_eval's `all_trec`, under trec_eval's names, against",
+        "pytrec_eval per query and over queries in `tests/measures/test_crosscheck_trec_eval.py`;",
+        "ir_measures' names (SetP, SetF, NumRel, Success(rel=2)@5, IPrec@0.5, ...) against",
+        "ir_measures in `tests/measures/test_names_table.py`.",
+        "",
+        "Over queries a measure is averaged, except the counts (`NumQ`, `NumRet`, `NumRel`,",
+        "`NumRelRet`, `NumNonRelJudgedRet`: summed, as trec_eval) and `GMAP`/`GMBpref`",
+        "(per query the log, over queries exp of the mean: trec_eval's `gm_map`).",
         "",
         "Erratum: Järvelin et al. (2008)'s appendix prints DCG' (jk2008, b=4) as",
         "`<3, 4, 5.67, 5.67, 5.67, 6.11, 6.94, 8.14, 9.30, 9.30>`; ranks 2 and 8 are slips,",

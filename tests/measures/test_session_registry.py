@@ -74,7 +74,7 @@ def test_session_parameters_are_typed_and_kept_when_given() -> None:
         ("last(nDCG@10)@5", ["takes no cut-off"]),
         ("last", ["takes a single-query measure"]),
         ("last(nDGC@10)", ["unknown measure 'nDGC'", "session measures: " + SESSION_NAMES]),
-        ("sDGC@10", ["valid measures: AP, Bpref", "session measures: " + SESSION_NAMES]),
+        ("sDGC@10", ["valid measures: AP, binG, Bpref", "session measures: " + SESSION_NAMES]),
     ],
 )
 def test_errors_list_the_valid_choices_from_the_registry(spec: str, fragments: list[str]) -> None:
