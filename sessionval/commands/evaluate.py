@@ -11,6 +11,8 @@ from typing import Any
 import click
 
 from ..errors import memory_advice, phase
+from ..evaluation.lists import SingleEvaluation
+from ..measures.names import Named
 from ._options import (
     encoding_option,
     engine_options,
@@ -32,6 +34,38 @@ def _fmt(v: float) -> str:
     return "NaN" if math.isnan(v) else f"{v:.4f}"
 
 
+def _rows(
+    ev: SingleEvaluation, named: list[Named], per_query: bool
+) -> list[tuple[Named, str, float]]:
+    """(measure, query, value) rows: each query's (with ``-q``), then ``all``.
+
+    trec_eval prints ``runid`` and ``num_q`` for ``all`` only.
+    """
+    by_repr: dict[str, list[Named]] = {}
+    for n in named:
+        if n.measure is not None:
+            by_repr.setdefault(repr(n.measure), []).append(n)
+    rows: list[tuple[Named, str, float]] = []
+    if per_query:
+        pq = ev.per_query
+        for q, m, v in zip(pq["query_id"], pq["measure"], pq["value"].astype(float), strict=True):
+            rows += [(n, q, v) for n in by_repr[m] if not (n.trec_eval and n.label == "num_q")]
+    summ = dict(zip(ev.summary()["measure"], ev.summary()["value"].astype(float), strict=True))
+    rows += [(n, "all", summ[repr(n.measure)] if n.measure else math.nan) for n in named]
+    return rows
+
+
+def _trec_eval_line(n: Named, query: str, value: float, tag: str) -> str:
+    r"""One line as trec_eval prints it: ``%-22s\\t%s\\t%6.4f`` (counts as integers)."""
+    if n.measure is None:
+        text = tag
+    elif n.measure.definition.aggregate == "sum":
+        text = str(round(value))
+    else:
+        text = "nan" if math.isnan(value) else f"{value:6.4f}"
+    return f"{n.label:<22}\t{query}\t{text}"
+
+
 @click.command("evaluate")
 @click.argument("qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("run", type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -40,8 +74,9 @@ def _fmt(v: float) -> str:
     "--measure",
     "measures",
     multiple=True,
-    help="Measure in the grammar Name(param=value)@k, or trec_eval's name (map, "
-    "ndcg_cut.10, P_10, recip_rank), repeatable "
+    help="Measure in the grammar Name(param=value)@k, ir_measures' or ranx's name, or "
+    "trec_eval's (map, ndcg_cut.10, P.5,10, P: its default cut-offs, all_trec), printed "
+    "under trec_eval's name; repeatable "
     f"(default: {' '.join(DEFAULT_MEASURES)}). See `sessionval measures`.",
 )
 @click.option("-q", "--per-query", is_flag=True, help="Print one row per query before the means.")
@@ -51,7 +86,8 @@ def _fmt(v: float) -> str:
     type=click.Choice(["tsv", "jsonl"]),
     default="tsv",
     show_default=True,
-    help="tsv: measure<TAB>query<TAB>value (trec_eval); jsonl.",
+    help="tsv: measure<TAB>query<TAB>value (trec_eval's layout when every measure is "
+    "named as trec_eval names it); jsonl.",
 )
 @run_scoring_options
 @engine_options
@@ -73,13 +109,19 @@ def command(
     The defaults are trec_eval's, so the numbers are trec_eval's: score ties broken
     by doc id descending, topics without relevant documents scored 0, run topics
     without judgments skipped. Measure names may be trec_eval's (map, ndcg_cut.10,
-    P_10, recip_rank) or ir_measures' (nDCG@10, AP, RR). Prints per-query rows (with
-    -q) and the mean of every measure (query id "all"); diagnostics go to stderr. With
-    --engine dask the measures are computed on the cluster's workers, one task each.
+    P_10, recip_rank; P, all_trec: the lists trec_eval prints) or ir_measures' and
+    ranx's (nDCG@10, AP, RR, SetP, hit_rate@5). A measure named as trec_eval names it
+    prints under trec_eval's name, and when all are, in trec_eval's layout. Prints
+    per-query rows (with -q) and each measure over the queries (query id "all": the
+    mean; counts summed, gm_map geometric); diagnostics go to stderr. With --engine
+    dask the measures are computed on the cluster's workers, one task each.
     """
     from ..evaluation.lists import evaluate_run
+    from ..measures.registry import named_measures
 
     scoring = run_scoring(options)
+    named = named_measures(list(measures) or list(DEFAULT_MEASURES))
+    wanted = [n.measure for n in named if n.measure is not None]
 
     # the reads are phases of their own (evaluate_run): this one is the evaluation
     many = len(measures) != 1
@@ -91,24 +133,27 @@ def command(
         ev = evaluate_run(
             run,
             qrels,
-            list(measures) or list(DEFAULT_MEASURES),
+            wanted,
             **asdict(scoring),
             mapper=eng,
             encoding=encoding,
         )
-    rows: list[tuple[str, str, float]] = []
-    if per_query:
-        pq = ev.per_query
-        rows += list(zip(pq["measure"], pq["query_id"], pq["value"].astype(float), strict=True))
-    summ = ev.summary()
-    rows += [(m, "all", float(v)) for m, v in zip(summ["measure"], summ["value"], strict=True)]
-    if fmt == "tsv":
-        click.echo("\n".join(f"{m}\t{q}\t{_fmt(v)}" for m, q, v in rows))
+    rows = _rows(ev, named, per_query)
+    trec_layout = fmt == "tsv" and all(n.trec_eval for n in named)
+    if trec_layout:
+        from ..io.trec import run_tag
+
+        click.echo("\n".join(_trec_eval_line(n, q, v, run_tag(run)) for n, q, v in rows))
+    elif fmt == "tsv":
+        click.echo("\n".join(f"{n.label}\t{q}\t{_fmt(v)}" for n, q, v in rows if n.measure))
     else:
         click.echo(
             "\n".join(
-                json.dumps({"query_id": q, "measure": m, "value": None if math.isnan(v) else v})
-                for m, q, v in rows
+                json.dumps(
+                    {"query_id": q, "measure": n.label, "value": None if math.isnan(v) else v}
+                )
+                for n, q, v in rows
+                if n.measure is not None
             )
         )
     notes = [f"{ev.n_queries} queries evaluated"]

@@ -27,6 +27,7 @@ different grades it is an error naming the topic, document and lines.
 
 from __future__ import annotations
 
+import gzip
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -52,6 +53,7 @@ __all__ = [
     "read_qrels",
     "read_run",
     "run_line_numbers",
+    "run_tag",
 ]
 
 #: grades are stored as 16-bit integers: the values a grade may take
@@ -436,3 +438,17 @@ def read_run(
     )
     out.attrs["source"] = str(p)  # for messages of later steps (score_runs)
     return out
+
+
+def run_tag(path: str | os.PathLike[str]) -> str:
+    """The tag (sixth field) of a TREC run's first line: trec_eval's ``runid``.
+
+    Reads only that line (plain or gzip-compressed); ``""`` for an empty file or a
+    line without a sixth field (the run itself is checked by :func:`read_run`).
+    """
+    p = Path(path)
+    with p.open("rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    with gzip.open(p, "rb") if gz else p.open("rb") as f:
+        fields = f.readline(1 << 20).decode("utf-8-sig", errors="replace").split()
+    return fields[5] if len(fields) >= 6 else ""

@@ -87,7 +87,8 @@ def test_evaluate_tsv_per_query(files, capsys) -> None:
     assert rows[0] == ["nDCG@10", "1", f"{(2 / np.log2(3)) / (2 + 1 / np.log2(3)):.4f}"]
     assert rows[1] == ["RR", "1", "0.5000"]
     assert ["nDCG@10", "2", "NaN"] in rows
-    assert rows[-2:] == [["RR", "all", "0.2500"], ["Bpref", "all", "0.0000"]]
+    # asked by trec_eval's name, bpref prints under it
+    assert rows[-2:] == [["RR", "all", "0.2500"], ["bpref", "all", "0.0000"]]
     assert "1 run queries without judgments skipped" in err
     assert "1 queries with an empty recall base" in err
 
@@ -126,7 +127,7 @@ def test_evaluate_defaults_are_trec_eval_and_help_says_so(files, capsys) -> None
     assert main(["evaluate", str(q), str(r), "-q", "-m", "ndcg_cut.10", "-m", "map"]) == 0
     out, err = capsys.readouterr()
     # topic 2 has judgments but no relevant document: 0 and averaged, as trec_eval
-    assert "nDCG@10\t2\t0.0000" in out and "AP\t2\t0.0000" in out
+    assert f"{'ndcg_cut_10':<22}\t2\t0.0000" in out and f"{'map':<22}\t2\t0.0000" in out
     assert "scored 0, as trec_eval" in err
     assert main(["evaluate", "--help"]) == 0
     help_text = " ".join(capsys.readouterr().out.split())
@@ -246,3 +247,36 @@ def test_evaluate_repeated_document_lists_a_few_lines(tmp_path: Path, capsys) ->
     ok.write_text("1 Q0 a 1 1.0 t\n2 Q0 b 1 1.0 t\n")
     assert main(["compare", str(q), str(ok), str(r), "-m", "AP"]) == 2
     assert "r.run: " in capsys.readouterr().err
+
+
+def test_trec_eval_names_print_in_trec_eval_layout(files, capsys) -> None:
+    """Issue 25: -m in trec_eval's names prints trec_eval's lines (%-22s\\t%s\\t%6.4f)."""
+    q, r = files
+    assert main(["evaluate", str(q), str(r), "-q", "-m", "runid", "-m", "num_q", "-m", "P.1,2",
+                 "-m", "num_rel_ret", "-m", "gm_map"]) == 0  # fmt: skip
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{'P_1':<22}\t1\t0.0000"
+    # runid and num_q for all only, counts as integers, gm_map per query as its log
+    assert not any(line.startswith(("runid", "num_q")) and "\tall\t" not in line for line in out)
+    assert f"{'runid':<22}\tall\tt" in out
+    assert f"{'num_q':<22}\tall\t2" in out
+    assert f"{'num_rel_ret':<22}\tall\t1" in out
+    assert f"{'gm_map':<22}\t2\t{np.log(1e-5):6.4f}" in out
+
+
+def test_all_trec_lists_every_trec_eval_measure(files, capsys) -> None:
+    from sessionval.measures.names import ALL_TREC
+
+    q, r = files
+    assert main(["evaluate", str(q), str(r), "-m", "all_trec"]) == 0
+    names = [line.split("\t")[0].strip() for line in capsys.readouterr().out.splitlines()]
+    assert len(names) == 94  # trec_eval 9.0.x: 33 names, lists at their default cut-offs
+    roots = {n.rsplit("_", 1)[0] if n[-1].isdigit() else n for n in names}
+    assert roots == set(ALL_TREC)
+
+
+def test_other_tools_names_print_under_their_canonical_name(files, capsys) -> None:
+    q, r = files
+    assert main(["evaluate", str(q), str(r), "-m", "hit_rate@2", "-m", "ndcg_cut.2"]) == 0
+    rows = [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()]
+    assert rows == ["Success@2", "ndcg_cut_2"]  # mixed: tab-separated, each under its name
