@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,23 @@ DEFAULT_MEASURES: tuple[str, ...] = ("AP", "nDCG", "nDCG@10", "P@10", "RR", "Bpr
 
 def _fmt(v: float) -> str:
     return "NaN" if math.isnan(v) else f"{v:.4f}"
+
+
+def _at_level(named: list[Named], level: int | None) -> list[Named]:
+    """The measures with ``rel=level`` where they take ``rel`` and do not give it (``-l``)."""
+    if level is None:
+        return named
+    out = []
+    for n in named:
+        m = n.measure
+        if (
+            m is not None
+            and "rel" not in m.given()
+            and any(p.name == "rel" for p in m.definition.params)
+        ):
+            n = replace(n, measure=m(rel=level))
+        out.append(n)
+    return out
 
 
 def _rows(
@@ -81,6 +98,14 @@ def _trec_eval_line(n: Named, query: str, value: float, tag: str) -> str:
 )
 @click.option("-q", "--per-query", is_flag=True, help="Print one row per query before the means.")
 @click.option(
+    "-l",
+    "--level",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Relevance level: a grade >= LEVEL is relevant, for every measure with a rel "
+    "parameter that does not give it (trec_eval -l; default: each measure's rel, 1).",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["tsv", "jsonl"]),
@@ -97,6 +122,7 @@ def command(
     run: Path,
     measures: tuple[str, ...],
     per_query: bool,
+    level: int | None,
     fmt: str,
     engine: str,
     scheduler: str | None,
@@ -120,7 +146,7 @@ def command(
     from ..measures.registry import named_measures
 
     scoring = run_scoring(options)
-    named = named_measures(list(measures) or list(DEFAULT_MEASURES))
+    named = _at_level(named_measures(list(measures) or list(DEFAULT_MEASURES)), level)
     wanted = [n.measure for n in named if n.measure is not None]
 
     # the reads are phases of their own (evaluate_run): this one is the evaluation

@@ -96,3 +96,33 @@ def test_each_trec_eval_name_expands_as_trec_eval_prints_it(spec: str, labels: l
         assert set(values) == set(labels)
         for lab, v in values.items():
             assert per_query[(q, lab)] == pytest.approx(v, abs=TOL)
+
+
+@pytest.mark.parametrize("level", [None, 2])
+def test_evaluate_all_trec_prints_pytrec_eval_values(tmp_path, capsys, level) -> None:
+    """``sessionval evaluate -m all_trec -q [-l 2]``: trec_eval's names and printed values."""
+    from sessionval.cli import main
+
+    qrels, run = _collection(5)
+    q, r = tmp_path / "qrels", tmp_path / "run"
+    q.write_text("".join(f"{t} 0 {d} {g}\n" for t, m in qrels.items() for d, g in m.items()))
+    r.write_text("".join(f"{t} Q0 {d} 0 {s} tag1\n" for t, m in run.items() for d, s in m.items()))
+    argv = ["evaluate", str(q), str(r), "-m", "all_trec", "-q"]
+    assert main(argv + (["-l", str(level)] if level else [])) == 0
+    printed = {}
+    for line in capsys.readouterr().out.splitlines():
+        name, qid, value = line.split("\t")
+        printed[(name.rstrip(), qid)] = value
+    assert printed[("runid", "all")] == "tag1"
+    kw = {"relevance_level": level} if level else {}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, set(ALL_TREC) - {"runid"}, **kw).evaluate(run)
+    counts = {"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
+    for lab in set(next(iter(theirs.values()))) - {"runid", "relstring"}:
+        values = [v[lab] for v in theirs.values()]
+        agg = pytrec_eval.compute_aggregated_measure(lab, values)
+        want = str(int(agg)) if lab in counts else f"{agg:6.4f}"
+        assert printed[(lab, "all")] == want, lab
+        for qid, v in theirs.items():
+            if lab != "num_q":  # trec_eval prints num_q for all only
+                want = str(int(v[lab])) if lab in counts else f"{v[lab]:6.4f}"
+                assert printed[(lab, qid)] == want, (lab, qid)
