@@ -18,10 +18,11 @@ import numpy as np
 
 from .._types import FloatArray
 from ..errors import JudgmentError
+from ..judgments.gains import GainScheme, gain_scheme
 from ..kernels.segments import segment_cumsum, segment_sum
 from .grammar import MeasureDef, Param, Spelling
-from .lists import EmptyPolicy, RankedLists, _cut
-from .params import REL, plain
+from .lists import EmptyPolicy, RankedLists, _cut, _gains
+from .params import GAIN, REL, plain
 
 __all__ = [
     "DEFINITIONS",
@@ -94,6 +95,7 @@ def rank_biased_precision(
     cutoff: int | None = None,
     p: float = RBP_PERSISTENCE,
     rel: float = 1,
+    gain: str | GainScheme = "binary",
     empty: EmptyPolicy = "zero",
 ) -> FloatArray:
     r"""Rank-biased precision (Moffat & Zobel 2008, eq. 5), binary relevance at ``rel``.
@@ -104,7 +106,9 @@ def rank_biased_precision(
     document at rank ``i`` has grade :math:`\ge` ``rel`` [moffat2008, section 4]:
     the expected rate of relevant documents a user of persistence ``p`` sees.  The
     residual (the weight of unjudged and unseen ranks) is not reported.  Equals
-    ir_measures' ``RBP(rel=1)`` (cwl_eval).
+    ir_measures' ``RBP(rel=1)`` (cwl_eval).  With a gain scheme (``gain=grade``),
+    :math:`r_i` is the document's gain instead: ranx's ``rbp.80`` is
+    ``RBP(p=0.8,gain=grade)``.
 
     Worked example: relevance 1, 0, 1 and ``p = 0.8``:
     :math:`RBP = 0.2 \cdot (1 + 0.8^2) = 0.328`.
@@ -116,7 +120,10 @@ def rank_biased_precision(
     """
     c = _cut(lists, cutoff)
     weight = (1.0 - p) * p ** (c.rank - 1.0)
-    return segment_sum(np.where(c.grades >= rel, weight, 0.0), c.seg, lists.n)
+    if gain == "binary":
+        return segment_sum(np.where(c.grades >= rel, weight, 0.0), c.seg, lists.n)
+    scheme = gain if isinstance(gain, GainScheme) else gain_scheme(gain)
+    return segment_sum(weight * _gains(c.grades, scheme, lists.negative), c.seg, lists.n)
 
 
 # ---------------------------------------------------------------------------
@@ -147,6 +154,26 @@ P_PERSISTENCE: Final = Param(
     check=_persistence,
 )
 
+
+def _rbp_gain(v: Any) -> Any:
+    return "binary" if str(v) == "binary" else GAIN.parse(v)  # type: ignore[misc]
+
+
+RBP_GAIN: Final = Param(
+    "gain",
+    "str",
+    "binary",
+    "binary (1 at grade >= rel) or a gain scheme (" + GAIN.description.split(": ", 1)[1] + ")",
+    parse=_rbp_gain,
+)
+
+
+def _rel_with_binary(given: Any, value: Any) -> str | None:
+    if "rel" in given and value("gain") != "binary":
+        return "rel applies to gain=binary; a gain scheme weighs every grade"
+    return None
+
+
 CHAPELLE2009: Final = "chapelle2009 (Chapelle et al. 2009, CIKM, sec. 4, eq. 4)"
 MOFFAT2008: Final = "moffat2008 (Moffat & Zobel 2008, TOIS 27(1), sec. 4, eq. 5)"
 
@@ -169,8 +196,9 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         "expected rate of relevant documents seen by a user of persistence p (binary, rel)",
         "RBP = (1 - p) sum_{i<=k} isrel(i) p^(i-1)",
         MOFFAT2008,
-        (P_PERSISTENCE, REL),
+        (P_PERSISTENCE, REL, RBP_GAIN),
         plain(rank_biased_precision, zero_empty=True),
+        validate=_rel_with_binary,
         normalised=False,
         ideal_is_one=False,
         spellings=(

@@ -177,12 +177,12 @@ def foreign_rewrite(spec: str, fixed: Mapping[str, tuple[MeasureDef, Spelling]])
     Examples
     --------
     >>> foreign_rewrite("rbp.95", {})
-    'RBP(p=0.95)'
+    'RBP(p=0.95,gain=grade)'
     """
     s = spec.strip()
     rbp = _RANX_RBP.fullmatch(s)
     if rbp is not None:
-        return f"RBP(p=0.{rbp.group(1)})"
+        return f"RBP(p=0.{rbp.group(1)},gain=grade)"  # ranx's RBP weighs the grade
     try:
         name, inside, cut = split_spec(s)
     except ValueError:
@@ -269,6 +269,6 @@ def spellings_table(defs: Iterable[MeasureDef], fixed: Mapping[str, object]) -> 
         "- trec_eval's name without a suffix is the list it prints: " + "; ".join(lists) + ". "
         "`all_trec` is all of trec_eval's measures (" + ", ".join(ALL_TREC) + "); `runid` is "
         "the run's tag, printed for `all`.",
-        "- ranx's `rbp.NN` is `RBP(p=0.NN)` (binary relevance, as ranx).",
+        "- ranx's `rbp.NN` is `RBP(p=0.NN,gain=grade)` (ranx weighs each rank by the grade).",
     ]
     return "\n".join([*lines, "", *notes])

@@ -172,7 +172,7 @@ def parse_measure(spec: str | Measure) -> Measure:
     >>> parse_measure("map_cut.10"), parse_measure("recip_rank"), parse_measure("ap(rel=2)")
     (AP@10, RR, AP(rel=2))
     >>> parse_measure("IPrec@0.5"), parse_measure("ndcg_burges@10"), parse_measure("rbp.95")
-    (IPrec@0.5, nDCG(gain=exp)@10, RBP(p=0.95))
+    (IPrec@0.5, nDCG(gain=exp)@10, RBP(p=0.95,gain=grade))
     >>> parse_measure("AP(foo=1)")
     Traceback (most recent call last):
     ...

@@ -108,3 +108,11 @@ def test_ir_measures_names_give_ir_measures_numbers(name: str) -> None:
         assert ours[q] == pytest.approx(v, abs=TOLERANCE.get(name, 1e-9)), (name, q)
     agg = ir_measures.calc_aggregate([measure], qrels, run)[measure]
     assert ev.summary()["value"].iloc[0] == pytest.approx(agg, abs=TOLERANCE.get(name, 1e-9))
+
+
+def test_ranx_rbp_weighs_the_grade() -> None:
+    """ranx's rbp.80 sums grade x p^(i-1) (checked by hand against ranx 0.3.21)."""
+    run = pd.DataFrame({"query_id": ["1"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2, 1]})
+    qrels = pd.DataFrame({"query_id": ["1"] * 3, "doc_id": ["a", "b", "c"], "relevance": [2, 0, 3]})
+    got = evaluate_run(run, qrels, ["rbp.80", "RBP"]).per_query["value"].tolist()
+    assert got == pytest.approx([0.2 * (2 + 3 * 0.8**2), 0.2 * (1 + 0.8**2)])
