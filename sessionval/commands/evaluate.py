@@ -6,13 +6,11 @@ import json
 import math
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import memory_advice, phase
-from ..evaluation.lists import SingleEvaluation
-from ..measures.names import Named
 from ._options import (
     encoding_option,
     engine_options,
@@ -20,6 +18,10 @@ from ._options import (
     run_scoring,
     run_scoring_options,
 )
+
+if TYPE_CHECKING:
+    from ..evaluation.lists import SingleEvaluation
+    from ..measures.names import Named
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -67,7 +69,8 @@ def _rows(
         pq = ev.per_query
         for q, m, v in zip(pq["query_id"], pq["measure"], pq["value"].astype(float), strict=True):
             rows += [(n, q, v) for n in by_repr[m] if not (n.trec_eval and n.label == "num_q")]
-    summ = dict(zip(ev.summary()["measure"], ev.summary()["value"].astype(float), strict=True))
+    summary = ev.summary()
+    summ = dict(zip(summary["measure"], summary["value"].astype(float), strict=True))
     rows += [(n, "all", summ[repr(n.measure)] if n.measure else math.nan) for n in named]
     return rows
 
@@ -143,6 +146,7 @@ def command(
     dask the measures are computed on the cluster's workers, one task each.
     """
     from ..evaluation.lists import evaluate_run
+    from ..io.trec import run_tag
     from ..measures.registry import named_measures
 
     scoring = run_scoring(options)
@@ -166,12 +170,13 @@ def command(
         )
     rows = _rows(ev, named, per_query)
     trec_layout = fmt == "tsv" and all(n.trec_eval for n in named)
+    tag = run_tag(run) if any(n.measure is None for n in named) else ""
     if trec_layout:
-        from ..io.trec import run_tag
-
-        click.echo("\n".join(_trec_eval_line(n, q, v, run_tag(run)) for n, q, v in rows))
+        click.echo("\n".join(_trec_eval_line(n, q, v, tag) for n, q, v in rows))
     elif fmt == "tsv":
-        click.echo("\n".join(f"{n.label}\t{q}\t{_fmt(v)}" for n, q, v in rows if n.measure))
+        click.echo(
+            "\n".join(f"{n.label}\t{q}\t{_fmt(v) if n.measure else tag}" for n, q, v in rows)
+        )
     else:
         click.echo(
             "\n".join(

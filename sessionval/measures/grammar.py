@@ -75,9 +75,10 @@ class Spelling:
         trec_eval: the cut-offs (or parameter values) its bare name prints, e.g.
         ``P`` prints ``P_5`` ... ``P_1000``; empty: the bare name is one measure.
     at
-        trec_eval: the parameter its ``.x`` suffix sets instead of the cut-off
-        (``Rprec_mult.0.2`` sets ``mult``; ``iprec_at_recall.0.1`` sets ``recall``);
-        such values print with two decimals (``Rprec_mult_0.20``).
+        The parameter the suffix sets instead of the cut-off (trec_eval's
+        ``Rprec_mult.0.2`` sets ``mult``, ``iprec_at_recall.0.1`` and ir_measures'
+        ``IPrec@0.1`` set ``recall``); trec_eval prints such values with two
+        decimals (``Rprec_mult_0.20``).
 
     Examples
     --------
@@ -111,7 +112,7 @@ class Spelling:
         text = self.name + (f"({args})" if args else "")
         if self.cutoff == "none":
             return text
-        value = "0.5" if self.at is not None or self.name == "IPrec" else str(k)
+        value = "0.5" if self.at is not None else str(k)
         return text + (f".{value}" if self.tool == "trec_eval" else f"@{value}")
 
 

@@ -231,7 +231,7 @@ DEFINITIONS: Final[tuple[MeasureDef, ...]] = (
         spellings=(
             Spelling("trec_eval", "iprec_at_recall", "required", defaults=ELEVEN_POINTS,
                      at="recall"),
-            Spelling("ir_measures", "IPrec", "required"),
+            Spelling("ir_measures", "IPrec", "required", at="recall"),
         ),
     ),
     MeasureDef(

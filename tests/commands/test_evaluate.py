@@ -277,6 +277,9 @@ def test_all_trec_lists_every_trec_eval_measure(files, capsys) -> None:
 
 def test_other_tools_names_print_under_their_canonical_name(files, capsys) -> None:
     q, r = files
-    assert main(["evaluate", str(q), str(r), "-m", "hit_rate@2", "-m", "ndcg_cut.2"]) == 0
-    rows = [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()]
-    assert rows == ["Success@2", "ndcg_cut_2"]  # mixed: tab-separated, each under its name
+    argv = ["evaluate", str(q), str(r), "-m", "hit_rate@2", "-m", "ndcg_cut.2", "-m", "runid"]
+    assert main(argv) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    # mixed: tab-separated, each under its name; runid is the run's tag
+    assert [row[0] for row in rows] == ["Success@2", "ndcg_cut_2", "runid"]
+    assert rows[-1] == ["runid", "all", "t"]
