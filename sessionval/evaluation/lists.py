@@ -278,8 +278,11 @@ def evaluate_run(
         :class:`~sessionval.frame.JudgmentFrame`.
     measures
         Measure names in the grammar (``"nDCG@10"``), trec_eval's names (``"map"``,
-        ``"ndcg_cut.10"``, ``"P_10"``) or ir_measures' lower-case spellings
-        (``"ndcg@10"``); a single name is accepted.
+        ``"ndcg_cut.10"``, ``"P_10"``; ``"P"``, ``"P.5,10"`` and ``"all_trec"`` are the
+        lists trec_eval prints), ir_measures' (``"ndcg@10"``, ``"SetP"``,
+        ``"IPrec@0.5"``) or ranx's (``"hit_rate@5"``); a single name is accepted.
+        Rows are named by the canonical name (``P@5``); ``sessionval evaluate``
+        prints trec_eval's names.
     ties
         Order of tied scores: ``"trec_eval"`` (doc id descending, default),
         ``"doc_id"`` (ascending) or ``"input"`` (row order).
