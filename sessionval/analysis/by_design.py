@@ -97,6 +97,10 @@ def compare_per_session(
         :data:`DESIGN_COLUMNS`; ``attrs["design"]`` is the
         :class:`~sessionval.analysis.design.Design`, ``attrs["notes"]`` the remarks.
     """
+    # pandas deep-copies a frame's attrs into every frame derived from it: the caller's
+    # (e.g. simulate_scores' list of measures) would be copied at every step
+    per_session = per_session.copy(deep=False)
+    per_session.attrs = {}
     d = detect_design(per_session, design=design, block=block)
     missing = [m for m in measures if m not in per_session.columns]
     if missing:
