@@ -8,6 +8,7 @@ per-session score tables of known truth (design, system effect, searcher and top
 variance) for calibrating the comparison of systems.
 """
 
+from .assignment import Assignment
 from .design import TABLE2_COUNTS, study_header
 from .runs import SyntheticRuns, generate_runs, write_runs
 from .scores import simulate_scores
@@ -23,6 +24,7 @@ from .write import (
 
 __all__ = [
     "TABLE2_COUNTS",
+    "Assignment",
     "OutputFormat",
     "SynthSummary",
     "SyntheticRuns",

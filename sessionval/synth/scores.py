@@ -18,24 +18,13 @@ from the system's: Järvelin et al. 2008, section 3.1, a Latin square of searche
 scenarios; Sakai 2018, *Laboratory Experiments in Information Retrieval*, ch. 5, the
 two-way layout).  Scores are not clipped to ``[0, 1]``: the truth stays exactly linear.
 
-Designs (the names of :mod:`sessionval.analysis.design`):
-
-``within``, ``topics="nested"`` (a Latin square)
-    searcher ``i``'s ``o``-th session (``o = 0 … m-1``, ``m`` sessions per searcher,
-    default the number of topics) is on topic ``(o + ⌊i/K⌋) mod T`` with system
-    ``(o + i) mod K``: distinct topics per searcher, searchers ``2i`` and ``2i+1`` (for
-    ``K = 2``) see the same topic order with the systems swapped, and every order
-    position carries each system equally often.  The counterbalancing of Järvelin
-    et al.'s design (section 3.1), with one searcher per condition.
-``within``, ``topics="crossed"``
-    each searcher searches each topic with every system: session ``o`` is on topic
-    ``(⌊o/K⌋ + i) mod T`` with system ``(o + i) mod K`` (default ``m = T K``).
-``between``
-    searcher ``i`` uses system ``i mod K`` only, on topics ``(o + ⌊i/K⌋) mod T``.
-``by_topic``
-    one session per system × topic and the searcher is the system (``user_id`` equals
-    ``system_id``), like runs loaded as sessions: no searcher effect is drawn (it would
-    be a system effect).
+Designs (the names of :mod:`sessionval.analysis.design`), laid out by
+:func:`sessionval.synth.assignment.layout` as the full study's are: ``within`` with
+``topics="nested"`` (a Latin square: distinct topics per searcher, counterbalanced
+system order) or ``"crossed"`` (each topic with every system), ``between`` (each
+searcher one system) and ``by_topic`` (one session per system × topic; the searcher is
+the system, ``user_id`` equals ``system_id``, like runs loaded as sessions, and no
+searcher effect is drawn: it would be a system effect).
 
 References
 ----------
@@ -63,6 +52,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SessionvalError
+from .assignment import layout
 from .design import seeded_rng, session_ids, user_ids
 
 __all__ = [
@@ -115,23 +105,6 @@ def _effects(system_effect: float | Sequence[float], n_systems: int) -> np.ndarr
     if not np.isfinite(beta).all():
         raise _option_error("system_effect", system_effect, "give finite numbers")
     return beta
-
-
-def _layout(
-    design: str, topics: str, n_searchers: int, n_topics: int, n_systems: int, per: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Searcher, topic, system and order (0-based) of every session (module docstring)."""
-    if design == "by_topic":
-        system = np.repeat(np.arange(n_systems), n_topics)
-        topic = np.tile(np.arange(n_topics), n_systems)
-        return system, topic, system, topic
-    i = np.repeat(np.arange(n_searchers), per)
-    o = np.tile(np.arange(per), n_searchers)
-    if design == "between":
-        return i, (o + i // n_systems) % n_topics, i % n_systems, o
-    if topics == "crossed":
-        return i, (o // n_systems + i) % n_topics, (o + i) % n_systems, o
-    return i, (o + i // n_systems) % n_topics, (o + i) % n_systems, o
 
 
 def simulate_scores(
@@ -235,8 +208,12 @@ def simulate_scores(
     mu = _number("mean", mean)
     beta = _effects(system_effect, n_systems)
 
-    user, topic, system, order = _layout(design, topics, n_searchers, n_topics, n_systems, per)
     n_users = n_systems if design == "by_topic" else n_searchers
+    per = n_topics if design == "by_topic" else per
+    user, topic, system = layout(
+        design, topics, n_searchers=n_users, n_topics=n_topics, n_systems=n_systems, per=per
+    )
+    order = np.tile(np.arange(per), n_users)
     rng = seeded_rng(seed, _STREAM)
     # one draw per level and study, then indexed: a level's sessions share its effect
     draws = (n_users, n_topics, int(order.max()) + 1, len(user))
