@@ -12,11 +12,12 @@ set by the caller, with no logs in between:
     p_o \sim N(0, \sigma_p^2),\ \varepsilon_s \sim N(0, \sigma^2),
 
 for session ``s`` of searcher ``i`` on topic ``j`` with system ``k`` at position ``o`` of
-the searcher's sequence; :math:`\beta_k` is the system effect (``system_effect``).  It is
-the crossed random-effects model of user studies (searcher and topic variation apart
-from the system's: Järvelin et al. 2008, section 3.1, a Latin square of searchers ×
-scenarios; Sakai 2018, *Laboratory Experiments in Information Retrieval*, ch. 5, the
-two-way layout).  Scores are not clipped to ``[0, 1]``: the truth stays exactly linear.
+the searcher's sequence; :math:`\beta_k` is the system effect (``system_effect``). It is
+the crossed random-effects model of user studies (searcher and topic variation apart from
+the system's: Järvelin et al. 2008, section 3.1, a Latin square of searchers × scenarios;
+the systems × topics layout of Sakai 2018, *Laboratory Experiments in Information
+Retrieval*, section 4.3, with searchers and order added).  Scores are not clipped to
+``[0, 1]``: the truth stays exactly linear.
 
 Designs (the names of :mod:`sessionval.analysis.design`), laid out by
 :func:`sessionval.synth.assignment.layout` as the full study's are: ``within`` with
@@ -46,25 +47,19 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, Literal, TypeAlias
+from typing import Final
 
 import numpy as np
 import pandas as pd
 
 from ..errors import SessionvalError
-from .assignment import layout
+from .assignment import Assignment, StudyDesign, TopicLayout, layout
 from .design import seeded_rng, session_ids, user_ids
 
 __all__ = [
-    "ScoreDesign",
-    "Topics",
     "simulate_scores",
 ]
 
-ScoreDesign: TypeAlias = Literal["within", "between", "by_topic"]
-Topics: TypeAlias = Literal["nested", "crossed"]
-_DESIGNS: Final = ("within", "between", "by_topic")
-_TOPICS: Final = ("nested", "crossed")
 #: The random stream of the score simulator (``seeded_rng(seed, _STREAM)``), apart from the
 #: study generator's design (``0``) and chunks (``1, k``).
 _STREAM: Final = 3
@@ -109,8 +104,8 @@ def _effects(system_effect: float | Sequence[float], n_systems: int) -> np.ndarr
 
 def simulate_scores(
     *,
-    design: ScoreDesign = "within",
-    topics: Topics = "nested",
+    design: StudyDesign = "within",
+    topics: TopicLayout = "nested",
     n_searchers: int = 30,
     n_topics: int = 4,
     n_systems: int = 2,
@@ -170,32 +165,21 @@ def simulate_scores(
     Raises
     ------
     SessionvalError
-        An unknown design or topic layout, a count or SD out of range, or more nested
-        sessions per searcher than topics.
+        An unknown design or topic layout, a count or SD out of range, more nested
+        sessions per searcher than topics (the checks of
+        :class:`~sessionval.synth.assignment.Assignment`).
     """
-    if design not in _DESIGNS:
-        raise _option_error("design", design, f"allowed: {', '.join(_DESIGNS)}")
-    if topics not in _TOPICS:
-        raise _option_error("topics", topics, f"allowed: {', '.join(_TOPICS)}")
+    # the design knobs are the full study's (one validation, one layout)
+    assignment = Assignment(
+        design=design, topics=topics, sessions_per_searcher=sessions_per_searcher
+    )
     n_searchers = _count("n_searchers", n_searchers, 2)
     n_topics = _count("n_topics", n_topics, 1)
     n_systems = _count("n_systems", n_systems, 2)
     _count("seed", seed, 0)
     replicates = _count("replicates", replicates, 1)
-    crossed = design == "within" and topics == "crossed"
-    default = n_topics * n_systems if crossed else n_topics
-    per = _count(
-        "sessions_per_searcher",
-        default if sessions_per_searcher is None else sessions_per_searcher,
-        1,
-    )
-    if design != "by_topic" and not crossed and per > n_topics:
-        raise _option_error(
-            "sessions_per_searcher",
-            per,
-            f"with {design} searchers on nested topics each searcher sees a topic once: "
-            f"give at most n_topics = {n_topics}, or topics='crossed'",
-        )
+    assignment.check(n_topics, n_systems)
+    per = assignment.per_searcher(n_topics, n_systems)
     sds = {
         k: _number(k, v, low=0.0)
         for k, v in (

@@ -107,12 +107,12 @@ def test_by_topic_draws_no_searcher_effect():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"design": "latin"}, r"design = 'latin' is not allowed; allowed: within, between"),
-        ({"topics": "nest"}, r"topics = 'nest' .* allowed: nested, crossed"),
+        ({"design": "latin"}, r"'latin' is not a design; allowed: within, between, by_topic"),
+        ({"topics": "nest"}, r"'nest' is not a topic layout; allowed: nested, crossed"),
         ({"n_searchers": 1}, r"n_searchers = 1 .* integer >= 2"),
         ({"noise_sd": -0.1}, r"noise_sd = -0.1 .* finite number >= 0"),
         ({"mean": float("nan")}, r"mean = nan .* finite number"),
-        ({"sessions_per_searcher": 5}, r"at most n_topics = 4, or topics='crossed'"),
+        ({"sessions_per_searcher": 5}, r"would repeat a scenario; give at most 4, or crossed"),
         ({"system_effect": [0.1]}, r"or 2 numbers"),
         ({"replicates": 0}, r"replicates = 0"),
     ],
