@@ -210,19 +210,19 @@ def _model_rows(
             part.insert(0, "measure", [measures[c] for c in cols])
             part.insert(1, "a", a)
             part.insert(2, "b", b)
-            part["_pair"] = len(parts)
+            part["_part"] = len(parts)  # parts come in pair order
             parts.append(part)
     table = pd.concat(parts, ignore_index=True)
     # one family per measure, its rows in pair order: the layout of compare_systems
     table["_measure"] = table["measure"].map({m: k for k, m in enumerate(measures)})
-    table = table.sort_values(["_measure", "_pair"], kind="stable").reset_index(drop=True)
+    table = table.sort_values(["_measure", "_part"], kind="stable").reset_index(drop=True)
     p_adj = np.empty(len(table))
     for idx in table.groupby("_measure", sort=False).indices.values():
         p_adj[idx] = adjust_p(table["p"].to_numpy(dtype=np.float64)[idx], correction)  # type: ignore[arg-type]
     table["p_adjusted"] = p_adj
     table["correction"] = correction
     table["significant"] = np.asarray(p_adj < alpha)
-    table = table.drop(columns=["_measure", "_pair"])
+    table = table.drop(columns=["_measure", "_part"])
     table.attrs["notes"] = notes
     return table
 
