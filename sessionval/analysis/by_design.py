@@ -28,12 +28,12 @@ Every row gains ``design``, ``block`` and ``note`` (why a pair could not be comp
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
+from .._types import FloatArray
 from ..errors import StatisticsError
 from .compare import COMPARISON_COLUMNS, blocked_scores, compare_systems
 from .design import Design, detect_design
@@ -97,6 +97,10 @@ def compare_per_session(
         :data:`DESIGN_COLUMNS`; ``attrs["design"]`` is the
         :class:`~sessionval.analysis.design.Design`, ``attrs["notes"]`` the remarks.
     """
+    # pandas deep-copies a frame's attrs into every frame derived from it: the caller's
+    # (e.g. simulate_scores' list of measures) would be copied at every step
+    per_session = per_session.copy(deep=False)
+    per_session.attrs = {}
     d = detect_design(per_session, design=design, block=block)
     missing = [m for m in measures if m not in per_session.columns]
     if missing:
@@ -130,15 +134,15 @@ def compare_per_session(
                 "Holm's method instead"
             )
             correction = "holm"
-        rows = [
-            _model_rows(
-                per_session, m, d, alpha=alpha, confidence=confidence, correction=correction
-            )
-            for m in measures
-        ]
-        for part in rows:
-            notes += part.attrs["notes"]
-        out = pd.concat(rows, ignore_index=True)
+        out = _model_rows(
+            per_session,
+            list(measures),
+            d,
+            alpha=alpha,
+            confidence=confidence,
+            correction=correction,
+        )
+        notes += out.attrs["notes"]
     out["design"] = d.design
     out["block"] = d.block
     if "note" not in out.columns:
@@ -158,137 +162,209 @@ def compare_per_session(
 
 def _model_rows(
     per_session: pd.DataFrame,
-    measure: str,
+    measures: list[str],
     d: Design,
     *,
     alpha: float,
     confidence: float,
     correction: str,
 ) -> pd.DataFrame:
-    """One measure's rows for the ``between`` design and the ``searcher+topic`` block."""
+    """The rows of the ``between`` design and the ``searcher+topic`` block, every measure.
+
+    Each pair is analysed for all measures at once: the measures whose scores are
+    missing in the same sessions share one design (Welch's searcher means, or one least
+    squares solve with a column per measure), so many scores cost about one.
+    """
     names = levels_in_order(per_session["system_id"])
     ia, ib = pair_indices(len(names))
-    data = pd.DataFrame(
+    keys = pd.DataFrame(
         {
-            "y": per_session[measure].astype("float64").to_numpy(),
             "system": per_session["system_id"].astype(str).to_numpy(),
             "searcher": per_session["user_id"].astype(str).to_numpy(),
             "topic": per_session["topic_id"].astype(str).to_numpy(),
         }
-    ).dropna(subset=["y"])
+    )
     period = d.latin_square and "session_order" in per_session.columns
     if period:
-        data["order"] = per_session.loc[data.index, "session_order"].astype(str).to_numpy()
-    results = []
+        keys["order"] = per_session["session_order"].astype(str).to_numpy()
+    y = per_session[measures].astype("float64").to_numpy()
+    parts: list[pd.DataFrame] = []
     notes: list[str] = []
     for i, j in zip(ia, ib, strict=True):
         a, b = names[i], names[j]
-        pair = data[data["system"].isin([a, b])]
-        if d.design == "between":
-            res, note = _welch(pair, a, b, confidence)
-        else:
-            res, note = _blocked_ols(pair, a, b, confidence, period)
-        notes += [f"{a} vs {b}: {n}" for n in note]
-        results.append(res)
-    table = pd.DataFrame(results)
-    p = table["p"].to_numpy(dtype=np.float64)
-    p_adj = adjust_p(p, correction)  # type: ignore[arg-type]
-    table.insert(0, "measure", measure)
-    table.insert(1, "a", [names[i] for i in ia])
-    table.insert(2, "b", [names[i] for i in ib])
+        rows = np.flatnonzero(keys["system"].isin([a, b]).to_numpy())
+        missing = np.isnan(y[rows])
+        # measures missing in the same sessions share one analysis
+        patterns, which = np.unique(missing.T, axis=0, return_inverse=True)
+        for k, pattern in enumerate(patterns):
+            cols = np.flatnonzero(which.ravel() == k)
+            used = rows[~pattern]
+            pair_keys = keys.iloc[used].reset_index(drop=True)
+            scores = y[np.ix_(used, cols)]
+            if d.design == "between":
+                part = _welch(pair_keys, scores, a, b, confidence)
+            else:
+                part, said = _blocked_ols(pair_keys, scores, a, b, confidence, period)
+                named = ", ".join(measures[c] for c in cols)
+                notes += [f"{named}: {a} vs {b}: {n}" for n in said]
+            part.insert(0, "measure", [measures[c] for c in cols])
+            part.insert(1, "a", a)
+            part.insert(2, "b", b)
+            part["_part"] = len(parts)  # parts come in pair order
+            parts.append(part)
+    table = pd.concat(parts, ignore_index=True)
+    # one family per measure, its rows in pair order: the layout of compare_systems
+    table["_measure"] = table["measure"].map({m: k for k, m in enumerate(measures)})
+    table = table.sort_values(["_measure", "_part"], kind="stable").reset_index(drop=True)
+    p_adj = np.empty(len(table))
+    for idx in table.groupby("_measure", sort=False).indices.values():
+        p_adj[idx] = adjust_p(table["p"].to_numpy(dtype=np.float64)[idx], correction)  # type: ignore[arg-type]
     table["p_adjusted"] = p_adj
     table["correction"] = correction
     table["significant"] = np.asarray(p_adj < alpha)
-    table.attrs["notes"] = [f"{measure}: {n}" for n in notes]
+    table = table.drop(columns=["_measure", "_part"])
+    table.attrs["notes"] = notes
     return table
 
 
-def _welch(
-    pair: pd.DataFrame, a: str, b: str, confidence: float
-) -> tuple[dict[str, object], list[str]]:
-    """Welch's t test of the searcher means of ``a`` against ``b``."""
+def _rows(size: int, **columns: object) -> pd.DataFrame:
+    """``size`` result rows: arrays as given, scalars repeated."""
+    return pd.DataFrame(columns, index=pd.RangeIndex(size))
+
+
+def _welch(keys: pd.DataFrame, y: FloatArray, a: str, b: str, confidence: float) -> pd.DataFrame:
+    """Welch's t test of the searcher means of ``a`` against ``b``, one row per column of ``y``."""
     from scipy import stats as st
 
-    means = pair.groupby(["system", "searcher"])["y"].mean()
-    xa = means.get(a, pd.Series(dtype="float64")).to_numpy()
-    xb = means.get(b, pd.Series(dtype="float64")).to_numpy()
-    row: dict[str, object] = {
-        "n": int(xa.size + xb.size),
-        "mean_a": float(xa.mean()) if xa.size else np.nan,
-        "mean_b": float(xb.mean()) if xb.size else np.nan,
-        "test": "welch-t",
-        "effect_size_kind": "cohen_d",
-        "ci_method": "welch-t",
-        "note": "",
-    }
-    row["diff"] = float(row["mean_a"]) - float(row["mean_b"])  # type: ignore[arg-type]
-    nan = dict.fromkeys(("ci_low", "ci_high", "effect_size", "statistic", "p"), np.nan)
-    if xa.size < 2 or xb.size < 2:
-        row["note"] = (
-            f"not compared: {xa.size} searchers with {a} and {xb.size} with {b} (need 2 each)"
-        )
-        return {**row, **nan}, []
-    va, vb = xa.var(ddof=1), xb.var(ddof=1)
-    if va + vb == 0:
-        row["note"] = "not compared: the searcher means do not vary within either system"
-        return {**row, **nan}, []
-    res = st.ttest_ind(xa, xb, equal_var=False)
-    ci = res.confidence_interval(confidence)
-    pooled = np.sqrt(((xa.size - 1) * va + (xb.size - 1) * vb) / (xa.size + xb.size - 2))
-    row.update(
-        ci_low=float(ci.low),
-        ci_high=float(ci.high),
-        effect_size=float(row["diff"]) / pooled if pooled > 0 else np.nan,  # type: ignore[arg-type]
-        statistic=float(res.statistic),
-        p=float(res.pvalue),
+    m = y.shape[1]
+    means = pd.DataFrame(y).groupby([keys["system"], keys["searcher"]]).mean()
+    systems = means.index.get_level_values(0)
+    xa, xb = means[systems == a].to_numpy(), means[systems == b].to_numpy()
+    na, nb = len(xa), len(xb)
+    mean_a = xa.mean(axis=0) if na else np.full(m, np.nan)
+    mean_b = xb.mean(axis=0) if nb else np.full(m, np.nan)
+    out = _rows(
+        m,
+        n=na + nb,
+        mean_a=mean_a,
+        mean_b=mean_b,
+        diff=mean_a - mean_b,
+        ci_low=np.nan,
+        ci_high=np.nan,
+        effect_size=np.nan,
+        statistic=np.nan,
+        p=np.nan,
+        test="welch-t",
+        effect_size_kind="cohen_d",
+        ci_method="welch-t",
+        note="",
     )
-    return row, []
+    if na < 2 or nb < 2:
+        out["note"] = f"not compared: {na} searchers with {a} and {nb} with {b} (need 2 each)"
+        return out
+    va, vb = xa.var(axis=0, ddof=1), xb.var(axis=0, ddof=1)
+    flat = va + vb == 0
+    out.loc[flat, "note"] = "not compared: the searcher means do not vary within either system"
+    ok = np.flatnonzero(~flat)
+    if ok.size:
+        res = st.ttest_ind(xa[:, ok], xb[:, ok], equal_var=False, axis=0)
+        ci = res.confidence_interval(confidence)
+        pooled = np.sqrt(((na - 1) * va[ok] + (nb - 1) * vb[ok]) / (na + nb - 2))
+        diff = out["diff"].to_numpy()[ok]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            es = np.where(pooled > 0, diff / pooled, np.nan)
+        out.loc[ok, ["ci_low", "ci_high", "effect_size", "statistic", "p"]] = np.column_stack(
+            [ci.low, ci.high, es, res.statistic, res.pvalue]
+        )
+    return out
+
+
+def _factor_columns(values: pd.Series) -> FloatArray:
+    """Treatment-coded indicator columns of a factor (first level in sorted order dropped)."""
+    codes, levels = pd.factorize(values, sort=True)
+    x = np.zeros((len(values), max(len(levels) - 1, 0)))
+    hit = np.flatnonzero(codes > 0)
+    x[hit, codes[hit] - 1] = 1.0
+    return x
 
 
 def _blocked_ols(
-    pair: pd.DataFrame, a: str, b: str, confidence: float, period: bool
-) -> tuple[dict[str, object], list[str]]:
-    """OLS ``y ~ system + searcher + topic (+ order)`` on one pair's sessions: a − b."""
-    import statsmodels.formula.api as smf
+    keys: pd.DataFrame, y: FloatArray, a: str, b: str, confidence: float, period: bool
+) -> tuple[pd.DataFrame, list[str]]:
+    r"""OLS ``y ~ system + searcher + topic (+ order)`` on one pair's sessions: a − b.
 
-    both = pair.groupby("searcher")["system"].nunique()
-    kept = pair[pair["searcher"].isin(both.index[both == 2])]
-    row: dict[str, object] = {
-        "n": int(kept["searcher"].nunique()),
-        "mean_a": float(kept.loc[kept["system"] == a, "y"].mean()),
-        "mean_b": float(kept.loc[kept["system"] == b, "y"].mean()),
-        "test": "ols-blocks" + ("+period" if period else ""),
-        "effect_size_kind": "sakai_es_e2",
-        "ci_method": "ols-t",
-        "note": "",
-    }
-    nan = dict.fromkeys(("diff", "ci_low", "ci_high", "effect_size", "statistic", "p"), np.nan)
-    if row["n"] < 2:  # type: ignore[operator]
-        row["note"] = f"not compared: {row['n']} searchers used both {a} and {b} (need 2)"
-        return {**row, **nan}, []
-    kept = kept.assign(system=pd.Categorical(kept["system"], categories=[b, a]))
-    terms = ["C(system)", "C(searcher)"]
-    terms += [
-        f"C({c})" for c in ("topic", "order") if c in kept and (kept[c] != kept[c].iloc[0]).any()
-    ]
-    formula = "y ~ " + " + ".join(terms)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        fit = smf.ols(formula, kept).fit()
-    notes = sorted({str(w.message).splitlines()[0] for w in caught})
-    key = f"C(system)[T.{a}]"
-    if fit.df_resid < 1 or not np.isfinite(fit.bse[key]):
-        row["note"] = "not compared: no residual degrees of freedom left by the blocks"
-        return {**row, **nan}, notes
-    ci = fit.conf_int(alpha=1.0 - confidence).loc[key]
-    diff = float(fit.params[key])
-    rmse = float(np.sqrt(fit.mse_resid))
-    row.update(
-        diff=diff,
-        ci_low=float(ci[0]),
-        ci_high=float(ci[1]),
-        effect_size=diff / rmse if rmse > 0 else (0.0 if diff == 0 else np.nan),
-        statistic=float(fit.tvalues[key]),
-        p=float(fit.pvalues[key]),
+    One solve for every column of ``y`` (the same sessions): the least-squares fit by
+    the pseudo-inverse, as statsmodels' ``OLS`` does, with the contrast's standard
+    error from :math:`\hat\sigma^2 (X^\top X)^{+}` on ``n - rank(X)`` degrees of freedom.
+    Returns the rows and the notes (collinear blocks).
+    """
+    from scipy import stats as st
+
+    m = y.shape[1]
+    both = keys.groupby("searcher")["system"].nunique()
+    kept = keys["searcher"].isin(both.index[both == 2]).to_numpy()
+    k, yk = keys[kept].reset_index(drop=True), y[kept]
+    is_a = (k["system"] == a).to_numpy()
+    n_blocks = int(k["searcher"].nunique())
+    with np.errstate(invalid="ignore"):
+        mean_a = yk[is_a].mean(axis=0) if is_a.any() else np.full(m, np.nan)
+        mean_b = yk[~is_a].mean(axis=0) if (~is_a).any() else np.full(m, np.nan)
+    out = _rows(
+        m,
+        n=n_blocks,
+        mean_a=mean_a,
+        mean_b=mean_b,
+        diff=np.nan,
+        ci_low=np.nan,
+        ci_high=np.nan,
+        effect_size=np.nan,
+        statistic=np.nan,
+        p=np.nan,
+        test="ols-blocks" + ("+period" if period else ""),
+        effect_size_kind="sakai_es_e2",
+        ci_method="ols-t",
+        note="",
     )
-    return row, notes
+    if n_blocks < 2:
+        out["note"] = f"not compared: {n_blocks} searchers used both {a} and {b} (need 2)"
+        return out, []
+    blocks = [
+        _factor_columns(k[c])
+        for c in ("searcher", "topic", "order")
+        if c in k and (c == "searcher" or (k[c] != k[c].iloc[0]).any())
+    ]
+    x = np.column_stack([np.ones(len(k)), is_a.astype(np.float64), *blocks])
+    pinv = np.linalg.pinv(x)
+    rank = int(np.linalg.matrix_rank(x))
+    df = len(k) - rank
+    if df < 1:
+        out["note"] = "not compared: no residual degrees of freedom left by the blocks"
+        return out, []
+    # the contrast is estimable when its unit vector lies in the row space of the design
+    if not np.allclose((pinv @ x)[:, 1], np.eye(x.shape[1])[1], atol=1e-8):
+        out["note"] = "not compared: the system is confounded with the searcher and topic blocks"
+        return out, []
+    notes = (
+        [
+            f"the blocks are collinear (design rank {rank} of {x.shape[1]} columns, e.g. "
+            "each position of the order always on the same topic); the system contrast "
+            "is estimable and estimated by the pseudo-inverse"
+        ]
+        if rank < x.shape[1]
+        else []
+    )
+    beta = pinv @ yk
+    mse = ((yk - x @ beta) ** 2).sum(axis=0) / df
+    diff = beta[1]
+    se = np.sqrt(mse * (pinv[1] @ pinv[1]))
+    half = st.t.ppf(0.5 + confidence / 2, df) * se
+    rmse = np.sqrt(mse)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = diff / se
+        es = np.where(rmse > 0, diff / rmse, np.where(diff == 0, 0.0, np.nan))
+    out["diff"] = diff
+    out["ci_low"], out["ci_high"] = diff - half, diff + half
+    out["effect_size"] = es
+    out["statistic"] = t
+    out["p"] = 2 * st.t.sf(np.abs(t), df)
+    return out, notes

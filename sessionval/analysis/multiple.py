@@ -110,7 +110,30 @@ def adjust_p(p: npt.ArrayLike, method: Correction) -> FloatArray:
     out = np.full(values.shape, np.nan)
     ok = ~np.isnan(values)
     if ok.any():
-        out[ok] = multipletests(values[ok], method=_STATSMODELS_METHOD[method])[1]
+        out[ok] = (
+            _holm(values[ok])
+            if method == "holm"
+            else multipletests(values[ok], method=_STATSMODELS_METHOD[method])[1]
+        )
+    return out
+
+
+def _holm(p: FloatArray) -> FloatArray:
+    """Holm's (1979) step-down adjustment: ``max_{j <= i} min(1, (m - j + 1) p_(j))``.
+
+    Computed here rather than by ``multipletests``, whose Holm branch runs a full
+    ``gc.collect()`` on every call (about 70 ms with pandas and statsmodels loaded: most
+    of the time of a two-system comparison).  Same values (tested against it).
+
+    Examples
+    --------
+    >>> _holm(np.array([0.01, 0.04, 0.03])).tolist()
+    [0.03, 0.06, 0.06]
+    """
+    order = np.argsort(p, kind="stable")
+    steps = np.maximum.accumulate(p[order] * np.arange(len(p), 0, -1))
+    out = np.empty_like(p)
+    out[order] = np.minimum(steps, 1.0)
     return out
 
 

@@ -5,18 +5,24 @@ best); ``--runs`` writes a test collection instead of a session study: ``qrels.t
 ``runs/<name>.run`` for ``K`` systems over ``--topics`` topics, and ``systems.tsv``
 with each system's true quality (:mod:`sessionval.synth.runs`).  Both are meant for
 trying the meta-evaluation (``sessionval meta``) on systems whose order is known.
+``--design``, ``--crossed``, ``--sessions-per-searcher`` and ``--system-effect`` set the
+assignment of a session study (:class:`sessionval.synth.Assignment`), e.g. a null
+between-searchers study: ``--design between --system-effect 0``.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
 from ..errors import phase
 from ..workflow.outputs import staged_outputs
+
+if TYPE_CHECKING:
+    from ..synth.assignment import StudyDesign
 
 __all__ = [
     "command",
@@ -59,6 +65,34 @@ __all__ = [
     help="Systems of graded, known quality (2: the paper's two systems).",
 )
 @click.option(
+    "--design",
+    type=click.Choice(["within", "between", "by_topic"]),
+    default="within",
+    show_default=True,
+    help="Who uses which system: within (each searcher every system; a Latin square), "
+    "between (each searcher one system) or by_topic (one searcher per system).",
+)
+@click.option(
+    "--crossed",
+    is_flag=True,
+    help="With --design within: each searcher searches every scenario with every system "
+    "(default: each scenario once, a Latin square).",
+)
+@click.option(
+    "--sessions-per-searcher",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Sessions of each searcher (default 4, the scenarios; 4 × systems with --crossed).",
+)
+@click.option(
+    "--system-effect",
+    type=click.FloatRange(0.0, 1.0),
+    default=1.0,
+    show_default=True,
+    help="How much better each system is: 1 the paper's S2 over S1, 0 equal systems "
+    "(a null study); scales the systems' strengths (docs/statistics.md, calibration).",
+)
+@click.option(
     "--runs",
     is_flag=True,
     help="Write a test collection (qrels, one TREC run per system, systems.tsv) instead "
@@ -89,6 +123,10 @@ def command(
     out_dir: Path,
     formats: str,
     n_systems: int,
+    design: str,
+    crossed: bool,
+    sessions_per_searcher: int | None,
+    system_effect: float,
     runs: bool,
     n_topics: int,
     progress: bool | None,
@@ -110,7 +148,14 @@ def command(
             click.echo(f"  {path.relative_to(staged.root)}")
         return
 
-    from ..synth import OutputFormat, write_study
+    from ..synth import Assignment, OutputFormat, write_study
+
+    assignment = Assignment(
+        design=cast("StudyDesign", design),
+        topics="crossed" if crossed else "nested",
+        sessions_per_searcher=sessions_per_searcher,
+        system_effect=system_effect,
+    )
 
     if progress is None:
         progress = n_sessions > 50_000 and sys.stderr.isatty()
@@ -125,6 +170,7 @@ def command(
             formats=cast(OutputFormat, formats),
             progress=progress,
             n_systems=n_systems,
+            assignment=assignment,
         )
     click.echo(
         f"wrote {summary.n_sessions:,} sessions, {summary.n_queries:,} queries, "

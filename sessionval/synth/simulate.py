@@ -32,12 +32,14 @@ import numpy as np
 import numpy.typing as npt
 
 from .._types import BoolArray, FloatArray, IntArray
+from ..errors import SessionvalError
 from ..kernels.segments import offsets_from_counts, segment_cumsum_int, segment_ranks
 from .design import N_CAT, SCENARIOS, Design, seeded_rng
 
 __all__ = [
     "CHUNK_SESSIONS",
     "Chunk",
+    "check_chunks",
     "n_chunks",
     "simulate_chunk",
 ]
@@ -111,6 +113,23 @@ class Chunk:
 def n_chunks(n_sessions: int) -> int:
     """Number of chunks of :data:`CHUNK_SESSIONS` sessions a study of this size is drawn in."""
     return -(-n_sessions // CHUNK_SESSIONS)
+
+
+def check_chunks(d: Design) -> None:
+    """Raise :class:`SessionvalError` when a searcher's sessions would straddle two chunks.
+
+    A chunk times its searchers' sessions one after the other from the searcher's start,
+    so a searcher continued in the next chunk would start again.  The paper's layout (4
+    sessions per searcher) never straddles; other assignments must keep each searcher in
+    one chunk of :data:`CHUNK_SESSIONS` sessions.
+    """
+    cuts = np.arange(CHUNK_SESSIONS, d.n_sessions, CHUNK_SESSIONS)
+    if (d.session_user[cuts] == d.session_user[cuts - 1]).any():
+        raise SessionvalError(
+            f"synth: with this assignment a searcher's sessions would straddle the generator's "
+            f"chunks of {CHUNK_SESSIONS:,} sessions; give sessions_per_searcher dividing "
+            f"{CHUNK_SESSIONS:,} (by_topic: at most {CHUNK_SESSIONS:,} sessions in all)"
+        )
 
 
 def _run_position(key: IntArray) -> IntArray:

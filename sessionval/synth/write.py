@@ -45,6 +45,7 @@ from ..io.writers import (
 from ..kernels.segments import offsets_from_counts
 from ..models.judgments import GradeScale
 from ..models.study import Study
+from .assignment import Assignment
 from .design import (
     COLLECTION_SIZE,
     SCENARIOS,
@@ -58,7 +59,7 @@ from .design import (
     session_ids,
     user_ids,
 )
-from .simulate import Chunk, n_chunks, simulate_chunk
+from .simulate import Chunk, check_chunks, n_chunks, simulate_chunk
 
 __all__ = [
     "OutputFormat",
@@ -329,8 +330,20 @@ class SynthSummary:
     seconds: float
 
 
+def _design(n_sessions: int, seed: int, n_systems: int, assignment: Assignment | None) -> Design:
+    """Check the options and lay out the study."""
+    check_options(n_sessions, seed, n_systems)
+    d = design_study(n_sessions, seed, n_systems, assignment)
+    check_chunks(d)
+    return d
+
+
 def iter_flat_batches(
-    *, n_sessions: int = 120, seed: int = 2008, n_systems: int = 2
+    *,
+    n_sessions: int = 120,
+    seed: int = 2008,
+    n_systems: int = 2,
+    assignment: Assignment | None = None,
 ) -> Iterator[pa.Table]:
     """Yield the flat table chunk by chunk (32,768 sessions each), in session order.
 
@@ -342,20 +355,26 @@ def iter_flat_batches(
         Seed of the study; the same ``(n_sessions, seed)`` gives the same study.
     n_systems
         Systems of graded quality (2: the paper's design).
+    assignment
+        Design, sessions per searcher, system effect (see :func:`generate_study`).
 
     Yields
     ------
     pyarrow.Table
         Consecutive row blocks with schema :func:`flat_schema`.
     """
-    check_options(n_sessions, seed, n_systems)
-    d = design_study(n_sessions, seed, n_systems)
+    d = _design(n_sessions, seed, n_systems, assignment)
     for k in range(n_chunks(n_sessions)):
         yield _chunk_table(d, simulate_chunk(d, k)).cast(flat_schema())
 
 
 def generate_study(
-    *, n_sessions: int = 120, seed: int = 2008, jsonl: bool = True, n_systems: int = 2
+    *,
+    n_sessions: int = 120,
+    seed: int = 2008,
+    jsonl: bool = True,
+    n_systems: int = 2,
+    assignment: Assignment | None = None,
 ) -> SyntheticStudy:
     """Generate a synthetic study mirroring Järvelin et al. (2008), section 3.1, in memory.
 
@@ -373,6 +392,12 @@ def generate_study(
         Systems compared: 2 is the paper's design; ``K > 2`` systems ``S1``…``SK`` of
         graded, known quality (``SK`` the best; :mod:`sessionval.synth.design`), for
         meta-evaluation.
+    assignment
+        Another design than the paper's Latin square
+        (:class:`~sessionval.synth.assignment.Assignment`): ``within`` searchers with
+        nested or crossed scenarios, ``between`` searchers or ``by_topic``; sessions per
+        searcher; and the system effect (``0``: equal systems, a null study).
+        ``sessionval run`` on the study detects that design.
 
     Returns
     -------
@@ -419,8 +444,7 @@ def generate_study(
     >>> s.header.users[0].user_id, len(s.jsonl)
     ('u01', 120)
     """
-    check_options(n_sessions, seed, n_systems)
-    d = design_study(n_sessions, seed, n_systems)
+    d = _design(n_sessions, seed, n_systems, assignment)
     tables: list[pa.Table] = []
     lines: list[str] = []
     for k in range(n_chunks(n_sessions)):
@@ -443,6 +467,7 @@ def write_study(
     formats: OutputFormat = "both",
     progress: bool = False,
     n_systems: int = 2,
+    assignment: Assignment | None = None,
 ) -> SynthSummary:
     """Generate a study and stream it to ``out_dir`` chunk by chunk.
 
@@ -469,19 +494,20 @@ def write_study(
         Show a progress bar (tqdm, on stderr).
     n_systems
         Systems of graded quality (see :func:`generate_study`).
+    assignment
+        Design, sessions per searcher, system effect (see :func:`generate_study`).
 
     Returns
     -------
     SynthSummary
         Counts, written files and elapsed seconds.
     """
-    check_options(n_sessions, seed, n_systems)
     if formats not in ("jsonl", "parquet", "both"):
         raise SessionvalError(f"formats must be 'jsonl', 'parquet' or 'both', got {formats!r}")
     t0 = time.perf_counter()
     out = Path(out_dir)
+    d = _design(n_sessions, seed, n_systems, assignment)
     out.mkdir(parents=True, exist_ok=True)
-    d = design_study(n_sessions, seed, n_systems)
     judgments = _judgment_frame(d)
     files = [
         write_study_json(header_of(d), out / "study.json"),

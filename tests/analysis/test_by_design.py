@@ -109,3 +109,52 @@ def test_paired_pair_without_enough_blocks_says_why() -> None:
     assert r.loc[("A", "C"), "note"] == (
         "not compared: 1 searcher(s) scored for both systems (need 2)"
     )
+
+
+@pytest.mark.filterwarnings("ignore:The design matrix is rank-deficient")  # order = topic here
+def test_blocks_model_and_welch_of_many_measures_match_statsmodels_and_scipy() -> None:
+    import statsmodels.formula.api as smf
+    from scipy import stats
+
+    ps = _latin(n_users=10, effect=0.05, seed=4)
+    rng = np.random.default_rng(0)
+    ps["m2"] = ps["nsdcg"] + rng.normal(0, 0.1, len(ps))
+    ps["m3"] = ps["m2"].where(ps.index != 5)  # another missing pattern: its own solve
+    measures = ["nsdcg", "m2", "m3"]
+    r = compare_systems(ps, measures=measures).set_index("measure")
+    for m in measures:
+        data = ps.dropna(subset=[m]).assign(
+            system=lambda x: pd.Categorical(x["system_id"], categories=["B", "A"])
+        )
+        fit = smf.ols(f"{m} ~ system + C(user_id) + C(topic_id) + C(session_order)", data).fit()
+        key = "system[T.A]"
+        row = r.loc[m]
+        assert row["diff"] == pytest.approx(fit.params[key], abs=1e-12)
+        assert row["p"] == pytest.approx(fit.pvalues[key], rel=1e-9)
+        assert [row["ci_low"], row["ci_high"]] == pytest.approx(
+            fit.conf_int().loc[key].tolist(), abs=1e-12
+        )
+        assert row["effect_size"] == pytest.approx(fit.params[key] / np.sqrt(fit.mse_resid))
+    # between searchers: each column its own Welch test of the searcher means
+    between = ps.assign(user_id=ps["user_id"] + ps["system_id"])
+    w = compare_systems(between, measures=measures).set_index("measure")
+    for m in measures:
+        means = between.groupby(["system_id", "user_id"])[m].mean()
+        expected = stats.ttest_ind(means["A"], means["B"], equal_var=False)
+        assert (w.loc[m, "test"], w.loc[m, "n"]) == ("welch-t", 20)
+        assert w.loc[m, "p"] == pytest.approx(expected.pvalue, rel=1e-12)
+
+
+def test_blocks_model_says_when_blocks_are_collinear_or_confound_the_system() -> None:
+    # _latin runs the topics in one order for every searcher: order and topic coincide
+    r = compare_systems(_latin(), measures=["nsdcg"])
+    assert np.isfinite(r["p"].iloc[0])
+    assert any("blocks are collinear" in n for n in r.attrs["notes"])
+    # every searcher searched t1, t2 with A and t3, t4 with B: the topic is the system
+    ps = _latin()
+    ps["system_id"] = ps["topic_id"].map({"t1": "A", "t2": "A", "t3": "B", "t4": "B"})
+    c = compare_systems(ps, measures=["nsdcg"])
+    assert c["note"].iloc[0] == (
+        "not compared: the system is confounded with the searcher and topic blocks"
+    )
+    assert np.isnan(c["p"].iloc[0])

@@ -153,6 +153,18 @@ def test_adjust_p_matches_statsmodels_and_keeps_nan_out_of_the_family():
         adjust_p(p, "tukey-hsd")
 
 
+def test_holm_matches_statsmodels_on_ties_large_and_single_families():
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(3)
+    for p in (
+        rng.random(40),
+        np.array([0.02, 0.02, 0.5, 0.5, 0.9]),  # ties, and products above 1 clipped
+        np.array([0.3]),
+    ):
+        np.testing.assert_allclose(adjust_p(p, "holm"), multipletests(p, method="holm")[1])
+
+
 def test_incomplete_block_is_refused():
     x = SAKAI.copy()
     x[2, 1] = np.nan
