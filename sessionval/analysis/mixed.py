@@ -11,8 +11,9 @@ are not independent.  :func:`mixed_model` fits, for each per-session score,
 
 with crossed random intercepts for searcher and topic (``statsmodels`` ``MixedLM``,
 REML, variance components over one all-embracing group), so the system effects are
-estimated as the design demands.  The fixed effects are treatment contrasts against
-the first system, with Wald standard errors, z tests and confidence intervals.
+estimated as the design demands.  The fixed effects are contrasts of the first system
+against each other one (first − other: the a − b of the pairwise comparisons),
+with Wald standard errors, z tests and confidence intervals.
 
 References
 ----------
@@ -91,7 +92,8 @@ def mixed_model(
     -------
     pandas.DataFrame
         :data:`MIXED_COLUMNS`.  ``kind`` is ``"fixed"`` for ``Intercept (<first
-        system>)`` and ``<system> - <first system>``, ``"variance"`` for the variance
+        system>)`` and ``<first system> − <system>`` (a − b, the sign of the pairwise
+        comparisons), ``"variance"`` for the variance
         of each random effect and of the residual (estimate only).  ``attrs["notes"]``:
         the library's warnings on the estimates and non-converged fits, one line each.
 
@@ -186,22 +188,25 @@ def mixed_model(
         if not converged:
             notes.append(f"mixed model of {m}: the fit did not converge; read it with care")
         for term in fit.fe_params.index:
+            # contrasts written as first system − other (a − b, the comparisons' sign)
+            sign = 1.0 if term == "Intercept" else -1.0
             label = (
                 f"Intercept ({systems[0]})"
                 if term == "Intercept"
-                else f"{term.split('[T.', 1)[1].rstrip(']')} - {systems[0]}"
+                else f"{systems[0]} − {term.split('[T.', 1)[1].rstrip(']')}"
             )
+            low, high = sorted((sign * float(ci.loc[term, 0]), sign * float(ci.loc[term, 1])))
             rows.append(
                 {
                     "measure": m,
                     "term": label,
                     "kind": "fixed",
-                    "estimate": unit * float(fit.fe_params[term]),
+                    "estimate": unit * sign * float(fit.fe_params[term]),
                     "se": unit * float(bse_fe[term]),
-                    "z": float(tvalues[term]),
+                    "z": sign * float(tvalues[term]),
                     "p": float(pvalues[term]),
-                    "ci_low": unit * float(ci.loc[term, 0]),
-                    "ci_high": unit * float(ci.loc[term, 1]),
+                    "ci_low": unit * low,
+                    "ci_high": unit * high,
                     **counts,
                     "converged": converged,
                 }

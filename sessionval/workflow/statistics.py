@@ -32,12 +32,14 @@ from ..analysis.compare import blocked_scores, omnibus_tests
 from ..analysis.design import Design, detect_design
 from ..analysis.mixed import mixed_model
 from ..errors import StatisticsError
+from ..output.pvalues import format_p
 from ..output.report import ReportSection, ReportTable
 from .outputs import RunOutputs
 from .settings import StatisticsSettings
 
 __all__ = [
     "StatisticsResult",
+    "results_text",
     "statistics_step",
 ]
 
@@ -54,6 +56,18 @@ class StatisticsResult:
 
 _SHOWN = ["a", "b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "effect_size",
           "statistic", "p", "p_adjusted", "significant", "test", "note"]  # fmt: skip
+#: The report's headers of the comparison table: the sign convention is named.
+_HEADERS = {"diff": "diff (a − b)", "effect_size": "effect size (a − b)"}
+#: The symbol of each effect size in the results sentences.
+_ES_SYMBOL = {
+    "sakai_dz": "d_z",
+    "cohen_dz": "d_z",
+    "hedges_gz": "g_z",
+    "sakai_es_e2": "ES_E2",
+    "cohen_d": "d",
+}
+#: The symbol of each test's statistic in the results sentences.
+_STAT_SYMBOL = {"wilcoxon": "W", "sign": "S", "randomisation": "t", "bootstrap": "t"}
 _TESTS = {
     "paired-t": "the paired t test",
     "wilcoxon": "the Wilcoxon signed-rank test",
@@ -75,6 +89,9 @@ _CI = {
     "bootstrap-t": "studentised bootstrap (bootstrap-t) intervals from the test's resamples",
     "tukey-hsd": "simultaneous Tukey intervals (studentised range, two-way ANOVA residual)",
     "randomised-tukey-hsd": "simultaneous intervals from the randomised range distribution",
+    "ols-t": "t intervals of the system contrast of the blocks model (residual degrees of freedom)",
+    "welch-t": "Welch t intervals of the difference of the searcher means "
+    "(Welch-Satterthwaite degrees of freedom)",
 }
 
 
@@ -215,7 +232,8 @@ def _sections(
     intro = [
         f"Design: {design.description}; every pair of systems compared {how}; p_adjusted: "
         f"{_CORRECTIONS[correction]}; significant: p_adjusted < {settings.alpha:g}. "
-        "diff = mean_a − mean_b.",
+        "Sign convention: every difference, interval, statistic and effect size is a − b "
+        "(diff = mean_a − mean_b). p-values as p < .001 / p = .023 (APA).",
     ]
     if not comparisons.empty:
         method = str(comparisons["ci_method"].iloc[0])
@@ -228,7 +246,16 @@ def _sections(
             "small-sample correction). Written to tables/comparisons.csv."
         )
         for m, part in comparisons.groupby("measure", sort=False):
-            tables.append(ReportTable(f"{m}: pairs of systems", part[_SHOWN].copy()))
+            tables.append(
+                ReportTable(
+                    f"{m}: pairs of systems",
+                    part[_SHOWN].rename(columns=_HEADERS),
+                    note=results_text(
+                        part, design=design, confidence=settings.confidence, alpha=settings.alpha
+                    ),
+                    alpha=settings.alpha,
+                )
+            )
     if not omnibus.empty:
         tables.append(
             ReportTable(
@@ -255,8 +282,9 @@ def _sections(
                     "Each session score modelled as score = system + searcher + topic + "
                     "error, with system a fixed effect and searcher and topic crossed "
                     "random intercepts (statsmodels MixedLM, REML): the analysis a "
-                    "Latin-square design asks for. Fixed effects are contrasts with the "
-                    f"first system; {pct} % Wald confidence intervals (estimate ± z × "
+                    "Latin-square design asks for. Fixed effects are contrasts of the "
+                    "first system with each other one, written first − other (a − b, as "
+                    f"the pairs above); {pct} % Wald confidence intervals (estimate ± z × "
                     "standard error). Variances of the random effects and the residual "
                     "are estimates only. Written to tables/mixed_model.csv.",
                 ),
@@ -267,3 +295,42 @@ def _sections(
             )
         )
     return tuple(sections)
+
+
+def results_text(pairs: pd.DataFrame, *, design: Design, confidence: float, alpha: float) -> str:
+    """One sentence per pair of a measure, as a paper's results section writes it.
+
+    Each sentence states the difference ``a − b`` with its interval, the test and its
+    statistic, the p-value and the corrected one (:func:`format_p`), the effect size
+    and n with its unit; a pair that was not compared gives its reason.
+
+    Examples
+    --------
+    >>> from sessionval.analysis.design import detect_design
+    >>> ps = pd.DataFrame({"system_id": ["A", "B"], "topic_id": ["1", "1"]})
+    >>> row = pd.DataFrame({"a": ["A"], "b": ["B"], "n": [19], "diff": [0.131],
+    ...     "ci_low": [0.08], "ci_high": [0.18], "statistic": [5.9], "p": [1.5e-5],
+    ...     "p_adjusted": [1.5e-4], "correction": ["holm"], "test": ["paired-t"],
+    ...     "effect_size": [1.35], "effect_size_kind": ["sakai_dz"], "note": [""]})
+    >>> print(results_text(row, design=detect_design(ps), confidence=0.95, alpha=0.05))
+    A − B = 0.131, 95 % CI [0.080, 0.180], paired-t t = 5.90, p < .001,
+    holm-adjusted p < .001, d_z = 1.35, n = 19 topics.
+    """
+    unit = {"topic": "topics", "none": "searchers"}.get(design.block, "searchers")
+    pct = f"{100 * confidence:g}"
+    sentences = []
+    for r in pairs.to_dict("records"):
+        pair = f"{r['a']} − {r['b']}"
+        if r["note"]:
+            sentences.append(f"{pair}: {r['note']}.")
+            continue
+        kind, test = str(r["effect_size_kind"]), str(r["test"])
+        adjusted = format_p(float(r["p_adjusted"]), alpha=alpha, prefix=True)
+        sentences.append(
+            f"{pair} = {r['diff']:.3f}, {pct} % CI [{r['ci_low']:.3f}, {r['ci_high']:.3f}], "
+            f"{test} {_STAT_SYMBOL.get(test, 't')} = {r['statistic']:.2f}, "
+            f"{format_p(float(r['p']), prefix=True)}, "
+            + (f"{r['correction']}-adjusted {adjusted}, " if r["correction"] != "none" else "")
+            + f"{_ES_SYMBOL.get(kind, kind)} = {r['effect_size']:.2f}, n = {int(r['n'])} {unit}."
+        )
+    return " ".join(sentences)

@@ -40,11 +40,14 @@ def test_mixed_model_is_statsmodels_crossed_random_intercepts():
             reml=True
         )
     fx = r[r.kind == "fixed"].set_index("term")
-    assert fx.loc["S2 - S1", "estimate"] == pytest.approx(ref.fe_params["C(system_id)[T.S2]"])
-    assert fx.loc["S2 - S1", "se"] == pytest.approx(ref.bse_fe["C(system_id)[T.S2]"], rel=1e-4)
-    lo, hi = ref.conf_int().loc["C(system_id)[T.S2]"]
-    assert (fx.loc["S2 - S1", "ci_low"], fx.loc["S2 - S1", "ci_high"]) == pytest.approx(
-        (lo, hi), rel=1e-4
+    # written a − b (S1 − S2): statsmodels' S2 − S1 contrast with its sign turned
+    key = "C(system_id)[T.S2]"
+    assert fx.loc["S1 − S2", "estimate"] == pytest.approx(-ref.fe_params[key])
+    assert fx.loc["S1 − S2", "se"] == pytest.approx(ref.bse_fe[key], rel=1e-4)
+    assert fx.loc["S1 − S2", "z"] == pytest.approx(-ref.tvalues[key], rel=1e-4)
+    lo, hi = ref.conf_int().loc[key]
+    assert (fx.loc["S1 − S2", "ci_low"], fx.loc["S1 − S2", "ci_high"]) == pytest.approx(
+        (-hi, -lo), rel=1e-4
     )
     var = r[r.kind == "variance"].set_index("term")["estimate"]
     assert set(var.index) == {"var(searcher)", "var(topic)", "var(residual)"}
@@ -53,12 +56,16 @@ def test_mixed_model_is_statsmodels_crossed_random_intercepts():
 
 def test_mixed_model_recovers_a_known_system_effect():
     r = mixed_model(_study(effect=0.15), measures=["nsdcg", "sdcg"])
-    row = r[(r.measure == "nsdcg") & (r.term == "S2 - S1")].iloc[0]
-    assert row["ci_low"] < 0.15 < row["ci_high"]
+    row = r[(r.measure == "nsdcg") & (r.term == "S1 − S2")].iloc[0]
+    assert row["ci_low"] < -0.15 < row["ci_high"] < 0
     assert row["p"] < 0.001 and bool(row["converged"])
     assert (row["n_sessions"], row["n_searchers"], row["n_topics"]) == (96, 24, 4)
     null = mixed_model(_study(effect=0.0, seed=8), measures=["nsdcg"])
-    assert null[null.term == "S2 - S1"].iloc[0]["ci_low"] < 0
+    assert (
+        null[null.term == "S1 − S2"].iloc[0]["ci_low"]
+        < 0
+        < null[null.term == "S1 − S2"].iloc[0]["ci_high"]
+    )
 
 
 def test_mixed_model_errors():

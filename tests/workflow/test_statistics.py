@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 
 import numpy as np
@@ -48,7 +49,7 @@ def test_statistics_step_compares_every_pair_and_fits_the_mixed_model(tmp_path):
     assert (res.comparisons["n"] == 12).all()  # searchers pair the systems
     assert set(res.omnibus["test"]) == {"anova", "friedman"}
     fixed = res.mixed[(res.mixed.measure == "nsdcg") & (res.mixed.kind == "fixed")]
-    assert fixed["term"].tolist() == ["Intercept (S1)", "S2 - S1", "S3 - S1"]
+    assert fixed["term"].tolist() == ["Intercept (S1)", "S1 − S2", "S1 − S3"]
     assert (outputs.root / "tables" / "comparisons.csv").is_file()
     assert (outputs.root / "tables" / "mixed_model.csv").is_file()
     comparison, mixed = res.sections
@@ -111,3 +112,20 @@ def test_design_override_from_the_configuration_and_its_error(tmp_path):
     path.write_text('[statistics]\ndesign = "latin"\n')
     with pytest.raises(InputFormatError, match=r"design.*'auto', 'within', 'between', 'by_topic'"):
         load_run_config(path)
+
+
+def test_comparison_tables_read_like_a_results_section(tmp_path):
+    """Each pair states a − b, its interval, test, p (APA), correction, effect size and n."""
+    res = statistics_step(RunOutputs(tmp_path), _per_session(), StatisticsSettings())
+    table = res.sections[0].tables[0]
+    assert "diff (a − b)" in table.table.columns and table.alpha == 0.05
+    first = res.comparisons.iloc[0]
+    sentence = table.note.split(". S1 − S3")[0]
+    assert sentence.startswith(f"S1 − S2 = {first['diff']:.3f}, 95 % CI [")
+    assert "paired-t t = " in sentence and "holm-adjusted p " in sentence
+    assert sentence.endswith("n = 12 searchers") and "d_z = " in sentence
+    assert re.search(r", p (<|=) \.\d{3}", sentence)
+    # the mixed model's contrasts carry the same sign as the pairs
+    fixed = res.mixed[(res.mixed.measure == "nsdcg") & (res.mixed.term == "S1 − S2")]
+    pair = res.comparisons[(res.comparisons.measure == "nsdcg") & (res.comparisons.b == "S2")]
+    assert np.sign(fixed["estimate"].iloc[0]) == np.sign(pair["diff"].iloc[0]) == -1
