@@ -37,7 +37,7 @@ import pandas as pd
 from ..errors import StatisticsError
 from .compare import COMPARISON_COLUMNS, blocked_scores, compare_systems
 from .design import Design, detect_design
-from .multiple import adjust_p, pair_indices
+from .multiple import ROUNDING, adjust_p, pair_indices
 from .score_table import levels_in_order
 
 __all__ = [
@@ -121,6 +121,7 @@ def compare_per_session(
             resamples=resamples,
             seed=seed,
             effect_size=effect_size,  # type: ignore[arg-type]
+            unit=d.block,  # the notes name the block: "3 searchers", not "3 topics"
         )
         notes += out.attrs.get("notes", [])
     else:
@@ -229,7 +230,8 @@ def _welch(
         )
         return {**row, **nan}, []
     va, vb = xa.var(ddof=1), xb.var(ddof=1)
-    if va + vb == 0:
+    noise = ROUNDING * float(max(np.abs(xa).max(), np.abs(xb).max()))
+    if np.sqrt(va + vb) <= noise:  # rounding noise of equal means counts as no variation
         row["note"] = "not compared: the searcher means do not vary within either system"
         return {**row, **nan}, []
     res = st.ttest_ind(xa, xb, equal_var=False)
@@ -283,11 +285,30 @@ def _blocked_ols(
     ci = fit.conf_int(alpha=1.0 - confidence).loc[key]
     diff = float(fit.params[key])
     rmse = float(np.sqrt(fit.mse_resid))
+    if rmse <= ROUNDING * float(kept["y"].abs().max()):
+        # the blocks explain every score: the residual is rounding noise (a t of ~1e16
+        # otherwise), counted as 0 as the two-way ANOVA counts its sums of squares
+        zero = diff == 0 or abs(diff) <= ROUNDING * float(kept["y"].abs().max())
+        row.update(
+            diff=0.0 if zero else diff,
+            ci_low=0.0 if zero else diff,
+            ci_high=0.0 if zero else diff,
+            effect_size=0.0 if zero else np.nan,
+            statistic=0.0 if zero else float(np.sign(diff) * np.inf),
+            p=1.0 if zero else 0.0,
+        )
+        notes.append(
+            "no residual variation: the blocks explain every session, so "
+            + ("the systems do not differ (t = 0, p = 1)" if zero else "t = ±inf, p = 0")
+            + " and the effect size is "
+            + ("0" if zero else "undefined (NaN)")
+        )
+        return row, notes
     row.update(
         diff=diff,
         ci_low=float(ci[0]),
         ci_high=float(ci[1]),
-        effect_size=diff / rmse if rmse > 0 else (0.0 if diff == 0 else np.nan),
+        effect_size=diff / rmse,
         statistic=float(fit.tvalues[key]),
         p=float(fit.pvalues[key]),
     )
