@@ -341,7 +341,24 @@ def _compare_matrix(
     effect_size: EffectSize,
     unit: str = "topic",
 ) -> tuple[pd.DataFrame, list[str]]:
-    """One measure's rows of :func:`compare_systems`, and remarks on them (``unit``: a block)."""
+    """One measure's rows of :func:`compare_systems`, and remarks on them (``unit``: a block).
+
+    Under ``tukey-hsd`` every column of a row is computed on the complete block (the
+    blocks scored for every system): ``n``, the means, ``diff``, the unadjusted test,
+    the interval, the adjusted p and the effect size describe one set of topics.
+    """
+    notes: list[str] = []
+    if correction == "tukey-hsd":
+        complete = ~np.isnan(x).any(axis=1)
+        scored = ~np.isnan(x).all(axis=1)
+        dropped = int(np.count_nonzero(scored & ~complete))
+        if dropped:
+            notes.append(
+                f"{measure}: Tukey HSD uses the {int(complete.sum())} {unit}s scored for "
+                f"every system; {dropped} {unit}(s) scored for some systems only are left "
+                "out of every column of its rows (n, means, diff, test, interval, effect size)"
+            )
+        x = x[complete]
     res = paired_tests(x, ia, ib, test=test, confidence=confidence, resamples=resamples, seed=seed)
     ci_low, ci_high, ci_method = res.ci_low, res.ci_high, res.ci_method
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -377,7 +394,7 @@ def _compare_matrix(
             kind = "sakai_es_e2"
     else:
         p_adj = adjust_p(res.p, correction)
-    notes = _small_sample_notes(
+    notes += _small_sample_notes(
         res.n, res.ci_low, res.ci_high, res.diff, ci_method, measure, unit=unit
     )
     constant = (res.n >= 2) & (res.sd == 0) & (res.diff != 0)
