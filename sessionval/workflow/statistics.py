@@ -11,8 +11,10 @@ and ``block``) and builds:
   and the Friedman test and two-way ANOVA over the blocks when there are three systems
   or more and the comparison is paired;
 * the linear mixed model of each score, system fixed, searcher and topic random
-  (:func:`sessionval.analysis.mixed.mixed_model`), not for runs (their searcher is the
-  system) nor for one system;
+  (:func:`sessionval.analysis.mixed.mixed_model`: crossed within searchers, searchers
+  nested in systems between searchers, cluster-robust OLS above its size threshold;
+  the ``estimator`` column says which), not for runs (their searcher is the system and
+  the pairs by topic are the test) nor for one system;
 
 writes them as ``tables/comparisons.csv`` and ``tables/mixed_model.csv``, and returns
 the report sections that show them, each saying how its numbers were computed.
@@ -280,13 +282,14 @@ def _sections(
                 title="Linear mixed model",
                 intro=(
                     "Each session score modelled as score = system + searcher + topic + "
-                    "error, with system a fixed effect and searcher and topic crossed "
-                    "random intercepts (statsmodels MixedLM, REML): the analysis a "
-                    "Latin-square design asks for. Fixed effects are contrasts of the "
-                    "first system with each other one, written first − other (a − b, as "
-                    f"the pairs above); {pct} % Wald confidence intervals (estimate ± z × "
-                    "standard error). Variances of the random effects and the residual "
-                    "are estimates only. Written to tables/mixed_model.csv.",
+                    "error, system a fixed effect. The estimator column names the fit: "
+                    + "; ".join(_ESTIMATORS[e] for e in dict.fromkeys(mixed["estimator"]))
+                    + ". Fixed effects are contrasts of the first system with each other "
+                    "one, written first − other (a − b, as the pairs above); "
+                    f"{pct} % confidence intervals (estimate ± z × standard error; t on "
+                    "G − 1 degrees of freedom for ols-cluster). Variances of the random "
+                    "effects and the residual are estimates only. Written to "
+                    "tables/mixed_model.csv.",
                 ),
                 tables=tuple(
                     ReportTable(f"{m}", part.drop(columns=["measure"]))
@@ -295,6 +298,19 @@ def _sections(
             )
         )
     return tuple(sections)
+
+
+#: The report's description of each estimator of the mixed model.
+_ESTIMATORS = {
+    "reml-crossed": "reml-crossed, searcher and topic crossed random intercepts "
+    "(statsmodels MixedLM, REML), the analysis a Latin-square design asks for",
+    "reml-nested": "reml-nested, a searcher random intercept nested in the systems (each "
+    "searcher used one system) and a topic random intercept (statsmodels MixedLM, REML)",
+    "reml-topic": "reml-topic, a topic random intercept only (the searcher is the system, "
+    "so no searcher effect is fitted)",
+    "ols-cluster": "ols-cluster, a study too large for statsmodels' dense REML fit: OLS with "
+    "topic fixed effects and cluster-robust (CR1) standard errors by searcher",
+}
 
 
 def results_text(pairs: pd.DataFrame, *, design: Design, confidence: float, alpha: float) -> str:

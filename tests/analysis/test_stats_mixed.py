@@ -93,3 +93,77 @@ def test_singular_fit_warnings_become_notes_not_stderr():
         warnings.simplefilter("error")  # a raw RuntimeWarning fails here
         with pytest.raises(StatisticsError, match="degenerate on this design"):
             mixed_model(ps, measures=["nsdcg"])
+
+
+def test_large_design_falls_back_to_cluster_robust_ols_and_says_so():
+    """Above max_cells: OLS with topic fixed effects, CR1 errors by searcher (= statsmodels)."""
+    import statsmodels.formula.api as smf
+
+    ps = _study(effect=0.15)
+    r = mixed_model(ps, measures=["nsdcg"], max_cells=100)
+    assert set(r["estimator"]) == {"ols-cluster"}
+    (note,) = r.attrs["notes"]
+    assert "96 sessions with 24 searcher + 4 topic random-effect levels (2,688 cells)" in note
+    assert "ols-cluster" in note and "cluster-robust standard errors by searcher" in note
+    ref = smf.ols("nsdcg ~ C(system_id) + C(topic_id)", ps).fit(
+        cov_type="cluster", cov_kwds={"groups": pd.factorize(ps["user_id"])[0]}, use_t=True
+    )
+    key = "C(system_id)[T.S2]"
+    row = r[r.term == "S1 − S2"].iloc[0]
+    assert row["estimate"] == pytest.approx(-ref.params[key])
+    assert row["se"] == pytest.approx(ref.bse[key], rel=1e-8)
+    assert row["p"] == pytest.approx(ref.pvalues[key], rel=1e-6)
+    lo, hi = ref.conf_int().loc[key]
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((-hi, -lo))
+    var = r[r.kind == "variance"].set_index("term")["estimate"]
+    assert set(var.index) == {"var(searcher)", "var(residual)"}  # topics are fixed here
+    assert var["var(residual)"] == pytest.approx(ref.mse_resid)
+    assert 0.01 < var["var(searcher)"] < 0.05  # the simulated searcher SD is 0.15
+
+
+def test_between_design_nests_searchers_in_systems():
+    rng = np.random.default_rng(4)
+    users = np.repeat(np.arange(40), 3)
+    system = np.where(users < 20, "S1", "S2")
+    topic = np.tile(["A", "B", "C"], 40)
+    y = 0.4 + 0.2 * (system == "S2") + rng.normal(0, 0.1, 40)[users] + rng.normal(0, 0.05, 120)
+    ps = pd.DataFrame({"user_id": users.astype(str), "topic_id": topic, "system_id": system,
+                       "nsdcg": y})  # fmt: skip
+    r = mixed_model(ps, measures=["nsdcg"])
+    assert set(r["estimator"]) == {"reml-nested"}
+    row = r[r.term == "S1 − S2"].iloc[0]
+    assert row["ci_low"] < -0.2 < row["ci_high"]
+    assert "var(searcher)" in set(r["term"])
+
+
+def test_runs_never_fit_a_searcher_effect_that_is_the_system():
+    rng = np.random.default_rng(6)
+    topics = [str(t) for t in range(10)]
+    ps = pd.DataFrame(
+        [(s, t, s, 0.3 + 0.1 * k + rng.normal(0, 0.05)) for k, s in enumerate(("r1", "r2"))
+         for t in topics],
+        columns=["user_id", "topic_id", "system_id", "nsdcg"],
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no library warning reaches stderr
+        r = mixed_model(ps, measures=["nsdcg"])
+    assert set(r["estimator"]) == {"reml-topic"}
+    assert "var(searcher)" not in set(r["term"]) and "var(topic)" in set(r["term"])
+    assert any("searcher is the system" in n for n in r.attrs["notes"])
+
+
+def test_the_threshold_is_where_the_dense_fit_became_too_slow():
+    from sessionval.analysis.mixed import MAX_DESIGN_CELLS
+
+    assert MAX_DESIGN_CELLS == 1_000_000  # measured: benchmarks/bench_mixed.py
+    big = pd.DataFrame(  # 2,000 sessions x (300 + 200) levels = 1,000,000 cells: REML
+        {"user_id": (np.arange(2000) % 300).astype(str),
+         "topic_id": (np.arange(2000) % 200).astype(str),
+         "system_id": np.where(np.arange(2000) % 2, "S2", "S1"), "nsdcg": 0.0}
+    )  # fmt: skip
+    cells = len(big) * (big["user_id"].nunique() + big["topic_id"].nunique())
+    assert cells == MAX_DESIGN_CELLS
+    one_more = pd.concat([big, big.iloc[:1].assign(user_id="new")], ignore_index=True)
+    one_more["nsdcg"] = np.random.default_rng(0).normal(size=len(one_more))
+    r = mixed_model(one_more, measures=["nsdcg"])
+    assert set(r["estimator"]) == {"ols-cluster"}

@@ -55,7 +55,8 @@ def test_statistics_step_compares_every_pair_and_fits_the_mixed_model(tmp_path):
     comparison, mixed = res.sections
     assert comparison.id == "comparison" and mixed.id == "mixed-model"
     assert "Holm" in comparison.intro[0] and "Student t intervals" in comparison.intro[1]
-    assert "Wald confidence intervals" in mixed.intro[0]
+    assert "confidence intervals" in mixed.intro[0] and "reml-crossed" in mixed.intro[0]
+    assert set(res.mixed["estimator"]) == {"reml-crossed"}
 
 
 def test_statistics_step_notes_what_it_cannot_do(tmp_path):
