@@ -68,6 +68,17 @@ _ES_SYMBOL = {
     "sakai_es_e2": "ES_E2",
     "cohen_d": "d",
 }
+#: The name of each test in the results sentences.
+_TEST_LABEL = {
+    "paired-t": "paired t test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "sign": "sign test",
+    "randomisation": "paired randomisation test",
+    "bootstrap": "paired bootstrap test",
+    "ols-blocks": "t test of the blocks model",
+    "ols-blocks+period": "t test of the blocks model with period",
+    "welch-t": "Welch's t test",
+}
 #: The symbol of each test's statistic in the results sentences.
 _STAT_SYMBOL = {"wilcoxon": "W", "sign": "S", "randomisation": "t", "bootstrap": "t"}
 _TESTS = {
@@ -237,6 +248,8 @@ def _sections(
         "Sign convention: every difference, interval, statistic and effect size is a − b "
         "(diff = mean_a − mean_b). p-values as p < .001 / p = .023 (APA).",
     ]
+    if design.design == "log":  # no pair: no method to describe
+        intro = [f"Design: {design.description}."]
     if not comparisons.empty:
         method = str(comparisons["ci_method"].iloc[0])
         kind = str(comparisons["effect_size_kind"].iloc[0])
@@ -329,7 +342,7 @@ def results_text(pairs: pd.DataFrame, *, design: Design, confidence: float, alph
     ...     "p_adjusted": [1.5e-4], "correction": ["holm"], "test": ["paired-t"],
     ...     "effect_size": [1.35], "effect_size_kind": ["sakai_dz"], "note": [""]})
     >>> print(results_text(row, design=detect_design(ps), confidence=0.95, alpha=0.05))
-    A − B = 0.131, 95 % CI [0.080, 0.180], paired-t t = 5.90, p < .001,
+    A − B = 0.131, 95 % CI [0.080, 0.180], t = 5.90 (paired t test), p < .001,
     holm-adjusted p < .001, d_z = 1.35, n = 19 topics.
     """
     unit = {"topic": "topics", "none": "searchers"}.get(design.block, "searchers")
@@ -344,7 +357,8 @@ def results_text(pairs: pd.DataFrame, *, design: Design, confidence: float, alph
         adjusted = format_p(float(r["p_adjusted"]), alpha=alpha, prefix=True)
         sentences.append(
             f"{pair} = {r['diff']:.3f}, {pct} % CI [{r['ci_low']:.3f}, {r['ci_high']:.3f}], "
-            f"{test} {_STAT_SYMBOL.get(test, 't')} = {r['statistic']:.2f}, "
+            f"{_STAT_SYMBOL.get(test, 't')} = {r['statistic']:.2f} "
+            f"({_TEST_LABEL.get(test, test)}), "
             f"{format_p(float(r['p']), prefix=True)}, "
             + (f"{r['correction']}-adjusted {adjusted}, " if r["correction"] != "none" else "")
             + f"{_ES_SYMBOL.get(kind, kind)} = {r['effect_size']:.2f}, n = {int(r['n'])} {unit}."

@@ -64,6 +64,7 @@ def test_statistics_step_notes_what_it_cannot_do(tmp_path):
     res = statistics_step(RunOutputs(tmp_path), ps, StatisticsSettings())
     assert res.comparisons.empty and res.mixed.empty
     assert "one system" in res.sections[0].notes[0]
+    assert res.sections[0].intro == ("Design: one system (2 topics): nothing to compare.",)
     # Tukey HSD needs every searcher on every system: say so rather than fail the run
     ps = _per_session()
     ps = ps[~((ps.system_id == "S3") & (ps.user_id != "u0"))]
@@ -123,7 +124,7 @@ def test_comparison_tables_read_like_a_results_section(tmp_path):
     first = res.comparisons.iloc[0]
     sentence = table.note.split(". S1 − S3")[0]
     assert sentence.startswith(f"S1 − S2 = {first['diff']:.3f}, 95 % CI [")
-    assert "paired-t t = " in sentence and "holm-adjusted p " in sentence
+    assert "t = " in sentence and "(paired t test)" in sentence and "holm-adjusted p " in sentence
     assert sentence.endswith("n = 12 searchers") and "d_z = " in sentence
     assert re.search(r", p (<|=) \.\d{3}", sentence)
     # the mixed model's contrasts carry the same sign as the pairs
