@@ -167,3 +167,19 @@ def test_the_threshold_is_where_the_dense_fit_became_too_slow():
     one_more["nsdcg"] = np.random.default_rng(0).normal(size=len(one_more))
     r = mixed_model(one_more, measures=["nsdcg"])
     assert set(r["estimator"]) == {"ols-cluster"}
+
+
+def test_boundary_variance_is_a_singular_fit_note_not_a_warning():
+    """No topic effect simulated: its variance is estimated at 0, said in a note."""
+    rng = np.random.default_rng(1)
+    users = np.repeat(np.arange(30), 4)
+    system = np.array(["S1", "S2", "S3"])[users % 3]
+    y = 0.4 + 0.1 * (system == "S2") + rng.normal(0, 0.1, 30)[users] + rng.normal(0, 0.05, 120)
+    ps = pd.DataFrame({"user_id": users.astype(str), "topic_id": np.tile(list("ABCD"), 30),
+                       "system_id": system, "nsdcg": y})  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = mixed_model(ps, measures=["nsdcg"])
+    notes = r.attrs["notes"]
+    assert any("singular fit, the variance of topic is estimated at 0" in n for n in notes)
+    assert any("boundary of the parameter space" in n for n in notes)  # statsmodels' warning
