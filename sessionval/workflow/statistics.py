@@ -80,7 +80,7 @@ _TEST_LABEL = {
     "welch-t": "Welch's t test",
 }
 #: The symbol of each test's statistic in the results sentences.
-_STAT_SYMBOL = {"wilcoxon": "W", "sign": "S", "randomisation": "t", "bootstrap": "t"}
+_STAT_SYMBOL = {"wilcoxon": "W", "sign": "S", "randomisation": "mean diff", "bootstrap": "t"}
 _TESTS = {
     "paired-t": "the paired t test",
     "wilcoxon": "the Wilcoxon signed-rank test",
