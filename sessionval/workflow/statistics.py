@@ -275,7 +275,13 @@ def _sections(
         tables.append(
             ReportTable(
                 f"All systems at once (Friedman test, two-way ANOVA {unit} × system)",
-                omnibus,
+                # degrees of freedom are whole numbers (Friedman has no df2)
+                omnibus.assign(
+                    **{
+                        c: [f"{v:.0f}" if pd.notna(v) else "" for v in omnibus[c]]
+                        for c in ("df1", "df2")
+                    }
+                ),
                 note=f"On the {unit}s scored for every system.",
             )
         )

@@ -131,3 +131,13 @@ def test_comparison_tables_read_like_a_results_section(tmp_path):
     fixed = res.mixed[(res.mixed.measure == "nsdcg") & (res.mixed.term == "S1 − S2")]
     pair = res.comparisons[(res.comparisons.measure == "nsdcg") & (res.comparisons.b == "S2")]
     assert np.sign(fixed["estimate"].iloc[0]) == np.sign(pair["diff"].iloc[0]) == -1
+
+
+def test_omnibus_table_of_the_report_shows_whole_degrees_of_freedom(tmp_path):
+    res = statistics_step(RunOutputs(tmp_path), _per_session(), StatisticsSettings())
+    shown = res.sections[0].tables[-1].table
+    anova = shown[(shown.test == "anova") & (shown.measure == "nsdcg")].iloc[0]
+    friedman = shown[(shown.test == "friedman") & (shown.measure == "nsdcg")].iloc[0]
+    assert (anova["df1"], anova["df2"]) == ("2", "22")  # 3 systems x 12 searchers
+    assert friedman["df2"] == ""
+    assert res.omnibus["df2"].dtype == float  # the table itself keeps its numbers
