@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from ..analysis.by_design import compare_per_session
@@ -332,6 +333,12 @@ _ESTIMATORS = {
 }
 
 
+def _num(value: object, digits: int) -> str:
+    """A number of a results sentence; ``n/a`` where it is undefined (NaN)."""
+    v = float(value)  # type: ignore[arg-type]
+    return "n/a" if np.isnan(v) else f"{v:.{digits}f}"
+
+
 def results_text(pairs: pd.DataFrame, *, design: Design, confidence: float, alpha: float) -> str:
     """One sentence per pair of a measure, as a paper's results section writes it.
 
@@ -362,11 +369,12 @@ def results_text(pairs: pd.DataFrame, *, design: Design, confidence: float, alph
         kind, test = str(r["effect_size_kind"]), str(r["test"])
         adjusted = format_p(float(r["p_adjusted"]), alpha=alpha, prefix=True)
         sentences.append(
-            f"{pair} = {r['diff']:.3f}, {pct} % CI [{r['ci_low']:.3f}, {r['ci_high']:.3f}], "
-            f"{_STAT_SYMBOL.get(test, 't')} = {r['statistic']:.2f} "
-            f"({_TEST_LABEL.get(test, test)}), "
+            f"{pair} = {_num(r['diff'], 3)}, {pct} % CI [{_num(r['ci_low'], 3)}, "
+            f"{_num(r['ci_high'], 3)}], {_STAT_SYMBOL.get(test, 't')} = "
+            f"{_num(r['statistic'], 2)} ({_TEST_LABEL.get(test, test)}), "
             f"{format_p(float(r['p']), prefix=True)}, "
             + (f"{r['correction']}-adjusted {adjusted}, " if r["correction"] != "none" else "")
-            + f"{_ES_SYMBOL.get(kind, kind)} = {r['effect_size']:.2f}, n = {int(r['n'])} {unit}."
+            + f"{_ES_SYMBOL.get(kind, kind)} = {_num(r['effect_size'], 2)}, "
+            f"n = {int(r['n'])} {unit}."
         )
     return " ".join(sentences)

@@ -141,3 +141,22 @@ def test_omnibus_table_of_the_report_shows_whole_degrees_of_freedom(tmp_path):
     assert (anova["df1"], anova["df2"]) == ("2", "22")  # 3 systems x 12 searchers
     assert friedman["df2"] == ""
     assert res.omnibus["df2"].dtype == float  # the table itself keeps its numbers
+
+
+def test_results_sentence_says_n_a_for_an_undefined_number_and_gives_a_reason():
+    from sessionval.analysis.design import detect_design
+    from sessionval.workflow.statistics import results_text
+
+    design = detect_design(_per_session())
+    rows = pd.DataFrame(
+        {"a": ["S1", "S1"], "b": ["S2", "S3"], "n": [2, 1], "diff": [0.1, np.nan],
+         "ci_low": [np.nan, np.nan], "ci_high": [np.nan, np.nan], "statistic": [1.2, np.nan],
+         "p": [0.3, np.nan], "p_adjusted": [0.6, np.nan], "correction": ["holm"] * 2,
+         "test": ["bootstrap"] * 2, "effect_size": [0.5, np.nan],
+         "effect_size_kind": ["sakai_dz"] * 2,
+         "note": ["", "not compared: 1 searcher(s) scored for both systems (need 2)"]}
+    )  # fmt: skip
+    text = results_text(rows, design=design, confidence=0.9, alpha=0.05)
+    assert "S1 − S2 = 0.100, 90 % CI [n/a, n/a], t = 1.20 (paired bootstrap test)" in text
+    assert "S1 − S3: not compared: 1 searcher(s) scored for both systems (need 2)." in text
+    assert "nan" not in text
