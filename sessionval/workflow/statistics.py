@@ -301,8 +301,12 @@ def _sections(
                 id="mixed-model",
                 title="Linear mixed model",
                 intro=(
-                    "Each session score modelled as score = system + searcher + topic + "
-                    "error, system a fixed effect. The estimator column names the fit: "
+                    "How much of the variation is the searchers', the topics' and the "
+                    "sessions' own: each session score modelled as score = system + "
+                    "searcher + topic + error, system a fixed effect. Its system contrasts "
+                    "estimate the same differences as the comparison of systems above, "
+                    "whose tests and corrections are the ones to report. The estimator "
+                    "column names the fit: "
                     + "; ".join(_ESTIMATORS[e] for e in dict.fromkeys(mixed["estimator"]))
                     + ". Fixed effects are contrasts of the first system with each other "
                     "one, written first − other (a − b, as the pairs above); "
