@@ -102,7 +102,8 @@ def test_analysis_run_report_in_browser(first_run, browser, tmp_path):
     _, out = first_run
     html = (out / "report.html").read_text()
     assert html.count("<img ") == len(FIGURES)
-    assert "S1" in html and "nsdcg" in html and "Paired comparison" in html
+    assert "S1" in html and "nsdcg" in html and "Comparison of systems" in html
+    assert "Paired comparison" not in html and "diff (a − b)" in html  # shown once
     copy = tmp_path / "report.html"  # probe a copy: the run's directory stays as written
     copy.write_text(html, encoding="utf-8")
     results = browser.probe(copy)

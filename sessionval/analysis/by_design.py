@@ -37,7 +37,7 @@ from .._types import FloatArray
 from ..errors import StatisticsError
 from .compare import COMPARISON_COLUMNS, blocked_scores, compare_systems
 from .design import Design, detect_design
-from .multiple import adjust_p, pair_indices
+from .multiple import ROUNDING, adjust_p, pair_indices
 from .score_table import levels_in_order
 
 __all__ = [
@@ -125,6 +125,7 @@ def compare_per_session(
             resamples=resamples,
             seed=seed,
             effect_size=effect_size,  # type: ignore[arg-type]
+            unit=d.block,  # the notes name the block: "3 searchers", not "3 topics"
         )
         notes += out.attrs.get("notes", [])
     else:
@@ -263,7 +264,8 @@ def _welch(keys: pd.DataFrame, y: FloatArray, a: str, b: str, confidence: float)
         out["note"] = f"not compared: {na} searchers with {a} and {nb} with {b} (need 2 each)"
         return out
     va, vb = xa.var(axis=0, ddof=1), xb.var(axis=0, ddof=1)
-    flat = va + vb == 0
+    noise = ROUNDING * np.maximum(np.abs(xa).max(axis=0), np.abs(xb).max(axis=0))
+    flat = np.sqrt(va + vb) <= noise  # rounding noise of equal means counts as no variation
     out.loc[flat, "note"] = "not compared: the searcher means do not vary within either system"
     ok = np.flatnonzero(~flat)
     if ok.size:
@@ -361,10 +363,30 @@ def _blocked_ols(
     rmse = np.sqrt(mse)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = diff / se
-        es = np.where(rmse > 0, diff / rmse, np.where(diff == 0, 0.0, np.nan))
+        es = diff / rmse
+        p = 2 * st.t.sf(np.abs(t), df)
+    # the blocks explain every score: a residual of rounding noise (a t of ~1e16
+    # otherwise) counts as 0, as the two-way ANOVA counts its sums of squares
+    scale = ROUNDING * np.abs(yk).max(axis=0)
+    exact = rmse <= scale
+    zero = exact & (np.abs(diff) <= scale)
+    moved = exact & ~zero
+    diff = np.where(zero, 0.0, diff)
+    half = np.where(exact, 0.0, half)
+    t = np.where(zero, 0.0, np.where(moved, np.sign(diff) * np.inf, t))
+    es = np.where(zero, 0.0, np.where(moved, np.nan, es))
+    p = np.where(zero, 1.0, np.where(moved, 0.0, p))
     out["diff"] = diff
     out["ci_low"], out["ci_high"] = diff - half, diff + half
     out["effect_size"] = es
     out["statistic"] = t
-    out["p"] = 2 * st.t.sf(np.abs(t), df)
+    out["p"] = p
+    out.loc[zero, "note"] = (
+        "no residual variation: the blocks explain every session, so the systems do not "
+        "differ (t = 0, p = 1) and the effect size is 0"
+    )
+    out.loc[moved, "note"] = (
+        "no residual variation: the blocks explain every session, so t = ±inf, p = 0 "
+        "and the effect size is undefined (NaN)"
+    )
     return out, notes

@@ -147,6 +147,7 @@ def compare_systems(
     measure_column: str = "measure",
     design: str | None = None,
     block: str | None = None,
+    unit: str = "topic",
 ) -> pd.DataFrame:
     """Compare every pair of systems (or every system with a baseline) on each measure.
 
@@ -188,6 +189,9 @@ def compare_systems(
     design, block
         Per-session table only: override the detected design and block
         (:func:`sessionval.analysis.design.detect_design`).
+    unit
+        What the ``topic`` column's blocks are, as the notes name them (``"searcher"``
+        when a user study's sessions are paired by searcher).
 
     Returns
     -------
@@ -277,6 +281,7 @@ def compare_systems(
             resamples=resamples,
             seed=seed,
             effect_size=effect_size,
+            unit=unit,
         )
         parts.append(table)
         notes += note
@@ -334,8 +339,26 @@ def _compare_matrix(
     resamples: int,
     seed: int,
     effect_size: EffectSize,
+    unit: str = "topic",
 ) -> tuple[pd.DataFrame, list[str]]:
-    """One measure's rows of :func:`compare_systems`, and remarks on them."""
+    """One measure's rows of :func:`compare_systems`, and remarks on them (``unit``: a block).
+
+    Under ``tukey-hsd`` every column of a row is computed on the complete block (the
+    blocks scored for every system): ``n``, the means, ``diff``, the unadjusted test,
+    the interval, the adjusted p and the effect size describe one set of topics.
+    """
+    notes: list[str] = []
+    if correction == "tukey-hsd":
+        complete = ~np.isnan(x).any(axis=1)
+        scored = ~np.isnan(x).all(axis=1)
+        dropped = int(np.count_nonzero(scored & ~complete))
+        if dropped:
+            notes.append(
+                f"{measure}: Tukey HSD uses the {int(complete.sum())} {unit}s scored for "
+                f"every system; {dropped} {unit}(s) scored for some systems only are left "
+                "out of every column of its rows (n, means, diff, test, interval, effect size)"
+            )
+        x = x[complete]
     res = paired_tests(x, ia, ib, test=test, confidence=confidence, resamples=resamples, seed=seed)
     ci_low, ci_high, ci_method = res.ci_low, res.ci_high, res.ci_method
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -349,7 +372,7 @@ def _compare_matrix(
         xb = x[block]
         if xb.shape[0] < 2:
             raise StatisticsError(
-                f"{measure}: Tukey HSD needs at least two topics scored for every system "
+                f"{measure}: Tukey HSD needs at least two {unit}s scored for every system "
                 f"(a complete block), found {xb.shape[0]}"
             )
         anova = two_way_anova(xb)
@@ -371,7 +394,17 @@ def _compare_matrix(
             kind = "sakai_es_e2"
     else:
         p_adj = adjust_p(res.p, correction)
-    notes = _small_sample_notes(res.n, res.ci_low, res.ci_high, res.diff, ci_method, measure)
+    notes += _small_sample_notes(
+        res.n, res.ci_low, res.ci_high, res.diff, ci_method, measure, unit=unit
+    )
+    constant = (res.n >= 2) & (res.sd == 0) & (res.diff != 0)
+    if constant.any():
+        notes.append(
+            f"{measure}: {int(constant.sum())} pair(s) differ by the same amount on every "
+            f"{unit} (SD of the differences 0, up to rounding): "
+            + ("t = ±inf, p = 0, and " if test == "paired-t" else "")
+            + "no standardised effect size (NaN)"
+        )
     if (
         test == "randomisation"
         and correction in ("holm", "bonferroni")
@@ -421,13 +454,15 @@ def _small_sample_notes(
     diff: FloatArray,
     ci_method: str,
     measure: str,
+    *,
+    unit: str = "topic",
 ) -> list[str]:
-    """Why some rows hold NaN: pairs on fewer than two topics, undefined bootstrap-t intervals."""
+    """Why some rows hold NaN: pairs on fewer than two blocks, undefined bootstrap-t intervals."""
     notes = []
     few = int(np.count_nonzero(n < 2))
     if few:
         notes.append(
-            f"{measure}: {few} pair(s) share fewer than 2 scored topics: no interval, and "
+            f"{measure}: {few} pair(s) share fewer than 2 scored {unit}s: no interval, and "
             "no t or bootstrap test (NaN)"
         )
     if ci_method == "bootstrap-t":
@@ -435,8 +470,8 @@ def _small_sample_notes(
         if undefined.any():
             notes.append(
                 f"{measure}: the bootstrap-t interval of {int(undefined.sum())} pair(s) is "
-                f"undefined (NaN): with {int(n[undefined].min())} topics too many resamples "
-                "repeat one topic and have no spread; use more topics or a test with the t "
+                f"undefined (NaN): with {int(n[undefined].min())} {unit}s too many resamples "
+                f"repeat one {unit} and have no spread; use more {unit}s or a test with the t "
                 "interval"
             )
     return notes

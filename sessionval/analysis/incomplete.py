@@ -15,7 +15,10 @@ confusion matrix of Table 2, its accuracy and the geometric mean
 :math:`\sqrt{TP \cdot P}` with :math:`TP = C_{11}/(C_{11} + C_{12})` and
 :math:`P = C_{11}/(C_{11} + C_{21})` (:math:`C_{11}`: H0 accepted under both,
 :math:`C_{21}`: rejected under full judgments only, :math:`C_{12}`: rejected under
-the f-qrels only).
+the f-qrels only).  The positive class is "H0 accepted", as in the paper, so the
+rejections (:math:`C_{22}`) enter the accuracy only; a ratio with a zero denominator is
+undefined and makes the g-mean NaN (with :math:`C_{11} = 0` and both denominators
+positive it is 0).
 
 References
 ----------

@@ -119,8 +119,20 @@ def tau_ap(reference: npt.ArrayLike, other: npt.ArrayLike) -> float:
 
     :math:`\tau_{AP} = \frac{2}{n-1} \sum_{i=2}^{n} \frac{C(i)}{i - 1} - 1`, where the
     systems are taken in ``other``'s order (highest score first) and :math:`C(i)` counts
-    the systems above position ``i`` that the reference also puts above it (a tie in
-    the reference counts one half).  Yilmaz, Aslam & Robertson (2008); not symmetric.
+    the systems above position ``i`` that the reference also puts above it.  Yilmaz,
+    Aslam & Robertson (2008); not symmetric.
+
+    Ties (the paper defines :math:`\tau_{AP}` for rankings without ties):
+
+    * in the **reference**, a system tied with the one at position ``i`` counts one half
+      in :math:`C(i)` (neither agreement nor disagreement);
+    * in ``other``, tied systems have no order, so :math:`\tau_{AP}` is its expectation
+      over every order of each tied group (all equally likely): a system of a group of
+      ``g`` systems starting at position ``p`` is at ``p + k`` with probability ``1/g``,
+      with ``k`` of the other ``g - 1`` members above it, each one as likely as any
+      other.  By linearity the expectation is exact, not sampled, and it does not
+      depend on the order the systems are listed in (breaking the ties by that order
+      gave -1 or 1 for a ranking that ties every system).
 
     Examples
     --------
@@ -128,6 +140,8 @@ def tau_ap(reference: npt.ArrayLike, other: npt.ArrayLike) -> float:
     (1.0, -1.0)
     >>> round(tau_ap([4, 3, 2, 1], [3, 4, 2, 1]), 4)   # a swap at the top costs most
     0.3333
+    >>> tau_ap([1, 2, 3], [5, 5, 5]), tau_ap([3, 2, 1], [5, 5, 5])  # no order: no agreement
+    (0.0, 0.0)
     """
     ref = np.asarray(reference, dtype=np.float64)
     oth = np.asarray(other, dtype=np.float64)
@@ -135,11 +149,26 @@ def tau_ap(reference: npt.ArrayLike, other: npt.ArrayLike) -> float:
     if n < 2 or oth.size != n:
         raise StatisticsError(f"tau_AP needs two vectors of >= 2 systems, got {n}, {oth.size}")
     order = np.argsort(-oth, kind="stable")
-    r = ref[order]
-    above = np.tril(np.ones((n, n), dtype=bool), -1)  # above[i, j]: j ranked above i
+    r, o = ref[order], oth[order]
+    # tied groups of `other`: start position and size of each system's group
+    new_group = np.r_[True, o[1:] != o[:-1]]
+    gid = np.cumsum(new_group) - 1
+    starts = np.flatnonzero(new_group)
+    sizes = np.diff(np.r_[starts, n])
+    p, g = starts[gid], sizes[gid]
+    # agree[i, j]: the reference puts j above i (a tie in the reference: one half)
     agree = (r[None, :] > r[:, None]).astype(np.float64) + 0.5 * (r[None, :] == r[:, None])
-    c = (agree * above).sum(axis=1)[1:]
-    return float(2.0 / (n - 1) * np.sum(c / np.arange(1, n)) - 1.0)
+    same = gid[:, None] == gid[None, :]
+    np.fill_diagonal(same, False)
+    above_groups = (gid[None, :] < gid[:, None]).astype(np.float64)
+    a_above = (agree * above_groups).sum(axis=1)
+    a_mean = np.where(g > 1, (agree * same).sum(axis=1) / np.maximum(g - 1, 1), 0.0)
+    expected = np.zeros(n)
+    for k in range(int(g.max())):  # a system of a group of g is at p + k, k < g
+        q = (p + k).astype(np.float64)
+        live = (k < g) & (q >= 1)
+        expected[live] += (a_above[live] + k * a_mean[live]) / q[live] / g[live]
+    return float(2.0 / (n - 1) * expected.sum() - 1.0)
 
 
 def _means_by_measure(scores: pd.DataFrame, measures: Sequence[str] | None) -> pd.DataFrame:

@@ -253,7 +253,7 @@ def paired_tests(
         out["mean_b"][pairs] = xb.mean(axis=0)
         zbar = z.mean(axis=0)
         out["diff"][pairs] = zbar
-        sd = z.std(axis=0, ddof=1) if ng >= 2 else np.full(pairs.size, np.nan)
+        sd = _spread(z.std(axis=0, ddof=1), xg) if ng >= 2 else np.full(pairs.size, np.nan)
         out["sd"][pairs] = sd
         half = _t_interval(zbar, sd, np.full(pairs.size, float(ng)), confidence)
         out["ci_low"][pairs] = zbar - half
@@ -303,8 +303,12 @@ def _t_test(g: _Group, rng: np.random.Generator, resamples: int, confidence: flo
     n = z.shape[0]
     if n < 2:
         return _nan_result(ga.size)
+    zbar = z.mean(axis=0)
+    sd = _spread(z.std(axis=0, ddof=1), g.x)
     with np.errstate(invalid="ignore", divide="ignore"):
-        t = z.mean(axis=0) / (z.std(axis=0, ddof=1) / np.sqrt(n))
+        # the same difference on every topic: no spread, t = +-inf (p = 0), not the
+        # +-1e16 that rounding noise in the SD would give (0/0 when it is 0: see below)
+        t = np.where(sd > 0, zbar / (sd / np.sqrt(n)), np.sign(zbar) * np.inf)
     p = 2.0 * stats.t.sf(np.abs(t), n - 1)
     return t, p, np.zeros(ga.size, dtype=bool), None
 
@@ -526,6 +530,26 @@ def _quantiles(t_star: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray
 def _blocks(n: int) -> Iterator[slice]:
     for start in range(0, n, _PAIR_BLOCK):
         yield slice(start, min(n, start + _PAIR_BLOCK))
+
+
+def _spread(sd: FloatArray, x: FloatArray) -> FloatArray:
+    """The SDs of the differences, rounding noise counted as 0.
+
+    Differences that are the same on every topic (``0.7 - 0.6`` and ``0.2 - 0.1``)
+    differ in their last bits, so their SD is ~1e-17 instead of 0 and a paired t of
+    ~1e16 would follow.  As the two-way ANOVA does with its sums of squares
+    (:data:`~sessionval.analysis.multiple.ROUNDING`), an SD at most ``ROUNDING`` × the
+    largest absolute score is exactly 0.
+
+    Examples
+    --------
+    >>> x = np.array([[0.7, 0.6], [0.2, 0.1], [0.9, 0.8]])
+    >>> z = x[:, 0] - x[:, 1]
+    >>> bool(z.std(ddof=1) > 0), float(_spread(z.std(ddof=1, keepdims=True), x)[0])
+    (True, 0.0)
+    """
+    noise = ROUNDING * float(np.abs(x).max()) if x.size else 0.0
+    return np.where(sd <= noise, 0.0, sd)
 
 
 def _nan_result(n_pairs: int) -> _GroupResult:

@@ -15,8 +15,22 @@ the smallest topic set size ``n`` such that
     :math:`\lambda = n\, d^2 / (2\hat\sigma^2)`, noncentral F with :math:`m - 1` and
     :math:`m(n - 1)` degrees of freedom);
 ``"ci"``
-    the :math:`100(1-\alpha)\%` confidence interval of a paired difference is at most
-    ``min_diff`` wide: :math:`2\, t_{\alpha/2}(n-1) \sqrt{2\hat\sigma^2/n} \le d`.
+    the *expected* width of the :math:`100(1-\alpha)\%` confidence interval of a
+    paired difference is at most ``min_diff`` (Sakai 2016, section 3.3): with
+    :math:`\sigma_t^2 = 2\hat\sigma^2` the variance of a difference, the interval is
+    :math:`\bar d \pm t_{\alpha/2}(n-1)\, s_t/\sqrt n` and its half width is random
+    through :math:`s_t`, whose expectation is :math:`c(n)\,\sigma_t` with
+    :math:`c(n) = \sqrt{2/(n-1)}\;\Gamma(n/2)/\Gamma((n-1)/2)` (< 1; the planning
+    factor), so the requirement is
+
+    .. math::
+
+        2\, t_{\alpha/2}(n-1)\, c(n)\, \sigma_t / \sqrt n \le d,
+
+    searched upwards from Sakai's normal approximation
+    :math:`n_0 = 4 z_{\alpha/2}^2 \sigma_t^2 / d^2` (the same requirement with
+    :math:`z` for :math:`t` and :math:`c = 1`).  Without :math:`c(n)` (the width of an
+    interval whose SD were known) one or two more topics would be asked for.
 
 The same holds for searchers of a user study: estimate the variance from a pilot's
 searcher × system means (:func:`sessionval.analysis.compare.blocked_scores`).
@@ -42,6 +56,7 @@ from .score_table import levels_in_order, score_matrix
 __all__ = [
     "PLANNING_METHODS",
     "PlanningMethod",
+    "expected_ci_width",
     "power",
     "topic_set_size",
     "topic_set_table",
@@ -137,19 +152,16 @@ def topic_set_size(
     --------
     >>> topic_set_size(0.1, 0.04), topic_set_size(0.1, 0.04, method="anova", n_systems=5)
     (65, 97)
-    >>> topic_set_size(0.1, 0.04, method="ci")
-    126
+    >>> topic_set_size(0.1, 0.04, method="ci")   # n_0 = 4 * 1.96^2 * 0.08 / 0.01 = 122.9
+    125
     """
-    from scipy import stats
-
     _check(min_diff, variance, alpha, power_target)
     if method not in PLANNING_METHODS:
         raise StatisticsError(f"unknown method {method!r}; allowed: {', '.join(PLANNING_METHODS)}")
 
     def ok(n: int) -> bool:
         if method == "ci":
-            width = 2.0 * stats.t.ppf(1.0 - alpha / 2.0, n - 1) * np.sqrt(2.0 * variance / n)
-            return bool(width <= min_diff)
+            return bool(expected_ci_width(n, variance, alpha=alpha) <= min_diff)
         return power(n, min_diff, variance, alpha=alpha, method=method, n_systems=n_systems) >= (
             power_target
         )
@@ -170,6 +182,28 @@ def topic_set_size(
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return hi
+
+
+def expected_ci_width(n: int, variance: float, *, alpha: float = 0.05) -> float:
+    r"""Expected width of the paired-difference interval with ``n`` topics (Sakai 2016, 3.3).
+
+    :math:`2\, t_{\alpha/2}(n-1)\, c(n) \sqrt{2\hat\sigma^2 / n}` with the planning factor
+    :math:`c(n) = \sqrt{2/(n-1)}\;\Gamma(n/2)/\Gamma((n-1)/2)`, the expectation of the
+    sample SD over the population SD (module docstring).
+
+    Examples
+    --------
+    >>> round(expected_ci_width(125, 0.04), 5), round(expected_ci_width(124, 0.04), 5)
+    (0.09994, 0.10035)
+    """
+    from scipy import stats
+    from scipy.special import gammaln
+
+    if n < 2:
+        return float("inf")
+    factor = np.sqrt(2.0 / (n - 1)) * np.exp(gammaln(n / 2.0) - gammaln((n - 1) / 2.0))
+    t = stats.t.ppf(1.0 - alpha / 2.0, n - 1)
+    return float(2.0 * t * factor * np.sqrt(2.0 * variance / n))
 
 
 def variance_estimate(scores: pd.DataFrame, measure: str | None = None) -> tuple[float, int, int]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -14,8 +14,6 @@ __all__ = [
     "paired_comparison",
     "score_table",
 ]
-if TYPE_CHECKING:
-    pass
 
 
 def score_table(
@@ -99,79 +97,114 @@ def paired_comparison(
     b: str,
     subject: str = "user_id",
     system: str = "system_id",
+    design: str | None = None,
+    block: str | None = None,
 ) -> pd.DataFrame:
-    """Paired t and Wilcoxon signed-rank tests of system ``a`` against ``b`` by searcher.
+    """System ``a`` against ``b`` as the study's design asks (deprecated wrapper).
 
-    Each searcher's sessions are averaged per system (a Latin-square study gives
-    every searcher sessions with both systems on different topics); searchers
-    with a value for both systems form the pairs.
+    .. deprecated::
+        Use :func:`sessionval.analysis.by_design.compare_per_session` (every pair, the
+        test, correction and effect size of your choice), which this function calls.
+        It no longer always pairs by searcher: it follows the design that
+        :func:`~sessionval.analysis.design.detect_design` finds (or ``design``/``block``),
+        so a Latin square is analysed with searcher and topic blocks and a
+        between-searcher study with Welch's test.
 
     Parameters
     ----------
     per_session
-        One row per session (not modified).
+        One row per session (not modified); ``topic_id`` is optional here (without it
+        every session counts as one topic).
     measures
         Score columns to compare.
     a, b
-        The two systems (values of ``system``).
+        The two systems (values of ``system``); differences are ``a − b``.
     subject, system
-        Pairing unit and condition columns.
+        Searcher and system columns.
+    design, block
+        Override of the detected design (as :func:`compare_per_session`).
 
     Returns
     -------
     pandas.DataFrame
-        One row per measure: ``measure, a, b, n_pairs, mean_a, mean_b, mean_diff,
-        t, p_t, W, p_wilcoxon`` (two-sided; NaN with fewer than two pairs).
+        One row per measure: ``measure, a, b, n_pairs, mean_a, mean_b, mean_diff, t,
+        p_t, W, p_wilcoxon, design, block, test, note``.  ``t``/``p_t`` are the design's
+        test of ``a − b`` (the paired t test when the systems are paired by one block,
+        else the blocks model's or Welch's t, named in ``test``); ``W``/``p_wilcoxon``
+        the Wilcoxon signed-rank test on the same pairs, NaN where the design has no
+        pairs; ``n_pairs`` the blocks used (``n`` of :func:`compare_per_session`);
+        ``note`` why a row has no test.
 
     Examples
     --------
+    >>> import warnings
     >>> ps = pd.DataFrame({"user_id": ["u1", "u1", "u2", "u2", "u3", "u3"],
     ...                    "system_id": ["A", "B"] * 3, "x": [1.0, 2.0, 2.0, 3.5, 3.0, 3.5]})
-    >>> r = paired_comparison(ps, measures=["x"], a="A", b="B")
-    >>> r[["n_pairs", "mean_diff"]].to_numpy().tolist()
-    [[3.0, -1.0]]
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", DeprecationWarning)
+    ...     r = paired_comparison(ps, measures=["x"], a="A", b="B")
+    >>> r[["n_pairs", "mean_diff", "design", "block"]].to_numpy().tolist()
+    [[3.0, -1.0, 'within', 'searcher']]
     """
-    from scipy import stats
+    from .by_design import compare_per_session
 
-    for col in (subject, system, *measures):
+    warnings.warn(
+        "paired_comparison is deprecated: use sessionval.analysis.by_design."
+        "compare_per_session, which it now calls (it follows the study's design)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    for col in (system, *measures):
         if col not in per_session.columns:
             raise SessionvalError(f"paired_comparison: column {col!r} not in the table")
-    systems = set(per_session[system].astype(str))
+    names = per_session[system].astype(str)
+    systems = set(names)
     for s in (a, b):
         if s not in systems:
             raise SessionvalError(
                 f"paired_comparison: system {s!r} not found; systems are {sorted(systems)}"
             )
-    keys = [per_session[subject].astype(str).to_numpy(), per_session[system].astype(str).to_numpy()]
-    means = per_session.loc[:, list(measures)].astype("float64").groupby(keys).mean()
-    rows = []
-    for m in measures:
-        table = means[m].unstack(level=1)  # noqa: PD010
-        pair = table.loc[:, [a, b]].dropna()
-        xa, xb = pair[a].to_numpy(), pair[b].to_numpy()
-        n = len(pair)
-        t = p_t = w = p_w = np.nan
-        if n >= 2:
-            d = xa - xb
-            if np.any(d != d[0]) or d[0] != 0:
-                res = stats.ttest_rel(xa, xb)
-                t, p_t = float(res.statistic), float(res.pvalue)
-            if np.any(d != 0):
-                wres = stats.wilcoxon(xa, xb)
-                w, p_w = float(wres.statistic), float(wres.pvalue)
-        rows.append(
-            {
-                "measure": m,
-                "a": a,
-                "b": b,
-                "n_pairs": float(n),
-                "mean_a": float(xa.mean()) if n else np.nan,
-                "mean_b": float(xb.mean()) if n else np.nan,
-                "mean_diff": float((xa - xb).mean()) if n else np.nan,
-                "t": t,
-                "p_t": p_t,
-                "W": w,
-                "p_wilcoxon": p_w,
-            }
-        )
-    return pd.DataFrame(rows)
+    keep = names.isin([a, b]).to_numpy()
+    table = pd.DataFrame(
+        {
+            "session_id": np.arange(int(keep.sum())),
+            # the categories fix the order of the pair: differences are a − b
+            "system_id": pd.Categorical(names[keep], categories=[a, b]),
+            "topic_id": (
+                per_session["topic_id"].astype(str).to_numpy()[keep]
+                if "topic_id" in per_session.columns
+                else ""
+            ),
+            **{m: per_session[m].to_numpy()[keep] for m in measures},
+        }
+    )
+    if subject in per_session.columns:
+        table["user_id"] = per_session[subject].astype(str).to_numpy()[keep]
+    if "session_order" in per_session.columns:
+        table["session_order"] = per_session["session_order"].to_numpy()[keep]
+    kw = {"measures": list(measures), "design": design, "block": block, "correction": "none"}
+    main = compare_per_session(table, test="paired-t", **kw)  # type: ignore[arg-type]
+    out = pd.DataFrame(
+        {
+            "measure": main["measure"].to_numpy(),
+            "a": a,
+            "b": b,
+            "n_pairs": main["n"].to_numpy(dtype=np.float64),
+            "mean_a": main["mean_a"].to_numpy(dtype=np.float64),
+            "mean_b": main["mean_b"].to_numpy(dtype=np.float64),
+            "mean_diff": main["diff"].to_numpy(dtype=np.float64),
+            "t": main["statistic"].to_numpy(dtype=np.float64),
+            "p_t": main["p"].to_numpy(dtype=np.float64),
+            "W": np.nan,
+            "p_wilcoxon": np.nan,
+            "design": main["design"].to_numpy(),
+            "block": main["block"].to_numpy(),
+            "test": main["test"].to_numpy(),
+            "note": main["note"].to_numpy(),
+        }
+    )
+    if main.attrs["design"].block in ("topic", "searcher"):
+        rank = compare_per_session(table, test="wilcoxon", **kw)  # type: ignore[arg-type]
+        out["W"] = rank["statistic"].to_numpy(dtype=np.float64)
+        out["p_wilcoxon"] = rank["p"].to_numpy(dtype=np.float64)
+    return out

@@ -71,6 +71,7 @@ def command(
     from ..errors import InputFormatError
     from ..io.trec import read_qrels
     from ..output.comparison import comparison_jsonl, comparison_latex, comparison_tsv
+    from ..output.pvalues import format_p
     from ..workflow.runs import load_runs, score_runs
 
     if len(runs) < 2:
@@ -121,11 +122,11 @@ def command(
     )
     if len(tables) >= 3:
         om = omnibus_tests(scores)
-        for r in om.itertuples(index=False):
+        for r, p in zip(om.itertuples(index=False), om["p"].to_numpy(float), strict=True):
             note = f" ({r.note!s})" if r.note else ""
             click.echo(
                 f"{r.measure}: {r.test} over {r.n_systems} runs x {r.n_topics} topics: "
-                f"statistic {r.statistic:.4g}, p {r.p:.4g}{note}",
+                f"statistic {r.statistic:.4g}, {format_p(float(p), prefix=True)}{note}",
                 err=True,
             )
     sys.stderr.flush()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ import pandas as pd
 from ..analysis.stats import paired_comparison, score_table
 from ..errors import SessionvalError, writing
 from .parameters import parameter_docs
+from .pvalues import format_p, is_p_column
 
 if TYPE_CHECKING:
     from ..analysis.summary import StudySummary
@@ -93,6 +95,8 @@ class ReportTable:
     note: str = ""
     index: bool = False
     digits: int = 4
+    #: The significance level the p-values are read against (:func:`format_p`).
+    alpha: float | None = None
 
 
 @dataclass(frozen=True)
@@ -174,9 +178,7 @@ nav a { margin-right: .8rem; }
 (Student t with n&minus;1 degrees of freedom). Sessions without a value are not counted.</p>
 {{ score_html }}
 {% for n in score_notes %}<p class="meta">{{ n }}</p>
-{% endfor %}{% if paired_html %}<h3>Paired comparison by searcher</h3>
-{{ paired_note }}
-{{ paired_html }}{% endif %}
+{% endfor %}
 
 {% for sec in sections %}<h2 id="{{ sec.id }}">{{ sec.title }}</h2>
 {% for para in sec.intro %}<p>{{ para }}</p>
@@ -235,11 +237,23 @@ def _flat(df: pd.DataFrame, *, index: bool) -> pd.DataFrame:
     return out
 
 
-def _table_html(df: pd.DataFrame, *, index: bool = False, digits: int = 3) -> str:
+def _table_html(
+    df: pd.DataFrame, *, index: bool = False, digits: int = 3, alpha: float | None = None
+) -> str:
+    """A table as HTML: floats to ``digits`` decimals, p-values in the one APA format.
+
+    Every p-value column (:func:`~sessionval.output.pvalues.is_p_column`) of every
+    section is written by :func:`~sessionval.output.pvalues.format_p`.
+    """
+
     def fmt(x: float) -> str:
         return "" if pd.isna(x) else f"{x:.{digits}f}"
 
-    return _flat(df, index=index).to_html(
+    flat = _flat(df, index=index)
+    for col in flat.columns:
+        if is_p_column(str(col)) and pd.api.types.is_numeric_dtype(flat[col].dtype):
+            flat[col] = [format_p(float(v), alpha=alpha) for v in flat[col]]
+    return flat.to_html(
         index=False, border=0, float_format=fmt, na_rep="", escape=True, classes="data"
     )
 
@@ -347,7 +361,8 @@ def render_report(
     rejects
         Rejected sessions with reasons (lenient mode), shown as a table.
     paired
-        An optional table of paired comparisons (one row per measure) shown under the scores.
+        Deprecated: a table of :func:`paired_comparison` (shown as a section of its own).
+        The run shows its comparison of systems once, in the statistics section.
     title, source
         Heading and where the study came from.
     confidence
@@ -389,12 +404,14 @@ def render_report(
     rejects_html = (
         Markup(_table_html(rejects.head(500))) if rejects is not None and len(rejects) else ""
     )
-    paired_html = Markup(_table_html(_format_paired(paired))) if paired is not None else ""
-    paired_note = Markup(
-        "<p>Each searcher's sessions are averaged per system; searchers who used both systems "
-        "are paired (within-subject design). Two-sided paired t test and Wilcoxon signed-rank "
-        "test.</p>"
-    )
+    if paired is not None:
+        warnings.warn(
+            "render_report(paired=...) is deprecated: the run's comparison of systems is "
+            "the statistics section (sessionval.workflow.statistics); pass it in sections",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        sections = [_paired_section(paired), *sections]
     return template.render(
         title=title,
         version=__version__,
@@ -403,8 +420,6 @@ def render_report(
         parameters=params,
         score_html=Markup(_table_html(scores, digits=4)),
         ci_percent=f"{100 * confidence:g}",
-        paired_html=paired_html,
-        paired_note=paired_note,
         figures=list(figures),
         summary=summary,
         summary_html=summary_html,
@@ -426,7 +441,7 @@ def _section_view(sec: ReportSection, markup: Any) -> dict[str, Any]:
             {
                 "title": t.title,
                 "note": t.note,
-                "html": markup(_table_html(t.table, index=t.index, digits=t.digits)),
+                "html": markup(_table_html(t.table, index=t.index, digits=t.digits, alpha=t.alpha)),
             }
             for t in sec.tables
         ],
@@ -435,22 +450,15 @@ def _section_view(sec: ReportSection, markup: Any) -> dict[str, Any]:
     }
 
 
-def _format_p(p: float) -> str:
-    if pd.isna(p):
-        return ""
-    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
-
-
-def _format_paired(paired: pd.DataFrame) -> pd.DataFrame:
-    out = paired.copy()
-    for col in out.columns:
-        if col.startswith("p_"):
-            out[col] = [_format_p(float(v)) for v in out[col]]
-        elif col == "n_pairs":
-            out[col] = out[col].astype("Int64")
-        elif pd.api.types.is_float_dtype(out[col]):
-            out[col] = [("" if pd.isna(v) else f"{v:.4g}") for v in out[col]]
-    return out
+def _paired_section(paired: pd.DataFrame) -> ReportSection:
+    """A table of :func:`paired_comparison` as a section (the deprecated ``paired=``)."""
+    table = paired.rename(columns={"mean_diff": "diff (a − b)"})
+    return ReportSection(
+        id="paired",
+        title="Paired comparison",
+        intro=("diff (a − b) = mean_a − mean_b; n_pairs: the blocks compared.",),
+        tables=(ReportTable("Pairs of systems", table),),
+    )
 
 
 def write_report(path: str | Path, **kwargs: Any) -> Path:

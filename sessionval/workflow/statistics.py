@@ -11,8 +11,10 @@ and ``block``) and builds:
   and the Friedman test and two-way ANOVA over the blocks when there are three systems
   or more and the comparison is paired;
 * the linear mixed model of each score, system fixed, searcher and topic random
-  (:func:`sessionval.analysis.mixed.mixed_model`), not for runs (their searcher is the
-  system) nor for one system;
+  (:func:`sessionval.analysis.mixed.mixed_model`: crossed within searchers, searchers
+  nested in systems between searchers, cluster-robust OLS above its size threshold;
+  the ``estimator`` column says which), not for runs (their searcher is the system and
+  the pairs by topic are the test) nor for one system;
 
 writes them as ``tables/comparisons.csv`` and ``tables/mixed_model.csv``, and returns
 the report sections that show them, each saying how its numbers were computed.
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from ..analysis.by_design import compare_per_session
@@ -32,12 +35,14 @@ from ..analysis.compare import blocked_scores, omnibus_tests
 from ..analysis.design import Design, detect_design
 from ..analysis.mixed import mixed_model
 from ..errors import StatisticsError
+from ..output.pvalues import format_p
 from ..output.report import ReportSection, ReportTable
 from .outputs import RunOutputs
 from .settings import StatisticsSettings
 
 __all__ = [
     "StatisticsResult",
+    "results_text",
     "statistics_step",
 ]
 
@@ -54,6 +59,29 @@ class StatisticsResult:
 
 _SHOWN = ["a", "b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "effect_size",
           "statistic", "p", "p_adjusted", "significant", "test", "note"]  # fmt: skip
+#: The report's headers of the comparison table: the sign convention is named.
+_HEADERS = {"diff": "diff (a − b)", "effect_size": "effect size (a − b)"}
+#: The symbol of each effect size in the results sentences.
+_ES_SYMBOL = {
+    "sakai_dz": "d_z",
+    "cohen_dz": "d_z",
+    "hedges_gz": "g_z",
+    "sakai_es_e2": "ES_E2",
+    "cohen_d": "d",
+}
+#: The name of each test in the results sentences.
+_TEST_LABEL = {
+    "paired-t": "paired t test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "sign": "sign test",
+    "randomisation": "paired randomisation test",
+    "bootstrap": "paired bootstrap test",
+    "ols-blocks": "t test of the blocks model",
+    "ols-blocks+period": "t test of the blocks model with period",
+    "welch-t": "Welch's t test",
+}
+#: The symbol of each test's statistic in the results sentences.
+_STAT_SYMBOL = {"wilcoxon": "W", "sign": "S", "randomisation": "mean diff", "bootstrap": "t"}
 _TESTS = {
     "paired-t": "the paired t test",
     "wilcoxon": "the Wilcoxon signed-rank test",
@@ -75,6 +103,9 @@ _CI = {
     "bootstrap-t": "studentised bootstrap (bootstrap-t) intervals from the test's resamples",
     "tukey-hsd": "simultaneous Tukey intervals (studentised range, two-way ANOVA residual)",
     "randomised-tukey-hsd": "simultaneous intervals from the randomised range distribution",
+    "ols-t": "t intervals of the system contrast of the blocks model (residual degrees of freedom)",
+    "welch-t": "Welch t intervals of the difference of the searcher means "
+    "(Welch-Satterthwaite degrees of freedom)",
 }
 
 
@@ -215,8 +246,11 @@ def _sections(
     intro = [
         f"Design: {design.description}; every pair of systems compared {how}; p_adjusted: "
         f"{_CORRECTIONS[correction]}; significant: p_adjusted < {settings.alpha:g}. "
-        "diff = mean_a − mean_b.",
+        "Sign convention: every difference, interval, statistic and effect size is a − b "
+        "(diff = mean_a − mean_b). p-values as p < .001 / p = .023 (APA).",
     ]
+    if design.design == "log":  # no pair: no method to describe
+        intro = [f"Design: {design.description}."]
     if not comparisons.empty:
         method = str(comparisons["ci_method"].iloc[0])
         kind = str(comparisons["effect_size_kind"].iloc[0])
@@ -228,12 +262,27 @@ def _sections(
             "small-sample correction). Written to tables/comparisons.csv."
         )
         for m, part in comparisons.groupby("measure", sort=False):
-            tables.append(ReportTable(f"{m}: pairs of systems", part[_SHOWN].copy()))
+            tables.append(
+                ReportTable(
+                    f"{m}: pairs of systems",
+                    part[_SHOWN].rename(columns=_HEADERS),
+                    note=results_text(
+                        part, design=design, confidence=settings.confidence, alpha=settings.alpha
+                    ),
+                    alpha=settings.alpha,
+                )
+            )
     if not omnibus.empty:
         tables.append(
             ReportTable(
                 f"All systems at once (Friedman test, two-way ANOVA {unit} × system)",
-                omnibus,
+                # degrees of freedom are whole numbers (Friedman has no df2)
+                omnibus.assign(
+                    **{
+                        c: [f"{v:.0f}" if pd.notna(v) else "" for v in omnibus[c]]
+                        for c in ("df1", "df2")
+                    }
+                ),
                 note=f"On the {unit}s scored for every system.",
             )
         )
@@ -252,13 +301,19 @@ def _sections(
                 id="mixed-model",
                 title="Linear mixed model",
                 intro=(
-                    "Each session score modelled as score = system + searcher + topic + "
-                    "error, with system a fixed effect and searcher and topic crossed "
-                    "random intercepts (statsmodels MixedLM, REML): the analysis a "
-                    "Latin-square design asks for. Fixed effects are contrasts with the "
-                    f"first system; {pct} % Wald confidence intervals (estimate ± z × "
-                    "standard error). Variances of the random effects and the residual "
-                    "are estimates only. Written to tables/mixed_model.csv.",
+                    "How much of the variation is the searchers', the topics' and the "
+                    "sessions' own: each session score modelled as score = system + "
+                    "searcher + topic + error, system a fixed effect. Its system contrasts "
+                    "estimate the same differences as the comparison of systems above, "
+                    "whose tests and corrections are the ones to report. The estimator "
+                    "column names the fit: "
+                    + "; ".join(_ESTIMATORS[e] for e in dict.fromkeys(mixed["estimator"]))
+                    + ". Fixed effects are contrasts of the first system with each other "
+                    "one, written first − other (a − b, as the pairs above); "
+                    f"{pct} % confidence intervals (estimate ± z × standard error; t on "
+                    "G − 1 degrees of freedom for ols-cluster). Variances of the random "
+                    "effects and the residual are estimates only. Written to "
+                    "tables/mixed_model.csv.",
                 ),
                 tables=tuple(
                     ReportTable(f"{m}", part.drop(columns=["measure"]))
@@ -267,3 +322,63 @@ def _sections(
             )
         )
     return tuple(sections)
+
+
+#: The report's description of each estimator of the mixed model.
+_ESTIMATORS = {
+    "reml-crossed": "reml-crossed, searcher and topic crossed random intercepts "
+    "(statsmodels MixedLM, REML), the analysis a Latin-square design asks for",
+    "reml-nested": "reml-nested, a searcher random intercept nested in the systems (each "
+    "searcher used one system) and a topic random intercept (statsmodels MixedLM, REML)",
+    "reml-topic": "reml-topic, a topic random intercept only (the searcher is the system, "
+    "so no searcher effect is fitted)",
+    "ols-cluster": "ols-cluster, a study too large for statsmodels' dense REML fit: OLS with "
+    "topic fixed effects and cluster-robust (CR1) standard errors by searcher",
+}
+
+
+def _num(value: object, digits: int) -> str:
+    """A number of a results sentence; ``n/a`` where it is undefined (NaN)."""
+    v = float(value)  # type: ignore[arg-type]
+    return "n/a" if np.isnan(v) else f"{v:.{digits}f}"
+
+
+def results_text(pairs: pd.DataFrame, *, design: Design, confidence: float, alpha: float) -> str:
+    """One sentence per pair of a measure, as a paper's results section writes it.
+
+    Each sentence states the difference ``a − b`` with its interval, the test and its
+    statistic, the p-value and the corrected one (:func:`format_p`), the effect size
+    and n with its unit; a pair that was not compared gives its reason.
+
+    Examples
+    --------
+    >>> from sessionval.analysis.design import detect_design
+    >>> ps = pd.DataFrame({"system_id": ["A", "B"], "topic_id": ["1", "1"]})
+    >>> row = pd.DataFrame({"a": ["A"], "b": ["B"], "n": [19], "diff": [0.131],
+    ...     "ci_low": [0.08], "ci_high": [0.18], "statistic": [5.9], "p": [1.5e-5],
+    ...     "p_adjusted": [1.5e-4], "correction": ["holm"], "test": ["paired-t"],
+    ...     "effect_size": [1.35], "effect_size_kind": ["sakai_dz"], "note": [""]})
+    >>> print(results_text(row, design=detect_design(ps), confidence=0.95, alpha=0.05))
+    A − B = 0.131, 95 % CI [0.080, 0.180], t = 5.90 (paired t test), p < .001,
+    holm-adjusted p < .001, d_z = 1.35, n = 19 topics.
+    """
+    unit = {"topic": "topics", "none": "searchers"}.get(design.block, "searchers")
+    pct = f"{100 * confidence:g}"
+    sentences = []
+    for r in pairs.to_dict("records"):
+        pair = f"{r['a']} − {r['b']}"
+        if r["note"]:
+            sentences.append(f"{pair}: {r['note']}.")
+            continue
+        kind, test = str(r["effect_size_kind"]), str(r["test"])
+        adjusted = format_p(float(r["p_adjusted"]), alpha=alpha, prefix=True)
+        sentences.append(
+            f"{pair} = {_num(r['diff'], 3)}, {pct} % CI [{_num(r['ci_low'], 3)}, "
+            f"{_num(r['ci_high'], 3)}], {_STAT_SYMBOL.get(test, 't')} = "
+            f"{_num(r['statistic'], 2)} ({_TEST_LABEL.get(test, test)}), "
+            f"{format_p(float(r['p']), prefix=True)}, "
+            + (f"{r['correction']}-adjusted {adjusted}, " if r["correction"] != "none" else "")
+            + f"{_ES_SYMBOL.get(kind, kind)} = {_num(r['effect_size'], 2)}, "
+            f"n = {int(r['n'])} {unit}."
+        )
+    return " ".join(sentences)

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.covariates import with_covariates
-from ..analysis.stats import paired_comparison, score_table
+from ..analysis.stats import score_table
 from ..analysis.summary import StudySummary, summarize
 from ..errors import JudgmentError, ValidationFailed
 from ..evaluation.config import SessionConfig
@@ -73,8 +73,6 @@ __all__ = [
 
 #: Per-session scores of the report's per-system table (those the evaluation has).
 REPORT_MEASURES: Final = ("nsdcg", "sdcg", "avg_pos_nsdcg", "n_queries", "n_relevant_found")
-#: Scores of the report's paired comparison when the study has two systems.
-_PAIRED_MEASURES: Final = ("nsdcg", "sdcg")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -377,21 +375,15 @@ def write_report_step(
 
     The report shows the per-system scores of :data:`REPORT_MEASURES` and of the
     ``[measures] session`` measures (with a note
-    when scores are averaged over different numbers of sessions) and, in a study of
-    two systems with searchers, their paired comparison by searcher; ``sections``
-    (statistics, correlations) follow the scores, then a section of ``notes`` on the
+    when scores are averaged over different numbers of sessions); ``sections``
+    (statistics: the one comparison of the systems, as the design asks; correlations)
+    follow the scores, then a section of ``notes`` on the
     run (what it chose, the figures it skipped) when there are any.
     """
     per_session = tables.per_session
     wanted = dict.fromkeys((*REPORT_MEASURES, *settings.measures.session))
     measures = [m for m in wanted if m in per_session.columns]
     scores = score_table(per_session, measures=measures)
-    systems = sorted(set(loaded.frame.sessions["system_id"].astype(str)))
-    paired = None
-    if len(systems) == 2 and "user_id" in per_session.columns:
-        paired = paired_comparison(
-            per_session, measures=list(_PAIRED_MEASURES), a=systems[0], b=systems[1]
-        )
     run_notes = [*settings.notes, *notes]
     all_sections = list(sections)
     if run_notes:
@@ -406,7 +398,6 @@ def write_report_step(
         validation_line=loaded.report.summary_line(),
         validation_ok=not loaded.report.problems,
         rejects=loaded.report.rejects,
-        paired=paired,
         title=f"sessionval report: {loaded.study.name or Path(source).name}",
         source=str(source),
         sections=all_sections,

@@ -158,3 +158,73 @@ def test_blocks_model_says_when_blocks_are_collinear_or_confound_the_system() ->
         "not compared: the system is confounded with the searcher and topic blocks"
     )
     assert np.isnan(c["p"].iloc[0])
+
+
+def test_searcher_block_notes_name_searchers_not_topics() -> None:
+    """The notes of a pairing by searcher count searchers (they said "topics")."""
+    rows = [
+        (f"{u}{s}{t}", u, t, s, v + 0.01 * i)
+        for i, (u, s, v, t) in enumerate(
+            (u, s, v, t)
+            for u in ("u1", "u2", "u3")
+            for s, v in (("A", 0.2), ("B", 0.4))
+            for t in ("t1", "t2")
+        )
+    ]
+    rows += [("x", "u1", "t1", "C", 0.5), ("y", "u1", "t2", "C", 0.6)]
+    ps = pd.DataFrame(rows, columns=["session_id", "user_id", "topic_id", "system_id", "nsdcg"])
+    r = compare_systems(ps, measures=["nsdcg"])
+    assert (r["block"] == "searcher").all()
+    text = " ".join(r.attrs["notes"])
+    assert "fewer than 2 scored searchers" in text and "topic" not in text
+    runs = ps.assign(user_id=ps["system_id"])  # by topic: the same notes count topics
+    notes = " ".join(compare_systems(runs, measures=["nsdcg"]).attrs["notes"])
+    assert "searcher" not in notes
+
+
+def test_constant_differences_give_an_infinite_t_with_a_note_not_1e16() -> None:
+    """0.7 - 0.6 and 0.2 - 0.1 differ in their last bits: the SD is rounding noise."""
+    a = np.array([0.7, 0.2, 0.9, 0.5, 0.35])
+    b = np.array([0.6, 0.1, 0.8, 0.4, 0.25])
+    assert 0 < np.std(a - b, ddof=1) < 1e-15  # scipy's t would be ~1e16
+    long = pd.DataFrame(
+        {
+            "system": ["A"] * 5 + ["B"] * 5,
+            "topic": list("12345") * 2,
+            "measure": "AP",
+            "value": np.concatenate([a, b]),
+        }
+    )
+    row = compare_systems(long).iloc[0]
+    assert row["statistic"] == np.inf and row["p"] == 0.0 and row["significant"]
+    assert np.isnan(row["effect_size"]) and row["ci_low"] == row["ci_high"] == row["diff"]
+    (note,) = compare_systems(long).attrs["notes"]
+    assert "same amount on every topic" in note and "t = ±inf, p = 0" in note
+    # paired by searcher (crossed topics), the note names the searchers
+    ps = pd.DataFrame(
+        {
+            "session_id": [f"s{i}" for i in range(10)],
+            "user_id": [f"u{i}" for i in range(5)] * 2,
+            "topic_id": "t1",
+            "system_id": ["A"] * 5 + ["B"] * 5,
+            "nsdcg": np.concatenate([a, b]),
+        }
+    )
+    r = compare_systems(ps, measures=["nsdcg"])
+    assert r["block"].iloc[0] == "searcher" and r["statistic"].iloc[0] == np.inf
+    assert "same amount on every searcher" in " ".join(r.attrs["notes"])
+
+
+def test_blocks_model_without_residual_variation_is_said_not_1e16() -> None:
+    """score = searcher + topic + system exactly: the residual is rounding noise."""
+    exact = _latin(effect=0.1)
+    skill = exact.groupby("user_id")["nsdcg"].transform("first") * 0  # no noise below
+    topic = exact["topic_id"].map({"t1": 0.0, "t2": 0.3, "t3": -0.2, "t4": 0.1})
+    user = exact["user_id"].str[1:].astype(int) * 0.01
+    exact["nsdcg"] = 0.4 + skill + topic + user + 0.1 * (exact["system_id"] == "B")
+    r = compare_systems(exact, measures=["nsdcg"])
+    row = r.iloc[0]
+    assert row["block"] == "searcher+topic"
+    assert row["statistic"] == -np.inf and row["p"] == 0.0
+    assert row["diff"] == pytest.approx(-0.1) and np.isnan(row["effect_size"])
+    assert row["note"].startswith("no residual variation") and "t = ±inf, p = 0" in row["note"]

@@ -177,3 +177,37 @@ def test_fixed_seed_reproduces_exactly():
     c = bootstrap_sensitivity(s, resamples=150, seed=3)
     d = bootstrap_sensitivity(s, resamples=150, seed=3)
     pd.testing.assert_frame_equal(c.pairs, d.pairs)
+
+
+def _tau_ap_untied(ref, order):
+    """tau_AP of the ranking ``order`` (indices, best first), straight from the formula."""
+    n = len(order)
+    total = 0.0
+    for i in range(1, n):
+        c = sum(
+            1.0 if ref[order[j]] > ref[order[i]] else 0.5 if ref[order[j]] == ref[order[i]] else 0
+            for j in range(i)
+        )
+        total += c / i
+    return 2.0 / (n - 1) * total - 1.0
+
+
+def test_tau_ap_ties_in_the_ranking_are_averaged_over_every_order():
+    """Ties in `other`: the mean over all orders of each tied group, whatever the listing."""
+    import itertools
+
+    ref = [0.9, 0.3, 0.5, 0.7, 0.5, 0.1]
+    other = [0.4, 0.8, 0.8, 0.4, 0.4, 0.2]  # groups {1, 2}, {0, 3, 4}, {5}
+    groups = [[1, 2], [0, 3, 4], [5]]
+    orders = [
+        [i for part in parts for i in part]
+        for parts in itertools.product(*(itertools.permutations(g) for g in groups))
+    ]
+    expected = np.mean([_tau_ap_untied(ref, o) for o in orders])
+    assert tau_ap(ref, other) == pytest.approx(expected, abs=1e-12)
+    perm = [5, 3, 1, 0, 4, 2]  # the same systems listed in another order
+    assert tau_ap([ref[i] for i in perm], [other[i] for i in perm]) == pytest.approx(expected)
+    # without ties it is the formula itself
+    untied = [0.4, 0.8, 0.7, 0.3, 0.5, 0.2]
+    order = list(np.argsort(-np.asarray(untied)))
+    assert tau_ap(ref, untied) == pytest.approx(_tau_ap_untied(ref, order))

@@ -205,3 +205,26 @@ def test_rows_without_a_test_or_an_interval_say_why():
     assert any(
         "3 pair(s) share fewer than 2 scored topics: no interval" in n for n in one.attrs["notes"]
     )
+
+
+def test_tukey_hsd_rows_describe_one_topic_set_the_complete_block():
+    """n, means, diff, interval and effect size of a Tukey row are all over the complete block."""
+    rng = np.random.default_rng(3)
+    rows = [
+        (s, str(t), "AP", float(v))
+        for s, shift in (("A", 0.0), ("B", 0.1), ("C", 0.2))
+        for t, v in enumerate(rng.uniform(0, 0.6, 8) + shift)
+        if not (s == "C" and t >= 6)  # C misses topics 6 and 7
+    ]
+    long = pd.DataFrame(rows, columns=["system", "topic", "measure", "value"])
+    r = compare_systems(long, correction="tukey-hsd").set_index(["a", "b"])
+    ab = r.loc[("A", "B")]
+    block = long[long["topic"].astype(int) < 6]
+    xa = block[block.system == "A"]["value"].to_numpy()
+    xb = block[block.system == "B"]["value"].to_numpy()
+    assert ab["n"] == 6  # not the 8 topics A and B share
+    assert ab["diff"] == pytest.approx(xa.mean() - xb.mean())
+    assert (ab["ci_low"] + ab["ci_high"]) / 2 == pytest.approx(ab["diff"])
+    assert ab["p"] == pytest.approx(stats.ttest_rel(xa, xb).pvalue)
+    note = " ".join(r.attrs["notes"])
+    assert "6 topics scored for every system; 2 topic(s)" in note

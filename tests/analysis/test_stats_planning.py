@@ -33,10 +33,23 @@ def test_anova_power_matches_statsmodels_one_way_anova():
     assert power(size - 1, d, var, method="anova", n_systems=m) < 0.8
 
 
-def test_ci_based_size_caps_the_interval_width():
+def test_ci_based_size_caps_the_expected_interval_width_as_sakai_2016():
+    """Sakai (2016) 3.3: E(width) = 2 t c(n) sigma_t / sqrt(n) <= d, c(n) = E(s)/sigma."""
+    from math import gamma, sqrt
+
+    def width(k: int) -> float:  # independent: math.gamma, not gammaln
+        c = sqrt(2 / (k - 1)) * gamma(k / 2) / gamma((k - 1) / 2)
+        return 2 * stats.t.ppf(0.975, k - 1) * c * sqrt(0.08 / k)
+
     n = topic_set_size(0.1, 0.04, method="ci")
-    width = lambda k: 2 * stats.t.ppf(0.975, k - 1) * np.sqrt(0.08 / k)  # noqa: E731
     assert width(n) <= 0.1 < width(n - 1)
+    assert n == 125  # the width with sigma known (c = 1) asked for 126
+    # near Sakai's normal start n0 = 4 z^2 sigma_t^2 / d^2, and above it (t > z)
+    n0 = 4 * stats.norm.ppf(0.975) ** 2 * 0.08 / 0.1**2
+    assert n0 < n < n0 + 4
+    # the planning factor c(n) < 1 and tends to 1
+    c = [sqrt(2 / (k - 1)) * gamma(k / 2) / gamma((k - 1) / 2) for k in (2, 10, 100)]
+    assert c[0] < c[1] < c[2] < 1 and c[2] == pytest.approx(1 - 1 / (4 * 100), abs=1e-4)
 
 
 def test_variance_estimate_is_the_two_way_residual_and_table_rows():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import pandas as pd
@@ -35,6 +36,9 @@ def test_compare_prints_one_row_per_measure_and_pair(tmp_path, capsys):
     row = table[(table.measure == "AP") & (table.b == "sys_2")].iloc[0]
     assert row["p"] == pytest.approx(stats.ttest_rel(x, y).pvalue, rel=1e-5)
     assert "friedman over 3 runs x 12 topics" in err
+    # the terminal text shows p as the report does (APA), the TSV keeps full precision
+    assert re.search(r"friedman over .*, p (=|<) \.\d{3}\b", err), err
+    assert not re.search(r"\bp 0\.|p = 0\.", err)
 
 
 def test_compare_baseline_jsonl_and_resampling_options(tmp_path, capsys):

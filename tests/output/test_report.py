@@ -44,7 +44,6 @@ def _report(tmp_path):
         parameters={"b": 2.0, "bq": 4.0, "cutoff": 10, "gains": "0-1-10-100"},
         figures=figs,
         validation_line="12 records read = 12 sessions accepted + 0 rejected",
-        paired=paired_comparison(ps, measures=["nsdcg"], a="S1", b="S2"),
         title="Test study",
     )
     path = tmp_path / "report.html"
@@ -145,3 +144,38 @@ def test_report_tables_have_one_header_row():
     assert head.count("<tr") == 1
     assert "<th>system \\ topic</th>" in head and "<th>A</th>" in head
     assert "<td>S1</td>" in table
+
+
+def test_report_formats_every_p_value_column_one_way():
+    """APA style in every section's table; the numbers elsewhere keep their decimals."""
+    table = pd.DataFrame(
+        {
+            "a": ["S1", "S1", "S2"],
+            "diff": [0.1234, -0.2, 0.0],
+            "p": [1.5e-5, 0.0234, float("nan")],
+            "p_adjusted": [4.5e-5, 0.0496, 1.0],
+            "pearson_p": [0.5, 0.01, 0.2],
+        }
+    )
+    html = render_report(
+        per_session=two_system_sessions(),
+        measures=["nsdcg"],
+        parameters={},
+        sections=[ReportSection("s", "S", tables=(ReportTable("T", table, alpha=0.05),))],
+    )
+    body = html[html.index('id="s"') :]
+    cells = re.findall(r"<td>([^<]*)</td>", body)
+    assert cells[:5] == ["S1", "0.1234", "&lt; .001", "&lt; .001", ".500"]
+    assert cells[5:10] == ["S1", "-0.2000", ".023", ".0496", ".010"]  # .0496 stays below .05
+    assert cells[10:15] == ["S2", "0.0000", "", "1.000", ".200"]
+    assert "0.0000" not in "".join(cells[2:5] + cells[7:10])
+
+
+def test_report_paired_argument_is_deprecated_and_shown_once():
+    ps = two_system_sessions()
+    with pytest.warns(DeprecationWarning, match="compare_per_session"):
+        paired = paired_comparison(ps, measures=["nsdcg"], a="S1", b="S2")
+    with pytest.warns(DeprecationWarning, match="paired"):
+        html = render_report(per_session=ps, measures=["nsdcg"], parameters={}, paired=paired)
+    assert html.count("Paired comparison") == 2  # its navigation link and its heading
+    assert "diff (a − b)" in html and "by searcher" not in html
