@@ -14,6 +14,7 @@ from ..errors import memory_advice, phase
 from ._options import (
     encoding_option,
     engine_options,
+    format_option,
     open_engine,
     run_scoring,
     run_scoring_options,
@@ -32,6 +33,21 @@ def _fmt(v: float) -> str:
     return "NaN" if math.isnan(v) else f"{v:.4f}"
 
 
+def _wide_text(rows: list[tuple[str, str, float]], fmt: str) -> str:
+    """The (measure, query, value) rows as queries x measures, "all" last (table, markdown)."""
+    import pandas as pd
+
+    from ..output.terminal import table_text
+
+    long = pd.DataFrame(rows, columns=["measure", "query", "value"])
+    wide = long.pivot_table(
+        index="query", columns="measure", values="value", sort=False, dropna=False
+    )
+    wide = wide[list(dict.fromkeys(long["measure"]))].reset_index()
+    wide.columns.name = None
+    return table_text(wide, fmt)
+
+
 @click.command("evaluate")
 @click.argument("qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("run", type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -42,17 +58,10 @@ def _fmt(v: float) -> str:
     multiple=True,
     help="Measure in the grammar Name(param=value)@k, or trec_eval's name (map, "
     "ndcg_cut.10, P_10, recip_rank), repeatable "
-    f"(default: {' '.join(DEFAULT_MEASURES)}). See `sessionval measures`.",
+    f"(default: {' '.join(DEFAULT_MEASURES)}). See 'sessionval measures'.",
 )
 @click.option("-q", "--per-query", is_flag=True, help="Print one row per query before the means.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["tsv", "jsonl"]),
-    default="tsv",
-    show_default=True,
-    help="tsv: measure<TAB>query<TAB>value (trec_eval); jsonl.",
-)
+@format_option("table", "tsv", "jsonl", "markdown")
 @run_scoring_options
 @engine_options
 @encoding_option
@@ -74,7 +83,9 @@ def command(
     by doc id descending, topics without relevant documents scored 0, run topics
     without judgments skipped. Measure names may be trec_eval's (map, ndcg_cut.10,
     P_10, recip_rank) or ir_measures' (nDCG@10, AP, RR). Prints per-query rows (with
-    -q) and the mean of every measure (query id "all"); diagnostics go to stderr. With
+    -q) and the mean of every measure (query id "all"): on a terminal as a table of
+    queries x measures, piped (or --format tsv) as trec_eval's lines measure<TAB>query<TAB>value;
+    diagnostics go to stderr. With
     --engine dask the measures are computed on the cluster's workers, one task each.
     """
     from ..evaluation.lists import evaluate_run
@@ -102,7 +113,9 @@ def command(
         rows += list(zip(pq["measure"], pq["query_id"], pq["value"].astype(float), strict=True))
     summ = ev.summary()
     rows += [(m, "all", float(v)) for m, v in zip(summ["measure"], summ["value"], strict=True)]
-    if fmt == "tsv":
+    if fmt in ("table", "markdown"):
+        click.echo(_wide_text(rows, fmt))
+    elif fmt == "tsv":
         click.echo("\n".join(f"{m}\t{q}\t{_fmt(v)}" for m, q, v in rows))
     else:
         click.echo(

@@ -13,7 +13,8 @@
     Topics needed to detect a difference (Sakai's topic set size design), the
     variance estimated from the runs.
 
-Each prints its summary table (tsv or jsonl); ``--out DIR`` also writes the detail
+Each prints its summary table (an aligned table on a terminal, tsv when piped; jsonl
+and markdown on request); ``--out DIR`` also writes the detail
 tables (TSV) and the figure (PNG, SVG, PDF) there.  Details: ``docs/statistics.md``.
 """
 
@@ -27,6 +28,7 @@ import click
 
 from ._options import (
     encoding_option,
+    format_option,
     input_format_options,
     load_input_kwargs,
     read_paths,
@@ -69,14 +71,7 @@ def _runs_command(func: Any) -> Any:
     return func
 
 
-_format_option = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["tsv", "jsonl"]),
-    default="tsv",
-    show_default=True,
-    help="Summary table as tsv (header + rows) or jsonl.",
-)
+_format_option = format_option("table", "tsv", "jsonl", "markdown")
 _out_path = click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -105,9 +100,9 @@ def _out_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _emit(table: pd.DataFrame, fmt: str) -> None:
-    from ..output.comparison import comparison_jsonl, comparison_tsv
+    from ..output.terminal import table_text
 
-    click.echo(comparison_jsonl(table) if fmt == "jsonl" else comparison_tsv(table))
+    click.echo(table_text(table, fmt))
 
 
 def _write(out: Path | None, name: str, tables: dict[str, pd.DataFrame], ax: Axes | None) -> None:
