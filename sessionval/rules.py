@@ -48,8 +48,9 @@ def scan_depth_fix(n_results: int) -> str:
 
     Examples
     --------
-    >>> scan_depth_fix(0)
-    'a query without results scanned nothing: leave scan_depth empty or 0, or log its results; or --lenient to reject the session'
+    >>> print(scan_depth_fix(0))  # doctest: +NORMALIZE_WHITESPACE
+    a query without results scanned nothing: leave scan_depth empty or 0, or log its
+    results; or --lenient to reject the session
     """
     what = (
         "a query without results scanned nothing: leave scan_depth empty or 0, or log its results"
