@@ -19,6 +19,7 @@ from ..errors import ParseError
 from ..io.formats import (
     ENCODING_OPTION,
     FORMATS,
+    QRELS_MAP_OPTION,
     FormatOption,
     detect_format,
     format_options,
@@ -38,7 +39,9 @@ __all__ = [
     "logs_argument",
     "open_engine",
     "partition_mapper",
+    "qrels_map_option",
     "qrels_option",
+    "read_judgments_file",
     "read_paths",
     "run_scoring",
     "run_scoring_options",
@@ -110,7 +113,7 @@ def format_option(*allowed: str, piped: str = "tsv", note: str = "") -> Callable
 
 #: Help of --lenient/--strict, the same in every command that validates input.
 STRICTNESS_HELP = (
-    "--strict: stop at the first problems of the input and list them (the default); "
+    "--strict: fail on any problem of the input, listing the problems (the default); "
     "--lenient: reject the bad records, report them and go on with the rest. "
     "run: the default is [run] lenient of the configuration file, when set."
 )
@@ -162,6 +165,29 @@ encoding_option = click.option(
     help="Text encoding of the qrels and run files (default utf-8; a byte-order mark wins; "
     "gzip is read whatever the name).",
 )
+
+
+#: --qrels-map for the commands that read a QRELS argument (evaluate, compare, meta's run
+#: commands); the commands with input_format_options get it from there for --qrels
+qrels_map_option = click.option(
+    QRELS_MAP_OPTION.flag,
+    QRELS_MAP_OPTION.name,
+    default=None,
+    metavar="MAP",
+    help=f"QRELS as CSV/TSV: {QRELS_MAP_OPTION.help}",
+)
+
+
+def read_judgments_file(qrels: str | Path, values: Mapping[str, Any]) -> Any:
+    """The QRELS argument read (TREC qrels, or CSV/TSV through ``--qrels-map``).
+
+    ``values`` are the command's click values (``encoding``, ``qrels_map``).
+    """
+    from ..io.trec import read_judgments
+
+    return read_judgments(
+        qrels, encoding=values.get("encoding"), columns=values.get("qrels_map") or None
+    )
 
 
 def _click_type(opt: FormatOption) -> Any:

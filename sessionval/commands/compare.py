@@ -19,6 +19,8 @@ import click
 from ._options import (
     encoding_option,
     format_option,
+    qrels_map_option,
+    read_judgments_file,
     run_scoring,
     run_scoring_options,
     statistics_options,
@@ -53,6 +55,7 @@ DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "AP")
 )
 @run_scoring_options
 @encoding_option
+@qrels_map_option
 def command(
     qrels: Path,
     runs: tuple[str, ...],
@@ -72,7 +75,6 @@ def command(
     """
     from ..analysis.compare import compare_systems, omnibus_tests, system_means
     from ..errors import InputFormatError
-    from ..io.trec import read_qrels
     from ..output.comparison import comparison_latex
     from ..output.terminal import comparison_table, table_text
     from ..workflow.runs import load_runs, score_runs
@@ -84,7 +86,7 @@ def command(
     tables = load_runs(runs, encoding=options.get("encoding"))
     scores = score_runs(
         tables,
-        read_qrels(qrels, encoding=options.get("encoding")),
+        read_judgments_file(qrels, options),
         list(measures) or list(DEFAULT_MEASURES),
         scoring=run_scoring(options),
     )

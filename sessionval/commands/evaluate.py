@@ -16,6 +16,8 @@ from ._options import (
     engine_options,
     format_option,
     open_engine,
+    qrels_map_option,
+    read_judgments_file,
     run_scoring,
     run_scoring_options,
 )
@@ -65,6 +67,7 @@ def _wide_text(rows: list[tuple[str, str, float]], fmt: str) -> str:
 @run_scoring_options
 @engine_options
 @encoding_option
+@qrels_map_option
 def command(
     qrels: Path,
     run: Path,
@@ -75,6 +78,7 @@ def command(
     scheduler: str | None,
     workers: int | None,
     encoding: str | None,
+    qrels_map: str | None,
     **options: Any,
 ) -> None:
     """Evaluate a TREC RUN against QRELS (trec_eval / ir_measures style).
@@ -101,7 +105,10 @@ def command(
     ):
         ev = evaluate_run(
             run,
-            qrels,
+            # a mapped CSV is read here; a file otherwise by evaluate_run (its own reader)
+            read_judgments_file(qrels, {"encoding": encoding, "qrels_map": qrels_map})
+            if qrels_map
+            else qrels,
             list(measures) or list(DEFAULT_MEASURES),
             **asdict(scoring),
             mapper=eng,

@@ -31,6 +31,8 @@ from ._options import (
     format_option,
     input_format_options,
     load_input_kwargs,
+    qrels_map_option,
+    read_judgments_file,
     read_paths,
     run_scoring,
     run_scoring_options,
@@ -65,6 +67,7 @@ def _runs_command(func: Any) -> Any:
         _out_option,
         run_scoring_options,
         encoding_option,
+        qrels_map_option,
     ]
     for deco in reversed(decorators):
         func = deco(func)
@@ -146,14 +149,13 @@ def _inputs(ctx: click.Context) -> list[Path]:
 
 def _scores(qrels: Path, runs: tuple[str, ...], measures: tuple[str, ...], options: Any) -> Any:
     from ..errors import InputFormatError
-    from ..io.trec import read_qrels
     from ..workflow.runs import load_runs, score_runs
 
     if len(runs) < 2:
         raise InputFormatError(f"meta-evaluation needs at least two runs, got {len(runs)}")
     return score_runs(
         load_runs(runs, encoding=options.get("encoding")),
-        read_qrels(qrels, encoding=options.get("encoding")),
+        read_judgments_file(qrels, options),
         list(measures) or list(_DEFAULT_MEASURES),
         scoring=run_scoring(options),
     )
@@ -285,7 +287,6 @@ def incomplete_judgments_command(
 ) -> None:
     """Rankings and Wilcoxon decisions under f-qrels vs the full judgments (Bompada et al.)."""
     from ..errors import InputFormatError
-    from ..io.trec import read_qrels
     from ..io.writers import write_qrels as write_trec_qrels
     from ..workflow.meta import incomplete_judgments
     from ..workflow.runs import load_runs
@@ -294,7 +295,7 @@ def incomplete_judgments_command(
         raise InputFormatError(f"meta-evaluation needs at least two runs, got {len(runs)}")
     res = incomplete_judgments(
         load_runs(runs, encoding=options.get("encoding")),
-        read_qrels(qrels, encoding=options.get("encoding")),
+        read_judgments_file(qrels, options),
         list(measures) or list(_DEFAULT_MEASURES),
         fractions=_fractions(fractions),
         seed=seed,

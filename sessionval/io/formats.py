@@ -33,6 +33,7 @@ from .trec_session import is_trec_session_input, load_trec_session
 __all__ = [
     "ENCODING_OPTION",
     "FORMATS",
+    "QRELS_MAP_OPTION",
     "FormatOption",
     "InputFormat",
     "detect_format",
@@ -116,7 +117,8 @@ ENCODING_OPTION: Final = FormatOption(
     "wins; gzip is read whatever the name).",
 )
 #: ``--qrels-map``: the column map of a CSV/TSV --qrels table, for the readers of CSV qrels
-_QRELS_MAP = FormatOption(
+#: (and, with the same help, for the commands that read a QRELS argument)
+QRELS_MAP_OPTION: Final = FormatOption(
     "qrels_map",
     "--qrels-map",
     "column map of a CSV/TSV --qrels table whose columns have other names, e.g. "
@@ -136,7 +138,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
             read_study,
             is_jsonl_input,
             "sessions.jsonl in a folder, or a *.jsonl file",
-            (_HEADER, _MAX_RANK, ENCODING_OPTION, _QRELS_MAP),
+            (_HEADER, _MAX_RANK, ENCODING_OPTION, QRELS_MAP_OPTION),
         ),
         InputFormat(
             "flat",
@@ -153,7 +155,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
                 _HEADER,
                 _MAX_RANK,
                 ENCODING_OPTION,
-                _QRELS_MAP,
+                QRELS_MAP_OPTION,
             ),
         ),
         InputFormat(
@@ -170,7 +172,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
                     "how the partitions are loaded (an engine's map_items).",
                     cli=False,
                 ),
-                _QRELS_MAP,
+                QRELS_MAP_OPTION,
             ),
         ),
         InputFormat(

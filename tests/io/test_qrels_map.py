@@ -61,3 +61,27 @@ def test_validate_and_load_study_take_the_map(study_dir, tmp_path, capsys):
     # a format with its own judgments reader refuses the option by name
     with pytest.raises(InputFormatError, match="qrels_map do not apply to the cast format"):
         sv.load_study(study_dir, fmt="cast", qrels=qrels, qrels_map=spec)
+
+
+def test_evaluate_compare_and_meta_read_a_mapped_qrels_argument(tmp_path, capsys):
+    from tests.builders import trec_runs
+
+    qrels, runs = trec_runs(tmp_path, n_topics=6)
+    own = tmp_path / "own.csv"
+    lines = qrels.read_text().split()
+    rows = [lines[i : i + 4] for i in range(0, len(lines), 4)]
+    own.write_text("Doc,Query,Rel\n" + "".join(f"{d},{t},{g}\n" for t, _, d, g in rows))
+    spec = ["--qrels-map", "query_id=Query,doc=Doc,relevance=Rel"]
+    expected = []
+    for source, extra in ((qrels, []), (own, spec)):
+        assert main(["evaluate", str(source), str(runs[0]), "-m", "AP", *extra]) == 0
+        expected.append(capsys.readouterr().out)
+    assert expected[0] == expected[1] and expected[0].startswith("AP\tall\t")
+    for source, extra in ((qrels, []), (own, spec)):
+        assert main(["compare", str(source), *map(str, runs), "-m", "AP", *extra]) == 0
+        expected.append(capsys.readouterr().out)
+    assert expected[2] == expected[3]
+    args = ["meta", "rank-correlation", str(own), *map(str, runs), "-m", "AP", "-m", "P@3"]
+    assert main([*args, *spec]) == 0
+    assert main(args) == 2
+    assert "map them with --qrels-map" in capsys.readouterr().err
