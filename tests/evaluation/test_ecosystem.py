@@ -102,6 +102,13 @@ def test_compare_systems_takes_qrels_and_runs_as_ranx_compare(tmp_path):
     assert by_frame["test"].iloc[0] == "wilcoxon"
     with pytest.raises(StatisticsError, match="runs must map names to runs"):
         sv.compare_systems(qrels, runs, ["AP"])
+    # without measures, those of `sessionval compare`
+    from sessionval.commands.compare import DEFAULT_MEASURES
+    from sessionval.evaluation.runs import DEFAULT_COMPARE_MEASURES
+
+    assert DEFAULT_MEASURES == DEFAULT_COMPARE_MEASURES
+    default = sv.compare_systems(qrels, dict(zip(("sys_0", "sys_1"), runs, strict=True)))
+    assert default["measure"].drop_duplicates().tolist() == list(DEFAULT_MEASURES)
 
 
 def test_single_evaluation_shows_its_means():
