@@ -19,6 +19,7 @@ __all__ = [
     "check_in_levels",
     "check_one_to_n",
     "check_unique_within",
+    "scan_depth_fix",
 ]
 
 
@@ -37,6 +38,27 @@ class Violations:
 
 
 _EMPTY = Violations(np.zeros(0, dtype=np.int64), ())
+
+
+def scan_depth_fix(n_results: int) -> str:
+    """How to mend a logged scan depth deeper than the query's results (one phrase).
+
+    The rule (``0 <= scan_depth <= number of results``) is checked by the model and by
+    the bulk validator; both say the same thing.
+
+    Examples
+    --------
+    >>> print(scan_depth_fix(0))  # doctest: +NORMALIZE_WHITESPACE
+    a query without results scanned nothing: leave scan_depth empty or 0, or log its
+    results; or --lenient to reject the session
+    """
+    what = (
+        "a query without results scanned nothing: leave scan_depth empty or 0, or log its results"
+        if n_results == 0
+        else "log the results the searcher scanned, lower scan_depth, or leave it empty "
+        "(the scan depth then goes unused)"
+    )
+    return f"{what}; or --lenient to reject the session"
 
 
 def _as_group(group: npt.ArrayLike | None, n: int) -> npt.NDArray[np.integer[Any]]:

@@ -31,8 +31,8 @@ Hedges (1981), J. Educ. Stat. 6(2).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Final, Literal, TypeAlias
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -52,6 +52,9 @@ from .multiple import (
 )
 from .paired import TESTS, PairedTest, paired_tests
 from .score_table import levels_in_order, score_matrix, system_means, with_measures
+
+if TYPE_CHECKING:
+    from ..evaluation.lists import RunScoring
 
 __all__ = [
     "COMPARISON_COLUMNS",
@@ -129,9 +132,11 @@ def hedges_correction(df: FloatArray) -> FloatArray:
 
 
 def compare_systems(
-    scores: pd.DataFrame,
-    *,
+    scores: pd.DataFrame | Any,
+    runs: Mapping[str, Any] | None = None,
     measures: Sequence[str] | None = None,
+    *,
+    scoring: RunScoring | None = None,
     test: PairedTest = "paired-t",
     correction: Correction = "holm",
     baseline: str | None = None,
@@ -151,6 +156,11 @@ def compare_systems(
 ) -> pd.DataFrame:
     """Compare every pair of systems (or every system with a baseline) on each measure.
 
+    ``compare_systems(scores, measures=[...])`` compares the systems of a table of
+    scores; ``compare_systems(qrels, runs, measures)``, as ranx's ``compare(qrels,
+    runs, metrics)``, first scores each run as ``sessionval evaluate`` does
+    (:func:`sessionval.evaluation.runs.score_runs`: trec_eval's defaults).
+
     Parameters
     ----------
     scores
@@ -159,10 +169,19 @@ def compare_systems(
         Or the per-session table as ``run`` writes it (``session_id``, ``system_id``,
         ``user_id``, ``topic_id`` and the scores): its design is detected and the pairs
         compared as it asks (:func:`sessionval.analysis.by_design.compare_per_session`),
-        with ``design``, ``block`` and ``note`` columns.
+        with ``design``, ``block`` and ``note`` columns.  With ``runs``: the qrels, in
+        any shape :func:`sessionval.evaluation.runs.as_judgments` reads (a TREC file, a
+        DataFrame with ``query_id, doc_id, relevance``, ``{query: {doc: grade}}``,
+        ir_datasets' ``qrels_iter()``).
+    runs
+        Runs by name, in display order: DataFrames with ``query_id, doc_id, score``,
+        TREC run files, ``{query: {doc: score}}`` (pytrec_eval, ranx).
     measures
         Measures to compare (default: every measure of the table, in order; for a
-        per-session table ``nsdcg`` and ``sdcg``).
+        per-session table ``nsdcg`` and ``sdcg``; with ``runs`` ``nDCG@10`` and ``AP``).
+    scoring
+        With ``runs``: tie-break, ``-c``, empty recall bases, negative grades and
+        unjudged documents (default trec_eval's, as ``sessionval evaluate``).
     test
         Paired test (:data:`sessionval.analysis.paired.TESTS`).
     correction
@@ -216,8 +235,28 @@ def compare_systems(
     >>> r = compare_systems(t)
     >>> r[["a", "b", "n", "diff"]].to_numpy().tolist()
     [['A', 'B', 4, 0.2]]
+
+    Qrels and runs as pytrec_eval's and ranx's dicts:
+
+    >>> qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}
+    >>> good = {q: {"x": 0.5} | {d: 1.0 for d in docs} for q, docs in qrels.items()}
+    >>> bad = {q: {"x": 1.0} | {d: 0.5 for d in docs} for q, docs in qrels.items()}
+    >>> compare_systems(qrels, {"good": good, "bad": bad}, ["P@1"])[["a", "b", "diff"]]
+          a    b  diff
+    0  good  bad   1.0
     """
     _check_options(test, correction, effect_size, alpha, confidence)
+    if runs is not None:
+        if not isinstance(runs, Mapping):
+            raise StatisticsError(
+                f"compare_systems: runs must map names to runs ({{'bm25': run, ...}}), "
+                f"got {type(runs).__name__}"
+            )
+        from ..evaluation.runs import DEFAULT_COMPARE_MEASURES, as_judgments, score_runs
+
+        wanted = list(measures or DEFAULT_COMPARE_MEASURES)
+        scores = score_runs(runs, as_judgments(scores), wanted, scoring=scoring)
+        measures = None
     from .by_design import compare_per_session, is_per_session
 
     if is_per_session(scores):

@@ -51,6 +51,33 @@ class StudySummary:
     judgments: pd.DataFrame
     report_line: str
 
+    def _tables(self) -> dict[str, pd.DataFrame]:
+        """Each table under the heading :meth:`to_text` gives it."""
+        tables = {
+            "Study": self.counts,
+            "Sessions per system x topic": self.design,
+            "Sessions issuing exactly n queries (Jarvelin et al. 2008, Table 2)": (
+                self.queries_per_session
+            ),
+            "Judgment coverage of logged results": self.coverage,
+        }
+        if len(self.judgments):
+            tables["Reference judgments per topic and grade"] = self.judgments
+        return tables
+
+    def __repr__(self) -> str:
+        """The balance line and the counts (:meth:`to_text` has every table)."""
+        counts = ", ".join(
+            f"{w} {c}" for w, c in zip(self.counts.iloc[:, 0], self.counts.iloc[:, 1], strict=True)
+        )
+        return f"StudySummary({self.report_line}; {counts})"
+
+    def _repr_html_(self) -> str:
+        """Every table under its heading, for a notebook."""
+        from ..evaluation.display import html_block
+
+        return html_block("StudySummary", [self.report_line], self._tables(), digits=3)
+
     def to_text(self) -> str:
         """A plain-text rendering for terminals and READMEs."""
         parts = [

@@ -7,6 +7,7 @@ options reach ``validate``, ``convert`` and ``run`` without touching them.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ from ..errors import ParseError
 from ..io.formats import (
     ENCODING_OPTION,
     FORMATS,
+    QRELS_MAP_OPTION,
     FormatOption,
     detect_format,
     format_options,
@@ -30,20 +32,101 @@ if TYPE_CHECKING:
 __all__ = [
     "encoding_option",
     "engine_options",
+    "format_option",
     "input_format_options",
     "keeps_partitions",
     "load_input_kwargs",
     "logs_argument",
     "open_engine",
     "partition_mapper",
+    "qrels_map_option",
     "qrels_option",
+    "read_judgments_file",
     "read_paths",
     "run_scoring",
     "run_scoring_options",
     "statistics_options",
+    "stdout_is_terminal",
+    "strictness_option",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: The one ``--format`` vocabulary of the commands that print tables: value -> what it prints.
+#: Each command accepts the ones that make sense for its output (:func:`format_option`).
+OUTPUT_FORMATS: dict[str, str] = {
+    "table": "an aligned table to read (the default on a terminal)",
+    "tsv": "tab-separated, a header line and one line per row",
+    "jsonl": "one JSON object per line",
+    "markdown": "a Markdown table",
+    "latex": "a LaTeX table (booktabs)",
+}
+#: Older spellings still accepted: alias -> value of :data:`OUTPUT_FORMATS`.
+FORMAT_ALIASES: dict[str, str] = {"text": "table"}
+
+
+def stdout_is_terminal() -> bool:
+    """Whether standard output is a terminal (the human table) or a pipe or file (machine)."""
+    isatty = getattr(sys.stdout, "isatty", None)
+    return bool(callable(isatty) and isatty())
+
+
+class _FormatChoice(click.Choice):  # type: ignore[type-arg]
+    """A value of :data:`OUTPUT_FORMATS` that the command accepts; aliases mapped first."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            value = FORMAT_ALIASES.get(value.lower(), value.lower())
+        return super().convert(value, param, ctx)
+
+
+def format_option(*allowed: str, piped: str = "tsv", note: str = "") -> Callable[[F], F]:
+    """``--format`` with the values of :data:`OUTPUT_FORMATS` the command accepts.
+
+    Not given, it is ``table`` when standard output is a terminal
+    (:func:`stdout_is_terminal`) and ``piped`` otherwise, so a pipe or a file gets the
+    machine format and a person the aligned table.  A value the command does not
+    accept is a usage error that lists the allowed ones.  ``note`` ends the help.
+    """
+    unknown = [f for f in (*allowed, piped) if f not in OUTPUT_FORMATS]
+    if unknown:
+        raise ValueError(f"unknown output formats {unknown}")
+
+    def choose(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+        if value is not None:
+            return value
+        return "table" if stdout_is_terminal() else piped
+
+    text = "; ".join(f"{f}: {OUTPUT_FORMATS[f]}" for f in allowed)
+    default = (
+        "table" if piped == "table" else f"table on a terminal, {piped} when piped or redirected"
+    )
+    return click.option(
+        "--format",
+        "fmt",
+        type=_FormatChoice(list(allowed)),
+        default=None,
+        callback=choose,
+        help=f"{text}. Default: {default}.{' ' + note if note else ''}",
+    )
+
+
+#: Help of --lenient/--strict, the same in every command that validates input.
+STRICTNESS_HELP = (
+    "--strict: fail on any problem of the input, listing the problems (the default); "
+    "--lenient: reject the bad records, report them and go on with the rest. "
+    "run: the default is [run] lenient of the configuration file, when set."
+)
+
+
+def strictness_option(command: F) -> F:
+    """``--lenient/--strict`` (``lenient``: ``True``, ``False``, or ``None`` when not given).
+
+    ``None`` means strict, except where ``run``'s configuration file says lenient.
+    """
+    return click.option("--lenient/--strict", "lenient", default=None, help=STRICTNESS_HELP)(
+        command
+    )
 
 
 class _LogsPath(click.Path):
@@ -82,6 +165,29 @@ encoding_option = click.option(
     help="Text encoding of the qrels and run files (default utf-8; a byte-order mark wins; "
     "gzip is read whatever the name).",
 )
+
+
+#: --qrels-map for the commands that read a QRELS argument (evaluate, compare, meta's run
+#: commands); the commands with input_format_options get it from there for --qrels
+qrels_map_option = click.option(
+    QRELS_MAP_OPTION.flag,
+    QRELS_MAP_OPTION.name,
+    default=None,
+    metavar="MAP",
+    help=f"QRELS as CSV/TSV: {QRELS_MAP_OPTION.help}",
+)
+
+
+def read_judgments_file(qrels: str | Path, values: Mapping[str, Any]) -> Any:
+    """The QRELS argument read (TREC qrels, or CSV/TSV through ``--qrels-map``).
+
+    ``values`` are the command's click values (``encoding``, ``qrels_map``).
+    """
+    from ..io.trec import read_judgments
+
+    return read_judgments(
+        qrels, encoding=values.get("encoding"), columns=values.get("qrels_map") or None
+    )
 
 
 def _click_type(opt: FormatOption) -> Any:

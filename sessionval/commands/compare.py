@@ -16,7 +16,15 @@ from typing import Any
 
 import click
 
-from ._options import encoding_option, run_scoring, run_scoring_options, statistics_options
+from ._options import (
+    encoding_option,
+    format_option,
+    qrels_map_option,
+    read_judgments_file,
+    run_scoring,
+    run_scoring_options,
+    statistics_options,
+)
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -39,14 +47,7 @@ DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "AP")
 )
 @statistics_options
 @click.option("--baseline", help="Compare every run with this one only (a run name).")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["tsv", "jsonl", "latex"]),
-    default="tsv",
-    show_default=True,
-    help="tsv (header + rows), jsonl, or a LaTeX table of means with significance marks.",
-)
+@format_option("table", "tsv", "jsonl", "latex", "markdown")
 @click.option(
     "--omnibus",
     is_flag=True,
@@ -54,6 +55,7 @@ DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "AP")
 )
 @run_scoring_options
 @encoding_option
+@qrels_map_option
 def command(
     qrels: Path,
     runs: tuple[str, ...],
@@ -65,28 +67,32 @@ def command(
 ) -> None:
     """Compare RUNs on QRELS: paired tests with multiplicity correction, effect sizes, CIs.
 
-    At least two runs.  Diagnostics (topics per run, the omnibus tests) go to stderr.
+    At least two runs. On a terminal it prints runs x measures: the mean of each,
+    the best in bold, and superscript letters marking the runs a mean is
+    significantly better than (a legend names the test and the correction); piped, or
+    with --format tsv or jsonl, one row per measure x pair with every statistic.
+    Diagnostics (topics per run, the omnibus tests) go to stderr.
     """
     from ..analysis.compare import compare_systems, omnibus_tests, system_means
     from ..errors import InputFormatError
-    from ..io.trec import read_qrels
-    from ..output.comparison import comparison_jsonl, comparison_latex, comparison_tsv
+    from ..output.comparison import comparison_latex
     from ..output.pvalues import format_p
+    from ..output.terminal import comparison_table, table_text
     from ..workflow.runs import load_runs, score_runs
 
     if len(runs) < 2:
         raise InputFormatError(f"compare needs at least two runs, got {len(runs)}")
+    if omnibus and fmt == "latex":
+        raise click.UsageError("--omnibus prints table, tsv, jsonl or markdown, not latex")
     tables = load_runs(runs, encoding=options.get("encoding"))
     scores = score_runs(
         tables,
-        read_qrels(qrels, encoding=options.get("encoding")),
+        read_judgments_file(qrels, options),
         list(measures) or list(DEFAULT_MEASURES),
         scoring=run_scoring(options),
     )
     if omnibus:
-        table = omnibus_tests(scores)
-        text = comparison_jsonl(table) if fmt == "jsonl" else comparison_tsv(table)
-        click.echo(text)
+        click.echo(table_text(omnibus_tests(scores), fmt))
         return
     result = compare_systems(
         scores,
@@ -99,20 +105,21 @@ def command(
         seed=options["seed"],
         effect_size=options["effect_size"],
     )
+    stats = {"test": options["test"], "correction": options["correction"]}
     if fmt == "latex":
+        click.echo(comparison_latex(result, system_means(scores), **stats, alpha=options["alpha"]))
+    elif fmt in ("table", "markdown"):
         click.echo(
-            comparison_latex(
+            comparison_table(
                 result,
                 system_means(scores),
-                test=options["test"],
-                correction=options["correction"],
+                **stats,
                 alpha=options["alpha"],
+                markdown=fmt == "markdown",
             )
         )
-    elif fmt == "jsonl":
-        click.echo(comparison_jsonl(result))
     else:
-        click.echo(comparison_tsv(result))
+        click.echo(table_text(result, fmt))
     for note in result.attrs.get("notes", []):
         click.echo(f"note: {note}", err=True)
     per_run = scores.groupby("system", observed=True)["topic"].nunique()

@@ -31,7 +31,13 @@ from ..errors import phase
 from ..io.formats import load_input
 from ..workflow.outputs import staged_file, staged_outputs
 from ..workflow.overlap import refuse_overlap
-from ._options import input_format_options, load_input_kwargs, qrels_option, read_paths
+from ._options import (
+    input_format_options,
+    load_input_kwargs,
+    qrels_option,
+    read_paths,
+    strictness_option,
+)
 
 __all__ = [
     "command",
@@ -79,9 +85,7 @@ _SHOWN = 20
     "so a top-X read (run, evaluate) skips the deeper rows.",
 )
 @qrels_option
-@click.option(
-    "--lenient", is_flag=True, help="Repair or reject bad records and go on (default: strict)."
-)
+@strictness_option
 @click.option(
     "--force",
     is_flag=True,
@@ -95,7 +99,7 @@ def command(
     partition_rows: int | None,
     top_first: int | None,
     qrels: Path | None,
-    lenient: bool,
+    lenient: bool | None,
     force: bool,
     **input_options: Any,
 ) -> None:

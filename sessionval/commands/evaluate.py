@@ -14,7 +14,10 @@ from ..errors import memory_advice, phase
 from ._options import (
     encoding_option,
     engine_options,
+    format_option,
     open_engine,
+    qrels_map_option,
+    read_judgments_file,
     run_scoring,
     run_scoring_options,
 )
@@ -86,6 +89,24 @@ def _trec_eval_line(n: Named, query: str, value: float, tag: str) -> str:
     return f"{n.label:<22}\t{query}\t{text}"
 
 
+def _wide_text(rows: list[tuple[Named, str, float]], fmt: str) -> str:
+    """The (measure, query, value) rows as queries x measures, "all" last (table, markdown)."""
+    import pandas as pd
+
+    from ..output.terminal import table_text
+
+    long = pd.DataFrame(
+        [(n.label, q, v) for n, q, v in rows if n.measure is not None],
+        columns=["measure", "query", "value"],
+    )
+    wide = long.pivot_table(
+        index="query", columns="measure", values="value", sort=False, dropna=False
+    )
+    wide = wide[list(dict.fromkeys(long["measure"]))].reset_index()
+    wide.columns.name = None
+    return table_text(wide, fmt)
+
+
 @click.command("evaluate")
 @click.argument("qrels", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("run", type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -108,18 +129,18 @@ def _trec_eval_line(n: Named, query: str, value: float, tag: str) -> str:
     help="Relevance level: a grade >= LEVEL is relevant, for every measure with a rel "
     "parameter that does not give it (trec_eval -l; default: each measure's rel, 1).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["tsv", "jsonl"]),
-    default="tsv",
-    show_default=True,
-    help="tsv: measure<TAB>query<TAB>value (trec_eval's layout when every measure is "
-    "named as trec_eval names it); jsonl.",
+@format_option(
+    "table",
+    "tsv",
+    "jsonl",
+    "markdown",
+    note="tsv is measure<TAB>query<TAB>value, in trec_eval's layout when every measure "
+    "is named as trec_eval names it.",
 )
 @run_scoring_options
 @engine_options
 @encoding_option
+@qrels_map_option
 def command(
     qrels: Path,
     run: Path,
@@ -131,6 +152,7 @@ def command(
     scheduler: str | None,
     workers: int | None,
     encoding: str | None,
+    qrels_map: str | None,
     **options: Any,
 ) -> None:
     """Evaluate a TREC RUN against QRELS (trec_eval / ir_measures style).
@@ -139,11 +161,13 @@ def command(
     by doc id descending, topics without relevant documents scored 0, run topics
     without judgments skipped. Measure names may be trec_eval's (map, ndcg_cut.10,
     P_10, recip_rank; P, all_trec: the lists trec_eval prints) or ir_measures' and
-    ranx's (nDCG@10, AP, RR, SetP, hit_rate@5). A measure named as trec_eval names it
-    prints under trec_eval's name, and when all are, in trec_eval's layout. Prints
-    per-query rows (with -q) and each measure over the queries (query id "all": the
-    mean; counts summed, gm_map geometric); diagnostics go to stderr. With --engine
-    dask the measures are computed on the cluster's workers, one task each.
+    ranx's (nDCG@10, AP, RR, SetP, hit_rate@5). Prints per-query rows (with -q) and
+    each measure over the queries (query id "all": the mean; counts summed, gm_map
+    geometric): on a terminal as a table of queries x measures; piped (or --format
+    tsv) as lines measure<TAB>query<TAB>value, under trec_eval's names and in its
+    layout when every measure is named as trec_eval names it. Diagnostics go to
+    stderr. With --engine dask the measures are computed on the cluster's workers,
+    one task each.
     """
     from ..evaluation.lists import evaluate_run
     from ..io.trec import run_tag
@@ -162,7 +186,10 @@ def command(
     ):
         ev = evaluate_run(
             run,
-            qrels,
+            # a mapped CSV is read here; a file otherwise by evaluate_run (its own reader)
+            read_judgments_file(qrels, {"encoding": encoding, "qrels_map": qrels_map})
+            if qrels_map
+            else qrels,
             wanted,
             **asdict(scoring),
             mapper=eng,
@@ -171,7 +198,9 @@ def command(
     rows = _rows(ev, named, per_query)
     trec_layout = fmt == "tsv" and all(n.trec_eval for n in named)
     tag = run_tag(run) if any(n.measure is None for n in named) else ""
-    if trec_layout:
+    if fmt in ("table", "markdown"):
+        click.echo(_wide_text(rows, fmt))
+    elif trec_layout:
         click.echo("\n".join(_trec_eval_line(n, q, v, tag) for n, q, v in rows))
     elif fmt == "tsv":
         click.echo(

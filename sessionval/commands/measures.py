@@ -6,19 +6,16 @@ import json
 
 import click
 
+from ._options import format_option
+
 __all__ = [
     "command",
 ]
 
 
 @click.command("measures")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "markdown", "jsonl"]),
-    default="text",
-    show_default=True,
-    help="markdown is docs/measures.md.",
+@format_option(
+    "table", "markdown", "jsonl", piped="table", note="markdown is docs/measures.md; text is table."
 )
 def command(fmt: str) -> None:
     """List every measure: name, parameters with defaults, formula, reference."""

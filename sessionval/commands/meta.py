@@ -13,7 +13,8 @@
     Topics needed to detect a difference (Sakai's topic set size design), the
     variance estimated from the runs.
 
-Each prints its summary table (tsv or jsonl); ``--out DIR`` also writes the detail
+Each prints its summary table (an aligned table on a terminal, tsv when piped; jsonl
+and markdown on request); ``--out DIR`` also writes the detail
 tables (TSV) and the figure (PNG, SVG, PDF) there.  Details: ``docs/statistics.md``.
 """
 
@@ -27,8 +28,11 @@ import click
 
 from ._options import (
     encoding_option,
+    format_option,
     input_format_options,
     load_input_kwargs,
+    qrels_map_option,
+    read_judgments_file,
     read_paths,
     run_scoring,
     run_scoring_options,
@@ -63,20 +67,14 @@ def _runs_command(func: Any) -> Any:
         _out_option,
         run_scoring_options,
         encoding_option,
+        qrels_map_option,
     ]
     for deco in reversed(decorators):
         func = deco(func)
     return func
 
 
-_format_option = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["tsv", "jsonl"]),
-    default="tsv",
-    show_default=True,
-    help="Summary table as tsv (header + rows) or jsonl.",
-)
+_format_option = format_option("table", "tsv", "jsonl", "markdown")
 _out_path = click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -105,9 +103,9 @@ def _out_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _emit(table: pd.DataFrame, fmt: str) -> None:
-    from ..output.comparison import comparison_jsonl, comparison_tsv
+    from ..output.terminal import table_text
 
-    click.echo(comparison_jsonl(table) if fmt == "jsonl" else comparison_tsv(table))
+    click.echo(table_text(table, fmt))
 
 
 def _write(out: Path | None, name: str, tables: dict[str, pd.DataFrame], ax: Axes | None) -> None:
@@ -151,14 +149,13 @@ def _inputs(ctx: click.Context) -> list[Path]:
 
 def _scores(qrels: Path, runs: tuple[str, ...], measures: tuple[str, ...], options: Any) -> Any:
     from ..errors import InputFormatError
-    from ..io.trec import read_qrels
     from ..workflow.runs import load_runs, score_runs
 
     if len(runs) < 2:
         raise InputFormatError(f"meta-evaluation needs at least two runs, got {len(runs)}")
     return score_runs(
         load_runs(runs, encoding=options.get("encoding")),
-        read_qrels(qrels, encoding=options.get("encoding")),
+        read_judgments_file(qrels, options),
         list(measures) or list(_DEFAULT_MEASURES),
         scoring=run_scoring(options),
     )
@@ -290,7 +287,6 @@ def incomplete_judgments_command(
 ) -> None:
     """Rankings and Wilcoxon decisions under f-qrels vs the full judgments (Bompada et al.)."""
     from ..errors import InputFormatError
-    from ..io.trec import read_qrels
     from ..io.writers import write_qrels as write_trec_qrels
     from ..workflow.meta import incomplete_judgments
     from ..workflow.runs import load_runs
@@ -299,7 +295,7 @@ def incomplete_judgments_command(
         raise InputFormatError(f"meta-evaluation needs at least two runs, got {len(runs)}")
     res = incomplete_judgments(
         load_runs(runs, encoding=options.get("encoding")),
-        read_qrels(qrels, encoding=options.get("encoding")),
+        read_judgments_file(qrels, options),
         list(measures) or list(_DEFAULT_MEASURES),
         fractions=_fractions(fractions),
         seed=seed,

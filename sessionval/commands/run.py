@@ -32,6 +32,7 @@ from ._options import (
     logs_argument,
     open_engine,
     qrels_option,
+    strictness_option,
 )
 
 __all__ = [
@@ -74,12 +75,7 @@ __all__ = [
     default=None,
     help="Gain scheme: a name (0-1-10-100, exp, grade, ...) or a dash list (0-1-3-7-15).",
 )
-@click.option(
-    "--lenient/--strict",
-    default=None,
-    help="Reject bad sessions and go on, or fail on any problem (default: strict, "
-    "or [run] lenient of the configuration).",
-)
+@strictness_option
 @click.option(
     "--force",
     is_flag=True,

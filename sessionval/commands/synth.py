@@ -134,8 +134,8 @@ def command(
 ) -> None:
     """Generate a synthetic session study (searchers, scenarios, systems, logs, judgments).
 
-    The committed sample is reproduced by ``sessionval synth --sessions 120 --seed 2008
-    --out sample_logs``.
+    The committed sample is reproduced by 'sessionval synth --sessions 120 --seed 2008
+    --out sample_logs'.
     """
     # written into a staging folder and renamed into place when complete (docs/reliability.md)
     if runs:

@@ -25,6 +25,7 @@ from ._options import (
     partition_mapper,
     qrels_option,
     read_paths,
+    strictness_option,
 )
 
 __all__ = [
@@ -36,11 +37,7 @@ __all__ = [
 @logs_argument
 @input_format_options
 @qrels_option
-@click.option(
-    "--lenient",
-    is_flag=True,
-    help="Reject bad sessions and go on (default: strict, fail on any problem).",
-)
+@strictness_option
 @click.option(
     "--max-problems",
     default=50,
@@ -57,7 +54,7 @@ __all__ = [
 def command(
     logs: Path,
     qrels: Path | None,
-    lenient: bool,
+    lenient: bool | None,
     max_problems: int,
     rejects: Path | None,
     engine: str,

@@ -39,6 +39,7 @@ from ..models.judgments import GradeScale
 from ..problems import line_list
 from ..validate.ids import spelling_notes
 from .engine import ItemMapper
+from .inputs import nested_table, run_and_qrels
 
 __all__ = [
     "DEFAULT_RUN_MEASURES",
@@ -139,6 +140,34 @@ class SingleEvaluation:
         """Mean of each measure by canonical name (ir_measures' ``calc_aggregate``)."""
         s = self.summary()
         return dict(zip(s["measure"], s["value"].astype(float), strict=True))
+
+    def _facts(self) -> list[str]:
+        facts = [f"{self.n_queries} queries"]
+        if self.n_skipped:
+            facts.append(f"{self.n_skipped} run queries without judgments skipped")
+        if self.n_empty_recall_base:
+            facts.append(f"{self.n_empty_recall_base} without relevant documents")
+        if self.n_unjudged:
+            facts.append(f"{self.n_unjudged} retrieved documents unjudged")
+        return facts
+
+    def __repr__(self) -> str:
+        """One line: the counts and the mean of each measure.
+
+        Examples
+        --------
+        >>> ev = evaluate_run({"1": {"a": 1.0}}, {"1": {"a": 1}}, ["AP", "P@1"])
+        >>> ev
+        SingleEvaluation(1 queries; AP 1.0000, P@1 1.0000)
+        """
+        means = ", ".join(f"{m} {v:.4f}" for m, v in self.means.items())
+        return f"SingleEvaluation({'; '.join([', '.join(self._facts()), means])})"
+
+    def _repr_html_(self) -> str:
+        """The counts and the table of means, for a notebook."""
+        from .display import html_block
+
+        return html_block("SingleEvaluation", self._facts(), {"means": self.summary()})
 
     def wide(self) -> pd.DataFrame:
         """One row per list, one column per measure."""
@@ -270,12 +299,16 @@ def evaluate_run(
     run
         A pandas DataFrame or Arrow table with ir_measures' columns ``query_id``,
         ``doc_id``, ``score`` (ids as strings, categoricals or numbers); a TREC run
-        file (``qid Q0 doc rank score tag``); or pytrec_eval's ``{query: {doc: score}}``.
+        file (``qid Q0 doc rank score tag``); pytrec_eval's and ranx's
+        ``{query: {doc: score}}``; or an iterable of ir_measures' ``ScoredDoc``.
     qrels
         A table with ``query_id``, ``doc_id``, ``relevance`` (ir_measures; ``grade``
         and ``topic_id`` are accepted too; integer grades); a TREC qrels file or a
-        CSV/TSV judgments file; pytrec_eval's ``{query: {doc: grade}}``; or a
-        :class:`~sessionval.frame.JudgmentFrame`.
+        CSV/TSV judgments file; pytrec_eval's ``{query: {doc: grade}}``; an iterable
+        of named tuples (ir_datasets' ``qrels_iter()``); or a
+        :class:`~sessionval.frame.JudgmentFrame`.  Given first, as ir_measures and
+        ranx take them (``evaluate_run(qrels, run)``), the qrels are recognised by
+        what they hold (:func:`sessionval.evaluation.inputs.run_and_qrels`).
     measures
         Measure names in the grammar (``"nDCG@10"``), trec_eval's names (``"map"``,
         ``"ndcg_cut.10"``, ``"P_10"``; ``"P"``, ``"P.5,10"`` and ``"all_trec"`` are the
@@ -332,6 +365,7 @@ def evaluate_run(
     """
     ms = [measures] if isinstance(measures, str | Measure) else list(measures)
     parse_measures(ms)  # a bad name fails before any data is read
+    run, qrels = run_and_qrels(run, qrels)  # ir_measures' and ranx's order works too
     # each read is its own phase: running out of memory names the file being read
     with _reading(qrels, "qrels", _QRELS_ADVICE):
         judged = _qrels(qrels, encoding)
@@ -343,7 +377,7 @@ def evaluate_run(
         if not _is_path(run) or isinstance(exc, MeasureSpecError):
             raise
         source = judged.source if isinstance(judged, _QrelsTable | JudgmentFrame) else None
-        raise _located(exc, Path(run), table, encoding, source) from None  # type: ignore[arg-type]
+        raise _located(exc, Path(run), table, encoding, source) from None
     ev = evaluate_lists(lists, ms, empty=empty, mapper=mapper)
     notes = spelling_notes(judged.table, table["doc_id"])
     return replace(ev, notes=tuple(notes)) if notes else ev
@@ -459,8 +493,8 @@ def _run_table(run: RunInput, encoding: str | None = None) -> pd.DataFrame:
     if _is_path(run):
         return read_run(_existing(run, "run"), encoding=encoding)  # type: ignore[arg-type]
     if isinstance(run, Mapping):
-        rows = [(str(q), str(d), float(s)) for q, docs in run.items() for d, s in docs.items()]
-        return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+        table = nested_table(run, "score")
+        return table.astype({"score": np.float64})
     df = _as_pandas(run, "run")
     q = _pick(df, ("query_id",), "run", "the query of each row")
     d = _pick(df, ("doc_id",), "run", "the document of each row")
@@ -536,9 +570,7 @@ def _qrels(qrels: QrelsInput, encoding: str | None = None) -> JudgmentFrame | _Q
     if _is_path(qrels):
         return read_judgments(_existing(qrels, "qrels"), encoding=encoding)  # type: ignore[arg-type]
     if isinstance(qrels, Mapping):
-        rows = [(str(q), str(d), g) for q, docs in qrels.items() for d, g in docs.items()]
-        table = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
-        return _QrelsTable.check(table, "<dict>")
+        return _QrelsTable.check(nested_table(qrels, "relevance"), "<dict>")
     return _QrelsTable.check(_as_pandas(qrels, "qrels"), "<qrels table>")
 
 

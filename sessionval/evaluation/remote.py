@@ -27,7 +27,7 @@ with the result rows.  With the searchers' own grades (``judgments =
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
@@ -138,7 +138,7 @@ def _frame_of(part: PartitionLoad) -> SessionFrame:
 
 
 REMOTE_OPTIONS: Final = frozenset(
-    {"qrels", "header", "mode", "max_problems", "progress", "max_rank", "columns"}
+    {"qrels", "header", "mode", "max_problems", "progress", "max_rank", "columns", "qrels_map"}
 )
 """The options :func:`load_remote` takes (any other is left to the partitioned reader's checks)."""
 
@@ -171,6 +171,7 @@ def load_remote(
     max_rank: int | None = None,
     columns: Sequence[str] | None = None,
     keep: bool = True,
+    qrels_map: str | Mapping[str, str] | None = None,
 ) -> RemoteStudy:
     """Validate the partitions of ``path`` on the workers and keep them there.
 
@@ -194,6 +195,7 @@ def load_remote(
         max_problems=max_problems,
         max_rank=max_rank,
         columns=columns,
+        qrels_map=qrels_map,
     )
     return _load(setup, engine, keep=keep, tick=progress or (lambda _msg: None))
 

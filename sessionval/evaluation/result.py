@@ -378,6 +378,47 @@ class SessionEvaluation:
         self._cache["session"] = self._attach(df)
         return df
 
+    def _means_by_system(self) -> pd.DataFrame:
+        """Sessions and mean final sDCG and nsDCG per system (vectorised, no positions)."""
+        system = self.frame.sessions["system_id"].cat.remove_unused_categories()
+        nsdcg = self._ratio(self.sessions["final"], self.sessions["ideal_final"])
+        table = pd.DataFrame({"system_id": system, "sdcg": self.sessions["final"], "nsdcg": nsdcg})
+        g = table.groupby("system_id", observed=True)
+        out = g[["sdcg", "nsdcg"]].mean()
+        out.insert(0, "sessions", g.size())
+        return out.reset_index()
+
+    def _facts(self) -> list[str]:
+        c = self.config
+        facts = [
+            f"{self.frame.n_sessions} sessions",
+            f"{self.query_session.size} queries",
+            f"b={c.b:g}, bq={c.bq:g}, cutoff={c.cutoff}, gains {c.gains.name}",
+        ]
+        if self.n_unjudged:
+            facts.append(f"{self.n_unjudged} results unjudged ({c.unjudged})")
+        if self.n_empty_ideal:
+            facts.append(f"{self.n_empty_ideal} sessions with an empty ideal")
+        return facts
+
+    def __repr__(self) -> str:
+        """One line: sessions, queries, the parameters and each system's mean nsDCG."""
+        means = self._means_by_system()
+        by_system = ", ".join(
+            f"{s} {v:.4f}" for s, v in zip(means["system_id"], means["nsdcg"], strict=True)
+        )
+        return f"SessionEvaluation({'; '.join(self._facts())}; mean nsDCG {by_system})"
+
+    def _repr_html_(self) -> str:
+        """The counts, the parameters and the per-system means, for a notebook."""
+        from .display import html_block
+
+        return html_block(
+            "SessionEvaluation",
+            self._facts(),
+            {"mean final sDCG and nsDCG per system": self._means_by_system()},
+        )
+
     def summary(self) -> dict[str, Any]:
         """Return the counts a report needs (sessions, queries, unjudged, empty ideals)."""
         return {

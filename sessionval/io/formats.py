@@ -33,6 +33,7 @@ from .trec_session import is_trec_session_input, load_trec_session
 __all__ = [
     "ENCODING_OPTION",
     "FORMATS",
+    "QRELS_MAP_OPTION",
     "FormatOption",
     "InputFormat",
     "detect_format",
@@ -115,6 +116,15 @@ ENCODING_OPTION: Final = FormatOption(
     "text encoding of the input files and of --qrels (default utf-8; a byte-order mark "
     "wins; gzip is read whatever the name).",
 )
+#: ``--qrels-map``: the column map of a CSV/TSV --qrels table, for the readers of CSV qrels
+#: (and, with the same help, for the commands that read a QRELS argument)
+QRELS_MAP_OPTION: Final = FormatOption(
+    "qrels_map",
+    "--qrels-map",
+    "column map of a CSV/TSV --qrels table whose columns have other names, e.g. "
+    "topic=QueryId,doc=DocNo,grade=Rel (targets topic_id, doc_id, grade, assessor; "
+    "query_id and relevance are accepted).",
+)
 _MAX_RANK = FormatOption(
     "max_rank", "--max-rank", "read only results down to this rank.", kind="int", low=1, cli=False
 )
@@ -128,7 +138,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
             read_study,
             is_jsonl_input,
             "sessions.jsonl in a folder, or a *.jsonl file",
-            (_HEADER, _MAX_RANK, ENCODING_OPTION),
+            (_HEADER, _MAX_RANK, ENCODING_OPTION, QRELS_MAP_OPTION),
         ),
         InputFormat(
             "flat",
@@ -145,6 +155,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
                 _HEADER,
                 _MAX_RANK,
                 ENCODING_OPTION,
+                QRELS_MAP_OPTION,
             ),
         ),
         InputFormat(
@@ -161,6 +172,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
                     "how the partitions are loaded (an engine's map_items).",
                     cli=False,
                 ),
+                QRELS_MAP_OPTION,
             ),
         ),
         InputFormat(

@@ -65,11 +65,19 @@ def _problems_from_validation(
     exc: ValidationError, source: str, line: int, record: str
 ) -> list[Problem]:
     probs = []
-    for err in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False)
+    # a list whose items failed is reported again as too short (pydantic counts the valid
+    # ones): that second message only repeats the first, and says nothing to fix
+    failed_in = {tuple(e["loc"][: i + 1]) for e in errors for i in range(len(e["loc"]) - 1)}
+    for err in errors:
+        if err["type"] == "too_short" and tuple(err["loc"]) in failed_in:
+            continue
         value = err.get("input")
         shown = "" if isinstance(value, dict | list) else repr(value)
         field = _field_path(tuple(err["loc"]))
         msg = str(err["msg"]).removeprefix("Value error, ")
+        if err["type"] == "too_short" and field == "queries":
+            msg, shown = "a session needs at least one query: list its queries, or leave it out", ""
         # model validators prefix their message with the sub-path they checked
         inner = _INNER_PATH.match(msg)
         if inner:

@@ -29,6 +29,7 @@ from ..frame import FLAT_COLUMNS, LoadedStudy, QrelsKey, SessionFrame
 from ..problems import Mode
 from ..validate.flat import frame_from_flat
 from ..validate.references import unjudged_keys
+from .column_map import constant, parse_pairs
 from .flat import read_flat_table
 from .header import study_header
 from .trec import read_judgments
@@ -84,23 +85,7 @@ def parse_mapping(spec: str) -> dict[str, str]:
     >>> parse_mapping("session=SessionID, query_pos=Qno, system='lab'")
     {'session_id': 'SessionID', 'query_pos': 'Qno', 'system_id': "'lab'"}
     """
-    out: dict[str, str] = {}
-    for raw in spec.split(","):
-        part = raw.strip()
-        if not part:
-            continue
-        if "=" not in part:
-            raise InputFormatError(
-                f"mapping {part!r}: expected target=source (e.g. session=SessionID)"
-            )
-        target, source = (x.strip() for x in part.split("=", 1))
-        canonical = _canonical_target(target)
-        if not source:
-            raise InputFormatError(f"mapping {part!r}: empty source column for {target!r}")
-        if canonical in out:
-            raise InputFormatError(f"mapping: target {target!r} given twice")
-        out[canonical] = source
-    return out
+    return parse_pairs(spec, _canonical_target, flag="mapping")
 
 
 def _canonical_target(target: str) -> str:
@@ -109,12 +94,6 @@ def _canonical_target(target: str) -> str:
         return name
     allowed = ", ".join([*_TARGETS, "rating_<name>", *sorted(TARGET_ALIASES)])
     raise InputFormatError(f"mapping: unknown target column {target!r} (allowed: {allowed})")
-
-
-def _constant(source: str) -> str | None:
-    if len(source) >= 2 and source[0] == source[-1] and source[0] in "'\"":
-        return source[1:-1]
-    return None
 
 
 def apply_mapping(
@@ -148,7 +127,7 @@ def apply_mapping(
     """
     canonical = {_canonical_target(t): s for t, s in mapping.items()}
     missing = sorted(
-        {s for s in canonical.values() if _constant(s) is None and s not in table.columns}
+        {s for s in canonical.values() if constant(s) is None and s not in table.columns}
     )
     if missing:
         raise InputFormatError(
@@ -166,7 +145,7 @@ def apply_mapping(
         ):
             data[name] = table[col]
     for target, src in canonical.items():
-        const = _constant(src)
+        const = constant(src)
         data[target] = (
             pd.Series([const] * len(table), index=table.index, dtype="string")
             if const is not None
@@ -234,6 +213,7 @@ def load_mapped_table(
     max_problems: int = 50,
     progress: Callable[[str], None] | None = None,
     encoding: str | None = None,
+    qrels_map: str | Mapping[str, str] | None = None,
 ) -> LoadedStudy:
     """Read any one-row-per-result CSV/TSV/Parquet table through a column mapping.
 
@@ -258,6 +238,8 @@ def load_mapped_table(
     encoding
         Text encoding of a CSV/TSV table and of the qrels file (default UTF-8; a
         byte-order mark wins).
+    qrels_map
+        Column map of a CSV/TSV qrels table (``"topic=QueryId,doc=DocNo,grade=Rel"``).
 
     Returns
     -------
@@ -287,7 +269,7 @@ def load_mapped_table(
     if "qrels_id" in flat.columns:
         frame = apply_flat_qrels_id(frame, flat)
     judgments = (
-        read_judgments(qrels, encoding=encoding, max_problems=max_problems)
+        read_judgments(qrels, encoding=encoding, max_problems=max_problems, columns=qrels_map)
         if qrels is not None
         else None
     )

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -342,6 +342,7 @@ def prepare_partitions(
     max_problems: int = 50,
     max_rank: int | None = None,
     columns: Sequence[str] | None = None,
+    qrels_map: str | Mapping[str, str] | None = None,
 ) -> PartitionSetup:
     """The partition files, the header and judgments read once, and the per-file load.
 
@@ -352,7 +353,9 @@ def prepare_partitions(
     if root.name == _PARTS_FOLDER and not (root / STUDY_JSON).exists():
         root = root.parent
     head = find_header(root, header=header)
-    judgments = load_judgments(qrels, study=head) if qrels is not None else None
+    judgments = (
+        load_judgments(qrels, study=head, qrels_map=qrels_map) if qrels is not None else None
+    )
     study = head
     if study is None:
         scale = judgments.scale if judgments is not None else None
@@ -440,6 +443,7 @@ def read_partitioned_study(
     max_rank: int | None = None,
     columns: Sequence[str] | None = None,
     mapper: Mapper | None = None,
+    qrels_map: str | Mapping[str, str] | None = None,
 ) -> LoadedStudy:
     """Read and validate a study partitioned by session over Parquet files (a folder or a glob).
 
@@ -461,6 +465,8 @@ def read_partitioned_study(
         ``mapper(fn, files)``: runs the per-file load, e.g. ``engine.map_items`` of
         a :class:`~sessionval.evaluation.dask_engine.DaskEngine` (default: one
         file after another in this process).
+    qrels_map
+        Column map of a CSV/TSV qrels table (``"topic=QueryId,doc=DocNo,grade=Rel"``).
 
     Returns
     -------
@@ -485,6 +491,7 @@ def read_partitioned_study(
         max_problems=max_problems,
         max_rank=max_rank,
         columns=columns,
+        qrels_map=qrels_map,
     )
     files = setup.files
     tick(f"loading {len(files)} partitions")

@@ -53,6 +53,9 @@ def load_study(
         (``ts2013.xml``, a folder of lab tables, ``*.run`` files).
     qrels
         Reference judgments (TREC qrels or CSV). Without them only the log is checked.
+        A CSV whose columns have other names is read with ``qrels_map=``
+        (``"topic=QueryId,doc=DocNo,grade=Rel"``; toolkit layout, flat tables,
+        partitions).
     header
         A ``study.json`` elsewhere than beside the sessions (toolkit layout).
     mode

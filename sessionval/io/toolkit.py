@@ -140,17 +140,20 @@ def load_judgments(
     study: Study | None = None,
     encoding: str | None = None,
     max_problems: int = 50,
+    qrels_map: str | Mapping[str, str] | None = None,
 ) -> JudgmentFrame:
     """Read reference judgments: TREC qrels (``topic iter doc grade``) or CSV/TSV.
 
-    The CSV form has columns ``topic_id, doc_id, grade[, assessor]``.  Grades must
-    be integers on the study's grade scale (when a study header gives one).
+    The CSV form has columns ``topic_id, doc_id, grade[, assessor]``, or others named
+    by ``qrels_map`` (``"topic=QueryId,doc=DocNo,grade=Rel"``).  Grades must be
+    integers on the study's grade scale (when a study header gives one).
     """
     return read_judgments(
         path,
         scale=study.grade_scale if study is not None else None,
         encoding=encoding,
         max_problems=max_problems,
+        columns=qrels_map,
     )
 
 
@@ -171,6 +174,7 @@ def read_study(
     progress: Callable[[str], None] | None = None,
     max_rank: int | None = None,
     encoding: str | None = None,
+    qrels_map: str | Mapping[str, str] | None = None,
 ) -> LoadedStudy:
     """Read and validate a study folder or a single session file of the toolkit's layout.
 
@@ -179,7 +183,8 @@ def read_study(
     Parquet file's metadata, a table's ``<stem>.study.json``) or ``study.json``
     beside it (:func:`~sessionval.io.header.find_header`); ``header`` a ``study.json``
     elsewhere; ``encoding`` the text encoding of the JSON-lines log, ``study.json``
-    and the qrels.  The other parameters are those of
+    and the qrels; ``qrels_map`` the column map of a CSV/TSV qrels table
+    (:func:`load_judgments`).  The other parameters are those of
     :func:`sessionval.io.study.load_study`.
 
     Returns
@@ -205,7 +210,9 @@ def read_study(
         raise_problems=False,  # strict: raised below with the study-level problems
     )
     judgments = (
-        load_judgments(qrels, study=study, encoding=encoding, max_problems=max_problems)
+        load_judgments(
+            qrels, study=study, encoding=encoding, max_problems=max_problems, qrels_map=qrels_map
+        )
         if qrels is not None
         else None
     )
@@ -245,6 +252,7 @@ def read_flat_study(
     progress: Callable[[str], None] | None = None,
     max_rank: int | None = None,
     encoding: str | None = None,
+    qrels_map: str | Mapping[str, str] | None = None,
 ) -> LoadedStudy:
     """Read a flat table: the toolkit's layout (:func:`read_study`), or any table via ``mapping``.
 
@@ -263,6 +271,7 @@ def read_flat_study(
             progress=progress,
             max_rank=max_rank,
             encoding=encoding,
+            qrels_map=qrels_map,
         )
     if header is not None or max_rank is not None:
         raise InputFormatError(
@@ -277,4 +286,5 @@ def read_flat_study(
         max_problems=max_problems,
         progress=progress,
         encoding=encoding,
+        qrels_map=qrels_map,
     )

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import gzip
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -37,12 +37,13 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ..errors import ParseError
+from ..errors import InputFormatError, ParseError
 from ..frame import JudgmentFrame
 from ..models.judgments import GradeScale
 from ..problems import line_list
 from ..validate.fields import INEXACT_WHOLE, inexact_whole_text
 from ..validate.ids import strip_coded, strip_ids
+from .column_map import apply_judgment_map, parse_judgment_map
 from .flat import read_csv_table
 from .whitespace_table import PIECE_BYTES, FileProblems, RowLines, read_fields
 
@@ -289,8 +290,12 @@ def read_judgments_csv(
     scale: GradeScale | None = None,
     encoding: str | None = None,
     max_problems: int = 50,
+    columns: str | Mapping[str, str] | None = None,
 ) -> JudgmentFrame:
     """Read judgments from CSV/TSV with columns ``topic_id, doc_id, grade[, assessor]``.
+
+    A table whose columns have other names is read through ``columns``
+    (``"topic=QueryId,doc=DocNo,grade=Rel"``: :func:`~sessionval.io.column_map.parse_judgment_map`).
 
     Parameters
     ----------
@@ -302,6 +307,8 @@ def read_judgments_csv(
         Text encoding (default UTF-8; a byte-order mark wins).
     max_problems
         Problems listed in the error at most.
+    columns
+        Column map of a table with other column names (``--qrels-map``).
 
     Returns
     -------
@@ -312,11 +319,15 @@ def read_judgments_csv(
     df = read_csv_table(
         p, sep=sep, encoding=encoding, what="judgments table", skip_blank_lines=False
     ).fillna("")
+    if columns:
+        df = apply_judgment_map(df, parse_judgment_map(columns), source=str(p))
     missing = [c for c in ("topic_id", "doc_id", "grade") if c not in df.columns]
     if missing:
         raise ParseError(
             f"{p}: missing column(s) {', '.join(missing)} (found {', '.join(df.columns)}); "
-            "judgment tables need topic_id, doc_id, grade[, assessor]"
+            "judgment tables need topic_id, doc_id, grade[, assessor]: rename the columns, "
+            "or map them with --qrels-map topic=YourTopic,doc=YourDoc,grade=YourGrade "
+            "(qrels_map= in Python)"
         )
     problems = FileProblems(str(p), max_problems)
     line_of = np.arange(len(df), dtype=np.int64) + 2  # header is line 1
@@ -350,6 +361,7 @@ def read_judgments(
     scale: GradeScale | None = None,
     encoding: str | None = None,
     max_problems: int = 50,
+    columns: str | Mapping[str, str] | None = None,
 ) -> JudgmentFrame:
     """Read judgments: a ``.csv``/``.tsv`` table (:func:`read_judgments_csv`), else TREC qrels.
 
@@ -363,10 +375,24 @@ def read_judgments(
         Text encoding (default UTF-8; a byte-order mark wins).
     max_problems
         Problems listed in the error at most.
+    columns
+        Column map of a CSV/TSV table with other column names (``--qrels-map``).
+
+    Raises
+    ------
+    InputFormatError
+        ``columns`` given for TREC qrels (their columns are fixed by position).
     """
     suffixes = "".join(Path(path).suffixes).lower()
     if any(s in suffixes for s in (".csv", ".tsv")):
-        return read_judgments_csv(path, scale=scale, encoding=encoding, max_problems=max_problems)
+        return read_judgments_csv(
+            path, scale=scale, encoding=encoding, max_problems=max_problems, columns=columns
+        )
+    if columns:
+        raise InputFormatError(
+            f"{path}: --qrels-map maps the columns of a CSV/TSV judgments table (named "
+            ".csv or .tsv); TREC qrels have fixed columns: topic iteration doc grade"
+        )
     return read_qrels(path, scale=scale, encoding=encoding, max_problems=max_problems)
 
 

@@ -7,7 +7,7 @@ from typing import Self
 from pydantic import AwareDatetime, Field, model_validator
 
 from .._types import DocId, Grade, Identifier, NonNegativeFloat, Position, Rank, Text
-from ..rules import check_one_to_n, check_unique_within
+from ..rules import check_one_to_n, check_unique_within, scan_depth_fix
 from ._base import Model
 
 __all__ = [
@@ -62,8 +62,10 @@ class Query(Model):
             i = int(dup.rows[0])
             raise ValueError(f"results[{i}].doc_id: {dup.messages[0]} ({self.results[i].doc_id!r})")
         if self.scan_depth is not None and self.scan_depth > len(self.results):
+            n = len(self.results)
             raise ValueError(
-                f"scan_depth {self.scan_depth} exceeds the number of results ({len(self.results)})"
+                f"scan_depth {self.scan_depth} exceeds the number of results ({n}): "
+                + scan_depth_fix(n)
             )
         return self
 

@@ -47,6 +47,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
@@ -54,10 +55,13 @@ import pandas as pd
 
 __all__ = [
     "CONTROL_CHARACTERS",
+    "SignificanceMarks",
     "comparison_jsonl",
     "comparison_latex",
     "comparison_tsv",
     "latex_escape",
+    "procedure_text",
+    "significance_marks",
     "tsv_field",
     "tsv_text",
     "visible_escape",
@@ -148,6 +152,95 @@ def _letters(n: int) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class SignificanceMarks:
+    """What a table of mean scores marks: the best of each measure, the significant wins.
+
+    Shared by the LaTeX, the terminal and the Markdown tables of a comparison.
+
+    Attributes
+    ----------
+    systems, measures
+        Rows and columns in the order of the means table.
+    letter
+        The letter of each system (``a``, ``b``, …, ``z``, ``aa``, …).
+    value
+        Mean score by (system, measure).
+    best
+        Highest mean of each measure (``None`` when every mean is NaN).
+    better
+        Letters of the systems each (system, measure) is significantly better than:
+        ``significant`` and a positive difference.
+    """
+
+    systems: list[str]
+    measures: list[str]
+    letter: dict[str, str]
+    value: dict[tuple[str, str], float]
+    best: dict[str, float | None]
+    better: dict[tuple[str, str], set[str]]
+
+    def is_best(self, system: str, measure: str, digits: int) -> bool:
+        """Whether the mean equals the column's best at the printed precision."""
+        v, top = self.value.get((system, measure), math.nan), self.best[measure]
+        return top is not None and not math.isnan(v) and round(v, digits) == round(top, digits)
+
+    def over(self, system: str, measure: str) -> list[str]:
+        """Letters of the systems ``system`` is significantly better than, in order."""
+        return sorted(self.better.get((system, measure), set()), key=lambda x: (len(x), x))
+
+
+def significance_marks(comparison: pd.DataFrame, means: pd.DataFrame) -> SignificanceMarks:
+    """The :class:`SignificanceMarks` of a comparison and its system means.
+
+    Parameters
+    ----------
+    comparison
+        :func:`sessionval.analysis.compare.compare_systems` output (``measure, a, b,
+        diff, significant``).
+    means
+        :func:`sessionval.analysis.compare.system_means` output (``system, measure,
+        mean``); its order gives the rows and columns.
+    """
+    systems = list(dict.fromkeys(means["system"].astype(str)))
+    measures = list(dict.fromkeys(means["measure"].astype(str)))
+    letter = dict(zip(systems, _letters(len(systems)), strict=True))
+    value = {
+        (str(s), str(m)): float(v)
+        for s, m, v in zip(means["system"], means["measure"], means["mean"], strict=True)
+    }
+    better: dict[tuple[str, str], set[str]] = {}
+    sig = comparison[comparison["significant"].astype(bool)]
+    for m, a, b, d in zip(sig["measure"], sig["a"], sig["b"], sig["diff"], strict=True):
+        winner, loser = (str(a), str(b)) if d > 0 else (str(b), str(a))
+        if d != 0:
+            better.setdefault((winner, str(m)), set()).add(letter[loser])
+    best = {
+        m: max((v for (s, mm), v in value.items() if mm == m and not math.isnan(v)), default=None)
+        for m in measures
+    }
+    return SignificanceMarks(systems, measures, letter, value, best, better)
+
+
+def procedure_text(test: str, correction: str, *, latex: bool = False) -> str:
+    """The test and correction in words, for a table's legend (``latex``: LaTeX math).
+
+    Examples
+    --------
+    >>> procedure_text("paired-t", "holm")
+    'paired t test, Holm correction'
+    """
+    if correction == "tukey-hsd":
+        return (
+            "randomised Tukey HSD blocked by topic"
+            if test == "randomisation"
+            else "Tukey HSD from the two-way ANOVA, topic "
+            + (r"$\times$" if latex else "×")
+            + " system"
+        )
+    return f"{_TEST_NAMES.get(test, test)}, {_CORRECTION_NAMES.get(correction, correction)}"
+
+
 def comparison_latex(
     comparison: pd.DataFrame,
     means: pd.DataFrame,
@@ -181,32 +274,9 @@ def comparison_latex(
     str
         A ``table`` environment (booktabs rules).
     """
-    systems = list(dict.fromkeys(means["system"].astype(str)))
-    measures = list(dict.fromkeys(means["measure"].astype(str)))
-    letter = dict(zip(systems, _letters(len(systems)), strict=True))
-    value = {
-        (str(s), str(m)): float(v)
-        for s, m, v in zip(means["system"], means["measure"], means["mean"], strict=True)
-    }
-    if correction == "tukey-hsd":
-        procedure = (
-            "randomised Tukey HSD blocked by topic"
-            if test == "randomisation"
-            else r"Tukey HSD from the two-way ANOVA, topic $\times$ system"
-        )
-    else:
-        named = _CORRECTION_NAMES.get(correction, correction)
-        procedure = f"{_TEST_NAMES.get(test, test)}, {named}"
-    better: dict[tuple[str, str], set[str]] = {}
-    sig = comparison[comparison["significant"].astype(bool)]
-    for m, a, b, d in zip(sig["measure"], sig["a"], sig["b"], sig["diff"], strict=True):
-        winner, loser = (str(a), str(b)) if d > 0 else (str(b), str(a))
-        if d != 0:
-            better.setdefault((winner, str(m)), set()).add(letter[loser])
-    best = {
-        m: max((v for (s, mm), v in value.items() if mm == m and not math.isnan(v)), default=None)
-        for m in measures
-    }
+    marks = significance_marks(comparison, means)
+    procedure = procedure_text(test, correction, latex=True)
+    systems, measures, letter = marks.systems, marks.measures, marks.letter
     lines = [
         r"% requires \usepackage{booktabs}",
         r"\begin{table}[t]",
@@ -223,17 +293,16 @@ def comparison_latex(
     for s in systems:
         cells = []
         for m in measures:
-            v = value.get((s, m), math.nan)
+            v = marks.value.get((s, m), math.nan)
             if math.isnan(v):
                 cells.append("--")
                 continue
             text = f"{v:.{digits}f}"
-            top = best[m]
-            if top is not None and round(v, digits) == round(top, digits):
+            if marks.is_best(s, m, digits):
                 text = rf"\textbf{{{text}}}"
-            marks = sorted(better.get((s, m), set()), key=lambda x: (len(x), x))
-            if marks:
-                text += "$^{" + ",".join(marks) + "}$"
+            over = marks.over(s, m)
+            if over:
+                text += "$^{" + ",".join(over) + "}$"
             cells.append(text)
         lines.append(f"{letter[s]} & {latex_escape(s)} & " + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]

@@ -6,7 +6,11 @@ table's values), puts the parameters behind the numbers (b, bq, X, gains; render
 :func:`sessionval.output.parameters.params_text` from the configuration) in the
 axes title, and returns the :class:`~matplotlib.axes.Axes`.  With ``ax=None`` a
 new figure sized for one column of a two-column paper (3.5 × 2.6 in) is made.
-Nothing here calls ``plt.show()``.
+Nothing here calls ``plt.show()``, and the figures made here are not pyplot's: a
+notebook cell that ends with the figure (``ax.figure``) shows it once.
+:func:`subplots` makes such a figure for several panels (``plt.subplots`` registers
+its figure with pyplot, whose inline backend shows it at the end of the cell, so a
+cell that also ends with it shows it twice).
 
 Figures (Järvelin et al. 2008 = seed 002; Järvelin & Kekäläinen 2002 = seed 000):
 
@@ -39,6 +43,7 @@ matplotlib (extra ``plots``) is imported only when a figure is drawn.
 from __future__ import annotations
 
 import io
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
@@ -69,6 +74,7 @@ __all__ = [
     "plot_rating_scatter",
     "plot_session_curves",
     "save_figure",
+    "subplots",
     "system_colours",
 ]
 
@@ -106,15 +112,71 @@ _QUERY_LABEL_INCHES: Final = 0.26
 ImageFormat = Literal["png", "svg", "pdf"]
 
 
+def _notebook_display() -> None:
+    """In IPython, make a figure that ends a cell show (once) even before pyplot's first figure.
+
+    pyplot's inline backend registers IPython's figure formatter when it makes its first
+    figure; the figures here are not pyplot's, so until then a cell ending with one
+    would show nothing.  A formatter already registered (``%config InlineBackend``,
+    retina) is left as it is.
+    """
+    ipython = sys.modules.get("IPython")
+    shell: Any = ipython.get_ipython() if ipython is not None else None
+    formatters = getattr(getattr(shell, "display_formatter", None), "formatters", None)
+    if not formatters:
+        return
+    from matplotlib.figure import Figure
+
+    for mime in ("image/png", "image/svg+xml", "application/pdf", "image/jpeg"):
+        if mime in formatters and Figure in formatters[mime].type_printers:
+            return
+    from IPython.core import pylabtools
+
+    select: Any = pylabtools.select_figure_formats  # untyped
+    select(shell, {"png"})
+
+
 def _new_axes(ax: Axes | None, figsize: tuple[float, float] = COLUMN_FIGSIZE) -> Axes:
     if ax is not None:
         return ax
     from matplotlib.figure import Figure
 
     # a bare Figure (no pyplot state): nothing global, nothing to close
+    _notebook_display()
     fig = Figure(figsize=figsize, layout="constrained")
     fig.set_label(_OWN_FIGURE)
     return fig.add_subplot()
+
+
+def subplots(
+    nrows: int = 1,
+    ncols: int = 1,
+    *,
+    figsize: tuple[float, float] = COLUMN_FIGSIZE,
+    **kwargs: Any,
+) -> tuple[Figure, Any]:
+    """A figure of ``nrows`` × ``ncols`` axes that pyplot does not manage.
+
+    ``plt.subplots``' arguments (``sharex``, ``sharey``, ``squeeze``, …) pass on to
+    :meth:`matplotlib.figure.Figure.subplots`; the layout is constrained.  In a
+    notebook, end the cell with the figure to show it, once; in a script, write it
+    with :func:`save_figure` (``plt.show()`` does not know it).
+
+    Returns
+    -------
+    (matplotlib.figure.Figure, Axes or array of Axes)
+
+    Examples
+    --------
+    >>> fig, axes = subplots(1, 2, figsize=(6, 2.5), sharey=True)
+    >>> len(axes), fig.get_layout_engine().__class__.__name__
+    (2, 'ConstrainedLayoutEngine')
+    """
+    from matplotlib.figure import Figure
+
+    _notebook_display()
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.subplots(nrows, ncols, **kwargs)
 
 
 def _require(table: pd.DataFrame, columns: Sequence[str | None], what: str) -> None:
@@ -699,6 +761,7 @@ def plot_rating_scatter(
         raise SessionvalError("plot_rating_scatter: give at least one measure and one rating")
     from matplotlib.figure import Figure
 
+    _notebook_display()
     fig = Figure(figsize=(panel[0] * len(ratings), panel[1] * len(measures)), layout="constrained")
     axes = fig.subplots(len(measures), len(ratings), squeeze=False)
     rho: dict[tuple[str, str], tuple[float, float]] = {}

@@ -26,7 +26,7 @@ from ..errors import InputFormatError, ParseError, raise_if_any
 from ..frame import FLAT_COLUMNS, FLAT_REQUIRED
 from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode
-from ..rules import check_in_levels, check_one_to_n, check_unique_within
+from ..rules import check_in_levels, check_one_to_n, check_unique_within, scan_depth_fix
 from .collect import ProblemCollector, row_locator
 from .fields import (
     as_category,
@@ -651,7 +651,11 @@ def _scan_depths(st: LoadState, max_rank: int | None) -> Floats:
         st.coll.add(
             st.q_first[qi],
             "scan_depth",
-            [f"must be between 0 and the number of results ({int(n_res[i])})" for i in qi],
+            [
+                f"must be between 0 and the number of results ({int(n_res[i])}): "
+                + scan_depth_fix(int(n_res[i]))
+                for i in qi
+            ],
             # the values as written (the parsed ones are floats: 2**63 - 1 would not show)
             list(st.src.take("scan_depth", st.q_first[qi])),
         )

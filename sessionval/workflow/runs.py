@@ -14,25 +14,22 @@ that measure.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from ..errors import InputFormatError, JudgmentError
-from ..evaluation.lists import RunScoring, evaluate_run
-from ..frame import JudgmentFrame
+from ..errors import InputFormatError
+from ..evaluation.lists import RunScoring
+from ..evaluation.runs import score_runs
 from ..io.trec import read_run
-from ..measures.registry import Measure, parse_measures
 from ..output.comparison import CONTROL_CHARACTERS, visible_escape
 
 __all__ = [
     "RunScoring",  # declared with evaluate_run, re-exported for the jobs that score runs
     "load_runs",
     "run_name",
-    "score_runs",
+    "score_runs",  # moved to evaluation.runs (compare_systems scores runs too)
 ]
 
 
@@ -82,63 +79,3 @@ def load_runs(
             raise InputFormatError(f"two runs are named {name!r} ({p}); rename one file")
         runs[name] = read_run(p, encoding=encoding)
     return runs
-
-
-def score_runs(
-    runs: Mapping[str, pd.DataFrame],
-    judgments: JudgmentFrame,
-    measures: Sequence[str | Measure],
-    *,
-    scoring: RunScoring | None = None,
-) -> pd.DataFrame:
-    """Per-topic scores of every run: ``system, topic, measure, value``.
-
-    Parameters
-    ----------
-    runs
-        Run tables (:func:`sessionval.io.trec.read_run`) by name, in display order.
-    judgments
-        The reference judgments.
-    measures
-        Single-query measures in the grammar (``"nDCG@10"``).
-    scoring
-        Tie-break, ``-c``, empty recall bases, negative grades and unjudged documents.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per run × topic × measure with a defined value; ``system`` and
-        ``measure`` are categorical in the order given, ``topic`` is a string.
-    """
-    sc = scoring or RunScoring()
-    ms = parse_measures(list(measures))
-    names = [repr(m) for m in ms]
-    parts = []
-    for name, table in runs.items():
-        try:
-            # evaluate_run: the one road from a run to scores, so the numbers are evaluate's
-            pq = evaluate_run(table, judgments, ms, **asdict(sc)).per_query
-        except (InputFormatError, JudgmentError) as exc:
-            # name the run's file (read_run records it) unless the message is about the qrels
-            where = str(table.attrs.get("source", f"run {name!r}"))
-            text = str(exc)
-            if where in text or judgments.source in text:
-                raise
-            raise type(exc)(f"{where}: {text}") from None
-        pq = pq[~np.isnan(pq["value"].to_numpy(dtype=np.float64))]
-        parts.append(
-            pd.DataFrame(
-                {
-                    "system": name,
-                    "topic": pq["query_id"].astype(str).to_numpy(),
-                    "measure": pq["measure"].to_numpy(),
-                    "value": pq["value"].to_numpy(dtype=np.float64),
-                }
-            )
-        )
-    if not parts:
-        raise InputFormatError("no run to score")
-    out = pd.concat(parts, ignore_index=True)
-    out["system"] = pd.Categorical(out["system"], categories=list(runs))
-    out["measure"] = pd.Categorical(out["measure"], categories=names)
-    return out

@@ -127,7 +127,9 @@ def test_bad_inputs_say_what_is_wrong(tmp_path: Path) -> None:
         evaluate_run(run, qrels.assign(doc_id=[None]))
     with pytest.raises(InputFormatError, match="does not exist"):
         evaluate_run(tmp_path / "nope.run", qrels)
-    with pytest.raises(InputFormatError, match="got list"):
+    with pytest.raises(InputFormatError, match="an iterable of int: give named tuples"):
         evaluate_run([1, 2], qrels)  # type: ignore[arg-type]
+    with pytest.raises(InputFormatError, match="got set"):
+        evaluate_run(set(), qrels)  # type: ignore[arg-type]
     with pytest.raises(JudgmentError, match="judged more than once"):
         evaluate_run(run, pd.concat([qrels, qrels.assign(relevance=[0])]))

@@ -76,12 +76,11 @@ def test_the_whole_load_is_located(tmp_path):
     assert [(loc, field) for loc, field, *_ in problems] == [
         ("line 1", "session_id"),
         ("line 3", ""),
-        ("line 5", "queries[0].results[0].rank"),
-        ("line 5", "queries"),
+        ("line 5", "queries[0].results[0].rank"),  # not again as "queries: too short"
         ("line 7", "session_id"),
     ]
     assert "session id repeated on line(s) 7" in problems[0][2]
-    assert "duplicate session id (first on line 1)" in problems[4][2]
+    assert "duplicate session id (first on line 1)" in problems[3][2]
     assert [(loc, value) for loc, _, _, value, _ in repairs] == [("line 2", "'d1'")]
     assert frame.sessions["session_id"].astype(str).tolist() == ["s2", "s4", "s6"]
     assert frame.queries["text"].tolist()[0] == "q1"  # s1 is rejected with its U+2028

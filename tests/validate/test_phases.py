@@ -147,7 +147,9 @@ def test_read_query_values_reads_once_per_query_and_clips_cut_lists():
     st = state(flat, upto=5)
     read_query_values(st, None)
     assert [p.message for p in st.coll.problems] == [
-        "must be between 0 and the number of results (2)"
+        "must be between 0 and the number of results (2): log the results the searcher "
+        "scanned, lower scan_depth, or leave it empty (the scan depth then goes unused); "
+        "or --lenient to reject the session"
     ]
 
 
