@@ -57,7 +57,7 @@ def first_run(study, tmp_path_factory):
 def test_analysis_run_writes_everything(first_run, study):
     code, out = first_run
     assert code == 0
-    for name in ("per_position", "per_query", "per_session"):
+    for name in ("per_position", "per_query", "per_session", "reformulations"):
         assert (out / "tables" / f"{name}.csv").is_file()
         assert (out / "tables" / f"{name}.parquet").is_file()
     for name in FIGURES:
@@ -71,6 +71,20 @@ def test_analysis_run_writes_everything(first_run, study):
     assert (out / "validation.txt").read_text().startswith("120 records read")
     assert (out / "rejects.csv").is_file() and (out / "report.html").is_file()
     assert (out / "my_notes.txt").read_text() == "not sessionval's"
+
+
+def test_run_writes_the_reformulations_of_the_sample(first_run):
+    """Issue 27: one row per consecutive query pair, the issue's columns first."""
+    from sessionval.analysis.reformulations import REFORMULATION_COLUMNS
+
+    _, out = first_run
+    table = pd.read_parquet(out / "tables" / "reformulations.parquet")
+    pq = pd.read_parquet(out / "tables" / "per_query.parquet")
+    assert list(table.columns)[: len(REFORMULATION_COLUMNS)] == list(REFORMULATION_COLUMNS)
+    assert len(table) == len(pq) - pq["session_id"].nunique()
+    csv = pd.read_csv(out / "tables" / "reformulations.csv")
+    np.testing.assert_allclose(csv["delta_dcg"], table["delta_dcg"])
+    assert table["new_relevant"].notna().all() and table["seconds"].notna().all()
 
 
 def test_analysis_run_values_consistent(first_run):
