@@ -1,0 +1,146 @@
+"""The reformulation analyses: effects, system comparisons, transitions, strategies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from sessionval.analysis.reformulation_effects import (
+    EFFECT_COLUMNS,
+    compare_reformulation_effects,
+    reformulation_effects,
+    reformulation_transitions,
+    strategy_model,
+)
+from sessionval.analysis.reformulation_types import GROUPS
+from sessionval.errors import StatisticsError
+
+
+def _pairs(rows):
+    """Reformulation rows from (session, user, system, from_pos, type, delta_dcg, new_rel)."""
+    t = pd.DataFrame(
+        rows,
+        columns=[
+            "session_id",
+            "user_id",
+            "system_id",
+            "from_pos",
+            "type",
+            "delta_dcg",
+            "new_relevant",
+        ],
+    )
+    t["group"] = t["type"].map(GROUPS)
+    return t
+
+
+TABLE = _pairs(
+    [
+        ("s1", "u1", "A", 1, "add_words", 2.0, 1),
+        ("s1", "u1", "A", 2, "add_words", 4.0, 0),
+        ("s1", "u1", "A", 3, "same", 0.0, 0),
+        ("s2", "u2", "A", 1, "add_words", 9.0, 2),
+        ("s3", "u3", "A", 1, "add_words", 1.0, 1),
+        ("s3", "u3", "A", 2, "remove_words", -3.0, 0),
+        ("s4", "u1", "B", 1, "substring", 5.0, 1),
+    ]
+)
+
+
+def test_effects_average_units_first_and_give_t_intervals():
+    eff = reformulation_effects(TABLE, confidence=0.9)
+    assert list(eff.columns) == list(EFFECT_COLUMNS)
+    row = eff[(eff["category"] == "add_words") & (eff["outcome"] == "delta_dcg")].iloc[0]
+    units = np.array([3.0, 9.0, 1.0])  # s1's two pairs averaged first
+    half = stats.t.ppf(0.95, 2) * units.std(ddof=1) / np.sqrt(3)
+    assert (row["n_pairs"], row["n_units"]) == (4, 3)
+    assert row["mean"] == pytest.approx(units.mean())
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+        (units.mean() - half, units.mean() + half)
+    )
+    one = eff[(eff["category"] == "substring") & (eff["outcome"] == "delta_dcg")].iloc[0]
+    assert one["mean"] == 5.0 and np.isnan(one["ci_low"])  # one unit: no interval
+    # groups: specialisation pools add_words; generalisation pools remove_words and substring
+    gen = eff[(eff["level"] == "group") & (eff["category"] == "generalisation")]
+    gen = gen[gen["outcome"] == "delta_dcg"].set_index("system_id")
+    assert gen.loc["A", "mean"] == -3.0 and gen.loc["B", "mean"] == 5.0
+
+
+def test_effects_by_searcher_pool_the_searchers_sessions():
+    eff = reformulation_effects(TABLE, unit="user_id")
+    row = eff[(eff["category"] == "add_words") & (eff["outcome"] == "new_relevant")].iloc[0]
+    assert row["n_units"] == 3 and row["mean"] == pytest.approx((0.5 + 2 + 1) / 3)
+
+
+def test_effects_name_a_missing_column():
+    with pytest.raises(StatisticsError, match="lacks column"):
+        reformulation_effects(TABLE.drop(columns="delta_dcg"))
+
+
+def test_transitions_follow_the_sessions_and_end():
+    tr = reformulation_transitions(TABLE.sample(frac=1, random_state=3))
+    got = {(a, b): n for a, b, n in zip(tr["from_type"], tr["to_type"], tr["n"], strict=True)}
+    assert got == {
+        ("add_words", "add_words"): 1,
+        ("add_words", "same"): 1,
+        ("add_words", "end"): 1,
+        ("add_words", "remove_words"): 1,
+        ("same", "end"): 1,
+        ("remove_words", "end"): 1,
+        ("substring", "end"): 1,
+    }
+    assert tr["n"].sum() == len(TABLE)
+    np.testing.assert_allclose(tr.groupby("from_type")["share"].sum(), 1.0)
+
+
+def _study(n_searchers=12, seed=0):
+    """Searchers each using both systems on two topics; nsDCG up by 0.2 with specialisation."""
+    rng = np.random.default_rng(seed)
+    sessions, pairs = [], []
+    for u in range(n_searchers):
+        for k, system in enumerate(("A", "B")):
+            sid = f"s{u}-{system}"
+            spec = rng.random() < 0.5
+            score = 0.3 + 0.2 * spec + 0.05 * (system == "B") + rng.normal(0, 0.01)
+            sessions.append((sid, f"u{u}", f"t{(u + k) % 2}", system, score))
+            kinds = ["add_words" if spec else "word_substitution", "new"]
+            for pos, kind in enumerate(kinds, start=1):
+                gain = 10.0 + 5 * (system == "B") + rng.normal(0, 1)
+                pairs.append((sid, f"u{u}", system, pos, kind, gain, 1))
+    columns = ["session_id", "user_id", "topic_id", "system_id", "nsdcg"]
+    ps = pd.DataFrame(sessions, columns=columns)
+    return _pairs(pairs), ps
+
+
+def test_strategy_model_recovers_the_association():
+    table, ps = _study()
+    fit = strategy_model(table, ps)
+    row = fit.set_index("term").loc["used_specialisation"]
+    assert row["estimate"] == pytest.approx(0.2, abs=0.02)
+    assert row["ci_low"] < 0.2 < row["ci_high"] and row["n_sessions"] == len(ps)
+    assert "C(searcher)" in row["formula"] and "C(topic)" in row["formula"]
+    # a group every session used is no strategy that varies: left out
+    assert "used_new" not in set(fit["term"])
+    # each session used specialisation or parallel: the second indicator is the first's
+    # complement, left out so the estimates are identified
+    assert "used_parallel" not in set(fit["term"]) and "collinear" in fit.attrs["notes"][0]
+
+
+def test_strategy_model_with_too_few_sessions_says_why():
+    table, ps = _study(n_searchers=1)
+    out = strategy_model(table, ps)
+    assert out.empty and "not fitted" in out.attrs["notes"][0]
+
+
+def test_systems_compared_per_group_as_the_design_asks():
+    table, ps = _study()
+    out = compare_reformulation_effects(table, ps, level="group")
+    row = out.set_index("measure").loc["delta_dcg|new"]
+    assert row["diff"] == pytest.approx(-5.0, abs=1.0)  # A - B
+    assert row["ci_low"] < -5.0 < row["ci_high"] and row["design"] == "within"
+    one = compare_reformulation_effects(table, ps.assign(system_id="A"))
+    assert one.empty
+    with pytest.raises(StatisticsError, match="level"):
+        compare_reformulation_effects(table, ps, level="bogus")
