@@ -1,12 +1,12 @@
 r"""What a searcher changed from one query to the next: the reformulation types and groups.
 
 :func:`classify` names the change from query ``a`` to query ``b`` with one of
-:data:`TYPES`, after the taxonomy Huang & Efthimiadis (CIKM 2009) learned from a web
-search log (their Table 1: 13 types), plus ``same`` (a repeated query) and ``new`` (no
-rule matched).  The rules run in the fixed order of :data:`TYPES`; the first that
-matches names the pair, so the result is deterministic.  They read the query *terms*
-(:func:`terms`: the lower-cased Unicode ``\w+`` tokens) and ``norm`` = the terms joined
-by one space:
+:data:`TYPES`: the 13 types of the taxonomy Huang & Efthimiadis (CIKM 2009, Table 1)
+built from the AOL log, plus ``same`` (a repeated query) and ``new`` (no rule matched),
+as their classifier does.  The rules run in the fixed order of :data:`TYPES` (their
+classifier's order, with the two departures below); the first that matches names the
+pair, so the result is deterministic.  They read the query *terms* (:func:`terms`: the
+lower-cased Unicode ``\w+`` tokens) and ``norm`` = the terms joined by one space:
 
 ``same``
     the two texts are equal up to case and runs of whitespace.
@@ -23,20 +23,21 @@ by one space:
 ``remove_words``
     ``a`` has every term of ``b`` and more: *jesus as a child* → *jesus child*.
 ``stemming``
-    the terms differ but their Snowball (Porter2) English stems are the same multiset:
+    as many terms, and the Snowball (Porter2) English stems equal place by place:
     *knitting pattern* → *knit patterns*.
 ``form_acronym``
     ``b`` is one term spelling the initials of ``a``'s two or more terms (stop words
     :data:`ACRONYM_STOPWORDS` may be skipped): *personal digital assistant* → *pda*.
 ``expand_acronym``
     the reverse: *pda* → *personal digital assistant*.
-``substring``
-    ``norm(b)`` is a proper substring of ``norm(a)``: *pittsburgh* → *pitt*.
-``superstring``
-    ``norm(a)`` is a proper substring of ``norm(b)``: *pitt* → *pittsburgh*.
 ``abbreviation``
-    as many terms, each term a prefix of the other query's term at the same place:
-    *mass gen hospital* → *massachusetts general hospital* (either direction).
+    as many terms, each term a prefix of the other query's term at the same place
+    (either direction): *mass gen hospital* → *massachusetts general hospital*,
+    *pittsburgh* → *pitt*.
+``substring``
+    ``norm(b)`` begins or ends ``norm(a)``: *myspacelayouts* → *layouts*.
+``superstring``
+    ``norm(a)`` begins or ends ``norm(b)``: *layouts* → *myspacelayouts*.
 ``spelling_correction``
     Damerau-Levenshtein distance (rapidfuzz) between ``norm(a)`` and ``norm(b)`` at most
     :data:`SPELLING_DISTANCE`: *britny spears* → *britney spears*.
@@ -46,12 +47,14 @@ by one space:
 ``new``
     no rule matched, or either query has no term.
 
-Where this departs from the paper: Huang & Efthimiadis test word substitution with
-WordNet synonyms and place it before spelling correction; without a thesaurus the
-substitution rule here is lexical (any one-for-one change that keeps a term), so it runs
-*after* spelling correction, which would otherwise never fire on multi-word queries.
-URL stripping runs before remove words, which would otherwise catch every stripped URL.
-The paper's acronym rule is one type with two directions; here they are two types.
+Where this departs from the authors' classifier (``reformulationClassifier.py``, which
+splits queries on whitespace only): URL stripping runs before add/remove words, because
+with ``\w+`` terms *www.myspace.com* → *myspace* would otherwise be a removal of words;
+their word substitution tests WordNet path similarity (>= 0.2) and runs before spelling
+correction, while the substitution rule here is lexical (no thesaurus: any one-for-one
+change that keeps a term), so it runs *after* spelling correction, which it would
+otherwise swallow.  Their acronym rule has no stop-word variant, and their edit distance
+is Levenshtein's (here Damerau's: a swap of two letters is one edit).
 
 :data:`GROUPS` maps each type to the move in the searcher's need, after Boldi et al.
 (WSCD 2009): ``specialisation`` (add words, superstring, expand acronym),
@@ -71,7 +74,7 @@ Examples
 --------
 >>> classify("ipod nano", "nano ipod"), classify("google", "google maps")
 ('word_reorder', 'add_words')
->>> classify("personal digital assistant", "pda"), classify("pitt", "pittsburgh")
+>>> classify("personal digital assistant", "pda"), classify("layouts", "myspacelayouts")
 ('form_acronym', 'superstring')
 >>> GROUPS[classify("jesus as a child", "jesus child")]
 'generalisation'
@@ -109,9 +112,9 @@ TYPES: Final = (
     "stemming",
     "form_acronym",
     "expand_acronym",
+    "abbreviation",
     "substring",
     "superstring",
-    "abbreviation",
     "spelling_correction",
     "word_substitution",
     "new",
@@ -241,19 +244,19 @@ def classify(a: str | None, b: str | None) -> str:
     if sb < sa:
         return "remove_words"
     stem = _stem()
-    if sorted(stem(list(ta))) == sorted(stem(list(tb))):
+    if len(ta) == len(tb) and stem(list(ta)) == stem(list(tb)):
         return "stemming"
     if _is_acronym(tb, ta):
         return "form_acronym"
     if _is_acronym(ta, tb):
         return "expand_acronym"
-    na, nb = " ".join(ta), " ".join(tb)
-    if nb in na:
-        return "substring"
-    if na in nb:
-        return "superstring"
     if _prefixes(ta, tb):
         return "abbreviation"
+    na, nb = " ".join(ta), " ".join(tb)
+    if na.startswith(nb) or na.endswith(nb):
+        return "substring"
+    if nb.startswith(na) or nb.endswith(na):
+        return "superstring"
     if _distance()(na, nb) <= SPELLING_DISTANCE:
         return "spelling_correction"
     if sa & sb:

@@ -70,7 +70,7 @@ import pandas as pd
 from .._types import FloatArray, IntArray
 from ..evaluation.result import SessionEvaluation
 from ..frame import JudgmentFrame
-from ..judgments.lookup import result_grades
+from ..judgments.lookup import JudgmentIndex, frame_lookup
 from .reformulation_types import GROUP_ORDER, GROUPS, TYPES, classify, terms
 
 __all__ = [
@@ -143,14 +143,16 @@ def _top_documents(
     top = res["rank"].to_numpy() <= ev.config.cutoff
     qidx = res["query_idx"].to_numpy()[top].astype(np.int64)
     doc = res["doc_id"].cat.codes.to_numpy()[top].astype(np.int64)
-    if judgments is None:
-        grade = np.full(qidx.size, np.nan)
-    else:
-        grade = result_grades(ev.frame, judgments)[top]
     # a document listed twice in one query's list counts once (rows are in query order)
     once = ~pd.Series(qidx * (len(res["doc_id"].cat.categories) + 1) + doc).duplicated()
     keep = once.to_numpy()
-    return qidx[keep], doc[keep], grade[keep]
+    qidx, doc = qidx[keep], doc[keep]
+    if judgments is None:
+        return qidx, doc, np.full(qidx.size, np.nan)
+    # the one grade join, on the top-X rows only (a log may list far more)
+    lookup = frame_lookup(ev.frame, JudgmentIndex.build(judgments))
+    keys = ev.frame.queries["qrels_id"].cat.codes.to_numpy()[qidx]
+    return qidx, doc, lookup.rows(keys, doc)
 
 
 def reformulations(ev: SessionEvaluation, judgments: JudgmentFrame | None = None) -> pd.DataFrame:
@@ -183,7 +185,9 @@ def reformulations(ev: SessionEvaluation, judgments: JudgmentFrame | None = None
     # the same document in the previous query of the same session
     key = qidx * n_docs + doc
     prev = (qidx - 1) * n_docs + doc
-    shared = np.isin(prev, key) & (qidx > 0) & (qs[qidx] == qs[np.maximum(qidx - 1, 0)])
+    # a hash probe (the keys are unique after the de-duplication): np.isin sorts both
+    found = pd.Index(key).get_indexer(prev) >= 0
+    shared = found & (qidx > 0) & (qs[qidx] == qs[np.maximum(qidx - 1, 0)])
     inter = np.bincount(qidx[shared], minlength=n)[later]
     union = size[later] + size[earlier] - inter
     with np.errstate(invalid="ignore", divide="ignore"):
