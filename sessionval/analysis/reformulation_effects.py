@@ -22,13 +22,8 @@ Three analyses of the reformulation table
     which type follows which along the sessions, and ``end`` when the session stopped
     after it: ``n`` and ``share`` of the row (the ``end`` share of a type is the share of
     its reformulations after which the searcher issued no further query).
-:func:`strategy_model`
-    the association of the groups of reformulation a session used with its nsDCG:
-    ordinary least squares ``nsdcg ~ used_<group>... + n_reformulations`` with the
-    design's blocks as fixed effects (``C(system)`` with several systems,
-    ``C(searcher)`` and ``C(topic)`` when they vary), on the sessions with at least
-    one reformulation.  Coefficients are associations, not effects: searchers choose
-    their moves.
+:func:`~sessionval.analysis.reformulation_strategies.strategy_model`
+    (its own module) relates the groups of reformulation a session used to its nsDCG.
 
 References
 ----------
@@ -49,14 +44,13 @@ Examples
 array([[2., 3.]])
 >>> reformulation_transitions(pairs)[["from_type", "to_type", "n", "share"]]
    from_type to_type  n  share
-0  add_words     end  1    0.5
+0       same     end  1    1.0
 1  add_words    same  1    0.5
-2       same     end  1    1.0
+2  add_words     end  1    0.5
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -70,13 +64,11 @@ from .reformulation_types import GROUP_ORDER, TYPES
 __all__ = [
     "EFFECT_COLUMNS",
     "OUTCOMES",
-    "STRATEGY_COLUMNS",
     "TRANSITION_COLUMNS",
     "compare_reformulation_effects",
     "reformulation_effects",
     "reformulation_transitions",
     "session_outcomes",
-    "strategy_model",
 ]
 
 #: The outcomes of a reformulation the effects are computed for.
@@ -98,19 +90,6 @@ EFFECT_COLUMNS: Final = (
 
 #: Columns of :func:`reformulation_transitions`.
 TRANSITION_COLUMNS: Final = ("from_type", "to_type", "n", "share")
-
-#: Columns of :func:`strategy_model`.
-STRATEGY_COLUMNS: Final = (
-    "term",
-    "estimate",
-    "se",
-    "t",
-    "p",
-    "ci_low",
-    "ci_high",
-    "n_sessions",
-    "formula",
-)
 
 _LEVELS: Final = {"type": TYPES, "group": GROUP_ORDER}
 
@@ -251,7 +230,8 @@ def compare_reformulation_effects(
     -------
     pandas.DataFrame
         The comparison's columns (``measure`` is ``<outcome>|<category>``); empty when
-        the study has one system or no reformulation.
+        the study has one system or no reformulation.  ``attrs``: ``design`` (its
+        description) and ``notes``.
     """
     if level not in _LEVELS:
         raise StatisticsError(f"reformulation level {level!r} unknown; allowed: type, group")
@@ -263,7 +243,13 @@ def compare_reformulation_effects(
     measures = [str(c) for c in wide.columns]
     if not measures or scores["system_id"].astype(str).nunique() < 2:
         return pd.DataFrame()
-    return compare_per_session(scores, measures=measures, **dict(options or {}))
+    out = compare_per_session(scores, measures=measures, **dict(options or {}))
+    # plain attrs (the design as its description): the table is written to Parquet
+    out.attrs = {
+        "design": out.attrs["design"].description,
+        "notes": list(out.attrs.get("notes", [])),
+    }
+    return out
 
 
 def reformulation_transitions(table: pd.DataFrame) -> pd.DataFrame:
@@ -293,119 +279,3 @@ def reformulation_transitions(table: pd.DataFrame) -> pd.DataFrame:
         ["from_type", "to_type"], key=lambda s: s.map(rank), kind="stable"
     ).reset_index(drop=True)
     return counts.loc[:, list(TRANSITION_COLUMNS)]
-
-
-def strategy_model(
-    table: pd.DataFrame,
-    per_session: pd.DataFrame,
-    *,
-    outcome: str = "nsdcg",
-    confidence: float = 0.95,
-) -> pd.DataFrame:
-    """OLS of a session score on the groups of reformulation used, with the design's blocks.
-
-    Parameters
-    ----------
-    table
-        The reformulation table.
-    per_session
-        The per-session table with ``outcome``, ``system_id``, ``user_id``, ``topic_id``.
-    outcome
-        The session score (default nsDCG).
-    confidence
-        Level of the intervals.
-
-    Returns
-    -------
-    pandas.DataFrame
-        :data:`STRATEGY_COLUMNS`, one row per ``used_<group>`` (1 when the session made
-        at least one reformulation of the group) and for ``n_reformulations``; the
-        blocks' coefficients are not listed.  Empty (with ``attrs["notes"]`` saying why)
-        with too few sessions.  A group every or no session used is left out, and so is
-        one whose indicator the earlier ones and the intercept determine (noted).
-    """
-    import statsmodels.formula.api as smf
-
-    _check(table, ["session_id", "group"], "strategy model")
-    missing = [c for c in ("session_id", outcome) if c not in per_session.columns]
-    if missing:
-        raise StatisticsError(
-            f"strategy model: per-session table lacks column(s) {missing}; columns are "
-            f"{list(per_session.columns)}"
-        )
-    sid = table["session_id"].astype(str)
-    used = pd.crosstab(sid, table["group"].astype(str)).gt(0).astype(np.float64)
-    used.columns = [f"used_{c}" for c in used.columns]
-    data = pd.DataFrame({"session_id": per_session["session_id"].astype(str).to_numpy()})
-    data["y"] = per_session[outcome].astype("float64").to_numpy()
-    for col, name in (("system_id", "system"), ("user_id", "searcher"), ("topic_id", "topic")):
-        if col in per_session.columns:
-            data[name] = per_session[col].astype(str).to_numpy()
-    data = data.merge(used, left_on="session_id", right_index=True, how="inner")
-    data["n_reformulations"] = sid.value_counts().reindex(data["session_id"]).to_numpy(float)
-    data = data.dropna(subset=["y"])
-    terms = [
-        c
-        for c in (*(f"used_{g}" for g in GROUP_ORDER), "n_reformulations")
-        if c in data and len(data) and not data[c].eq(data[c].iloc[0]).all()
-    ]
-    terms, dropped = _independent(data, terms)
-    blocks = [
-        f"C({b})"
-        for b in ("system", "searcher", "topic")
-        if b in data and len(data) and not data[b].eq(data[b].iloc[0]).all()
-    ]
-    empty = pd.DataFrame(columns=list(STRATEGY_COLUMNS))
-    formula = "y ~ " + " + ".join([*terms, *blocks] or ["1"])
-    if not terms or len(data) <= len(terms) + 1:
-        empty.attrs["notes"] = [
-            f"strategy model not fitted: {len(data)} sessions with a reformulation and "
-            f"{len(terms)} varying strategies"
-        ]
-        return empty
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        fit = smf.ols(formula, data).fit()
-    if fit.df_resid < 1:
-        empty.attrs["notes"] = ["strategy model not fitted: no residual degrees of freedom"]
-        return empty
-    ci = fit.conf_int(alpha=1.0 - confidence)
-    out = pd.DataFrame(
-        {
-            "term": terms,
-            "estimate": fit.params[terms].to_numpy(),
-            "se": fit.bse[terms].to_numpy(),
-            "t": fit.tvalues[terms].to_numpy(),
-            "p": fit.pvalues[terms].to_numpy(),
-            "ci_low": ci.loc[terms, 0].to_numpy(),
-            "ci_high": ci.loc[terms, 1].to_numpy(),
-            "n_sessions": len(data),
-            "formula": formula.replace("y ~", f"{outcome} ~"),
-        }
-    )
-    notes = sorted({str(w.message).splitlines()[0] for w in caught})
-    if dropped:
-        notes.insert(
-            0, f"strategy model: {', '.join(dropped)} left out (collinear with the others)"
-        )
-    out.attrs["notes"] = notes
-    return out
-
-
-def _independent(data: pd.DataFrame, terms: list[str]) -> tuple[list[str], list[str]]:
-    """The terms that add a dimension to the intercept and the terms before them; the others.
-
-    Sessions that each used exactly one of two groups make the two indicators sum to the
-    intercept: the later one is left out, so every estimate is identified.
-    """
-    kept: list[str] = []
-    dropped: list[str] = []
-    base = np.ones((len(data), 1))
-    for term in terms:
-        trial = np.column_stack([base, data[term].to_numpy(dtype=np.float64)])
-        if np.linalg.matrix_rank(trial) > base.shape[1]:
-            kept.append(term)
-            base = trial
-        else:
-            dropped.append(term)
-    return kept, dropped

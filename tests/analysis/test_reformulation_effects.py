@@ -12,8 +12,8 @@ from sessionval.analysis.reformulation_effects import (
     compare_reformulation_effects,
     reformulation_effects,
     reformulation_transitions,
-    strategy_model,
 )
+from sessionval.analysis.reformulation_strategies import strategy_model
 from sessionval.analysis.reformulation_types import GROUPS
 from sessionval.errors import StatisticsError
 
@@ -134,13 +134,53 @@ def test_strategy_model_with_too_few_sessions_says_why():
     assert out.empty and "not fitted" in out.attrs["notes"][0]
 
 
-def test_systems_compared_per_group_as_the_design_asks():
+def test_systems_compared_per_group_as_the_design_asks(tmp_path):
     table, ps = _study()
     out = compare_reformulation_effects(table, ps, level="group")
     row = out.set_index("measure").loc["delta_dcg|new"]
     assert row["diff"] == pytest.approx(-5.0, abs=1.0)  # A - B
     assert row["ci_low"] < -5.0 < row["ci_high"] and row["design"] == "within"
+    assert "within searchers" in out.attrs["design"]
+    out.to_parquet(tmp_path / "c.parquet")  # attrs are plain: the run writes the table
     one = compare_reformulation_effects(table, ps.assign(system_id="A"))
     assert one.empty
     with pytest.raises(StatisticsError, match="level"):
         compare_reformulation_effects(table, ps, level="bogus")
+
+
+def test_strategy_model_absorbing_a_block_matches_the_dummy_fit():
+    """The absorbed searcher block gives statsmodels' estimates, errors and intervals."""
+    import statsmodels.formula.api as smf
+
+    table, ps = _study(n_searchers=24, seed=4)
+    rng = np.random.default_rng(1)
+    # topics drawn at random (in _study's square the blocks leave a term unidentified)
+    ps = ps.assign(
+        nsdcg=ps["nsdcg"] + rng.normal(0, 0.05, len(ps)),
+        topic_id=rng.choice(["t0", "t1", "t2"], len(ps)),
+    )
+    # vary the number of reformulations and the groups used beyond the design of _study
+    extra = ps["session_id"].iloc[::3]
+    again = ps["session_id"].iloc[1::4]
+    more = _pairs(
+        [(s, "u", "A", 3, "remove_words", 1.0, 0) for s in extra]
+        + [(s, "u", "A", 4, "new", 1.0, 0) for s in again]
+    )
+    table = pd.concat([table, more], ignore_index=True)
+    table = table[~((table["session_id"] == "s0-A") & (table["type"] == "new"))]
+    fit = strategy_model(table, ps).set_index("term")
+    used = pd.crosstab(table["session_id"], table["group"]).gt(0).astype(float)
+    data = ps.set_index("session_id").join(used, how="inner")
+    data["n"] = table["session_id"].value_counts()
+    terms = ["specialisation", "generalisation", "new", "n"]
+    blocks = "C(system_id) + C(user_id) + C(topic_id)"
+    model = smf.ols(f"nsdcg ~ {' + '.join(terms)} + {blocks}", data)
+    assert np.linalg.matrix_rank(model.exog) == model.exog.shape[1]
+    ref = model.fit()
+    assert list(fit.index) == ["used_specialisation", "used_generalisation", "used_new",
+                               "n_reformulations"]  # fmt: skip
+    for term, name in zip(fit.index, terms, strict=True):
+        assert fit.loc[term, "estimate"] == pytest.approx(ref.params[name])
+        assert fit.loc[term, "se"] == pytest.approx(ref.bse[name])
+        assert fit.loc[term, "p"] == pytest.approx(ref.pvalues[name])
+        assert fit.loc[term, "ci_low"] == pytest.approx(ref.conf_int().loc[name, 0])
