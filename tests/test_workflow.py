@@ -28,6 +28,8 @@ FIGURES = [
     "cg_nCG",
     "cg_nDCG",
     "rating_correlations",  # issue 13: measures against the ratings (the sample has ratings)
+    "reformulation_gains",  # issue 27: change of DCG per reformulation group and system
+    "reformulation_transitions",  # issue 27: which reformulation follows which
 ]
 
 

@@ -283,7 +283,17 @@ def run(
                 reform = (
                     None
                     if isinstance(loaded, RemoteStudy)
-                    else reformulation_step(outputs, ev, loaded.judgments, formats=table_formats)
+                    else reformulation_step(
+                        outputs,
+                        ev,
+                        loaded.judgments,
+                        tables.per_session,
+                        settings.statistics,
+                        formats=table_formats,
+                        figure=figures,
+                        params=settings.config.model_dump(mode="json"),
+                        figure_formats=settings.figures.formats,
+                    )
                 )
             bar.update()
 
