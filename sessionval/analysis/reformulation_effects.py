@@ -105,8 +105,14 @@ def _check(table: pd.DataFrame, columns: Sequence[str], what: str) -> None:
 
 def _ordered(values: pd.Series, level: str) -> pd.Series:
     """``values`` as a categorical in the taxonomy's order (only the categories present)."""
-    known = [c for c in _LEVELS[level] if c in set(values.astype(str))]
-    return pd.Series(pd.Categorical(values.astype(str), categories=known), index=values.index)
+    labels, uniques = pd.factorize(values)  # string work on the distinct values only
+    names = [str(u) for u in uniques]
+    known = [c for c in _LEVELS[level] if c in set(names)]
+    where = {c: i for i, c in enumerate(known)}
+    recode = np.array([where.get(n, -1) for n in names] + [-1], dtype=np.int64)
+    codes = recode[labels]  # label -1 (missing) picks the trailing -1
+    dtype = pd.CategoricalDtype(known)
+    return pd.Series(pd.Categorical.from_codes(codes, dtype=dtype), index=values.index)
 
 
 def reformulation_effects(
@@ -145,10 +151,12 @@ def reformulation_effects(
         data = table.loc[:, [unit, "system_id", *outcomes]].astype({o: "float64" for o in outcomes})
         data["category"] = _ordered(table[level], level)
         data["system_id"] = data["system_id"].astype(str)
+        data[unit] = pd.factorize(table[unit])[0]  # integer codes group faster than ids
         keys = ["category", "system_id"]
         n_pairs = data.groupby(keys, observed=True, sort=True).size()
+        means = data.groupby([*keys, unit], observed=True, sort=True)[list(outcomes)].mean()
         for outcome in outcomes:
-            units = data.groupby([*keys, unit], observed=True, sort=True)[outcome].mean()
+            units = means[outcome]
             cell = units.groupby(level=keys, observed=True, sort=True).agg(["mean", "std", "count"])
             k = cell["count"].to_numpy(dtype=np.float64)
             with np.errstate(invalid="ignore", divide="ignore"):
