@@ -87,6 +87,16 @@ def test_run_writes_the_reformulations_of_the_sample(first_run):
     csv = pd.read_csv(out / "tables" / "reformulations.csv")
     np.testing.assert_allclose(csv["delta_dcg"], table["delta_dcg"])
     assert table["new_relevant"].notna().all() and table["seconds"].notna().all()
+    # two systems within searchers: the systems are compared per group and type, the
+    # intervals per type are over searchers, and the report has the section
+    comparisons = pd.read_csv(out / "tables" / "reformulation_comparisons.csv")
+    assert set(comparisons["design"]) == {"within"} and set(comparisons["level"]) == {
+        "group",
+        "type",
+    }
+    effects = pd.read_csv(out / "tables" / "reformulation_effects.csv")
+    assert set(effects["unit"]) == {"user_id"} and set(effects["system_id"]) == {"S1", "S2"}
+    assert 'id="reformulations"' in (out / "report.html").read_text(encoding="utf-8")
 
 
 def test_analysis_run_values_consistent(first_run):
