@@ -16,6 +16,7 @@ from ._version import __version__
 from .analysis.compare import compare_systems
 from .analysis.correlations import rating_correlations
 from .analysis.curves import individual_curves, query_curves, session_curves
+from .analysis.reformulations import reformulations
 from .analysis.summary import StudySummary, summarize
 from .errors import (
     InputFormatError,
@@ -144,6 +145,7 @@ __all__ = [
     "rating_correlations",
     "read_qrels",
     "read_run",
+    "reformulations",
     "result_grades",
     "session_curves",
     "summarize",

@@ -60,22 +60,8 @@ def test_analysis_notebook_executes(path, monkeypatch):
     assert sum(_images(c) for c in nb.cells if c.cell_type == "code") >= 3
 
 
-#: notebooks whose own cells draw on ``plt.subplots`` and end with the figure (shown twice);
-#: the fix is theirs: sessionval.output.plots.subplots, or no figure as the last expression
-_SHOWN_TWICE = {"reformulation_effects.ipynb": "cells 7 and 15: plt.subplots, then `fig`"}
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(reason=_SHOWN_TWICE[p.name], strict=False))
-        if p.name in _SHOWN_TWICE
-        else p
-        for p in ALL
-    ],
-    ids=[p.name for p in ALL],
-)
+@pytest.mark.parametrize("path", ALL, ids=[p.name for p in ALL])
 def test_each_figure_is_shown_once(path, monkeypatch):
     nb = _executed(path, monkeypatch)
     twice = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and _images(c) > 1]
@@ -118,5 +104,7 @@ def test_the_notebook_extra_installs_jupyter_and_what_the_notebooks_import():
     ]
     notebook = " ".join(extras["notebook"])
     assert "jupyter" in notebook
-    # the notebooks draw figures (plots) and run the statistics (stats)
-    assert "sessionval[plots,stats]" in notebook
+    # the notebooks draw figures (plots), run the statistics (stats) and classify
+    # reformulations (reformulations)
+    inner = notebook.split("sessionval[", 1)[1].split("]", 1)[0]
+    assert {"plots", "stats", "reformulations"} <= set(inner.split(","))

@@ -28,6 +28,8 @@ FIGURES = [
     "cg_nCG",
     "cg_nDCG",
     "rating_correlations",  # issue 13: measures against the ratings (the sample has ratings)
+    "reformulation_gains",  # issue 27: change of DCG per reformulation group and system
+    "reformulation_transitions",  # issue 27: which reformulation follows which
 ]
 
 
@@ -57,7 +59,7 @@ def first_run(study, tmp_path_factory):
 def test_analysis_run_writes_everything(first_run, study):
     code, out = first_run
     assert code == 0
-    for name in ("per_position", "per_query", "per_session"):
+    for name in ("per_position", "per_query", "per_session", "reformulations"):
         assert (out / "tables" / f"{name}.csv").is_file()
         assert (out / "tables" / f"{name}.parquet").is_file()
     for name in FIGURES:
@@ -71,6 +73,30 @@ def test_analysis_run_writes_everything(first_run, study):
     assert (out / "validation.txt").read_text().startswith("120 records read")
     assert (out / "rejects.csv").is_file() and (out / "report.html").is_file()
     assert (out / "my_notes.txt").read_text() == "not sessionval's"
+
+
+def test_run_writes_the_reformulations_of_the_sample(first_run):
+    """Issue 27: one row per consecutive query pair, the issue's columns first."""
+    from sessionval.analysis.reformulations import REFORMULATION_COLUMNS
+
+    _, out = first_run
+    table = pd.read_parquet(out / "tables" / "reformulations.parquet")
+    pq = pd.read_parquet(out / "tables" / "per_query.parquet")
+    assert list(table.columns)[: len(REFORMULATION_COLUMNS)] == list(REFORMULATION_COLUMNS)
+    assert len(table) == len(pq) - pq["session_id"].nunique()
+    csv = pd.read_csv(out / "tables" / "reformulations.csv")
+    np.testing.assert_allclose(csv["delta_dcg"], table["delta_dcg"])
+    assert table["new_relevant"].notna().all() and table["seconds"].notna().all()
+    # two systems within searchers: the systems are compared per group and type, the
+    # intervals per type are over searchers, and the report has the section
+    comparisons = pd.read_csv(out / "tables" / "reformulation_comparisons.csv")
+    assert set(comparisons["design"]) == {"within"} and set(comparisons["level"]) == {
+        "group",
+        "type",
+    }
+    effects = pd.read_csv(out / "tables" / "reformulation_effects.csv")
+    assert set(effects["unit"]) == {"user_id"} and set(effects["system_id"]) == {"S1", "S2"}
+    assert 'id="reformulations"' in (out / "report.html").read_text(encoding="utf-8")
 
 
 def test_analysis_run_values_consistent(first_run):

@@ -17,7 +17,7 @@ import pandas as pd
 from ..errors import InputFormatError, SessionvalError, ValidationFailed, memory_advice, phase
 from ..evaluation.dask_engine import DaskEngine
 from ..evaluation.engine import Engine, LocalEngine
-from ..evaluation.remote import keeps_partitions, load_remote, score_partitions
+from ..evaluation.remote import RemoteStudy, keeps_partitions, load_remote, score_partitions
 from ..evaluation.result import SessionEvaluation
 from ..frame import LoadedStudy
 from ..io.formats import detect_format
@@ -28,6 +28,7 @@ from ..progress import Stages, stages
 from .correlations import correlation_step
 from .figures import FigureCell, draw_figures, figure_cell, figure_data, write_figure_tables
 from .outputs import RunOutputs
+from .reformulations import NO_RESULT_ROWS, reformulation_step
 from .settings import NO_JUDGMENTS, RunSettings, run_settings
 from .statistics import statistics_step
 from .steps import (
@@ -279,6 +280,21 @@ def run(
                 correlations = correlation_step(
                     outputs, tables.per_session, settings, figure=figures
                 )
+                reform = (
+                    None
+                    if isinstance(loaded, RemoteStudy)
+                    else reformulation_step(
+                        outputs,
+                        ev,
+                        loaded.judgments,
+                        tables.per_session,
+                        settings.statistics,
+                        formats=table_formats,
+                        figure=figures,
+                        params=settings.config.model_dump(mode="json"),
+                        figure_formats=settings.figures.formats,
+                    )
+                )
             bar.update()
 
             figure_notes: tuple[str, ...] = (NO_FIGURES,)
@@ -298,7 +314,7 @@ def run(
             bar.update()
 
             statistics = statistics_step(outputs, tables.per_session, settings.statistics)
-            notes = (*figure_notes, *export_notes)
+            notes = (*figure_notes, *export_notes, *(() if reform else (NO_RESULT_ROWS,)))
             scores = write_report_step(
                 outputs,
                 loaded=loaded,
@@ -311,6 +327,7 @@ def run(
                 sections=[
                     *statistics.sections,
                     *([correlations] if correlations is not None else []),
+                    *([reform.section] if reform and reform.section else []),
                 ],
             )
             bar.update()

@@ -215,6 +215,7 @@ def test_ids_with_markup_are_drawn_as_text(study_dir, tmp_path, fast, system):
     (study_dir / "study.json").write_text(json.dumps(header))
     out = tmp_path / "out"
     assert _run(study_dir, out, "--config", str(fast)) == 0
-    assert len(list((out / "figures").glob("*.png"))) == 9
+    # nine, and the two reformulation figures (issue 27: the id is in the gains' legend)
+    assert len(list((out / "figures").glob("*.png"))) == 11
     fig2 = pd.read_csv(out / "figures" / "fig2_session_nsdcg.csv", keep_default_na=False)
     assert system in set(fig2["system_id"])
