@@ -23,6 +23,7 @@ EXPECTED = {
     "rating_correlations",  # issue 13: measures against the searchers' ratings
     "compare_systems",
     "evaluate_run",
+    "EvaluationResult",  # issue 22: the one result protocol of both evaluations
 }  # fmt: skip
 
 

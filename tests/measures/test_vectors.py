@@ -86,8 +86,8 @@ def test_unjudged_condense_moves_documents_up() -> None:
     cond = RankedLists.from_arrays(
         ["q"], [0, 3], [NAN, NAN, 1], recall_base=[[1]], unjudged="condense"
     )
-    assert evaluate_lists(zero, ["RR"]).per_query["value"].tolist() == [pytest.approx(1 / 3)]
-    assert evaluate_lists(cond, ["RR"]).per_query["value"].tolist() == [1.0]
+    assert evaluate_lists(zero, ["RR"]).long()["value"].tolist() == [pytest.approx(1 / 3)]
+    assert evaluate_lists(cond, ["RR"]).long()["value"].tolist() == [1.0]
     assert zero.n_unjudged == 2
     with pytest.raises(JudgmentError, match="unjudged"):
         RankedLists.from_arrays(["q"], [0, 1], [NAN], unjudged="error")
@@ -125,16 +125,16 @@ def test_from_run_tie_breaks() -> None:
 
     def rr(ties: str) -> float:
         lists = RankedLists.from_run(run, j, ties=ties)  # type: ignore[arg-type]
-        return float(evaluate_lists(lists, ["RR"]).per_query["value"][0])
+        return float(evaluate_lists(lists, ["RR"]).long()["value"][0])
 
     assert rr("doc_id") == 0.5  # a, b, c
     assert rr("trec_eval") == 0.5  # c, b, a
     assert rr("input") == 0.5  # c, b, a as given
     run2 = run.assign(doc_id=["b", "c", "a"])
     lists = RankedLists.from_run(run2, j, ties="doc_id")
-    assert float(evaluate_lists(lists, ["RR"]).per_query["value"][0]) == 0.5
+    assert float(evaluate_lists(lists, ["RR"]).long()["value"][0]) == 0.5
     lists = RankedLists.from_run(run2, j, ties="input")
-    assert float(evaluate_lists(lists, ["RR"]).per_query["value"][0]) == 1.0
+    assert float(evaluate_lists(lists, ["RR"]).long()["value"][0]) == 1.0
 
 
 def test_score_order_and_duplicates_match_simple_definitions() -> None:
