@@ -33,7 +33,7 @@ from ..io.trec import GRADE_RANGE, read_judgments, read_run, run_line_numbers
 from ..judgments.gains import NegativePolicy
 from ..judgments.unjudged import UnjudgedPolicy
 from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
-from ..measures.ranking import _codes
+from ..measures.ranking import factorize_ids
 from ..measures.registry import Measure, parse_measures
 from ..models.judgments import GradeScale
 from ..problems import line_list
@@ -478,7 +478,7 @@ def _qrels(qrels: QrelsInput, encoding: str | None = None) -> JudgmentFrame | _Q
 
 def _category(col: pd.Series) -> pd.Categorical:
     """Dictionary-encode ids (Arrow hashing for Arrow strings); missing ids stay missing."""
-    codes, cats = _codes(col)
+    codes, cats = factorize_ids(col)
     return pd.Categorical.from_codes(codes, categories=cats.astype(str), validate=False)
 
 

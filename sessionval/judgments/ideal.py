@@ -18,7 +18,7 @@ from ..errors import JudgmentError, MeasureSpecError
 from ..frame import JudgmentFrame, SessionFrame
 from ..models.judgments import GradeScale
 from .gains import GainScheme, NegativePolicy, gain_scheme
-from .lookup import _as_categorical, index_in
+from .lookup import as_categorical, index_in
 
 __all__ = [
     "IdealGains",
@@ -89,7 +89,7 @@ class IdealGains:
 
         Categorical input is translated per category, not per row.
         """
-        codes, cats = _as_categorical(labels)
+        codes, cats = as_categorical(labels)
         m = np.append(index_in(cats, self.keys), -1)
         return m[codes]
 

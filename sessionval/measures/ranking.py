@@ -22,6 +22,8 @@ from ..kernels.blocks import for_blocks
 __all__ = [
     "SORT_BLOCK_ROWS",
     "coded_doc_ranks",
+    "factorize_ids",
+    "first_duplicate",
     "run_order",
 ]
 
@@ -206,7 +208,7 @@ def _sort_rows(
     return np.asarray((o + starts[:, None])[valid], dtype=np.int64)
 
 
-def _first_duplicate(
+def first_duplicate(
     q_rows: npt.NDArray[np.integer],
     d_rows: npt.NDArray[np.integer],
     *,
@@ -250,7 +252,12 @@ def _first_duplicate(
     return -1 if same.size == 0 else int(order[same[0] + 1])
 
 
-def _codes(col: pd.Series) -> tuple[npt.NDArray[np.int32], pd.Index]:
+def factorize_ids(col: pd.Series) -> tuple[npt.NDArray[np.int32], pd.Index]:
+    """Integer codes of an id column and the ids they stand for (``pd.factorize``, faster).
+
+    Categoricals keep their codes; Arrow-backed strings use Arrow's hash encoder; a
+    missing id gets code -1.
+    """
     if isinstance(col.dtype, pd.CategoricalDtype):
         codes = col.cat.codes.to_numpy()
         return codes.astype(np.int32, copy=False), pd.Index(col.cat.categories)

@@ -138,7 +138,7 @@ def test_from_run_tie_breaks() -> None:
 
 
 def test_score_order_and_duplicates_match_simple_definitions() -> None:
-    from sessionval.measures.ranking import _first_duplicate, _score_order
+    from sessionval.measures.ranking import _score_order, first_duplicate
 
     rng = np.random.default_rng(11)
     for trial in range(300):
@@ -155,6 +155,6 @@ def test_score_order_and_duplicates_match_simple_definitions() -> None:
     s = rng.random(q.size)
     np.testing.assert_array_equal(_score_order(q, s), np.lexsort((-s, q)))
     qq = np.array([0, 0, 0, 1, 1, 2])
-    assert _first_duplicate(qq, np.array([1, 2, 3, 1, 2, 1])) == -1
-    assert _first_duplicate(qq, np.array([1, 2, 3, 4, 4, 1])) == 4
-    assert _first_duplicate(qq, np.array([5, 2, 5, 4, 3, 1])) == 2
+    assert first_duplicate(qq, np.array([1, 2, 3, 1, 2, 1])) == -1
+    assert first_duplicate(qq, np.array([1, 2, 3, 4, 4, 1])) == 4
+    assert first_duplicate(qq, np.array([5, 2, 5, 4, 3, 1])) == 2
