@@ -25,8 +25,8 @@ import pandas as pd
 
 from .._types import FloatArray, IntArray
 from ..errors import SessionvalError
-from ..frame import JudgmentFrame, SessionFrame, concat_ranges
-from ..kernels.segments import offsets_from_counts, segment_ids
+from ..frame import JudgmentFrame, SessionFrame
+from ..kernels.segments import gather_ranges, offsets_from_counts, segment_ids
 from .config import SessionConfig
 from .dask_engine import DaskEngine
 from .engine import LocalEngine
@@ -143,7 +143,7 @@ class _Order:
 
         ``counts`` are the items per gathered session.
         """
-        return concat_ranges(offsets_from_counts(counts)[:-1][self.take], counts[self.take])
+        return gather_ranges(offsets_from_counts(counts)[:-1][self.take], counts[self.take])
 
 
 def _order(file_row: IntArray, parts: Sequence[PartScores], part_sessions: Sequence[int]) -> _Order:

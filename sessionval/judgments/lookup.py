@@ -19,6 +19,7 @@ import pandas as pd
 from .._types import FloatArray, IntArray
 from ..errors import JudgmentError, MeasureSpecError
 from ..frame import JudgmentFrame, SessionFrame
+from ..kernels.segments import offsets_from_counts
 
 __all__ = [
     "GradeLookup",
@@ -248,8 +249,7 @@ class GradeLookup:
         """
         dc = np.asarray(doc_codes)
         base = self._key_parts(key_codes)
-        off = np.zeros(np.size(counts) + 1, dtype=np.int64)
-        np.cumsum(np.asarray(counts, dtype=np.int64), out=off[1:])
+        off = offsets_from_counts(counts)
         n = int(off[-1])
         out = np.full(n, np.nan)
         for a in range(0, n, _BLOCK_ROWS):

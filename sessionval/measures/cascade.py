@@ -19,6 +19,7 @@ import numpy as np
 from .._types import FloatArray
 from ..errors import JudgmentError
 from ..judgments.gains import GainScheme, gain_scheme
+from ..kernels.discounts import geometric_weights
 from ..kernels.segments import segment_cumsum, segment_sum
 from .grammar import MeasureDef, Param, Spelling
 from .lists import EmptyPolicy, RankedLists, cut_lists, list_gains
@@ -119,7 +120,7 @@ def rank_biased_precision(
     array([0.328])
     """
     c = cut_lists(lists, cutoff)
-    weight = (1.0 - p) * p ** (c.rank - 1.0)
+    weight = (1.0 - p) * geometric_weights(c.rank, p=p)
     if gain == "binary":
         return segment_sum(np.where(c.grades >= rel, weight, 0.0), c.seg, lists.n)
     scheme = gain if isinstance(gain, GainScheme) else gain_scheme(gain)

@@ -20,6 +20,7 @@ from typing import Final
 import numpy as np
 
 from .._types import FloatArray, IntArray
+from ..kernels.discounts import rank_discount
 from ..kernels.segments import segment_cumsum, segment_ids, segment_sum, take_prefix
 from .grammar import MeasureDef, Spelling
 from .lists import EmptyPolicy, RankedLists, apply_empty, safe_div
@@ -50,10 +51,10 @@ def _ideal_at(lists: RankedLists, seg: IntArray, rank: FloatArray) -> FloatArray
 def _dcg_prefix(lists: RankedLists) -> tuple[FloatArray, FloatArray]:
     """Running DCG of every list and of every ideal vector (gain / log2(rank + 1))."""
     _seg, rank, g = _row_gains(lists)
-    dcg = segment_cumsum(g / np.log2(rank + 1.0), lists.offsets)
+    dcg = segment_cumsum(g / rank_discount(rank, b=2.0, kind="log2p1"), lists.offsets)
     ioff = lists.ideal_offsets
     irank = np.arange(lists.ideal_grades.size) - ioff[segment_ids(ioff)] + 1.0
-    idcg = segment_cumsum(lists.ideal_grades / np.log2(irank + 1.0), ioff)
+    idcg = segment_cumsum(lists.ideal_grades / rank_discount(irank, b=2.0, kind="log2p1"), ioff)
     return dcg, idcg
 
 

@@ -29,7 +29,7 @@ from ..errors import InputFormatError, JudgmentError, MeasureSpecError
 from ..judgments.gains import GAIN_SCHEMES, NegativePolicy
 from ..judgments.ideal import IdealGains
 from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
-from ..kernels.segments import offsets_from_counts
+from ..kernels.segments import gather_ranges, offsets_from_counts
 from .lists import TIE_BREAKS, KeyStats, TieBreak, assemble_lists, check_negative
 from .ranking import coded_doc_ranks, factorize_ids, first_duplicate, run_order
 from .string_ids import IdKeys, JudgedKeys, KeyCollision, id_codes, id_keys
@@ -198,9 +198,7 @@ def _add_unretrieved_topics(
     o = np.argsort(string_ranks(labels), kind="stable")
     # re-sort lists; rows move with their list (vectorised gather)
     starts = offsets_from_counts(counts)[:-1]
-    c_new = counts[o]
-    new_starts = offsets_from_counts(c_new)[:-1]
-    row_idx = np.arange(int(c_new.sum()), dtype=np.int64) + np.repeat(starts[o] - new_starts, c_new)
+    row_idx = gather_ranges(starts[o], counts[o])
     return labels[o], pos[o], counts[o], grades[row_idx]
 
 
