@@ -30,6 +30,7 @@ from .evaluation.config import PRESETS, SessionConfig
 from .evaluation.dask_engine import DaskEngine, dask_engine
 from .evaluation.engine import Engine, LocalEngine
 from .evaluation.lists import SingleEvaluation, evaluate_lists, evaluate_run
+from .evaluation.protocol import EvaluationResult
 from .evaluation.result import SessionEvaluation
 from .evaluation.session import evaluate
 from .frame import JudgmentFrame, LoadedStudy, SessionFrame
@@ -84,6 +85,7 @@ __all__ = [
     "PRESETS",
     "DaskEngine",
     "Engine",
+    "EvaluationResult",
     "GainScheme",
     "GradeScale",
     "IdealGains",

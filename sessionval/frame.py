@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputFormatError, JudgmentError
+from .kernels.segments import gather_ranges, offsets_from_counts
 from .models.judgments import GradeScale
 from .models.study import QrelsKey, Study
 from .problems import LoadReport, Problem
@@ -61,7 +62,6 @@ __all__ = [
     "QrelsKey",
     "SessionFrame",
     "check_columns",
-    "concat_ranges",
     "flat_layout_markdown",
     "frame_schema_markdown",
     "id_order",
@@ -340,19 +340,6 @@ def _sorted_categories(col: pd.Series) -> pd.Series | None:
     return pd.Series(recoded, index=col.index, name=col.name, copy=False)
 
 
-def concat_ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Indices ``starts[i] .. starts[i] + counts[i] - 1`` of every range, in range order.
-
-    >>> concat_ranges(np.array([5, 0]), np.array([2, 3])).tolist()
-    [5, 6, 0, 1, 2]
-    """
-    total = int(counts.sum())
-    new_starts = np.zeros(counts.size, dtype=np.int64)
-    np.cumsum(counts[:-1], out=new_starts[1:])
-    out: np.ndarray = np.arange(total, dtype=np.int64) + np.repeat(starts - new_starts, counts)
-    return out
-
-
 @dataclass(frozen=True)
 class SessionFrame:
     """A study in columnar form; see the module docstring for every column.
@@ -404,10 +391,7 @@ class SessionFrame:
         Results are sorted by ``query_idx``, so query ``i`` owns rows
         ``offsets[i]:offsets[i + 1]``; this is the segment layout the kernels use.
         """
-        counts = self.queries["n_results"].to_numpy(dtype=np.int64)
-        offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
-        return offsets
+        return offsets_from_counts(self.queries["n_results"].to_numpy(dtype=np.int64))
 
     def in_id_order(self) -> SessionFrame:
         """The same study with sessions in id order: what every evaluation scores.
@@ -458,7 +442,7 @@ class SessionFrame:
             # a stable sort keeps each session's queries in order; results move by query
             q_take = np.argsort(q_new, kind="stable")
             r_off = self.query_offsets()
-            r_take = concat_ranges(r_off[:-1][q_take], np.diff(r_off)[q_take])
+            r_take = gather_ranges(r_off[:-1][q_take], np.diff(r_off)[q_take])
             queries = self.queries.iloc[q_take].reset_index(drop=True)
             results = results.iloc[r_take].reset_index(drop=True)
             n_res = queries["n_results"].to_numpy(dtype=np.int64)

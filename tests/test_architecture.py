@@ -7,6 +7,7 @@ in exactly one layer, so a new stage cannot be added without deciding where it g
 
 from __future__ import annotations
 
+import ast
 import tomllib
 from pathlib import Path
 
@@ -42,3 +43,181 @@ def test_data_flows_down_the_stages() -> None:
     flow = ["io", "judgments", "measures", "evaluation", "analysis", "output", "workflow"]
     positions = [order.index(f"sessionval.{stage}") for stage in flow]
     assert positions == sorted(positions, reverse=True)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_module(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_imports(path: Path, source: str | None = None) -> list[str]:
+    """``from X import _name`` and ``X._name`` (X a sessionval module) in one file."""
+    module = _module_name(path)
+    tree = ast.parse(path.read_text(encoding="utf-8") if source is None else source)
+    found: list[str] = []
+    modules: set[str] = set()  # local names bound to sessionval modules
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            target = _imported_module(node, module, path.name == "__init__.py")
+            if not target.startswith("sessionval"):
+                continue
+            for alias in node.names:
+                if _private(alias.name) and target != module:
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}: {target}.{alias.name}")
+                elif (
+                    (PACKAGE.parent / (target + "." + alias.name).replace(".", "/"))
+                    .with_suffix(".py")
+                    .is_file()
+                ):
+                    modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("sessionval") and alias.asname:
+                    modules.add(alias.asname)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and _private(node.attr)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+        ):
+            found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    # what two modules share is named (public, in __all__), so the next split says so
+    found = [hit for path in sorted(PACKAGE.rglob("*.py")) for hit in private_imports(path)]
+    assert found == []
+
+
+def test_the_private_import_check_sees_both_spellings() -> None:
+    probe = PACKAGE / "measures" / "probe.py"  # not written: its text is given
+    source = "from .lists import _hidden\nfrom . import precision\nprecision._secret\n"
+    hits = private_imports(probe, source)
+    assert [h.split(": ")[1] for h in hits] == [
+        "sessionval.measures.lists._hidden",
+        "precision._secret",
+    ]
+
+
+#: Hand-written discounts allowed outside ``kernels/discounts.py``: (file, function) -> why.
+OWN_DISCOUNTS = {
+    ("measures/cg_trec.py", "g_measure"): "trec_eval's G: discount by the gain still owed",
+    ("measures/cg_trec.py", "bin_g"): "trec_eval's binG: discount by the non-relevant above",
+}
+
+
+def hand_written_discounts(path: Path, source: str | None = None) -> list[str]:
+    """``log2(...)`` calls and geometric ``x ** (i - 1)`` weights, by enclosing function."""
+    tree = ast.parse(path.read_text(encoding="utf-8") if source is None else source)
+    rel = path.relative_to(PACKAGE).as_posix()
+    found: list[str] = []
+
+    def visit(node: ast.AST, func: str) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            func = node.name
+        log2 = isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "log2"
+        geometric = (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Pow)
+            and not isinstance(node.left, ast.Constant)  # 2 ** (bits - 1) is no weight
+            and isinstance(node.right, ast.BinOp)
+            and isinstance(node.right.op, ast.Sub)
+            and isinstance(node.right.right, ast.Constant)
+            and node.right.right.value == 1
+        )
+        if (log2 or geometric) and (rel, func) not in OWN_DISCOUNTS:
+            found.append(f"{rel}:{getattr(node, 'lineno', 0)} in {func}")
+        for child in ast.iter_child_nodes(node):
+            visit(child, func)
+
+    visit(tree, "<module>")
+    return found
+
+
+def test_rank_discounts_come_only_from_the_discount_table() -> None:
+    found = [
+        hit
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != PACKAGE / "kernels" / "discounts.py"
+        for hit in hand_written_discounts(path)
+    ]
+    assert found == []
+
+
+def test_the_discount_check_sees_log2_and_geometric_weights() -> None:
+    probe = PACKAGE / "measures" / "probe.py"  # not written: its text is given
+    source = "def f(r, p):\n    return 1 / np.log2(r + 1) + p ** (r - 1)\n"
+    assert hand_written_discounts(probe, source) == [
+        "measures/probe.py:2 in f",
+        "measures/probe.py:2 in f",
+    ]
+
+
+def _is_call(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Call) and getattr(node.func, "attr", None) == name
+
+
+def _shifted_repeat(node: ast.AST) -> bool:
+    """``np.repeat(a - b, counts)``: the shift of a hand-written range gather."""
+    return _is_call(node, "repeat") and isinstance(getattr(node, "args", [None])[0], ast.BinOp)
+
+
+def hand_written_segments(path: Path, source: str | None = None) -> list[str]:
+    """Segment offsets (``np.cumsum(counts, out=off[1:])``) and range gathers
+    (``np.arange(n) + np.repeat(starts - new, counts)``) written outside the library."""
+    tree = ast.parse(path.read_text(encoding="utf-8") if source is None else source)
+    rel = path.relative_to(PACKAGE).as_posix()
+    found = []
+    for node in ast.walk(tree):
+        offsets = _is_call(node, "cumsum") and any(
+            k.arg == "out" for k in getattr(node, "keywords", [])
+        )
+        gather = (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Add)
+            and (_shifted_repeat(node.left) or _shifted_repeat(node.right))
+        ) or (
+            isinstance(node, ast.AugAssign)
+            and isinstance(node.op, ast.Add)
+            and _shifted_repeat(node.value)
+        )
+        if offsets or gather:
+            found.append(f"{rel}:{getattr(node, 'lineno', 0)}")
+    return found
+
+
+def test_segment_primitives_come_only_from_the_segment_library() -> None:
+    found = [
+        hit
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != PACKAGE / "kernels" / "segments.py"
+        for hit in hand_written_segments(path)
+    ]
+    assert found == []
+
+
+def test_the_segment_check_sees_offsets_and_gathers() -> None:
+    probe = PACKAGE / "measures" / "probe.py"  # not written: its text is given
+    source = (
+        "off = np.zeros(n + 1)\nnp.cumsum(c, out=off[1:])\n"
+        "i = np.arange(t) + np.repeat(s - o, c)\ni += np.repeat(s - o, c)\n"
+    )
+    assert sorted(hand_written_segments(probe, source)) == [
+        "measures/probe.py:2",
+        "measures/probe.py:3",
+        "measures/probe.py:4",
+    ]

@@ -24,6 +24,7 @@ EXPECTED = {
     "compare_systems",
     "evaluate_run",
     "reformulations",  # issue 27: one row per query reformulation
+    "EvaluationResult",  # issue 22: the one result protocol of both evaluations
 }  # fmt: skip
 
 

@@ -69,7 +69,7 @@ def _rows(
             by_repr.setdefault(repr(n.measure), []).append(n)
     rows: list[tuple[Named, str, float]] = []
     if per_query:
-        pq = ev.per_query
+        pq = ev.long()
         for q, m, v in zip(pq["query_id"], pq["measure"], pq["value"].astype(float), strict=True):
             rows += [(n, q, v) for n in by_repr[m] if not (n.trec_eval and n.label == "num_q")]
     summary = ev.summary()

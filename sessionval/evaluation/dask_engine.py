@@ -36,6 +36,7 @@ from .engine import DEFAULT_CHUNK_ROWS, Progress, session_ranges
 
 __all__ = [
     "DaskEngine",
+    "apply_on_worker",
     "dask_engine",
 ]
 
@@ -64,7 +65,7 @@ class _Shared:
     ideal_values: Any
 
 
-def _apply(item: Any, fn: Callable[[Any], Any]) -> Any:
+def apply_on_worker(item: Any, fn: Callable[[Any], Any]) -> Any:
     """On a worker: ``fn(item)`` (``fn`` broadcast once)."""
     return fn(item)
 
@@ -140,7 +141,7 @@ class DaskEngine:
         if not items:
             return []
         shared = self.broadcast(fn)
-        futures = [self.client.submit(_apply, item, shared, pure=False) for item in items]
+        futures = [self.client.submit(apply_on_worker, item, shared, pure=False) for item in items]
         return self.collect(futures)
 
     # ---- data kept on the workers (a partitioned study: sessionval.evaluation.remote)

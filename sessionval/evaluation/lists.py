@@ -33,13 +33,14 @@ from ..io.trec import GRADE_RANGE, read_judgments, read_run, run_line_numbers
 from ..judgments.gains import NegativePolicy
 from ..judgments.unjudged import UnjudgedPolicy
 from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
-from ..measures.ranking import _codes
+from ..measures.ranking import factorize_ids
 from ..measures.registry import Measure, parse_measures
 from ..models.judgments import GradeScale
 from ..problems import line_list
 from ..validate.ids import spelling_notes
 from .engine import ItemMapper
 from .inputs import nested_table, run_and_qrels
+from .single import SingleEvaluation
 
 __all__ = [
     "DEFAULT_RUN_MEASURES",
@@ -74,107 +75,6 @@ _GRADE_COLUMNS: Final = ("relevance", "grade")
 # what helps when a read runs out of memory (the parsed tables take about the file's size)
 _QRELS_ADVICE: Final = memory_advice("keep only the judgments of the run's topics in the qrels")
 _RUN_ADVICE: Final = memory_advice("a run of fewer lines (e.g. the top 1000 of each topic)")
-
-
-@dataclass(frozen=True)
-class SingleEvaluation:
-    """Result of :func:`evaluate_lists`.
-
-    Parameters
-    ----------
-    per_query
-        Long form: ``query_id``, ``measure`` (canonical name), ``value``; one row per
-        list and measure, lists in input order, measures in request order.
-    measures
-        The measures, in request order.
-    n_queries
-        Number of lists evaluated.
-    n_empty_recall_base
-        Lists whose judgment key has no relevant document (normalised measures are NaN
-        there under ``empty="nan"``).
-    n_negative, n_unjudged
-        Result rows with a negative grade / without a judgment.
-    n_skipped
-        Queries left out because their topic has no judgments.
-    notes
-        What the reader noticed without failing: document ids of the run and qrels
-        that differ only by Unicode normalisation or invisible characters, and such
-        spellings judged with different grades (:mod:`sessionval.validate.ids`).
-    """
-
-    per_query: pd.DataFrame
-    measures: tuple[Measure, ...]
-    n_queries: int
-    n_empty_recall_base: int
-    n_negative: int
-    n_unjudged: int
-    n_skipped: int
-    notes: tuple[str, ...] = ()
-
-    def summary(self) -> pd.DataFrame:
-        """Mean per measure over the lists with a defined value.
-
-        Each measure is aggregated as it declares (``MeasureDef.aggregate``): the mean;
-        the sum for counts (``NumRet``, trec_eval's ``num_ret``); ``exp`` of the mean
-        for a per-query log (``GMAP``, trec_eval's ``gm_map``).
-
-        Returns
-        -------
-        pandas.DataFrame
-            ``measure``, ``value`` (NaN values left out), ``n`` (lists aggregated).
-        """
-        g = self.per_query.groupby("measure", sort=False)["value"]
-        out = pd.DataFrame({"value": g.mean(), "n": g.count().astype(np.int64)})
-        how = {repr(m): m.definition.aggregate for m in self.measures}
-        kinds = out.index.map(how).to_numpy()
-        sums = g.sum()
-        out["value"] = np.where(
-            kinds == "sum", sums, np.where(kinds == "exp_mean", np.exp(out["value"]), out["value"])
-        )
-        out = out.reset_index()
-        order = {repr(m): i for i, m in enumerate(self.measures)}
-        return out.sort_values("measure", key=lambda s: s.map(order)).reset_index(drop=True)
-
-    @property
-    def means(self) -> dict[str, float]:
-        """Mean of each measure by canonical name (ir_measures' ``calc_aggregate``)."""
-        s = self.summary()
-        return dict(zip(s["measure"], s["value"].astype(float), strict=True))
-
-    def _facts(self) -> list[str]:
-        facts = [f"{self.n_queries} queries"]
-        if self.n_skipped:
-            facts.append(f"{self.n_skipped} run queries without judgments skipped")
-        if self.n_empty_recall_base:
-            facts.append(f"{self.n_empty_recall_base} without relevant documents")
-        if self.n_unjudged:
-            facts.append(f"{self.n_unjudged} retrieved documents unjudged")
-        return facts
-
-    def __repr__(self) -> str:
-        """One line: the counts and the mean of each measure.
-
-        Examples
-        --------
-        >>> ev = evaluate_run({"1": {"a": 1.0}}, {"1": {"a": 1}}, ["AP", "P@1"])
-        >>> ev
-        SingleEvaluation(1 queries; AP 1.0000, P@1 1.0000)
-        """
-        means = ", ".join(f"{m} {v:.4f}" for m, v in self.means.items())
-        return f"SingleEvaluation({'; '.join([', '.join(self._facts()), means])})"
-
-    def _repr_html_(self) -> str:
-        """The counts and the table of means, for a notebook."""
-        from .display import html_block
-
-        return html_block("SingleEvaluation", self._facts(), {"means": self.summary()})
-
-    def wide(self) -> pd.DataFrame:
-        """One row per list, one column per measure."""
-        w = self.per_query.pivot_table(
-            index="query_id", columns="measure", values="value", sort=False, dropna=False
-        )
-        return w[[repr(m) for m in self.measures]]
 
 
 def _compute(m: Measure, *, lists: RankedLists, empty: EmptyPolicy) -> FloatArray:
@@ -213,8 +113,10 @@ def evaluate_lists(
     --------
     >>> lists = RankedLists.from_arrays(["q1", "q2"], [0, 2, 3], [2, 0, 0])
     >>> ev = evaluate_lists(lists, ["RR", "nDCG@2"])
-    >>> ev.per_query["value"].tolist()
-    [1.0, 1.0, 0.0, nan]
+    >>> ev.per_query()
+      query_id   RR  nDCG@2
+    0       q1  1.0     1.0
+    1       q2  0.0     NaN
     >>> ev.n_empty_recall_base
     1
     """
@@ -336,8 +238,8 @@ def evaluate_run(
     Returns
     -------
     SingleEvaluation
-        ``per_query`` is the tidy table ``query_id, measure, value``; ``means`` the
-        mean per measure.
+        ``per_query()`` one row per query and a column per measure, ``long()`` the
+        tidy table ``query_id, measure, value``; ``means`` the mean per measure.
 
     Raises
     ------
@@ -355,7 +257,7 @@ def evaluate_run(
     >>> qrels = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["b", "c", "a"],
     ...                       "relevance": [1, 2, 0]})
     >>> ev = evaluate_run(run, qrels, ["nDCG@10", "P@1", "map"])
-    >>> ev.per_query.head(3)
+    >>> ev.long().head(3)
       query_id  measure     value
     0        1  nDCG@10  0.239812
     1        1      P@1  0.000000
@@ -576,7 +478,7 @@ def _qrels(qrels: QrelsInput, encoding: str | None = None) -> JudgmentFrame | _Q
 
 def _category(col: pd.Series) -> pd.Categorical:
     """Dictionary-encode ids (Arrow hashing for Arrow strings); missing ids stay missing."""
-    codes, cats = _codes(col)
+    codes, cats = factorize_ids(col)
     return pd.Categorical.from_codes(codes, categories=cats.astype(str), validate=False)
 
 

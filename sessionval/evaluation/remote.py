@@ -48,7 +48,7 @@ from ..judgments.coverage import coverage_counts, sum_counts
 from ..problems import Mode
 from ..validate.references import attach_entities
 from .config import SessionConfig
-from .dask_engine import DaskEngine, _apply
+from .dask_engine import DaskEngine, apply_on_worker
 from .remote_scores import PartScores, RemoteEvaluation, assemble, score_partition, scores_of
 from .result import SessionEvaluation
 from .session import evaluate
@@ -221,7 +221,7 @@ def _submit_loads(
     # searcher): sent to each worker once, not pickled into every task
     load = engine.broadcast(setup.load)
     judgments = engine.broadcast(setup.judgments) if setup.judgments is not None else None
-    return engine.submit_items(_apply, setup.files, load), judgments
+    return engine.submit_items(apply_on_worker, setup.files, load), judgments
 
 
 #: what the client gathers of a validated partition: no result row

@@ -25,13 +25,13 @@ import pandas as pd
 
 from .._types import FloatArray, IntArray
 from ..errors import SessionvalError
-from ..frame import JudgmentFrame, SessionFrame, concat_ranges
-from ..kernels.segments import offsets_from_counts, segment_ids
+from ..frame import JudgmentFrame, SessionFrame
+from ..kernels.segments import gather_ranges, offsets_from_counts, segment_ids
 from .config import SessionConfig
 from .dask_engine import DaskEngine
 from .engine import LocalEngine
 from .result import Positions, SessionEvaluation
-from .session import _context, _grade_source, _layout, evaluate
+from .session import chunk_context, evaluate, grade_source, study_layout
 
 __all__ = [
     "PartScores",
@@ -143,7 +143,7 @@ class _Order:
 
         ``counts`` are the items per gathered session.
         """
-        return concat_ranges(offsets_from_counts(counts)[:-1][self.take], counts[self.take])
+        return gather_ranges(offsets_from_counts(counts)[:-1][self.take], counts[self.take])
 
 
 def _order(file_row: IntArray, parts: Sequence[PartScores], part_sessions: Sequence[int]) -> _Order:
@@ -230,14 +230,14 @@ def assemble(
     frame, file_row = _study_frame(study_frame)
     order = _order(file_row, scores, part_sessions)
     zero = replace(frame, queries=frame.queries.assign(n_results=np.int32(0)))
-    lay = _layout(zero)
+    lay = study_layout(zero)
     if not np.array_equal(order.n_queries[order.take], np.diff(lay.session_query_offsets)):
         raise SessionvalError(  # pragma: no cover - the partitions are the frame's
             "the partitions' queries on the workers do not match the study's"
         )
-    src = _grade_source(zero, judgments, cfg)
+    src = grade_source(zero, judgments, cfg)
     ideal = src.ideal(zero, cfg)
-    ctx = _context(zero, lay, src, cfg, ideal)
+    ctx = chunk_context(zero, lay, src, cfg, ideal)
     qa = _merge([s.queries for s in scores], order.blocks(order.n_queries))
     sa = _merge([s.sessions for s in scores], order.take)
     first = scores[0]

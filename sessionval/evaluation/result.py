@@ -9,26 +9,40 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
 from .._types import FloatArray, IntArray
+from ..errors import SessionvalError
 from ..frame import SessionFrame
 from ..judgments.ideal import IdealGains
 from ..judgments.unjudged import apply_unjudged
 from ..kernels.segments import offsets_from_counts
+from ..measures.registry import parse_measures
 from ..measures.session import normalise
 from .chunks import ChunkContext, concat_parts, run_chunk
 from .config import SessionConfig
 from .engine import Engine
+from .protocol import LegacySummary, summarise_long
 
 __all__ = [
+    "QUERY_IDS",
+    "QUERY_SCORES",
+    "SESSION_IDS",
+    "SESSION_SCORES",
     "Positions",
     "SessionEvaluation",
 ]
+
+#: Identifying columns of :meth:`SessionEvaluation.long` per level.
+SESSION_IDS: Final = ("session_id", "user_id", "topic_id", "system_id")
+QUERY_IDS: Final = (*SESSION_IDS, "query_pos", "query_id")
+#: The built-in scores of each level in :meth:`SessionEvaluation.long` and ``summary()``.
+SESSION_SCORES: Final = ("sdcg", "nsdcg")
+QUERY_SCORES: Final = ("dcg", "ndcg")
 
 
 @dataclass(frozen=True)
@@ -419,7 +433,69 @@ class SessionEvaluation:
             {"mean final sDCG and nsDCG per system": self._means_by_system()},
         )
 
-    def summary(self) -> dict[str, Any]:
+    def long(self, level: str = "session") -> pd.DataFrame:
+        """Tidy table of one level: identifying columns, ``measure``, ``value``.
+
+        ``level="session"``: ``session_id, user_id, topic_id, system_id`` and the
+        scores ``sdcg``, ``nsdcg`` and the requested session measures;
+        ``level="query"``: ``session_id, user_id, topic_id, system_id, query_pos,
+        query_id`` and ``dcg``, ``ndcg`` and the requested single-query measures.
+        One row per unit and measure, unit-major (all measures of a unit together),
+        values as in :meth:`per_session` / :meth:`per_query`.
+
+        Raises
+        ------
+        SessionvalError
+            A level other than ``"session"`` or ``"query"``.
+        """
+        ids: tuple[str, ...]
+        if level == "session":
+            wide, ids = self.per_session(), SESSION_IDS
+            scores = (*SESSION_SCORES, *self.session_measures)
+        elif level == "query":
+            wide, ids = self.per_query(), QUERY_IDS
+            scores = (*QUERY_SCORES, *self.measures)
+        else:
+            raise SessionvalError(
+                f"level={level!r} unknown; a session evaluation has 'session' and 'query'"
+            )
+        n, k = len(wide), len(scores)
+        unit = np.repeat(np.arange(n), k)  # unit-major, as SingleEvaluation.long()
+        out = wide[list(ids)].iloc[unit].reset_index(drop=True)
+        out["measure"] = np.tile(np.array(scores, dtype=object), n)
+        values = wide[list(scores)].to_numpy(dtype=np.float64).reshape(-1) if k else np.zeros(0)
+        out["value"] = values
+        return self._attach(out)
+
+    def summary(self) -> pd.DataFrame:
+        """Mean of each score of :meth:`long`: the session level, then the query level.
+
+        Each measure is aggregated over the sessions (or queries) with a defined value,
+        as it declares (``MeasureDef.aggregate``: the mean, the sum for counts,
+        ``exp`` of the mean for ``GMAP``); the counts are :meth:`counts`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``measure``, ``value``, ``n`` (units aggregated); reading a count by key
+            (``summary()["n_sessions"]``, the dict of before) still works and warns.
+        """
+        names = (*SESSION_SCORES, *self.session_measures, *QUERY_SCORES, *self.measures)
+        how = {
+            repr(m): m.definition.aggregate
+            for m in parse_measures([*self.session_measures, *self.measures])
+        }
+        table = pd.concat([self.long("session"), self.long("query")], ignore_index=True)
+        legacy = {**self.counts(), "config": self.config.model_dump(mode="json")}
+        return LegacySummary.of(summarise_long(table, names, how), legacy)
+
+    @property
+    def means(self) -> dict[str, float]:
+        """``{measure: value}`` of :meth:`summary`."""
+        s = self.summary()
+        return dict(zip(s["measure"], s["value"].astype(float), strict=True))
+
+    def counts(self) -> dict[str, int]:
         """Return the counts a report needs (sessions, queries, unjudged, empty ideals)."""
         return {
             "n_sessions": self.frame.n_sessions,
@@ -428,5 +504,4 @@ class SessionEvaluation:
             "n_unjudged": self.n_unjudged,
             "n_negative": self.n_negative,
             "n_empty_ideal": self.n_empty_ideal,
-            "config": self.config.model_dump(mode="json"),
         }

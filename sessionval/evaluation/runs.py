@@ -105,7 +105,7 @@ def score_runs(
     for name, table in runs.items():
         try:
             # evaluate_run: the one road from a run to scores, so the numbers are evaluate's
-            pq = evaluate_run(table, judgments, ms, **asdict(sc)).per_query
+            pq = evaluate_run(table, judgments, ms, **asdict(sc)).long()
         except (InputFormatError, JudgmentError) as exc:
             # name the run's file (read_run records it) unless the message is about the qrels
             where = str(getattr(table, "attrs", {}).get("source", f"run {name!r}"))

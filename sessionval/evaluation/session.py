@@ -74,7 +74,10 @@ from .engine import Engine, LocalEngine
 from .result import SessionEvaluation
 
 __all__ = [
+    "chunk_context",
     "evaluate",
+    "grade_source",
+    "study_layout",
 ]
 
 
@@ -88,7 +91,7 @@ class _Layout:
     session_query_offsets: IntArray
 
 
-def _layout(frame: SessionFrame) -> _Layout:
+def study_layout(frame: SessionFrame) -> _Layout:
     """Step 1: the study's layout, checked (queries grouped by session, rows by query)."""
     q = frame.queries
     qs = q["session_id"].cat.codes.to_numpy().astype(np.int64)
@@ -147,7 +150,7 @@ class _GradeSource:
         return float(observed.max()) if observed.size else float("inf")
 
 
-def _grade_source(
+def grade_source(
     frame: SessionFrame, judgments: JudgmentFrame | None, cfg: SessionConfig
 ) -> _GradeSource:
     """Step 2: prepare the grade lookup once (reference) or take the searchers' grades."""
@@ -179,7 +182,7 @@ def _query_cutoffs(frame: SessionFrame, cfg: SessionConfig) -> IntArray:
     return cut
 
 
-def _context(
+def chunk_context(
     frame: SessionFrame,
     lay: _Layout,
     src: _GradeSource,
@@ -406,15 +409,15 @@ def evaluate(
     """
     cfg = config or SessionConfig()
     eng = engine if engine is not None else LocalEngine()
-    _layout(frame)  # checked as given, so a message names the caller's rows
+    study_layout(frame)  # checked as given, so a message names the caller's rows
     frame = frame.in_id_order()  # the same sessions in any input order: the same tables
-    lay = _layout(frame)
+    lay = study_layout(frame)
     parsed = parse_measures(measures) if measures else []
-    src = _grade_source(frame, judgments, cfg)
+    src = grade_source(frame, judgments, cfg)
     ideal = src.ideal(frame, cfg)
     plans = _position_plans(cfg, parsed)
     base_key = cfg.model_dump_json()
-    ctx = _context(frame, lay, src, cfg, ideal, plans.pop(base_key, (cfg, ()))[1])
+    ctx = chunk_context(frame, lay, src, cfg, ideal, plans.pop(base_key, (cfg, ()))[1])
     chunks = eng.map_sessions(run_chunk, ctx)
     qa, sa = _gather(chunks)
 
@@ -448,7 +451,7 @@ def evaluate(
         key = cfg_m.model_dump_json()
         if key not in runs:
             extra = plans.get(key, (cfg_m, ()))[1]
-            ctx_m = _context(frame, lay, src, cfg_m, src.ideal(frame, cfg_m), extra)
+            ctx_m = chunk_context(frame, lay, src, cfg_m, src.ideal(frame, cfg_m), extra)
             qa_m, sa_m = _gather(eng.map_sessions(run_chunk, ctx_m))
             runs[key] = (_scores(qa_m, sa_m, lay), sa_m)
         scores, arrays = runs[key]

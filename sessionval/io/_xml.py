@@ -28,47 +28,59 @@ from .text import check_encoding, decode_text
 #: bound: expat's own guard is a factor of the input size, which grows with the file)
 MAX_EXPANSION: Final = 16 * 1024 * 1024
 
-__all__: list[str] = []
+__all__: list[str] = [
+    "XmlError",
+    "XmlNode",
+    "child_text",
+    "parse_by_session",
+    "parse_tree",
+    "repair_xml",
+]
 
 
 @dataclass(eq=False)
-class _Node:
+class XmlNode:
+    """An element of the parsed tree: tag, attributes, 1-based line/column, children, text."""
+
     tag: str
     attrib: dict[str, str]
     line: int
     col: int
-    children: list[_Node] = field(default_factory=list)
+    children: list[XmlNode] = field(default_factory=list)
     parts: list[str] = field(default_factory=list)
 
     @property
     def text(self) -> str:
         return "".join(self.parts).strip()
 
-    def find(self, tag: str) -> _Node | None:
+    def find(self, tag: str) -> XmlNode | None:
         for c in self.children:
             if c.tag == tag:
                 return c
         return None
 
-    def findall(self, tag: str) -> list[_Node]:
+    def findall(self, tag: str) -> list[XmlNode]:
         return [c for c in self.children if c.tag == tag]
 
 
-def _child_text(node: _Node, tag: str) -> str:
+def child_text(node: XmlNode, tag: str) -> str:
+    """Text of the first child named ``tag`` ("" when there is none)."""
     child = node.find(tag)
     return child.text if child is not None else ""
 
 
-class _XmlError(Exception):
+class XmlError(Exception):
+    """A parse error at a 1-based ``line`` and ``col``."""
+
     def __init__(self, line: int, col: int, what: str) -> None:
         super().__init__(f"{line}:{col}: {what}")
         self.line, self.col, self.what = line, col, what
 
 
-def _parse_tree(text: str) -> _Node:
-    """Parse XML text into :class:`_Node` (raises :class:`_XmlError` with 1-based line/col)."""
+def parse_tree(text: str) -> XmlNode:
+    """Parse XML text into :class:`XmlNode` (raises :class:`XmlError` with 1-based line/col)."""
     parser = xml.parsers.expat.ParserCreate()
-    root = _Node("#document", {}, 1, 1)
+    root = XmlNode("#document", {}, 1, 1)
     stack = [root]
     # characters delivered so far: beyond the text's length only entities can add more
     budget = [len(text) + MAX_EXPANSION]
@@ -76,7 +88,7 @@ def _parse_tree(text: str) -> _Node:
     def spend(n: int) -> None:
         budget[0] -= n
         if budget[0] < 0:
-            raise _XmlError(
+            raise XmlError(
                 parser.CurrentLineNumber,
                 parser.CurrentColumnNumber + 1,
                 f"entity references expand to more than {MAX_EXPANSION:,} characters beyond "
@@ -86,7 +98,7 @@ def _parse_tree(text: str) -> _Node:
 
     def unresolved(what: str) -> None:
         # the text would silently go missing: say where and why instead
-        raise _XmlError(
+        raise XmlError(
             parser.CurrentLineNumber,
             parser.CurrentColumnNumber + 1,
             f"{what} in <{stack[-1].tag}> is not resolved: sessionval never fetches external "
@@ -107,7 +119,7 @@ def _parse_tree(text: str) -> _Node:
         if tag.rpartition(":")[2] == "include" and "href" in attrib:
             unresolved(f"XInclude <{tag} href={attrib['href']!r}>")
         spend(sum(len(v) for v in attrib.values()))
-        node = _Node(tag, attrib, parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
+        node = XmlNode(tag, attrib, parser.CurrentLineNumber, parser.CurrentColumnNumber + 1)
         stack[-1].children.append(node)
         stack.append(node)
 
@@ -148,9 +160,9 @@ def _parse_tree(text: str) -> _Node:
                 what += f" (open elements: <{'> <'.join(open_tags)}>, innermost opened at line "
                 what += f"{stack[-1].line})"
         excerpt = src.strip()[:80]
-        raise _XmlError(line, col, f"{what}; line reads: {excerpt!r}") from exc
+        raise XmlError(line, col, f"{what}; line reads: {excerpt!r}") from exc
     if not root.children:
-        raise _XmlError(1, 1, "no root element")
+        raise XmlError(1, 1, "no root element")
     return root.children[0]
 
 
@@ -186,7 +198,7 @@ class _LineIndex:
 _SHOWN_LOCATIONS: Final = 5
 
 
-def _repair(text: str, source: str) -> tuple[str, list[Problem]]:
+def repair_xml(text: str, source: str) -> tuple[str, list[Problem]]:
     """Escape bare ``&`` and drop XML-illegal control characters, in linear time.
 
     One note per kind of repair: how many, and where the first few were.
@@ -231,7 +243,7 @@ _SESSION_START: Final = re.compile(r"<session\b[^>]*>")
 _NUM_ATTR: Final = re.compile(r"""\bnum\s*=\s*["']([^"']*)["']""")
 
 
-def _parse_by_session(text: str, source: str) -> tuple[list[_Node], list[Problem], str]:
+def parse_by_session(text: str, source: str) -> tuple[list[XmlNode], list[Problem], str]:
     """Parse each ``<session>`` element on its own; broken ones become problems.
 
     Each broken ``<session>`` element is one problem (its own record), so rejected
@@ -241,7 +253,7 @@ def _parse_by_session(text: str, source: str) -> tuple[list[_Node], list[Problem
     root_m = re.search(r"<(sessiontrack\d*)", text)
     root_tag = root_m.group(1) if root_m else ""
     index = _LineIndex(text)
-    nodes: list[_Node] = []
+    nodes: list[XmlNode] = []
     problems: list[Problem] = []
     for k, start in enumerate(starts):
         end = starts[k + 1] if k + 1 < len(starts) else len(text)
@@ -254,8 +266,8 @@ def _parse_by_session(text: str, source: str) -> tuple[list[_Node], list[Problem
         m = _NUM_ATTR.search(chunk[: chunk.find(">") + 1])
         sid = m.group(1).strip() if m else ""
         try:
-            nodes.append(_shift(_parse_tree(chunk), line0 - 1, col0 - 1))
-        except _XmlError as exc:
+            nodes.append(_shift(parse_tree(chunk), line0 - 1, col0 - 1))
+        except XmlError as exc:
             line = exc.line + line0 - 1
             col = exc.col + (col0 - 1 if exc.line == 1 else 0)
             problems.append(
@@ -270,7 +282,7 @@ def _parse_by_session(text: str, source: str) -> tuple[list[_Node], list[Problem
     return nodes, problems, root_tag
 
 
-def _shift(node: _Node, dline: int, dcol: int) -> _Node:
+def _shift(node: XmlNode, dline: int, dcol: int) -> XmlNode:
     stack = [node]
     while stack:
         n = stack.pop()

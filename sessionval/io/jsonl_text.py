@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from ..errors import InputFormatError
 from ..frame import SessionFrame
+from ..kernels.segments import offsets_from_counts
 
 __all__ = [
     "CHUNK_ROWS",
@@ -70,10 +71,8 @@ def frame_chunks(frame: SessionFrame, rows: int) -> Iterator[Chunk]:
             f"{frame.source}: the frame is not in session order (queries by session, "
             "results by query); build it with the toolkit's loaders"
         )
-    q_off = np.zeros(n_s + 1, dtype=np.int64)
-    np.cumsum(np.bincount(q_sess, minlength=n_s), out=q_off[1:])
-    r_off = np.zeros(frame.n_queries + 1, dtype=np.int64)
-    np.cumsum(np.bincount(r_query, minlength=frame.n_queries), out=r_off[1:])
+    q_off = offsets_from_counts(np.bincount(q_sess, minlength=n_s))
+    r_off = offsets_from_counts(np.bincount(r_query, minlength=frame.n_queries))
     rows_before = r_off[q_off]  # result rows before each session (and the total)
     start = 0
     while start < n_s:
@@ -229,8 +228,7 @@ class JsonlText:
         results = _join(*parts)
         # queries: their results, grouped by query
         q_rows = self.r_query[c.results] - c.queries.start
-        r_off = np.zeros(len(q) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(q_rows, minlength=len(q)), out=r_off[1:])
+        r_off = offsets_from_counts(np.bincount(q_rows, minlength=len(q)))
         q_sess = self.q_sess[c.queries]
         topic = (
             self.ids["topic_id"].take(q_sess, raw=True)
@@ -259,8 +257,7 @@ class JsonlText:
         )
         # sessions: their queries, grouped by session
         s_rows = q_sess - c.sessions.start
-        q_off = np.zeros(len(s) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(s_rows, minlength=len(s)), out=q_off[1:])
+        q_off = offsets_from_counts(np.bincount(s_rows, minlength=len(s)))
         head: list[pa.Array | str] = []
         for i, name in enumerate(("session_id", "user_id", "topic_id", "system_id")):
             head += [("{" if i == 0 else ",") + f'"{name}":', self.ids[name].take(c.sessions)]

@@ -69,7 +69,7 @@ from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode, Problem
 from ..validate.flat import frame_from_flat
 from ..validate.references import unjudged_keys
-from ._xml import _Node, _parse_by_session, _parse_tree, _repair, _XmlError, decode_xml
+from ._xml import XmlError, XmlNode, decode_xml, parse_by_session, parse_tree, repair_xml
 from .header import study_header
 from .text import check_encoding, read_input_bytes, read_input_text
 from .trec import read_qrels
@@ -385,7 +385,7 @@ def load_trec_session(
 
 def _parse_sessions(
     text: str, src: str, mode: Mode, notes: list[Problem], max_problems: int
-) -> tuple[str, list[_Node], list[Problem]]:
+) -> tuple[str, list[XmlNode], list[Problem]]:
     """Parse the XML: ``(root tag, <session> nodes, problems of unreadable sessions)``.
 
     Strict mode raises on malformed XML, listing every broken ``<session>`` when
@@ -394,12 +394,12 @@ def _parse_sessions(
     parses each ``<session>`` on its own and rejects the broken ones.
     """
     try:
-        root = _parse_tree(text)
+        root = parse_tree(text)
         return root.tag, root.findall("session"), []
-    except _XmlError as exc:
+    except XmlError as exc:
         if mode == "strict":
             # every broken <session> in one error, after the first problem the parser met
-            _, broken, _ = _parse_by_session(text, src)
+            _, broken, _ = parse_by_session(text, src)
             listed = ""
             if len(broken) > 1:
                 more = len(broken) - max_problems
@@ -412,12 +412,12 @@ def _parse_sessions(
                 f"{src}:{exc.line}:{exc.col}: malformed XML: {exc.what}"
                 " (mode='lenient' repairs bare '&' and skips broken sessions)" + listed
             ) from exc
-    text, repairs = _repair(text, src)
+    text, repairs = repair_xml(text, src)
     notes.extend(repairs)
     try:
-        root = _parse_tree(text)
+        root = parse_tree(text)
         return root.tag, root.findall("session"), []
-    except _XmlError as exc:
+    except XmlError as exc:
         notes.append(
             Problem(
                 src,
@@ -426,7 +426,7 @@ def _parse_sessions(
                 f"document not well-formed ({exc.what}); each <session> parsed on its own",
             )
         )
-    session_nodes, rejected, root_tag = _parse_by_session(text, src)
+    session_nodes, rejected, root_tag = parse_by_session(text, src)
     return root_tag, session_nodes, rejected
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from ..frame import FLAT_COLUMNS
 from ..problems import Mode, Problem
 from ..validate.ids import strip_id
-from ._xml import _child_text, _Node
+from ._xml import XmlNode, child_text
 
 __all__ = [
     "FLAT_FIELDS",
@@ -192,7 +192,7 @@ class SessionLogWalk:
     n_rejected: int = 0
     _seen: set[str] = field(default_factory=set)
 
-    def session(self, snode: _Node) -> None:
+    def session(self, snode: XmlNode) -> None:
         """Read one ``<session>``: emit its rows, or reject it with its problems."""
         num = strip_id(snode.attrib.get("num", ""))
         sid = num or f"line{snode.line}"
@@ -216,7 +216,7 @@ class SessionLogWalk:
         self.notes.extend(s.repairs)
         self._emit(s, user, topic, start)
 
-    def _time(self, s: _Session, node: _Node, attr: str) -> float:
+    def _time(self, s: _Session, node: XmlNode, attr: str) -> float:
         """The node's time attribute in seconds (NaN if unknown); a bad value is a problem."""
         raw = node.attrib.get(attr)
         why = check_seconds(raw)
@@ -226,16 +226,16 @@ class SessionLogWalk:
         return seconds(raw)
 
     def _problem(
-        self, s: _Session, node: _Node | _Result, fld: str, msg: str, val: str = ""
+        self, s: _Session, node: XmlNode | _Result, fld: str, msg: str, val: str = ""
     ) -> None:
         s.problems.append(Problem(self.source, f"line {node.line}", fld, msg, val, record=s.sid))
 
     def _repair(
-        self, s: _Session, node: _Node | _Result, fld: str, msg: str, val: str = ""
+        self, s: _Session, node: XmlNode | _Result, fld: str, msg: str, val: str = ""
     ) -> None:
         s.repairs.append(Problem(self.source, f"line {node.line}", fld, msg, val, record=s.sid))
 
-    def _topic(self, s: _Session, snode: _Node) -> str:
+    def _topic(self, s: _Session, snode: XmlNode) -> str:
         """The session's topic: ``<topic num>``, else the map's; a conflict is a problem."""
         tnode = snode.find("topic")
         xml_topic = strip_id(tnode.attrib.get("num", "")) if tnode is not None else ""
@@ -257,11 +257,11 @@ class SessionLogWalk:
             )
             self._problem(s, snode, "topic", f"session {s.sid} has no topic ({where})")
         elif tnode is not None and topic not in self.topics:
-            self.topics[topic] = (_child_text(tnode, "title"), _child_text(tnode, "desc"))
+            self.topics[topic] = (child_text(tnode, "title"), child_text(tnode, "desc"))
         return topic
 
     @staticmethod
-    def _interactions(snode: _Node) -> list[_Node]:
+    def _interactions(snode: XmlNode) -> list[XmlNode]:
         """``<interaction>`` elements in ``num`` order, then ``<currentquery>``.
 
         File order is kept when an interaction has no number.
@@ -273,7 +273,7 @@ class SessionLogWalk:
         cq = snode.find("currentquery")
         return [*items, *([cq] if cq is not None else [])]
 
-    def _interaction(self, s: _Session, it: _Node) -> None:
+    def _interaction(self, s: _Session, it: XmlNode) -> None:
         """One interaction: a query of its own, a page of the previous one, or skipped."""
         is_cq = it.tag == "currentquery"
         qnode = it.find("query")
@@ -308,7 +308,7 @@ class SessionLogWalk:
         text = qnode.text if qnode is not None else ""
         s.queries.append(_Query(it.line, text, self._time(s, it, "starttime"), results, clicks))
 
-    def _results(self, s: _Session, it: _Node) -> list[_Result]:
+    def _results(self, s: _Session, it: XmlNode) -> list[_Result]:
         """The result list in rank order; a bad rank or a result without document is a problem."""
         found: list[_Result] = []
         node = it.find("results")
@@ -325,7 +325,7 @@ class SessionLogWalk:
                 )
                 continue
             dnode = next((c for c in rnode.children if _DOC_TAG.match(c.tag)), None)
-            url = _child_text(rnode, "url")
+            url = child_text(rnode, "url")
             doc = url if self.doc_id == "url" else (dnode.text if dnode is not None else "")
             if not doc:
                 self._problem(
@@ -336,7 +336,7 @@ class SessionLogWalk:
                     f"({'<url>' if self.doc_id == 'url' else '<clueweb..id>'})",
                 )
                 continue
-            title, snippet = _child_text(rnode, "title"), _child_text(rnode, "snippet")
+            title, snippet = child_text(rnode, "title"), child_text(rnode, "snippet")
             found.append(_Result(rank, doc, url, title, snippet, rnode.line))
         found.sort(key=lambda r: r.rank)
         return found
@@ -344,7 +344,7 @@ class SessionLogWalk:
     def _dedupe(
         self,
         s: _Session,
-        it: _Node,
+        it: XmlNode,
         results: list[_Result],
         clicks: dict[int, tuple[int, float]],
     ) -> tuple[list[_Result], dict[int, tuple[int, float]]]:
@@ -402,7 +402,7 @@ class SessionLogWalk:
             r.rank = rank_map[r.rank]
         return out, new_clicks
 
-    def _clicks(self, s: _Session, it: _Node, ranks: set[int]) -> dict[int, tuple[int, float]]:
+    def _clicks(self, s: _Session, it: XmlNode, ranks: set[int]) -> dict[int, tuple[int, float]]:
         """Clicks and dwell per rank of one interaction.
 
         A click on a rank without a result is a problem (strict) or skipped (lenient);

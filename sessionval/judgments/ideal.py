@@ -16,9 +16,10 @@ import pandas as pd
 from .._types import FloatArray, IntArray
 from ..errors import JudgmentError, MeasureSpecError
 from ..frame import JudgmentFrame, SessionFrame
+from ..kernels.segments import offsets_from_counts
 from ..models.judgments import GradeScale
 from .gains import GainScheme, NegativePolicy, gain_scheme
-from .lookup import _as_categorical, index_in
+from .lookup import as_categorical, index_in
 
 __all__ = [
     "IdealGains",
@@ -89,7 +90,7 @@ class IdealGains:
 
         Categorical input is translated per category, not per row.
         """
-        codes, cats = _as_categorical(labels)
+        codes, cats = as_categorical(labels)
         m = np.append(index_in(cats, self.keys), -1)
         return m[codes]
 
@@ -106,8 +107,7 @@ class IdealGains:
         length = np.where(valid, self.offsets[np.maximum(pos, 0) + 1] - start, 0)
         if depth is not None:
             length = np.minimum(length, depth)
-        out_off = np.zeros(pos.size + 1, dtype=np.int64)
-        np.cumsum(length, out=out_off[1:])
+        out_off = offsets_from_counts(length)
         total = int(out_off[-1])
         seg = np.repeat(np.arange(pos.size), length)
         within = np.arange(total, dtype=np.int64) - out_off[seg]
@@ -183,6 +183,5 @@ def ideal_gains(
     order = np.lexsort((-gains, codes))
     keys = pd.Index(t["topic_id"].cat.categories)
     counts = np.bincount(codes, minlength=len(keys)).astype(np.int64)
-    offsets = np.zeros(len(keys) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
+    offsets = offsets_from_counts(counts)
     return IdealGains(keys, offsets, gains[order], sch)

@@ -19,10 +19,12 @@ import pandas as pd
 from .._types import FloatArray, IntArray
 from ..errors import JudgmentError, MeasureSpecError
 from ..frame import JudgmentFrame, SessionFrame
+from ..kernels.segments import offsets_from_counts
 
 __all__ = [
     "GradeLookup",
     "JudgmentIndex",
+    "as_categorical",
     "frame_lookup",
     "index_in",
     "lookup_grades",
@@ -247,8 +249,7 @@ class GradeLookup:
         """
         dc = np.asarray(doc_codes)
         base = self._key_parts(key_codes)
-        off = np.zeros(np.size(counts) + 1, dtype=np.int64)
-        np.cumsum(np.asarray(counts, dtype=np.int64), out=off[1:])
+        off = offsets_from_counts(counts)
         n = int(off[-1])
         out = np.full(n, np.nan)
         for a in range(0, n, _BLOCK_ROWS):
@@ -262,7 +263,8 @@ class GradeLookup:
         return out
 
 
-def _as_categorical(values: object) -> tuple[IntArray, pd.Index]:
+def as_categorical(values: object) -> tuple[IntArray, pd.Index]:
+    """Int64 codes of ``values`` (Series, Categorical or array) and their categories."""
     if isinstance(values, pd.Series):
         if isinstance(values.dtype, pd.CategoricalDtype):
             return values.cat.codes.to_numpy().astype(np.int64), pd.Index(values.cat.categories)
@@ -315,8 +317,8 @@ def lookup_grades(
     array([ 2., nan,  1., nan])
     """
     index = judgments if isinstance(judgments, JudgmentIndex) else JudgmentIndex.build(judgments)
-    kc, kcat = _as_categorical(keys)
-    dc, dcat = _as_categorical(docs)
+    kc, kcat = as_categorical(keys)
+    dc, dcat = as_categorical(docs)
     if kc.shape != dc.shape:
         raise JudgmentError(f"keys and docs differ in length ({kc.size} vs {dc.size})")
     return index.prepare(kcat, dcat).rows(kc, dc)

@@ -31,6 +31,7 @@ __all__ = [
     "RankDiscount",
     "check_query_discount",
     "check_rank_discount",
+    "geometric_weights",
     "query_discount",
     "rank_discount",
 ]
@@ -241,3 +242,38 @@ def rank_discount(ranks: npt.ArrayLike, *, b: float, kind: RankDiscount) -> Floa
     array([3.  , 4.33, 6.01, 6.01, 6.01, 6.44, 7.28, 8.08, 9.24, 9.24])
     """
     return RANK_DISCOUNT_TABLE[kind].fn(np.asarray(ranks, dtype=np.float64), b)
+
+
+def geometric_weights(ranks: npt.ArrayLike, *, p: float) -> FloatArray:
+    r"""The geometric rank weight :math:`p^{i-1}` of rank-biased precision.
+
+    RBP (Moffat & Zobel 2008, TOIS 27(1), eq. 1) weights rank ``i`` by the chance
+    :math:`p^{i-1}` that a patient searcher reaches it; RBP-AE (Jiang et al. 2017) and
+    session RBP (Lipani et al. 2019) use the same weight along ranks and queries.
+    A multiplier, not a denominator like :func:`rank_discount`.
+
+    Parameters
+    ----------
+    ranks
+        Ranks ``i >= 1`` (or query positions).
+    p
+        Persistence, ``0 < p < 1`` (trusted: validated with the measure's parameters).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 weights, 1 at rank 1.
+
+    Examples
+    --------
+    Moffat & Zobel's worked example, relevance 1, 0, 1 and ``p = 0.8``:
+    :math:`RBP = (1 - p)(1 + p^2) = 0.328`.
+
+    >>> w = geometric_weights([1, 2, 3], p=0.8)
+    >>> w
+    array([1.  , 0.8 , 0.64])
+    >>> round(float(0.2 * (w * [1, 0, 1]).sum()), 3)
+    0.328
+    """
+    out: FloatArray = p ** (np.asarray(ranks, dtype=np.float64) - 1.0)
+    return out

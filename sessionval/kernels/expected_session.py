@@ -45,6 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._types import FloatArray, IntArray
+from .discounts import rank_discount
 from .segments import offsets_from_counts, segment_ids, segment_ranks
 
 __all__ = ["depth_probabilities", "expected_session_ndcg"]
@@ -207,7 +208,7 @@ def _block_value(
     # path discount δ(j) for j = 0..l_max + width (δ(0) unused) and 1/Z(m), m = 0..l_max
     delta = np.zeros(l_max + width + 1)
     j = np.arange(1, l_max + width + 1, dtype=np.float64)
-    delta[1:] = 1.0 / np.log2(j + 1) if discounted else 1.0
+    delta[1:] = 1.0 / rank_discount(j, b=2.0, kind="log2p1") if discounted else 1.0
     ideal = np.zeros((n_b, l_max + 1))
     i_len = np.minimum(np.diff(i_off)[block], l_max)
     t_off = offsets_from_counts(i_len)

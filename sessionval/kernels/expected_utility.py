@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._types import FloatArray
+from .discounts import geometric_weights
 from .segments import segment_sum
 
 __all__ = ["expected_utility"]
@@ -73,7 +74,7 @@ def expected_utility(
     array([2.85])
     """
     g = np.asarray(gain, dtype=np.float64)
-    read = (1 - p) ** (np.asarray(rank, dtype=np.float64) - 1)
+    read = geometric_weights(rank, p=1 - p)  # reached with probability (1 - p)^(r - 1)
     d = np.asarray(doc, dtype=np.int64)
     s = np.asarray(doc_session, dtype=np.int64)
     cost = segment_sum(read, s, n_sessions)

@@ -19,6 +19,7 @@ from .._types import BoolArray, FloatArray, IntArray
 __all__ = [
     "cut_segments",
     "first_true_rank",
+    "gather_ranges",
     "offsets_from_counts",
     "segment_cumsum",
     "segment_first",
@@ -47,6 +48,26 @@ def offsets_from_counts(counts: npt.ArrayLike) -> IntArray:
     off = np.zeros(c.size + 1, dtype=np.int64)
     np.cumsum(c, out=off[1:])
     return off
+
+
+def gather_ranges(starts: npt.ArrayLike, counts: npt.ArrayLike) -> IntArray:
+    """Indices ``starts[i] .. starts[i] + counts[i] - 1`` of every range, in range order.
+
+    The gather that moves whole segments (lists, a query's rows) to new places in one
+    vectorised step: ``np.arange(total)`` shifted, range by range, from its place in
+    the output to its source ``starts[i]``.
+
+    Examples
+    --------
+    >>> gather_ranges([5, 0], [2, 3]).tolist()
+    [5, 6, 0, 1, 2]
+    """
+    s = np.asarray(starts, dtype=np.int64)
+    c = np.asarray(counts, dtype=np.int64)
+    off = offsets_from_counts(c)
+    out: IntArray = np.arange(int(off[-1]), dtype=np.int64)
+    out += np.repeat(s - off[:-1], c)  # in place: one temporary of the output's size
+    return out
 
 
 def segment_lengths(offsets: IntArray) -> IntArray:

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._types import FloatArray
+from .discounts import geometric_weights
 from .segments import segment_sum
 
 __all__ = ["session_rbp", "session_rbp_weights"]
@@ -47,7 +48,7 @@ def session_rbp_weights(
     k = np.asarray(rank, dtype=np.float64)
     down = b * p
     reform = (p - down) / (1 - down)
-    out: FloatArray = (1 - p) * reform ** (m - 1) * down ** (k - 1)
+    out: FloatArray = (1 - p) * geometric_weights(m, p=reform) * geometric_weights(k, p=down)
     return out
 
 

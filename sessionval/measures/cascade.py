@@ -19,9 +19,10 @@ import numpy as np
 from .._types import FloatArray
 from ..errors import JudgmentError
 from ..judgments.gains import GainScheme, gain_scheme
+from ..kernels.discounts import geometric_weights
 from ..kernels.segments import segment_cumsum, segment_sum
 from .grammar import MeasureDef, Param, Spelling
-from .lists import EmptyPolicy, RankedLists, _cut, _gains
+from .lists import EmptyPolicy, RankedLists, cut_lists, list_gains
 from .params import GAIN, REL, plain
 
 __all__ = [
@@ -72,7 +73,7 @@ def expected_reciprocal_rank(
     >>> expected_reciprocal_rank(lists, cutoff=1)
     array([0.1875])
     """
-    c = _cut(lists, cutoff)
+    c = cut_lists(lists, cutoff)
     g = np.where(np.isnan(c.grades), 0.0, np.maximum(c.grades, 0.0))
     if g.size and float(g.max()) > max_grade:
         raise JudgmentError(
@@ -118,12 +119,12 @@ def rank_biased_precision(
     >>> rank_biased_precision(RankedLists.from_arrays(["q"], [0, 3], [2, 0, 1])).round(6)
     array([0.328])
     """
-    c = _cut(lists, cutoff)
-    weight = (1.0 - p) * p ** (c.rank - 1.0)
+    c = cut_lists(lists, cutoff)
+    weight = (1.0 - p) * geometric_weights(c.rank, p=p)
     if gain == "binary":
         return segment_sum(np.where(c.grades >= rel, weight, 0.0), c.seg, lists.n)
     scheme = gain if isinstance(gain, GainScheme) else gain_scheme(gain)
-    return segment_sum(weight * _gains(c.grades, scheme, lists.negative), c.seg, lists.n)
+    return segment_sum(weight * list_gains(c.grades, scheme, lists.negative), c.seg, lists.n)
 
 
 # ---------------------------------------------------------------------------

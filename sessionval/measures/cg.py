@@ -25,7 +25,15 @@ from ..kernels.discounts import (
 )
 from ..kernels.segments import cut_segments, segment_ids, segment_ranks, segment_sum
 from .grammar import Compute, MeasureDef, Spelling
-from .lists import EmptyPolicy, RankedLists, _cut, _empty, _gains, _ideal_gain_segments, _safe_div
+from .lists import (
+    EmptyPolicy,
+    RankedLists,
+    apply_empty,
+    cut_lists,
+    ideal_gain_segments,
+    list_gains,
+    safe_div,
+)
 from .params import (
     DISCOUNT,
     GAIN,
@@ -188,8 +196,8 @@ def gain_scalar(
     """
     check_rank_discount(discount, b)
     scheme = gain_scheme(gain)
-    c = _cut(lists, cutoff)
-    g = _gains(c.grades, scheme, lists.negative)
+    c = cut_lists(lists, cutoff)
+    g = list_gains(c.grades, scheme, lists.negative)
     disc = kind in ("DCG", "nDCG")
     dname: RankDiscount = discount if disc else "none"
     val = segment_sum(g / rank_discount(c.rank, b=b, kind=dname), c.seg, lists.n)
@@ -197,13 +205,13 @@ def gain_scalar(
         return val
     if kind not in ("nCG", "nDCG"):
         raise MeasureSpecError(f"kind {kind!r} unknown; use CG, DCG, nCG, nDCG")
-    ioff, ig = _ideal_gain_segments(lists, scheme)
+    ioff, ig = ideal_gain_segments(lists, scheme)
     irows, ioff2 = cut_segments(ioff, cutoff)
     iseg = segment_ids(ioff2)
     irank = segment_ranks(ioff2, iseg)
     ideal = segment_sum(ig[irows] / rank_discount(irank, b=b, kind=dname), iseg, lists.n)
     r = lists.n_relevant()
-    return _empty(_safe_div(val, ideal), r, empty)
+    return apply_empty(safe_div(val, ideal), r, empty)
 
 
 def gain_vectors(
@@ -271,13 +279,13 @@ def gain_vectors(
         m[seg, segment_ranks(o2, seg) - 1] = vals[rows]
         return np.cumsum(m / d, axis=1)
 
-    ioff, ig = _ideal_gain_segments(lists, scheme)
+    ioff, ig = ideal_gain_segments(lists, scheme)
     if ideal:
         if kind not in ("CG", "DCG"):
             raise MeasureSpecError("ideal=True needs kind CG or DCG")
         mat = dense(ioff, ig)
     else:
-        mat = dense(lists.offsets, _gains(lists.grades, scheme, lists.negative))
+        mat = dense(lists.offsets, list_gains(lists.grades, scheme, lists.negative))
         if kind in ("nCG", "nDCG"):
             im = dense(ioff, ig)
             with np.errstate(invalid="ignore", divide="ignore"):

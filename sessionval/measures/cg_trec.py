@@ -20,11 +20,12 @@ from typing import Final
 import numpy as np
 
 from .._types import FloatArray, IntArray
+from ..kernels.discounts import rank_discount
 from ..kernels.segments import segment_cumsum, segment_ids, segment_sum, take_prefix
 from .grammar import MeasureDef, Spelling
-from .lists import EmptyPolicy, RankedLists, _empty, _safe_div
+from .lists import EmptyPolicy, RankedLists, apply_empty, safe_div
 from .params import REL, plain
-from .precision import _relevant_rows
+from .precision import relevant_rows
 
 __all__ = ["DEFINITIONS", "bin_g", "g_measure", "ndcg_rel", "r_ndcg"]
 
@@ -50,10 +51,10 @@ def _ideal_at(lists: RankedLists, seg: IntArray, rank: FloatArray) -> FloatArray
 def _dcg_prefix(lists: RankedLists) -> tuple[FloatArray, FloatArray]:
     """Running DCG of every list and of every ideal vector (gain / log2(rank + 1))."""
     _seg, rank, g = _row_gains(lists)
-    dcg = segment_cumsum(g / np.log2(rank + 1.0), lists.offsets)
+    dcg = segment_cumsum(g / rank_discount(rank, b=2.0, kind="log2p1"), lists.offsets)
     ioff = lists.ideal_offsets
     irank = np.arange(lists.ideal_grades.size) - ioff[segment_ids(ioff)] + 1.0
-    idcg = segment_cumsum(lists.ideal_grades / np.log2(irank + 1.0), ioff)
+    idcg = segment_cumsum(lists.ideal_grades / rank_discount(irank, b=2.0, kind="log2p1"), ioff)
     return dcg, idcg
 
 
@@ -82,8 +83,8 @@ def g_measure(
     got = segment_cumsum(g, lists.offsets)
     terms = np.where(g != 0, g / np.log2(2.0 + cost - got), 0.0)
     total = segment_sum(lists.ideal_grades, segment_ids(lists.ideal_offsets), lists.n)
-    v = _safe_div(segment_sum(terms, seg, lists.n), total)
-    return _empty(v, lists.n_relevant(), empty)
+    v = safe_div(segment_sum(terms, seg, lists.n), total)
+    return apply_empty(v, lists.n_relevant(), empty)
 
 
 def bin_g(
@@ -99,10 +100,10 @@ def bin_g(
     >>> bin_g(RankedLists.from_arrays(["q"], [0, 3], [0, 1, 1], recall_base=[[1, 1]])).round(4)
     array([0.6309])
     """
-    seg, rank, count = _relevant_rows(lists, None, rel)
+    seg, rank, count = relevant_rows(lists, None, rel)
     s = segment_sum(1.0 / np.log2(2.0 + rank - count), seg, lists.n)
     r = lists.n_relevant(rel)
-    return _empty(_safe_div(s, r.astype(np.float64)), r, empty)
+    return apply_empty(safe_div(s, r.astype(np.float64)), r, empty)
 
 
 def ndcg_rel(
@@ -126,7 +127,7 @@ def ndcg_rel(
     dcg, idcg = _dcg_prefix(lists)
     r = lists.n_relevant()
     ideal = take_prefix(idcg, lists.ideal_offsets, seg, rank.astype(np.int64))
-    terms = np.where(g > 0, _safe_div(dcg, ideal), 0.0)
+    terms = np.where(g > 0, safe_div(dcg, ideal), 0.0)
     n = np.diff(lists.offsets)
     every = np.arange(lists.n)
     full = take_prefix(dcg, lists.offsets, every, n) / np.where(
@@ -134,7 +135,7 @@ def ndcg_rel(
     )
     m = segment_sum(g > 0, seg, lists.n)
     s = segment_sum(terms, seg, lists.n) + (r - m) * full
-    return _empty(_safe_div(s, r.astype(np.float64)), r, empty)
+    return apply_empty(safe_div(s, r.astype(np.float64)), r, empty)
 
 
 def r_ndcg(
@@ -179,7 +180,7 @@ def r_ndcg(
     )
     s = segment_sum(ratio, lseg, lists.n) + final
     points = np.bincount(lseg, minlength=lists.n) + longer
-    return _empty(_safe_div(s, points.astype(np.float64)), r, empty)
+    return apply_empty(safe_div(s, points.astype(np.float64)), r, empty)
 
 
 TREC: Final = "trec_eval 9.0 (Buckley 2008, experimental; m_{name}.c)"

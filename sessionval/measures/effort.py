@@ -30,6 +30,7 @@ import numpy as np
 
 from .._types import FloatArray
 from ..judgments.gains import GainScheme, gain_scheme
+from ..kernels.discounts import geometric_weights, rank_discount
 from ..kernels.effort import effort_ratio
 from ..kernels.segments import cut_segments, offsets_from_counts, segment_ids, segment_ranks
 from .grammar import Compute, MeasureDef, Param
@@ -101,7 +102,7 @@ def _ideal(lists: RankedLists, cutoff: int | None) -> tuple[FloatArray, Any, Any
 
 
 def _dcg_weight(rank: Any) -> FloatArray:
-    out: FloatArray = 1.0 / np.log2(np.asarray(rank, dtype=np.float64) + 1)
+    out: FloatArray = 1.0 / rank_discount(rank, b=2.0, kind="log2p1")
     return out
 
 
@@ -123,7 +124,7 @@ def _ratio(
         w = _dcg_weight(rank)
     else:
         g = (judged >= rel).astype(np.float64)
-        w = p ** (np.asarray(rank, dtype=np.float64) - 1) if kind == "RBP" else np.ones(g.size)
+        w = geometric_weights(rank, p=p) if kind == "RBP" else np.ones(g.size)
     return effort_ratio(g, _efforts(grades, effort), w, off)
 
 

@@ -48,10 +48,19 @@ from ..kernels.segments import cut_segments, offsets_from_counts, segment_ids, s
 
 __all__ = [
     "TIE_BREAKS",
+    "CutLists",
     "EmptyPolicy",
     "GainArg",
+    "KeyStats",
     "RankedLists",
     "TieBreak",
+    "apply_empty",
+    "assemble_lists",
+    "check_negative",
+    "cut_lists",
+    "ideal_gain_segments",
+    "list_gains",
+    "safe_div",
 ]
 
 EmptyPolicy: TypeAlias = Literal["nan", "zero"]
@@ -160,7 +169,7 @@ class RankedLists:
             raise InputFormatError(
                 f"offsets must rise from 0 to the number of rows ({g.size}), got {off.tolist()}"
             )
-        _check_negative(g, negative, where="results")
+        check_negative(g, negative, where="results")
         if recall_base is None:
             seg = segment_ids(off)
             relrows = g > 0
@@ -220,9 +229,9 @@ class RankedLists:
         if source == "searcher" or judgments is None:
             # the recall base of each list is its own judged relevant rows
             return cls.from_arrays(qids, offsets, grades, negative=negative, unjudged=unjudged)
-        stats = _KeyStats.build(judgments, negative=negative)
+        stats = KeyStats.build(judgments, negative=negative)
         pos = stats.ideal.positions(frame.queries["qrels_id"])
-        return _assemble(qids, offsets, grades, pos, stats, negative, unjudged, 0)
+        return assemble_lists(qids, offsets, grades, pos, stats, negative, unjudged, 0)
 
     @classmethod
     def from_run(
@@ -309,7 +318,8 @@ class RankedLists:
         )
 
 
-def _check_negative(g: FloatArray, negative: NegativePolicy, *, where: str) -> None:
+def check_negative(g: FloatArray, negative: NegativePolicy, *, where: str) -> None:
+    """Raise on an unknown policy, or on negative grades under ``negative="error"``."""
     if negative not in ("clip", "keep", "error"):
         raise MeasureSpecError(f"negative-grade policy {negative!r} unknown; use clip, keep, error")
     if negative == "error" and np.any(g < 0):
@@ -320,35 +330,37 @@ def _check_negative(g: FloatArray, negative: NegativePolicy, *, where: str) -> N
 
 
 @dataclass(frozen=True)
-class _KeyStats:
+class KeyStats:
     """Per judgment topic: recall base (``ideal``, scheme ``grade``) and judged count."""
 
     ideal: IdealGains  # scheme "grade": the values are the recall base's grades
     n_judged: IntArray
 
     @classmethod
-    def build(cls, judgments: JudgmentFrame, *, negative: NegativePolicy) -> _KeyStats:
+    def build(cls, judgments: JudgmentFrame, *, negative: NegativePolicy) -> KeyStats:
+        """Recall base and judged count of every topic of ``judgments``."""
         g = judgments.table["grade"].to_numpy()
-        _check_negative(g.astype(np.float64), negative, where=f"judgments {judgments.source}")
+        check_negative(g.astype(np.float64), negative, where=f"judgments {judgments.source}")
         ideal = ideal_gains(judgments, "grade")
         codes = judgments.table["topic_id"].cat.codes.to_numpy().astype(np.int64)
         nj = np.bincount(codes[codes >= 0], minlength=len(ideal.keys)).astype(np.int64)
         return cls(ideal, nj)
 
 
-def _assemble(
+def assemble_lists(
     labels: pd.Index,
     offsets: IntArray,
     grades: FloatArray,
     pos: IntArray,
-    stats: _KeyStats,
+    stats: KeyStats,
     negative: NegativePolicy,
     unjudged: UnjudgedPolicy,
     n_skipped: int,
 ) -> RankedLists:
+    """The :class:`RankedLists` of a run: grades per row, recall base and judged counts per list."""
     ioff, ivals = stats.ideal.segments(pos)
     nj = np.where(pos >= 0, stats.n_judged[np.maximum(pos, 0)], 0).astype(np.int64)
-    _check_negative(grades, negative, where="results")
+    check_negative(grades, negative, where="results")
     lists = RankedLists(
         labels,
         offsets,
@@ -392,7 +404,7 @@ def _condense(lists: RankedLists, unjudged: UnjudgedPolicy) -> RankedLists:
 
 
 @dataclass(frozen=True)
-class _Cut:
+class CutLists:
     """Rows of each list up to the cut-off, with per-row rank and list number."""
 
     rows: IntArray
@@ -402,20 +414,22 @@ class _Cut:
     grades: FloatArray
 
 
-def _cut(lists: RankedLists, cutoff: int | None) -> _Cut:
+def cut_lists(lists: RankedLists, cutoff: int | None) -> CutLists:
+    """The rows of every list down to ``cutoff`` (all rows when ``None``)."""
     if cutoff is not None and cutoff < 1:
         raise MeasureSpecError(f"cut-off must be >= 1, got {cutoff}")
     rows, off = cut_segments(lists.offsets, cutoff)
     seg = segment_ids(off)
-    return _Cut(rows, off, seg, segment_ranks(off, seg), lists.grades[rows])
+    return CutLists(rows, off, seg, segment_ranks(off, seg), lists.grades[rows])
 
 
-def _gains(grades: FloatArray, scheme: GainScheme, negative: NegativePolicy) -> FloatArray:
+def list_gains(grades: FloatArray, scheme: GainScheme, negative: NegativePolicy) -> FloatArray:
+    """Gains of ``grades`` under ``scheme``; unjudged (NaN) rows gain 0."""
     g = scheme.gains(grades, negative=negative)
     return np.where(np.isnan(g), 0.0, g)
 
 
-def _ideal_gain_segments(lists: RankedLists, scheme: GainScheme) -> tuple[IntArray, FloatArray]:
+def ideal_gain_segments(lists: RankedLists, scheme: GainScheme) -> tuple[IntArray, FloatArray]:
     """Ideal gains per list (descending), recomputed for the scheme."""
     ig = scheme.gains(lists.ideal_grades, negative="keep")
     ioff = lists.ideal_offsets
@@ -427,13 +441,15 @@ def _ideal_gain_segments(lists: RankedLists, scheme: GainScheme) -> tuple[IntArr
     return ioff, ig
 
 
-def _empty(values: FloatArray, r: IntArray, empty: EmptyPolicy) -> FloatArray:
+def apply_empty(values: FloatArray, r: IntArray, empty: EmptyPolicy) -> FloatArray:
+    """``values`` where the recall base ``r`` is non-empty, else NaN or 0 as ``empty`` says."""
     if empty not in ("nan", "zero"):
         raise MeasureSpecError(f"empty={empty!r} unknown; use 'nan' or 'zero'")
     return np.where(r > 0, values, np.nan if empty == "nan" else 0.0)
 
 
-def _safe_div(a: FloatArray, b: FloatArray) -> FloatArray:
+def safe_div(a: FloatArray, b: FloatArray) -> FloatArray:
+    """``a / b`` with 0 where ``b`` is 0."""
     out = np.zeros(np.broadcast(a, b).shape)
     np.divide(a, b, out=out, where=b != 0)
     return out

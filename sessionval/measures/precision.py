@@ -17,7 +17,7 @@ from .._types import BoolArray, FloatArray, IntArray
 from ..errors import MeasureSpecError
 from ..kernels.segments import segment_cumsum, segment_sum
 from .grammar import MeasureDef, Spelling
-from .lists import EmptyPolicy, RankedLists, _Cut, _cut, _empty, _safe_div
+from .lists import CutLists, EmptyPolicy, RankedLists, apply_empty, cut_lists, safe_div
 from .params import REL, SAKAI2007, plain
 
 __all__ = [
@@ -31,6 +31,8 @@ __all__ = [
     "precision",
     "recall",
     "reciprocal_rank",
+    "relevant_counts",
+    "relevant_rows",
 ]
 
 
@@ -41,13 +43,14 @@ INFAP_EPSILON: Final[float] = 1e-5
 """trec_eval's ``INFAP_EPSILON``: smoothing of the precision estimate above a rank."""
 
 
-def _rel_counts(c: _Cut, rel: float) -> tuple[BoolArray, FloatArray]:
+def relevant_counts(c: CutLists, rel: float) -> tuple[BoolArray, FloatArray]:
+    """Per cut row: relevant (grade >= ``rel``) and the running count of relevant rows."""
     isrel = c.grades >= rel  # NaN -> False
     count = segment_cumsum(isrel, c.offsets, c.seg)
     return isrel, count
 
 
-def _relevant_rows(
+def relevant_rows(
     lists: RankedLists, cutoff: int | None, rel: float
 ) -> tuple[IntArray, FloatArray, FloatArray]:
     """List number, rank and ``count(rank)`` of every relevant row down to the cut-off.
@@ -86,10 +89,10 @@ def average_precision(
     >>> average_precision(lists).round(4)
     array([0.5556])
     """
-    seg, rank, count = _relevant_rows(lists, cutoff, rel)
+    seg, rank, count = relevant_rows(lists, cutoff, rel)
     s = segment_sum(count / rank, seg, lists.n)
     r = lists.n_relevant(rel)
-    return _empty(_safe_div(s, r.astype(np.float64)), r, empty)
+    return apply_empty(safe_div(s, r.astype(np.float64)), r, empty)
 
 
 def reciprocal_rank(
@@ -104,11 +107,11 @@ def reciprocal_rank(
     >>> reciprocal_rank(RankedLists.from_arrays(["q"], [0, 3], [0, 0, 2]))
     array([0.33333333])
     """
-    seg, rank, count = _relevant_rows(lists, cutoff, rel)
+    seg, rank, count = relevant_rows(lists, cutoff, rel)
     first = count == 1
     out = np.zeros(lists.n)
     out[seg[first]] = 1.0 / rank[first]
-    return _empty(out, lists.n_relevant(rel), empty)
+    return apply_empty(out, lists.n_relevant(rel), empty)
 
 
 def precision(
@@ -124,10 +127,10 @@ def precision(
     >>> precision(RankedLists.from_arrays(["q"], [0, 3], [1, 0, 2]), cutoff=5)
     array([0.4])
     """
-    c = _cut(lists, cutoff)
+    c = cut_lists(lists, cutoff)
     s = segment_sum(c.grades >= rel, c.seg, lists.n)
     denom = np.diff(c.offsets).astype(np.float64) if cutoff is None else np.full(lists.n, cutoff)
-    return _empty(_safe_div(s, denom), lists.n_relevant(rel), empty)
+    return apply_empty(safe_div(s, denom), lists.n_relevant(rel), empty)
 
 
 def recall(
@@ -141,10 +144,10 @@ def recall(
     ...        cutoff=2)
     array([0.25])
     """
-    c = _cut(lists, cutoff)
+    c = cut_lists(lists, cutoff)
     s = segment_sum(c.grades >= rel, c.seg, lists.n)
     r = lists.n_relevant(rel)
-    return _empty(_safe_div(s, r.astype(np.float64)), r, empty)
+    return apply_empty(safe_div(s, r.astype(np.float64)), r, empty)
 
 
 def bpref(
@@ -166,7 +169,7 @@ def bpref(
     >>> bpref(lists)
     array([0.5])
     """
-    c = _cut(lists, cutoff)
+    c = cut_lists(lists, cutoff)
     judged = ~np.isnan(c.grades)
     isrel = c.grades >= rel
     nonrel = judged & ~isrel
@@ -177,7 +180,7 @@ def bpref(
     denom = np.minimum(rr, n_nonrel[c.seg])
     term = np.where(above > 0, 1.0 - np.minimum(above, rr) / np.where(denom > 0, denom, 1.0), 1.0)
     s = segment_sum(np.where(isrel, term, 0.0), c.seg, lists.n)
-    return _empty(_safe_div(s, r.astype(np.float64)), r, empty)
+    return apply_empty(safe_div(s, r.astype(np.float64)), r, empty)
 
 
 def inf_ap(
@@ -203,7 +206,7 @@ def inf_ap(
     >>> inf_ap(lists).round(6)
     array([0.833331])
     """
-    c = _cut(lists, cutoff)
+    c = cut_lists(lists, cutoff)
     judged = ~np.isnan(c.grades)
     isrel = c.grades >= rel
     nonrel = judged & ~isrel
@@ -218,7 +221,7 @@ def inf_ap(
     est = np.where(k == 1, 1.0, est)
     s = segment_sum(np.where(isrel, est, 0.0), c.seg, lists.n)
     r = lists.n_relevant(rel)
-    return _empty(_safe_div(s, r.astype(np.float64)), r, empty)
+    return apply_empty(safe_div(s, r.astype(np.float64)), r, empty)
 
 
 def judged(
@@ -244,9 +247,9 @@ def judged(
     >>> judged(lists, cutoff=3).round(6), judged(lists, cutoff=10)
     (array([0.666667]), array([0.5]))
     """
-    c = _cut(lists, cutoff)
+    c = cut_lists(lists, cutoff)
     n_judged = segment_sum(~np.isnan(c.grades), c.seg, lists.n)
-    return _safe_div(n_judged, np.diff(c.offsets).astype(np.float64))
+    return safe_div(n_judged, np.diff(c.offsets).astype(np.float64))
 
 
 def geometric_terms(values: FloatArray) -> FloatArray:

@@ -18,10 +18,13 @@ import pandas as pd
 from .._types import FloatArray, IntArray
 from ..judgments.lookup import string_ranks
 from ..kernels.blocks import for_blocks
+from ..kernels.segments import gather_ranges, offsets_from_counts
 
 __all__ = [
     "SORT_BLOCK_ROWS",
     "coded_doc_ranks",
+    "factorize_ids",
+    "first_duplicate",
     "run_order",
 ]
 
@@ -88,13 +91,11 @@ def _score_order(
         # each query's rows are contiguous: move whole blocks into query order
         border = np.argsort(block_q, kind="stable")
         new_len = lengths[border]
-        new_start = np.zeros(new_len.size, dtype=np.int64)
-        np.cumsum(new_len[:-1], out=new_start[1:])
+        new_start = offsets_from_counts(new_len)[:-1]
         if np.array_equal(border, np.arange(border.size)):
             grouped, gs = None, score
         else:
-            grouped = np.arange(n, dtype=np.int64)
-            grouped += np.repeat(starts[border] - new_start, new_len)
+            grouped = gather_ranges(starts[border], new_len)
             gs = score[grouped]
         # already best first within each query?  (block boundaries always pass)
         ok = gs[1:] <= gs[:-1]
@@ -197,8 +198,7 @@ def _sort_rows(
         o += starts[:, None]
         return np.asarray(o.ravel(), dtype=np.int64)
     # scatter row i of list b to b * width + (i - starts[b]); pad with +inf
-    flat = np.arange(n, dtype=np.int64)
-    flat += np.repeat(np.arange(rows, dtype=np.int64) * width - starts, lengths)
+    flat = gather_ranges(np.arange(rows, dtype=np.int64) * width, lengths)
     m = np.full(rows * width, np.inf)
     m[flat] = np.negative(gs)
     o = np.argsort(m.reshape(rows, width), axis=1, kind=kind)
@@ -206,7 +206,7 @@ def _sort_rows(
     return np.asarray((o + starts[:, None])[valid], dtype=np.int64)
 
 
-def _first_duplicate(
+def first_duplicate(
     q_rows: npt.NDArray[np.integer],
     d_rows: npt.NDArray[np.integer],
     *,
@@ -226,10 +226,9 @@ def _first_duplicate(
         for l0, l1 in pairwise(np.append(firsts, lengths.size).tolist()):
             r0 = int(starts[l0])
             r1 = int(starts[l1]) if l1 < lengths.size else n
-            st, ln = starts[l0:l1] - r0, lengths[l0:l1]
+            ln = lengths[l0:l1]
             width = int(ln.max())
-            flat = np.arange(r1 - r0, dtype=np.int64)
-            flat += np.repeat(np.arange(ln.size, dtype=np.int64) * width - st, ln)
+            flat = gather_ranges(np.arange(ln.size, dtype=np.int64) * width, ln)
             m = np.full(ln.size * width, -1, dtype=d_rows.dtype)
             m[flat] = d_rows[r0:r1]
             del flat
@@ -250,7 +249,12 @@ def _first_duplicate(
     return -1 if same.size == 0 else int(order[same[0] + 1])
 
 
-def _codes(col: pd.Series) -> tuple[npt.NDArray[np.int32], pd.Index]:
+def factorize_ids(col: pd.Series) -> tuple[npt.NDArray[np.int32], pd.Index]:
+    """Integer codes of an id column and the ids they stand for (``pd.factorize``, faster).
+
+    Categoricals keep their codes; Arrow-backed strings use Arrow's hash encoder; a
+    missing id gets code -1.
+    """
     if isinstance(col.dtype, pd.CategoricalDtype):
         codes = col.cat.codes.to_numpy()
         return codes.astype(np.int32, copy=False), pd.Index(col.cat.categories)

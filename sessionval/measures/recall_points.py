@@ -26,9 +26,9 @@ import pandas as pd
 from .._types import FloatArray
 from ..kernels.segments import offsets_from_counts, segment_sum
 from .grammar import MeasureDef, Param, Spelling
-from .lists import EmptyPolicy, RankedLists, _cut, _empty, _safe_div
+from .lists import EmptyPolicy, RankedLists, apply_empty, cut_lists, safe_div
 from .params import REL, plain
-from .precision import _relevant_rows
+from .precision import relevant_rows
 
 __all__ = [
     "DEFINITIONS",
@@ -75,9 +75,9 @@ def r_precision(
     """
     r = lists.n_relevant(rel)
     c = _docs_for(mult, r.astype(np.float64))
-    seg, rank, _ = _relevant_rows(lists, None, rel)
+    seg, rank, _ = relevant_rows(lists, None, rel)
     hits = segment_sum(rank <= c[seg], seg, lists.n)
-    return _empty(_safe_div(hits, c), r, empty)
+    return apply_empty(safe_div(hits, c), r, empty)
 
 
 def _suffix_max_precision(
@@ -88,7 +88,7 @@ def _suffix_max_precision(
     Returns the values (relevant rows of all lists in order), each list's number of
     relevant rows retrieved and the offset of its first one.
     """
-    seg, rank, count = _relevant_rows(lists, None, rel)
+    seg, rank, count = relevant_rows(lists, None, rel)
     prec = count / rank
     # max over the relevant rows at or below (precision peaks at relevant rows)
     rev = pd.Series(prec[::-1]).groupby(seg[::-1], sort=False).cummax()
@@ -141,7 +141,7 @@ def _at_level(
     at = start[:-1] + np.maximum(c, 1.0).astype(np.int64) - 1
     out = np.zeros(r.size)
     out[ok] = best[at[ok]]
-    return _empty(out, r, empty)
+    return apply_empty(out, r, empty)
 
 
 def eleven_point_average(
@@ -165,7 +165,7 @@ def eleven_point_average(
     total = np.zeros(lists.n)
     for level in ELEVEN_POINTS[::-1]:
         total += _at_level(best, n_ret, start, r, level, "zero")
-    return _empty(total / len(ELEVEN_POINTS), r, empty)
+    return apply_empty(total / len(ELEVEN_POINTS), r, empty)
 
 
 def relative_precision(
@@ -181,11 +181,11 @@ def relative_precision(
     >>> relative_precision(lists, cutoff=3)
     array([1.])
     """
-    c = _cut(lists, cutoff)
+    c = cut_lists(lists, cutoff)
     hits = segment_sum(c.grades >= rel, c.seg, lists.n)
     r = lists.n_relevant(rel)
     k = np.diff(lists.offsets) if cutoff is None else np.full(lists.n, cutoff)
-    return _empty(_safe_div(hits, np.minimum(k, r).astype(np.float64)), r, empty)
+    return apply_empty(safe_div(hits, np.minimum(k, r).astype(np.float64)), r, empty)
 
 
 # ---------------------------------------------------------------------------

@@ -29,9 +29,9 @@ from ..errors import InputFormatError, JudgmentError, MeasureSpecError
 from ..judgments.gains import GAIN_SCHEMES, NegativePolicy
 from ..judgments.ideal import IdealGains
 from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
-from ..kernels.segments import offsets_from_counts
-from .lists import TIE_BREAKS, TieBreak, _assemble, _check_negative, _KeyStats
-from .ranking import _codes, _first_duplicate, coded_doc_ranks, run_order
+from ..kernels.segments import gather_ranges, offsets_from_counts
+from .lists import TIE_BREAKS, KeyStats, TieBreak, assemble_lists, check_negative
+from .ranking import coded_doc_ranks, factorize_ids, first_duplicate, run_order
 from .string_ids import IdKeys, JudgedKeys, KeyCollision, id_codes, id_keys
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ class _CodedDocs:
         topic_of: IntArray,
     ) -> FloatArray:
         d_rows = self.codes[rows]
-        i = _first_duplicate(q_rows, d_rows)
+        i = first_duplicate(q_rows, d_rows)
         if i >= 0:
             raise _Repeated(i)
         # the join is prepared after the sort: its document map is not held through it
@@ -184,7 +184,7 @@ def _ranked_rows(
 
 
 def _add_unretrieved_topics(
-    labels: pd.Index, pos: IntArray, counts: IntArray, grades: FloatArray, stats: _KeyStats
+    labels: pd.Index, pos: IntArray, counts: IntArray, grades: FloatArray, stats: KeyStats
 ) -> tuple[pd.Index, IntArray, IntArray, FloatArray]:
     """``missing="empty"``: an empty list for every judged topic the run lacks (trec_eval -c)."""
     have = np.zeros(len(stats.ideal.keys), dtype=bool)
@@ -198,9 +198,7 @@ def _add_unretrieved_topics(
     o = np.argsort(string_ranks(labels), kind="stable")
     # re-sort lists; rows move with their list (vectorised gather)
     starts = offsets_from_counts(counts)[:-1]
-    c_new = counts[o]
-    new_starts = offsets_from_counts(c_new)[:-1]
-    row_idx = np.arange(int(c_new.sum()), dtype=np.int64) + np.repeat(starts[o] - new_starts, c_new)
+    row_idx = gather_ranges(starts[o], counts[o])
     return labels[o], pos[o], counts[o], grades[row_idx]
 
 
@@ -209,7 +207,7 @@ def _lists(
     qcat: pd.Index,
     score: FloatArray,
     docs: _RunDocs,
-    stats: _KeyStats,
+    stats: KeyStats,
     *,
     ties: TieBreak,
     missing: Missing,
@@ -243,7 +241,7 @@ def _lists(
     if missing == "empty":
         labels, pos, counts, grades = _add_unretrieved_topics(labels, pos, counts, grades, stats)
     offsets = offsets_from_counts(counts)
-    return _assemble(labels, offsets, grades, pos, stats, negative, unjudged, n_skipped)
+    return assemble_lists(labels, offsets, grades, pos, stats, negative, unjudged, n_skipped)
 
 
 def lists_from_run(
@@ -257,10 +255,10 @@ def lists_from_run(
 ) -> RankedLists:
     """:meth:`RankedLists.from_run <sessionval.measures.lists.RankedLists.from_run>`."""
     _check_run(run, ties=ties, missing=missing)
-    stats = _KeyStats.build(judgments, negative=negative)
+    stats = KeyStats.build(judgments, negative=negative)
     index = JudgmentIndex.build(judgments)
-    qc, qcat = _codes(run["query_id"])
-    dc, dcat = _codes(run["doc_id"])
+    qc, qcat = factorize_ids(run["query_id"])
+    dc, dcat = factorize_ids(run["doc_id"])
     docs = _CodedDocs(dc, dcat, index, qcat)
     score = run["score"].to_numpy(dtype=np.float64)
     return _lists(
@@ -309,12 +307,12 @@ def lists_from_tables(
         return None
     run_docs, judged_docs = keys
     # query ids come in runs of rows: ranked from the first row of each run
-    tc, tcat = id_codes(qrels["query_id"]) or _codes(qrels["query_id"])
-    qc, qcat = id_codes(run["query_id"]) or _codes(run["query_id"])
+    tc, tcat = id_codes(qrels["query_id"]) or factorize_ids(qrels["query_id"])
+    qc, qcat = id_codes(run["query_id"]) or factorize_ids(run["query_id"])
     if (tc < 0).any() or (qc < 0).any():
         return None  # missing ids: the dictionary road says where
     grades = qrels["grade"].to_numpy(dtype=np.float64)
-    _check_negative(grades, negative, where=f"judgments {source}")
+    check_negative(grades, negative, where=f"judgments {source}")
     tcodes = tc.astype(np.int64)
     judged = JudgedKeys.build(tcodes, len(tcat), judged_docs, grades)
     if judged is None:
@@ -326,7 +324,7 @@ def lists_from_tables(
             f"{judged[1]}); each (topic, document) must have one grade"
         )
     topics = pd.Index(tcat).astype(str)
-    stats = _KeyStats(
+    stats = KeyStats(
         _ideal_from_codes(topics, tcodes, grades),
         np.bincount(tcodes, minlength=len(topics)).astype(np.int64),
     )

@@ -24,17 +24,17 @@ from ..kernels.segments import (
 )
 from .grammar import MeasureDef, Param
 from .lists import (
+    CutLists,
     EmptyPolicy,
     RankedLists,
-    _Cut,
-    _cut,
-    _empty,
-    _gains,
-    _ideal_gain_segments,
-    _safe_div,
+    apply_empty,
+    cut_lists,
+    ideal_gain_segments,
+    list_gains,
+    safe_div,
 )
 from .params import BETA, GAIN, SAKAI2007, plain
-from .precision import _rel_counts
+from .precision import relevant_counts
 
 __all__ = [
     "DEFINITIONS",
@@ -48,14 +48,14 @@ __all__ = [
 
 
 def _blended(
-    lists: RankedLists, c: _Cut, beta: float, gain: str | GainScheme
+    lists: RankedLists, c: CutLists, beta: float, gain: str | GainScheme
 ) -> tuple[BoolArray, FloatArray, FloatArray]:
     """isrel, count(r) and BR(r) per row (Sakai 2007, eq. for the blended ratio)."""
     scheme = gain_scheme(gain)
-    g = _gains(c.grades, scheme, lists.negative)
-    isrel, count = _rel_counts(c, 1)
+    g = list_gains(c.grades, scheme, lists.negative)
+    isrel, count = relevant_counts(c, 1)
     cg = segment_cumsum(g, c.offsets, c.seg)
-    ioff, ig = _ideal_gain_segments(lists, scheme)
+    ioff, ig = ideal_gain_segments(lists, scheme)
     icum = segment_cumsum(ig, ioff, segment_ids(ioff))
     cgi = take_prefix(icum, ioff, c.seg, c.rank)
     br = (count + beta * cg) / (c.rank + beta * cgi)
@@ -84,12 +84,12 @@ def q_measure(
     >>> q_measure(lists).round(4)
     array([0.7381])
     """
-    c = _cut(lists, cutoff)
+    c = cut_lists(lists, cutoff)
     isrel, _, br = _blended(lists, c, beta, gain)
     s = segment_sum(np.where(isrel, br, 0.0), c.seg, lists.n)
     r = lists.n_relevant()
     denom = r if cutoff is None else np.minimum(r, cutoff)
-    return _empty(_safe_div(s, denom.astype(np.float64)), r, empty)
+    return apply_empty(safe_div(s, denom.astype(np.float64)), r, empty)
 
 
 def o_measure(
@@ -117,16 +117,16 @@ def o_measure(
     >>> o_measure(RankedLists.from_arrays(["Y"], [0, 2], [0, 3], recall_base=rb)).round(2)
     array([0.57])
     """
-    c = _cut(lists, cutoff)
+    c = cut_lists(lists, cutoff)
     isrel, _, br = _blended(lists, c, beta, gain)
     first = first_true_rank(isrel, c.offsets, c.seg)
     out = np.zeros(lists.n)
     has = first > 0
     out[has] = br[c.offsets[:-1][has] + first[has] - 1]
-    return _empty(out, lists.n_relevant(), empty)
+    return apply_empty(out, lists.n_relevant(), empty)
 
 
-def _first_max(c: _Cut, n: int) -> IntArray:
+def _first_max(c: CutLists, n: int) -> IntArray:
     """Rank of the first document of the highest grade present (> 0), 0 when none."""
     g = np.where(np.isnan(c.grades), -np.inf, c.grades)
     maxg = np.full(n, -np.inf)
@@ -161,13 +161,13 @@ def p_measure(
     >>> p_measure(RankedLists.from_arrays(["inv"], [0, 3], [1, 2, 3], recall_base=rb))
     array([1.])
     """
-    c = _cut(lists, cutoff)
+    c = cut_lists(lists, cutoff)
     _, _, br = _blended(lists, c, beta, gain)
     rp = _first_max(c, lists.n)
     out = np.zeros(lists.n)
     has = rp > 0
     out[has] = br[c.offsets[:-1][has] + rp[has] - 1]
-    return _empty(out, lists.n_relevant(), empty)
+    return apply_empty(out, lists.n_relevant(), empty)
 
 
 def p_plus(
@@ -193,7 +193,7 @@ def p_plus(
     >>> p_plus(RankedLists.from_arrays(["inv"], [0, 3], [1, 2, 3], recall_base=rb)).round(2)
     array([0.74])
     """
-    c = _cut(lists, cutoff)
+    c = cut_lists(lists, cutoff)
     isrel, count, br = _blended(lists, c, beta, gain)
     rp = _first_max(c, lists.n)
     upto = c.rank <= rp[c.seg]
@@ -201,7 +201,7 @@ def p_plus(
     has = rp > 0
     cnt = np.zeros(lists.n)
     cnt[has] = count[c.offsets[:-1][has] + rp[has] - 1]
-    return _empty(_safe_div(s, cnt), lists.n_relevant(), empty)
+    return apply_empty(safe_div(s, cnt), lists.n_relevant(), empty)
 
 
 def _penalties(penalties: str | Sequence[float]) -> FloatArray:
@@ -249,13 +249,13 @@ def wrr(
     array([0.4])
     """
     pen = _penalties(penalties)
-    c = _cut(lists, cutoff)
+    c = cut_lists(lists, cutoff)
     first = first_true_rank(c.grades >= 1, c.offsets, c.seg)
     has = first > 0
     out = np.zeros(lists.n)
     l1 = c.grades[c.offsets[:-1][has] + first[has] - 1]
     out[has] = 1.0 / (first[has] - 1.0 / _beta_of(l1, pen))
-    return _empty(out, lists.n_relevant(), empty)
+    return apply_empty(out, lists.n_relevant(), empty)
 
 
 def nwrr(
@@ -287,7 +287,7 @@ def nwrr(
     m[has] = lists.ideal_grades[lists.ideal_offsets[:-1][has]]
     out = np.zeros(lists.n)
     out[has] = w[has] * (1.0 - 1.0 / _beta_of(m[has], pen))
-    return _empty(out, r, empty)
+    return apply_empty(out, r, empty)
 
 
 # ---------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import numpy as np
 from .._types import FloatArray
 from ..kernels.segments import segment_sum
 from .grammar import MeasureDef, Param, Spelling
-from .lists import EmptyPolicy, RankedLists, _cut, _empty, _safe_div
+from .lists import EmptyPolicy, RankedLists, apply_empty, cut_lists, safe_div
 from .params import REL, plain
 from .precision import precision, recall
 
@@ -44,7 +44,7 @@ TREC_EVAL: Final = "trec_eval 9.0 (Buckley; m_{name}.c)"
 
 
 def _rel_ret(lists: RankedLists, cutoff: int | None, rel: float) -> FloatArray:
-    c = _cut(lists, cutoff)
+    c = cut_lists(lists, cutoff)
     return segment_sum(c.grades >= rel, c.seg, lists.n)
 
 
@@ -118,7 +118,7 @@ def num_nonrel_judged_ret(
     >>> num_nonrel_judged_ret(RankedLists.from_arrays(["q"], [0, 3], [0, float("nan"), 2]))
     array([1.])
     """
-    c = _cut(lists, cutoff)
+    c = cut_lists(lists, cutoff)
     judged_nonrel = ~np.isnan(c.grades) & ~(c.grades >= rel)
     return segment_sum(judged_nonrel, c.seg, lists.n)
 
@@ -133,7 +133,7 @@ def set_precision(
     >>> set_precision(RankedLists.from_arrays(["q"], [0, 4], [1, 0, 2, 0]))
     array([0.5])
     """
-    return _safe_div(_rel_ret(lists, cutoff, rel), _n_ret(lists, cutoff))
+    return safe_div(_rel_ret(lists, cutoff, rel), _n_ret(lists, cutoff))
 
 
 def set_relative_precision(
@@ -148,8 +148,8 @@ def set_relative_precision(
     array([0.5])
     """
     r = lists.n_relevant(rel)
-    v = _safe_div(_rel_ret(lists, cutoff, rel), np.minimum(_n_ret(lists, cutoff), r))
-    return _empty(v, r, empty)
+    v = safe_div(_rel_ret(lists, cutoff, rel), np.minimum(_n_ret(lists, cutoff), r))
+    return apply_empty(v, r, empty)
 
 
 def set_average_precision(
@@ -165,8 +165,8 @@ def set_average_precision(
     """
     r = lists.n_relevant(rel)
     hits = _rel_ret(lists, cutoff, rel)
-    v = _safe_div(hits, _n_ret(lists, cutoff)) * _safe_div(hits, r.astype(np.float64))
-    return _empty(v, r, empty)
+    v = safe_div(hits, _n_ret(lists, cutoff)) * safe_div(hits, r.astype(np.float64))
+    return apply_empty(v, r, empty)
 
 
 def f_measure(
@@ -198,8 +198,8 @@ def f_measure(
     p = precision(lists, cutoff=cutoff, rel=rel, empty="zero")
     r = recall(lists, cutoff=cutoff, rel=rel, empty="zero")
     b2 = beta * beta
-    v = _safe_div((1.0 + b2) * p * r, b2 * p + r)
-    return _empty(v, lists.n_relevant(rel), empty)
+    v = safe_div((1.0 + b2) * p * r, b2 * p + r)
+    return apply_empty(v, lists.n_relevant(rel), empty)
 
 
 def success(

@@ -35,6 +35,7 @@ import pandas as pd
 
 from .._types import FloatArray, IntArray
 from ..kernels.blocks import for_blocks
+from ..kernels.segments import gather_ranges, offsets_from_counts
 
 __all__ = [
     "IdKeys",
@@ -438,8 +439,7 @@ def _sorted_in_lists(
         return None
     top = np.iinfo(np.uint64).max
     high = topic.astype(np.uint64) << np.uint64(64 - tbits)
-    starts = np.zeros(counts.size + 1, dtype=np.int64)
-    np.cumsum(counts, out=starts[1:])
+    starts = offsets_from_counts(counts)
     order = np.empty(n, dtype=np.int64)
     packed = np.empty(n, dtype=np.uint64)
 
@@ -459,8 +459,7 @@ def _sorted_in_lists(
             o += local[:, None]
             o = o.ravel()
         else:
-            flat = np.arange(r1 - r0, dtype=np.int64)
-            flat += np.repeat(np.arange(l1 - l0, dtype=np.int64) * width - local, c)
+            flat = gather_ranges(np.arange(l1 - l0, dtype=np.int64) * width, c)
             m = np.full((l1 - l0) * width, top, dtype=np.uint64)
             m[flat] = v
             om = np.argsort(m.reshape(l1 - l0, width), axis=1, kind=kind)

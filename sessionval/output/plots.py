@@ -66,13 +66,18 @@ __all__ = [
     "LINESTYLES",
     "PALETTE",
     "ImageFormat",
+    "draw_lines",
     "figure_bytes",
+    "finish_axes",
+    "new_axes",
     "params_text",
+    "plain_text",
     "plot_cg_curves",
     "plot_individual_sessions",
     "plot_query_curves",
     "plot_rating_scatter",
     "plot_session_curves",
+    "require_columns",
     "save_figure",
     "subplots",
     "system_colours",
@@ -136,7 +141,8 @@ def _notebook_display() -> None:
     select(shell, {"png"})
 
 
-def _new_axes(ax: Axes | None, figsize: tuple[float, float] = COLUMN_FIGSIZE) -> Axes:
+def new_axes(ax: Axes | None, figsize: tuple[float, float] = COLUMN_FIGSIZE) -> Axes:
+    """``ax``, or the axes of a new bare Figure (no pyplot state) of ``figsize``."""
     if ax is not None:
         return ax
     from matplotlib.figure import Figure
@@ -179,7 +185,8 @@ def subplots(
     return fig, fig.subplots(nrows, ncols, **kwargs)
 
 
-def _require(table: pd.DataFrame, columns: Sequence[str | None], what: str) -> None:
+def require_columns(table: pd.DataFrame, columns: Sequence[str | None], what: str) -> None:
+    """Raise :class:`SessionvalError` naming the columns of ``columns`` missing from ``table``."""
     missing = [c for c in columns if c is not None and c not in table.columns]
     if missing:
         raise SessionvalError(
@@ -218,7 +225,7 @@ def system_colours(systems: Sequence[object] | pd.Series) -> dict[str, str]:
     return {v: PALETTE[i % (len(PALETTE) - 1)] for i, v in enumerate(sorted(names))}
 
 
-def _plain(*texts: Any) -> None:
+def plain_text(*texts: Any) -> None:
     """Draw texts as written: no mathtext, no TeX (ids like ``$x^2$`` are data)."""
     for t in texts:
         if t is not None:
@@ -254,10 +261,10 @@ def _legend(ax: Axes, entries: LegendEntries | None, title: str | None) -> None:
         frameon=False,
         **kw,
     )
-    _plain(*leg.get_texts(), leg.get_title())
+    plain_text(*leg.get_texts(), leg.get_title())
 
 
-def _finish(
+def finish_axes(
     ax: Axes,
     *,
     xlabel: str,
@@ -268,12 +275,13 @@ def _finish(
     legend: bool = True,
     entries: LegendEntries | None = None,
 ) -> Axes:
+    """Label, title (with the parameters) and legend of a figure's axes, in the one style."""
     ax.set_xlabel(xlabel, fontsize=_FONT["label"])
     ax.set_ylabel(ylabel, fontsize=_FONT["label"])
     ax.tick_params(labelsize=_FONT["tick"])
     text = params_text(params) if params else ""
     heading = "\n".join(t for t in (title, f"({text})" if text else "") if t)
-    _plain(ax.set_title(heading, fontsize=_FONT["title"]))
+    plain_text(ax.set_title(heading, fontsize=_FONT["title"]))
     ax.grid(True, linewidth=0.3, alpha=0.5)
     if legend:
         _legend(ax, entries, legend_title)
@@ -321,7 +329,7 @@ def _levels(s: pd.Series) -> list[str]:
     return sorted({str(v) for v in s.dropna()})
 
 
-def _draw_lines(
+def draw_lines(
     ax: Axes,
     table: pd.DataFrame,
     *,
@@ -425,11 +433,15 @@ def plot_query_curves(
     ----------
     Järvelin, Price, Delcambre & Nielsen (2008), ECIR, Figure 1 (jarvelin2008).
     """
-    _require(curves, [x, y, hue, style, *(BAND_COLUMNS if bands else ())], "plot_query_curves")
+    require_columns(
+        curves, [x, y, hue, style, *(BAND_COLUMNS if bands else ())], "plot_query_curves"
+    )
     curves = _select(curves, measure, "plot_query_curves")
-    ax = _new_axes(ax)
-    entries = _draw_lines(ax, curves, x=x, y=y, hue=hue, style=style, colours=colours, bands=bands)
-    return _finish(ax, xlabel="rank", ylabel=ylabel, params=params, title=title, entries=entries)
+    ax = new_axes(ax)
+    entries = draw_lines(ax, curves, x=x, y=y, hue=hue, style=style, colours=colours, bands=bands)
+    return finish_axes(
+        ax, xlabel="rank", ylabel=ylabel, params=params, title=title, entries=entries
+    )
 
 
 def _mark_queries(ax: Axes, cutoff: int, n_queries: int) -> None:
@@ -516,18 +528,20 @@ def plot_session_curves(
     ----------
     Järvelin et al. (2008), Figures 2 and 3 (jarvelin2008).
     """
-    _require(curves, [x, y, hue, style, *(BAND_COLUMNS if bands else ())], "plot_session_curves")
+    require_columns(
+        curves, [x, y, hue, style, *(BAND_COLUMNS if bands else ())], "plot_session_curves"
+    )
     what = "nsDCG" if normalised else "sDCG"
     curves = _select(curves, measure or what.lower(), "plot_session_curves")
     if cutoff < 1:
         raise SessionvalError(f"plot_session_curves: cutoff must be >= 1, got {cutoff}")
-    ax = _new_axes(ax)
-    entries = _draw_lines(ax, curves, x=x, y=y, hue=hue, style=style, colours=colours, bands=bands)
+    ax = new_axes(ax)
+    entries = draw_lines(ax, curves, x=x, y=y, hue=hue, style=style, colours=colours, bands=bands)
     n_q = int(np.ceil(float(curves[x].max()) / cutoff))
     _mark_queries(ax, cutoff, n_q)
     if title is None:
         title = "Mean normalised session DCG" if normalised else "Mean session DCG"
-    return _finish(
+    return finish_axes(
         ax,
         xlabel=f"position in concatenated top-{cutoff} results",
         ylabel=f"mean {what}",
@@ -588,10 +602,10 @@ def plot_individual_sessions(
     Järvelin et al. (2008), Figure 4 (jarvelin2008); the paper could not mark
     the stopping points, the log gives them here.
     """
-    _require(curves, [x, y, unit, held], "plot_individual_sessions")
+    require_columns(curves, [x, y, unit, held], "plot_individual_sessions")
     what = "nsDCG" if normalised else "sDCG"
     curves = _select(curves, measure or what.lower(), "plot_individual_sessions")
-    ax = _new_axes(ax)
+    ax = new_axes(ax)
     # colours follow the sorted session ids, not the order of the input
     groups = _series(curves, [unit], by_id=[unit])
     for i, (key, part) in enumerate(groups):
@@ -623,7 +637,7 @@ def plot_individual_sessions(
     _mark_queries(ax, cutoff, n_q)
     if title is None:
         title = f"Individual sessions (n={len(groups)})"
-    return _finish(
+    return finish_axes(
         ax,
         xlabel=f"position in concatenated top-{cutoff} results",
         ylabel=what,
@@ -680,8 +694,8 @@ def plot_cg_curves(
     ----------
     Järvelin & Kekäläinen (2002), ACM TOIS 20(4), Figures 1–4 (jarvelin2002).
     """
-    _require(curves, [x, y, hue, *(BAND_COLUMNS if bands else ())], "plot_cg_curves")
-    ax = _new_axes(ax)
+    require_columns(curves, [x, y, hue, *(BAND_COLUMNS if bands else ())], "plot_cg_curves")
+    ax = new_axes(ax)
     is_ideal = curves[hue].astype(str) == ideal
     systems = curves[~is_ideal]
     if colours is None:  # the ideal curve is black, not a system
@@ -694,7 +708,7 @@ def plot_cg_curves(
         colours = system_colours([str(n) for n in levels if str(n) != ideal])
     entries: LegendEntries = []
     if len(systems):
-        entries = _draw_lines(
+        entries = draw_lines(
             ax,
             systems,
             x=x,
@@ -718,7 +732,7 @@ def plot_cg_curves(
         entries.append((line, ideal))
     if title is None:
         title = CG_TITLES.get(measure, f"{measure} by rank")
-    return _finish(
+    return finish_axes(
         ax, xlabel="rank", ylabel=f"mean {measure}", params=params, title=title, entries=entries
     )
 
@@ -756,7 +770,7 @@ def plot_rating_scatter(
     -------
     matplotlib.figure.Figure
     """
-    _require(per_session, [*measures, *ratings], "plot_rating_scatter")
+    require_columns(per_session, [*measures, *ratings], "plot_rating_scatter")
     if not measures or not ratings:
         raise SessionvalError("plot_rating_scatter: give at least one measure and one rating")
     from matplotlib.figure import Figure
@@ -789,9 +803,9 @@ def plot_rating_scatter(
                 )
             # rating names come from the logs: drawn as written
             if i == len(measures) - 1:
-                _plain(ax.set_xlabel(r.removeprefix("rating_"), fontsize=_FONT["label"]))
+                plain_text(ax.set_xlabel(r.removeprefix("rating_"), fontsize=_FONT["label"]))
             if j == 0:
-                _plain(ax.set_ylabel(m, fontsize=_FONT["legend"]))
+                plain_text(ax.set_ylabel(m, fontsize=_FONT["legend"]))
     text = params_text(params) if params else ""
     fig.suptitle(
         "Session measures against the searchers' ratings" + (f"\n({text})" if text else ""),

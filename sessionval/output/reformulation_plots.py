@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SessionvalError
-from .plots import _finish, _new_axes, _plain, _require, system_colours
+from .plots import finish_axes, new_axes, plain_text, require_columns, system_colours
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -60,7 +60,7 @@ def plot_reformulation_gains(
     -------
     matplotlib.axes.Axes
     """
-    _require(effects, ["level", "category", "system_id", "outcome", "mean"], "gain figure")
+    require_columns(effects, ["level", "category", "system_id", "outcome", "mean"], "gain figure")
     part = effects[(effects["level"] == level) & (effects["outcome"] == outcome)]
     if part.empty:
         raise SessionvalError(f"gain figure: no rows of level {level!r} and outcome {outcome!r}")
@@ -68,7 +68,7 @@ def plot_reformulation_gains(
     systems = sorted(set(part["system_id"].astype(str)))
     colours = system_colours(systems)
     height = max(2.0, 0.3 * len(categories) + 1.2)
-    ax = _new_axes(ax, (3.5, height))
+    ax = new_axes(ax, (3.5, height))
     y_of = {c: i for i, c in enumerate(categories)}
     step = 0.7 / max(len(systems), 1)
     for k, system in enumerate(systems):
@@ -92,8 +92,8 @@ def plot_reformulation_gains(
     ax.axvline(0.0, color="black", linewidth=0.6)
     ax.set_yticks(range(len(categories)), [c.replace("_", " ") for c in categories])
     ax.invert_yaxis()
-    _plain(*ax.get_yticklabels())
-    return _finish(
+    plain_text(*ax.get_yticklabels())
+    return finish_axes(
         ax,
         xlabel=_OUTCOME_LABELS.get(outcome, outcome),
         ylabel="",
@@ -122,7 +122,7 @@ def plot_transition_heatmap(
     -------
     matplotlib.axes.Axes
     """
-    _require(transitions, ["from_type", "to_type", "share"], "transition heatmap")
+    require_columns(transitions, ["from_type", "to_type", "share"], "transition heatmap")
     rows = list(dict.fromkeys(transitions["from_type"].astype(str)))
     # the row types head the columns too, so the diagonal is "the same move again"
     seen = [c for c in dict.fromkeys(transitions["to_type"].astype(str)) if c != "end"]
@@ -135,7 +135,7 @@ def plot_transition_heatmap(
         .to_numpy(dtype=float)
     )
     size = 0.32
-    ax = _new_axes(ax, (1.6 + size * len(cols), 1.2 + size * len(rows)))
+    ax = new_axes(ax, (1.6 + size * len(cols), 1.2 + size * len(rows)))
     ax.imshow(matrix, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
     for (i, j), v in np.ndenumerate(matrix):
         if v > 0:
@@ -143,7 +143,9 @@ def plot_transition_heatmap(
             ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=5, color=colour)
     ax.set_xticks(range(len(cols)), [c.replace("_", " ") for c in cols], rotation=60, ha="right")
     ax.set_yticks(range(len(rows)), [c.replace("_", " ") for c in rows])
-    _plain(*ax.get_xticklabels(), *ax.get_yticklabels())
-    ax = _finish(ax, xlabel="next reformulation", ylabel="reformulation", params=None, title=title)
+    plain_text(*ax.get_xticklabels(), *ax.get_yticklabels())
+    ax = finish_axes(
+        ax, xlabel="next reformulation", ylabel="reformulation", params=None, title=title
+    )
     ax.grid(False)
     return ax

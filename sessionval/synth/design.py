@@ -51,6 +51,7 @@ import pandas as pd
 
 from .._types import BoolArray, FloatArray, IntArray
 from ..errors import SessionvalError
+from ..kernels.segments import offsets_from_counts
 from ..models.judgments import GradeScale
 from ..models.study import Study, System, Topic, User
 from .assignment import Assignment
@@ -433,8 +434,7 @@ def design_study(
         - 0.04 * strength[system]
     )
     fail = rng.random(n_sessions) < p_fail
-    offsets = np.zeros(n_sessions + 1, dtype=np.int64)
-    np.cumsum(n_queries, out=offsets[1:])
+    offsets = offsets_from_counts(n_queries)
     # searchers come to the lab on working days, about three a day (more seats at scale)
     n_days = max(1, min(-(-n_users // 3), 240))
     day = (np.arange(n_users) * n_days) // n_users

@@ -328,7 +328,7 @@ def write_configuration(outputs: RunOutputs, settings: RunSettings, ev: SessionE
         *(f"Note: {note}" for note in settings.notes),
     ]
     outputs.write_text("config.toml", to_toml(tables, header="\n".join(header)))
-    evaluation = {k: v for k, v in ev.summary().items() if k != "config"}
+    evaluation = ev.counts()
     document = {
         "session": settings.config.model_dump(mode="json"),
         **{name: table for name, table in tables.items() if name},

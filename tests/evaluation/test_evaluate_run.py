@@ -57,7 +57,7 @@ def test_defaults_reproduce_pytrec_eval_per_query_on_tied_scores(seed: int) -> N
         qrels, {"ndcg_cut.10", "ndcg", "map", "recip_rank", "P.5", "bpref", "recall.20"}
     ).evaluate(run)
     ev = evaluate_run(run_df, qrels_df, list(TREC))
-    wide = ev.wide()
+    wide = ev.per_query().set_index("query_id")
     assert sorted(wide.index) == sorted(ref)  # the unjudged run topic is skipped
     for ours, theirs in TREC.items():
         expected = np.array([ref[q][theirs] for q in wide.index])
@@ -66,7 +66,7 @@ def test_defaults_reproduce_pytrec_eval_per_query_on_tied_scores(seed: int) -> N
     for ours, theirs in TREC.items():
         assert ev.means[ours] == pytest.approx(np.mean([v[theirs] for v in ref.values()]))
     # the doc_id order differs on these ties: the default is not doc id ascending
-    other = evaluate_run(run_df, qrels_df, ["RR"], ties="doc_id").per_query["value"].to_numpy()
+    other = evaluate_run(run_df, qrels_df, ["RR"], ties="doc_id").long()["value"].to_numpy()
     assert not np.allclose(other, wide["RR"].to_numpy())
 
 
@@ -80,7 +80,7 @@ def test_trec_eval_names_give_the_same_numbers_as_ours() -> None:
 
 def test_every_input_kind_gives_the_same_table(tmp_path: Path) -> None:
     qrels, run, qrels_df, run_df = _tied(4)
-    ref = evaluate_run(run_df, qrels_df, ["nDCG@10", "AP"]).per_query
+    ref = evaluate_run(run_df, qrels_df, ["nDCG@10", "AP"]).long()
     run_path, qrels_path = tmp_path / "run.txt", tmp_path / "qrels.txt"
     run_path.write_text(
         "".join(f"{q} Q0 {d} 0 {s} tag\n" for q, d, s in run_df.itertuples(index=False))
@@ -100,7 +100,7 @@ def test_every_input_kind_gives_the_same_table(tmp_path: Path) -> None:
         (str(run_path), qrels_path),
     ]
     for r, q in variants:
-        got = evaluate_run(r, q, ["nDCG@10", "AP"]).per_query
+        got = evaluate_run(r, q, ["nDCG@10", "AP"]).long()
         assert list(got.columns) == ["query_id", "measure", "value"]
         pd.testing.assert_frame_equal(got, ref)
 

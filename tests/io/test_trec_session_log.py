@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from sessionval.io._xml import _parse_tree, _XmlError
+from sessionval.io._xml import XmlError, parse_tree
 from sessionval.io.trec_session_log import FLAT_FIELDS, SessionLogWalk, seconds
 
 
@@ -13,7 +13,7 @@ def walk(xml: str, **kw) -> SessionLogWalk:
         source="t.xml", mode=kw.pop("mode", "strict"), topic_map={}, system_id="S",
         unknown_user="unknown", **kw,
     )  # fmt: skip
-    for node in _parse_tree(xml).findall("session"):
+    for node in parse_tree(xml).findall("session"):
         log.session(node)
     return log
 
@@ -132,8 +132,8 @@ _QUERY = (
 def test_unresolved_external_text_is_a_located_error_not_an_empty_query(
     prolog: str, query: str, what: str
 ) -> None:
-    with pytest.raises(_XmlError) as exc:
-        _parse_tree('<?xml version="1.0"?>' + prolog + _QUERY.format(query))
+    with pytest.raises(XmlError) as exc:
+        parse_tree('<?xml version="1.0"?>' + prolog + _QUERY.format(query))
     assert what in exc.value.what
     assert "in <query> is not resolved" in exc.value.what
     assert exc.value.line == 1

@@ -8,7 +8,7 @@ import pytest
 
 from sessionval.cli import main
 from sessionval.errors import ParseError, ValidationFailed
-from sessionval.io._xml import MAX_EXPANSION, _repair
+from sessionval.io._xml import MAX_EXPANSION, repair_xml
 from sessionval.io.trec_session import load_trec_session, read_session_topic_map
 
 
@@ -240,7 +240,7 @@ def test_lenient_repair_is_linear():
     text = "<s>\n" + line * 14_000 + "</s>\n"
     assert len(text.encode("utf-16")) > 1_000_000
     t0 = time.perf_counter()
-    fixed, notes = _repair(text, "big.xml")
+    fixed, notes = repair_xml(text, "big.xml")
     assert time.perf_counter() - t0 < 5.0
     assert "\x01" not in fixed and fixed.count("&amp;") == 14_000
     assert [n.location for n in notes] == ["line 2:13", "line 2:20"]

@@ -69,7 +69,7 @@ def test_against_pytrec_eval(seed: int, presorted: bool) -> None:
         rt = rt.sort_values(["query_id", "score"], ascending=[False, False], kind="stable")
     lists = RankedLists.from_run(rt, jf, ties="trec_eval")
     assert lists.n_skipped == 1  # the run topic without judgments, as trec_eval
-    ours = evaluate_lists(lists, list(TREC), empty="zero").wide()
+    ours = evaluate_lists(lists, list(TREC), empty="zero").per_query().set_index("query_id")
     ev = pytrec_eval.RelevanceEvaluator(
         qrels,
         {
@@ -114,7 +114,7 @@ def test_against_pyntcireval(seed: int) -> None:
         "nDCG(discount=jk2002)@10",
         "nDCG(discount=jk2002,b=3)@5",
     ]
-    ours = evaluate_lists(lists, names).wide()
+    ours = evaluate_lists(lists, names).per_query().set_index("query_id")
     grades = [1, 2, 3]
     checked = 0
     for q in ours.index:
@@ -146,7 +146,11 @@ def test_against_pyntcireval(seed: int) -> None:
 def test_q_beta_against_pyntcireval() -> None:
     qrels, run, jf, rt = _random(5)
     lists = RankedLists.from_run(rt, jf, ties="trec_eval")
-    ours = evaluate_lists(lists, ["Q(beta=0.5)", "O(beta=2)", "Pplus(beta=3)"]).wide()
+    ours = (
+        evaluate_lists(lists, ["Q(beta=0.5)", "O(beta=2)", "Pplus(beta=3)"])
+        .per_query()
+        .set_index("query_id")
+    )
     for q in ours.index:
         xrel = [0, 0, 0, 0]
         for g in qrels[q].values():

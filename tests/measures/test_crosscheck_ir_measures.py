@@ -42,7 +42,7 @@ def _theirs(measure: object, qrels: pd.DataFrame, run: pd.DataFrame) -> dict[str
 
 
 def _ours(spec: str, qrels: pd.DataFrame, run: pd.DataFrame, **kw: object) -> dict[str, float]:
-    pq = evaluate_run(run, qrels, [spec], **kw).per_query  # type: ignore[arg-type]
+    pq = evaluate_run(run, qrels, [spec], **kw).long()  # type: ignore[arg-type]
     return dict(zip(pq["query_id"], pq["value"], strict=True))
 
 

@@ -46,7 +46,7 @@ def _ours(qrels, run) -> tuple[dict[tuple[str, str], float], dict[str, float]]:
         label.setdefault(repr(n.measure), []).append(n.label)
     per_query = {
         (q, lab): float(v)
-        for q, m, v in ev.per_query[["query_id", "measure", "value"]].itertuples(index=False)
+        for q, m, v in ev.long()[["query_id", "measure", "value"]].itertuples(index=False)
         for lab in label[m]
     }
     means = {lab: float(v) for m, v in ev.means.items() for lab in label[m]}

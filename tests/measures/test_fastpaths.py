@@ -12,7 +12,7 @@ from sessionval.frame import JudgmentFrame
 from sessionval.judgments.lookup import JudgmentIndex
 from sessionval.measures import ranking as single
 from sessionval.measures.lists import RankedLists
-from sessionval.measures.ranking import _codes, _score_order
+from sessionval.measures.ranking import _score_order, factorize_ids
 from sessionval.models.judgments import GradeScale
 
 
@@ -98,7 +98,7 @@ def test_unstable_score_order_sorts_by_query_then_score(block: int) -> None:
 
 def test_arrow_codes_match_factorize() -> None:
     s = pd.Series(["b", "a", None, "b", "c"])
-    codes, cats = _codes(s)
+    codes, cats = factorize_ids(s)
     ref_codes, ref_cats = pd.factorize(s)
     np.testing.assert_array_equal(codes, ref_codes)
     assert cats.tolist() == list(ref_cats)
@@ -106,17 +106,17 @@ def test_arrow_codes_match_factorize() -> None:
         pd.arrays.ArrowStringArray(pa.chunked_array([["x", "y"], ["y", "z", "x"]])),
         dtype=pd.StringDtype("pyarrow", na_value=np.nan),
     )
-    codes, cats = _codes(chunked)
+    codes, cats = factorize_ids(chunked)
     assert cats[codes].tolist() == ["x", "y", "y", "z", "x"]
-    assert _codes(pd.Series([], dtype="str"))[0].size == 0
+    assert factorize_ids(pd.Series([], dtype="str"))[0].size == 0
 
 
 def test_grouped_lookup_matches_row_lookup() -> None:
     run, qrels = _data(7)
     index = JudgmentIndex.build(_judgments(qrels))
     run = run.sort_values("query_id", kind="stable")
-    qc, qcat = _codes(run["query_id"])
-    dc, dcat = _codes(run["doc_id"])
+    qc, qcat = factorize_ids(run["query_id"])
+    dc, dcat = factorize_ids(run["doc_id"])
     labels = pd.Index(["zz", *list(qcat)])  # a list whose key has no judgments
     counts = np.r_[2, np.bincount(qc)]
     keyc = np.repeat(np.arange(labels.size), counts)
@@ -133,7 +133,7 @@ def test_grouped_lookup_matches_row_lookup() -> None:
 @pytest.mark.parametrize("block", [1 << 20, 3])
 def test_first_duplicate_in_blocks(block: int) -> None:
     qq = np.array([0, 0, 0, 1, 1, 2, 3, 3, 3, 3])
-    dup = single._first_duplicate
+    dup = single.first_duplicate
     assert dup(qq, np.array([1, 2, 3, 1, 2, 1, 4, 5, 6, 7]), block=block) == -1
     assert dup(qq, np.array([1, 2, 3, 1, 2, 1, 4, 5, 4, 7]), block=block) == 8
     assert dup(qq, np.array([1, 2, 3, 4, 4, 1, 4, 5, 4, 7]), block=block) == 4

@@ -102,7 +102,7 @@ def test_ir_measures_names_give_ir_measures_numbers(name: str) -> None:
     measure = ir_measures.parse_measure(name)
     theirs = {m.query_id: float(m.value) for m in ir_measures.iter_calc([measure], qrels, run)}
     ev = evaluate_run(run, qrels, [name])
-    ours = dict(zip(ev.per_query["query_id"], ev.per_query["value"], strict=True))
+    ours = dict(zip(ev.long()["query_id"], ev.long()["value"], strict=True))
     assert set(theirs) == set(ours)
     for q, v in theirs.items():
         assert ours[q] == pytest.approx(v, abs=TOLERANCE.get(name, 1e-9)), (name, q)
@@ -114,5 +114,5 @@ def test_ranx_rbp_weighs_the_grade() -> None:
     """ranx's rbp.80 sums grade x p^(i-1) (checked by hand against ranx 0.3.21)."""
     run = pd.DataFrame({"query_id": ["1"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2, 1]})
     qrels = pd.DataFrame({"query_id": ["1"] * 3, "doc_id": ["a", "b", "c"], "relevance": [2, 0, 3]})
-    got = evaluate_run(run, qrels, ["rbp.80", "RBP"]).per_query["value"].tolist()
+    got = evaluate_run(run, qrels, ["rbp.80", "RBP"]).long()["value"].tolist()
     assert got == pytest.approx([0.2 * (2 + 3 * 0.8**2), 0.2 * (1 + 0.8**2)])

@@ -127,8 +127,8 @@ def test_appending_non_relevant_changes_nothing(name: str, t, tail, cutoff) -> N
 def test_query_order_invariance(topics, seed) -> None:
     order = list(np.random.default_rng(seed).permutation(len(topics)))
     specs = [_spec(n, None) for n in NAMES] + [_spec(n, 3) for n in NAMES]
-    a = evaluate_lists(_lists(topics), specs).per_query
-    b = evaluate_lists(_lists(topics, order), specs).per_query
+    a = evaluate_lists(_lists(topics), specs).long()
+    b = evaluate_lists(_lists(topics, order), specs).long()
     key = ["query_id", "measure"]
     a = a.sort_values(key).reset_index(drop=True)
     b = b.sort_values(key).reset_index(drop=True)
@@ -139,9 +139,9 @@ def test_query_order_invariance(topics, seed) -> None:
 @given(topics=st.lists(topic(), min_size=1, max_size=5))
 def test_vectorised_equals_one_list_at_a_time(topics) -> None:
     specs = [_spec(n, None) for n in NAMES] + [_spec(n, 4) for n in NAMES]
-    together = evaluate_lists(_lists(topics), specs).wide()
+    together = evaluate_lists(_lists(topics), specs).per_query().set_index("query_id")
     for i in range(len(topics)):
-        alone = evaluate_lists(_lists([topics[i]]), specs).wide()
+        alone = evaluate_lists(_lists([topics[i]]), specs).per_query().set_index("query_id")
         np.testing.assert_allclose(
             together.loc[f"q{i}"].to_numpy(dtype=float),
             alone.iloc[0].to_numpy(dtype=float),

@@ -86,8 +86,8 @@ def test_unjudged_condense_moves_documents_up() -> None:
     cond = RankedLists.from_arrays(
         ["q"], [0, 3], [NAN, NAN, 1], recall_base=[[1]], unjudged="condense"
     )
-    assert evaluate_lists(zero, ["RR"]).per_query["value"].tolist() == [pytest.approx(1 / 3)]
-    assert evaluate_lists(cond, ["RR"]).per_query["value"].tolist() == [1.0]
+    assert evaluate_lists(zero, ["RR"]).long()["value"].tolist() == [pytest.approx(1 / 3)]
+    assert evaluate_lists(cond, ["RR"]).long()["value"].tolist() == [1.0]
     assert zero.n_unjudged == 2
     with pytest.raises(JudgmentError, match="unjudged"):
         RankedLists.from_arrays(["q"], [0, 1], [NAN], unjudged="error")
@@ -125,20 +125,20 @@ def test_from_run_tie_breaks() -> None:
 
     def rr(ties: str) -> float:
         lists = RankedLists.from_run(run, j, ties=ties)  # type: ignore[arg-type]
-        return float(evaluate_lists(lists, ["RR"]).per_query["value"][0])
+        return float(evaluate_lists(lists, ["RR"]).long()["value"][0])
 
     assert rr("doc_id") == 0.5  # a, b, c
     assert rr("trec_eval") == 0.5  # c, b, a
     assert rr("input") == 0.5  # c, b, a as given
     run2 = run.assign(doc_id=["b", "c", "a"])
     lists = RankedLists.from_run(run2, j, ties="doc_id")
-    assert float(evaluate_lists(lists, ["RR"]).per_query["value"][0]) == 0.5
+    assert float(evaluate_lists(lists, ["RR"]).long()["value"][0]) == 0.5
     lists = RankedLists.from_run(run2, j, ties="input")
-    assert float(evaluate_lists(lists, ["RR"]).per_query["value"][0]) == 1.0
+    assert float(evaluate_lists(lists, ["RR"]).long()["value"][0]) == 1.0
 
 
 def test_score_order_and_duplicates_match_simple_definitions() -> None:
-    from sessionval.measures.ranking import _first_duplicate, _score_order
+    from sessionval.measures.ranking import _score_order, first_duplicate
 
     rng = np.random.default_rng(11)
     for trial in range(300):
@@ -155,6 +155,6 @@ def test_score_order_and_duplicates_match_simple_definitions() -> None:
     s = rng.random(q.size)
     np.testing.assert_array_equal(_score_order(q, s), np.lexsort((-s, q)))
     qq = np.array([0, 0, 0, 1, 1, 2])
-    assert _first_duplicate(qq, np.array([1, 2, 3, 1, 2, 1])) == -1
-    assert _first_duplicate(qq, np.array([1, 2, 3, 4, 4, 1])) == 4
-    assert _first_duplicate(qq, np.array([5, 2, 5, 4, 3, 1])) == 2
+    assert first_duplicate(qq, np.array([1, 2, 3, 1, 2, 1])) == -1
+    assert first_duplicate(qq, np.array([1, 2, 3, 4, 4, 1])) == 4
+    assert first_duplicate(qq, np.array([5, 2, 5, 4, 3, 1])) == 2
