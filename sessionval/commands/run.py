@@ -61,9 +61,10 @@ __all__ = [
 )
 @click.option(
     "--preset",
-    type=click.Choice(list(PRESETS)),
     default=None,
-    help="A published variant's parameters (docs/sessions.md); other flags and keys override it.",
+    help="A published variant's parameters (docs/sessions.md): "
+    + ", ".join(PRESETS)
+    + "; other flags and keys override it.",
 )
 @click.option("--cutoff", type=int, default=None, help="X: the top X ranks of each query.")
 @click.option("--b", "b", type=float, default=None, help="Log base of the rank discount, > 1.")

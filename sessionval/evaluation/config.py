@@ -9,6 +9,8 @@ kernels trust it.  Presets reproduce published variants
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Annotated, Any, ClassVar, Final, Literal, TypeAlias
 
 from pydantic import ConfigDict, Field, PlainSerializer, PlainValidator, WithJsonSchema
@@ -24,8 +26,9 @@ from ..models._base import Model
 __all__ = [
     "PRESETS",
     "RENAMED_PRESETS",
+    "Preset",
     "SessionConfig",
-    "config_from_mapping",
+    "resolve_preset",
 ]
 
 
@@ -212,6 +215,70 @@ ShortListsField: TypeAlias = Annotated[
 """A short-list policy field: parsed once into a :class:`ShortLists`, written as text."""
 
 
+@dataclass(frozen=True)
+class Preset:
+    """A named published variant, as :func:`resolve_preset` returns it.
+
+    Attributes
+    ----------
+    name
+        The preset's name (``"jiang-allan-2016"``).
+    params
+        The :class:`SessionConfig` fields it sets (other fields keep their defaults).
+    measures
+        The measures its conventions name (canonical or as written), if any.
+    description, citation
+        What it reproduces and the bibliography key of its source.
+    sources
+        Where each parameter's value comes from in the paper or code.
+    """
+
+    name: str
+    params: Mapping[str, Any]
+    measures: tuple[str, ...] = ()
+    description: str = ""
+    citation: str = ""
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+def resolve_preset(name: object) -> Preset:
+    """The one reader of :data:`PRESETS`: a preset's name to its :class:`Preset`.
+
+    Every road that names a preset goes through here (``SessionConfig.preset``,
+    ``preset = ...`` in a run's TOML file, ``--preset`` on the command line, a
+    preset's own measures), so an unknown or renamed name gets the same message
+    everywhere.
+
+    Raises
+    ------
+    MeasureSpecError
+        A former name (the message says why it went and what replaces it), or an
+        unknown one (the message lists the known ones).
+
+    Examples
+    --------
+    >>> resolve_preset("jiang-allan-2016").params["cutoff"]
+    9
+    >>> resolve_preset("trec-dd-no-repeat")
+    Traceback (most recent call last):
+    ...
+    sessionval.errors.MeasureSpecError: session preset 'trec-dd-no-repeat' was renamed: ...
+    """
+    if isinstance(name, str) and name in RENAMED_PRESETS:
+        raise MeasureSpecError(f"session preset {name!r} was renamed: {RENAMED_PRESETS[name]}")
+    if not isinstance(name, str) or name not in PRESETS:
+        raise MeasureSpecError(f"unknown session preset {name!r}; known: {', '.join(PRESETS)}")
+    entry = PRESETS[name]
+    return Preset(
+        name=name,
+        params=MappingProxyType(dict(entry["params"])),
+        measures=tuple(entry.get("measures", ())),
+        description=str(entry.get("description", "")),
+        citation=str(entry.get("citation", "")),
+        sources=MappingProxyType(dict(entry.get("sources", {}))),
+    )
+
+
 class SessionConfig(Model):
     """Every parameter of the session measures (spec section 4); defaults = the paper.
 
@@ -349,12 +416,7 @@ class SessionConfig(Model):
         MeasureSpecError
             Unknown preset name (the message lists the known ones).
         """
-        if name in RENAMED_PRESETS:
-            raise MeasureSpecError(f"session preset {name!r} was renamed: {RENAMED_PRESETS[name]}")
-        if name not in PRESETS:
-            raise MeasureSpecError(f"unknown session preset {name!r}; known: {', '.join(PRESETS)}")
-        params = {**PRESETS[name]["params"], "preset_name": name, **overrides}
-        return cls(**params)
+        return cls(**{**resolve_preset(name).params, "preset_name": name, **overrides})
 
     def session_params(self) -> SessionParams:
         """The typed parameters of :func:`~sessionval.kernels.session.session_vectors`."""
@@ -393,12 +455,3 @@ class SessionConfig(Model):
     ) -> SessionConfig:
         """Copy; an ``update`` goes through validation (see :meth:`replace`)."""
         return self.replace(**update) if update else super().model_copy(deep=deep)
-
-
-def config_from_mapping(values: Mapping[str, Any]) -> SessionConfig:
-    """Build a :class:`SessionConfig` from a mapping, honouring a ``preset`` key first."""
-    vals = dict(values)
-    name = vals.pop("preset", None)
-    if name:
-        return SessionConfig.preset(str(name), **vals)
-    return SessionConfig(**vals)

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from ..errors import InputFormatError, MeasureSpecError
-from ..evaluation.config import PRESETS, GainsField, SessionConfig
+from ..evaluation.config import GainsField, SessionConfig, resolve_preset
 from ..measures.registry import parse_measure
 
 __all__ = [
@@ -254,9 +254,8 @@ def measure_settings(selection: MeasureSelection, *, preset: str | None) -> Meas
     """
     session = selection.session
     if session is None:
-        session = tuple(
-            repr(parse_measure(m)) for m in PRESETS.get(preset or "", {}).get("measures", ())
-        )
+        own = resolve_preset(preset).measures if preset else ()
+        session = tuple(repr(parse_measure(m)) for m in own)
     return MeasureSettings(session=session, query=selection.query)
 
 
@@ -331,9 +330,11 @@ class RunConfig(Section):
         top = {k: v for k, v in data.items() if k not in cls.TABLES}
         name = top.pop("preset", None)
         if name is not None:
-            if not isinstance(name, str) or name not in PRESETS:
-                raise ValueError(f"preset {name!r} is unknown; presets: {', '.join(PRESETS)}")
-            top = {**PRESETS[name]["params"], "preset_name": name, **top}
+            try:
+                params = resolve_preset(name).params
+            except MeasureSpecError as exc:  # the same message as SessionConfig.preset's
+                raise ValueError(str(exc)) from None
+            top = {**params, "preset_name": name, **top}
         return {**tables, "session": top}
 
     @property

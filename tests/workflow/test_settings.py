@@ -99,7 +99,7 @@ def test_run_settings_validate_everything_up_front(tmp_path):
         ("cutoff = 10.5\n", "cutoff = 10.5: must be a whole number"),
         ('duplicates = "all"\n', "duplicates = 'all': must be one of 'every', 'first' or 'drop'"),
         ('gains = "bogus"\n', "gains = 'bogus': unknown gain scheme 'bogus'; use one of"),
-        ('preset = "nope"\n', "preset 'nope' is unknown; presets: jarvelin-2008"),
+        ('preset = "nope"\n', "unknown session preset 'nope'; known: jarvelin-2008"),
         ("cuttoff = 5\n", "unknown key(s) ['cuttoff'] at the top level; allowed: preset, the"),
         ("[figures]\nwidth = 3\n", "unknown key(s) ['width'] in [figures]; allowed: cg_gains"),
         ("[stats]\nalpha = 0.05\n", "unknown key(s) ['stats'] at the top level"),
