@@ -57,7 +57,7 @@ __all__ = [
     "config_path",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="TOML configuration, every key in docs/configuration.md (default: the paper's "
-    "b=2, bq=4, X=10, gains 0-1-10-100).",
+    "b=2, bq=4, X=10, gains auto: 0-1-10-100 when it covers the data's grades, else exp).",
 )
 @click.option(
     "--preset",
@@ -74,7 +74,8 @@ __all__ = [
 @click.option(
     "--gains",
     default=None,
-    help="Gain scheme: a name (0-1-10-100, exp, grade, ...) or a dash list (0-1-3-7-15).",
+    help="Gain scheme: a name (0-1-10-100, exp, grade, ...), a dash list (0-1-3-7-15) or "
+    "auto (the default: fitted to the data's grades).",
 )
 @strictness_option
 @click.option(

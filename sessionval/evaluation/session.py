@@ -71,6 +71,7 @@ from .chunks import (
 )
 from .config import SessionConfig
 from .engine import Engine, LocalEngine
+from .gain_fit import fit_gains, warn_notes
 from .result import SessionEvaluation
 
 __all__ = [
@@ -346,7 +347,11 @@ def evaluate(
         Reference judgments keyed by ``queries.qrels_id``; may be ``None`` with
         ``config.judgments = "searcher"`` (the ideal then pools the searchers' grades).
     config
-        Parameters (default: the paper's, :class:`SessionConfig`).
+        Parameters (default: the paper's, :class:`SessionConfig`).  ``gains = "auto"``
+        (the default) is fitted to the data's grade scale first
+        (:func:`~sessionval.evaluation.gain_fit.fit_gains`: 0-1-10-100 when it covers
+        every grade, else ``exp`` with a :class:`~sessionval.evaluation.gain_fit.ConfigNote`
+        warning); ``SessionEvaluation.config`` has the scheme used.
     measures
         Measures in the grammar of :mod:`sessionval.measures`.  *Single-query*
         measures (``"nDCG(gain=0-1-10-100)@10"``, ``"AP"``, ``"RR"``) become
@@ -369,7 +374,8 @@ def evaluate(
     Raises
     ------
     JudgmentError
-        No judgments for the reference source; unjudged documents under ``error``.
+        No judgments for the reference source; unjudged documents under ``error``; a
+        gain scheme chosen by the caller without a gain for a grade of the data.
     MeasureSpecError
         An invalid option or measure.
     InputFormatError
@@ -404,7 +410,8 @@ def evaluate(
     >>> ev.per_session()[["sDCG(b=2)@3", "last(RR)"]].round(4).values.tolist()
     [[39.6853, 1.0]]
     """
-    cfg = config or SessionConfig()
+    cfg, notes = fit_gains(config or SessionConfig(), judgments, frame)
+    warn_notes(notes)
     eng = engine if engine is not None else LocalEngine()
     _layout(frame)  # checked as given, so a message names the caller's rows
     frame = frame.in_id_order()  # the same sessions in any input order: the same tables

@@ -31,8 +31,6 @@ from .outputs import RunOutputs
 from .settings import NO_JUDGMENTS, RunSettings, run_settings
 from .statistics import statistics_step
 from .steps import (
-    choose_gains,
-    choose_reference_gains,
     evaluate_step,
     load_step,
     peak_memory_mb,
@@ -236,7 +234,7 @@ def run(
                             )  # fmt: skip
                         else:  # no row-level output: each partition scored as it is validated
                             setup = prepare_partitions(logs, qrels=qrels, mode=mode, **load_options)
-                            settings = choose_reference_gains(setup.judgments, settings)
+                            settings = settings.settled(setup.judgments)
                             loaded, scored = score_partitions(
                                 setup, engine, settings.config,
                                 measures=settings.measures.all, progress=bar.phase,
@@ -257,7 +255,9 @@ def run(
                 raise InputFormatError(f"{logs}: {NO_JUDGMENTS}")
             if loaded.frame.n_sessions == 0:
                 raise InputFormatError(f"{logs}: no session left to evaluate")
-            settings = choose_gains(loaded, settings)
+            settings = settings.settled(
+                loaded.judgments, loaded.frame, user_scale=loaded.study.user_grade_scale
+            )
             cell = figure_cell(loaded, settings.figures) if figures else None
             bar.update()
 

@@ -20,7 +20,7 @@ DEFAULT_JSON = {
     "bq": 4.0,
     "cutoff": 10,
     "scan_depth": "ignore",
-    "gains": "0-1-10-100",
+    "gains": "auto",  # issue 22: fitted to the data (0-1-10-100 when it covers the grades)
     "negative": "clip",
     "unjudged": "zero",
     "judgments": "reference",

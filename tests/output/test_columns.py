@@ -105,7 +105,9 @@ def test_figure_captions_name_non_default_discounts():
     assert "discount shifted-log" in text and "query_discount shifted-log" in text
     assert "gains exp" in text
     default = params_text(SessionConfig().model_dump(mode="json"))
-    assert default == "b=2; bq=4; X=10; gains 0-1-10-100"
+    assert default == "b=2; bq=4; X=10; gains auto"  # as configured, before the data fits it
+    fitted = SessionConfig().fit_gains([0, 3])[0]
+    assert params_text(fitted.model_dump(mode="json")) == "b=2; bq=4; X=10; gains 0-1-10-100"
     assert params_text({"gains": {0: 0, 1: 2.5}}) == "gains {0:0,1:2.5}"
 
 

@@ -140,10 +140,9 @@ def test_flags_win_over_the_file_and_are_named_in_messages(tmp_path):
     assert rc.session.cutoff == 5 and rc.session.preset_name == "kanoulas-2011-no-qdiscount"
     with pytest.raises(ConfigFileError, match=r"--b = 0.5: must be greater than 1"):
         load_run_config(None, overrides={"b": 0.5})
-    assert run_settings(
-        None, lenient=None, has_qrels=True, overrides={"gains": "exp"}
-    ).gains_explicit
-    assert not run_settings(None, lenient=None, has_qrels=True).gains_explicit
+    chosen = run_settings(None, lenient=None, has_qrels=True, overrides={"gains": "exp"})
+    assert chosen.config.gains_fitted and chosen.config.gains.name == "exp"
+    assert not run_settings(None, lenient=None, has_qrels=True).config.gains_fitted
 
 
 def test_written_configuration_reads_back_to_the_same_settings(tmp_path):
