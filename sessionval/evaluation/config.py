@@ -491,8 +491,8 @@ class SessionConfig(Model):
         >>> cfg.gains.name, notes
         ('0-1-10-100', ())
         >>> cfg, notes = SessionConfig().fit_gains([0, 4])
-        >>> cfg.gains.name, notes[0][:42]
-        ('exp', 'gains = exp (gain = 2^grade - 1) chosen f')
+        >>> cfg.gains.name, notes[0].split(":")[0]
+        ('exp', 'gains = exp (gain = 2^grade - 1) chosen for the data')
         """
         g = np.asarray(grades, dtype=np.float64)
         g = np.unique(g[~np.isnan(g)])
