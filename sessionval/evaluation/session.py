@@ -9,24 +9,14 @@ number can be traced to its parameters.  Named presets reproduce published
 variants (``SessionConfig.preset("jiang-allan-2016")``; table in
 ``docs/sessions.md``).
 
-Output tables (column names are stable; documented in ``docs/sessions.md``)
----------------------------------------------------------------------------
-``SessionEvaluation.per_position()``
-    one row per session position: ``session_id, query_pos, rank, position,
-    doc_id, doc_rank, grade, gain, sdcg, ideal, nsdcg``.
-``SessionEvaluation.per_query()``
-    one row per query: ``session_id, user_id, topic_id, system_id, query_pos,
-    query_id, qrels_id, n_results, n_available, n_scored, padded, n_repeats, qd,
-    dcg, sdcg, ideal_dcg, ndcg, is_last, is_best`` and one column per requested
-    single-query measure (its canonical name).
-``SessionEvaluation.per_session()``
-    one row per session: ``session_id, user_id, topic_id, system_id, n_queries,
-    n_positions, sdcg, ideal, nsdcg, avg_pos_sdcg, avg_pos_nsdcg, sdcg_per_query,
-    last_sdcg, last_dcg, best_query_pos, best_sdcg, best_dcg, first_rel_query,
-    first_rel_rank, first_hrel_query, first_hrel_rank, n_relevant_found,
-    n_highly_relevant_found``, the ``rating_*`` columns of the study and one column
-    per requested session measure (its canonical name: ``sDCG(b=2,bq=4)@10``,
-    ``last(nDCG@10)``).
+Output tables (column names are stable)
+---------------------------------------
+:meth:`SessionEvaluation.per_position`, :meth:`~SessionEvaluation.per_query` and
+:meth:`~SessionEvaluation.per_session`, one row per position, query and session, then
+one column per requested measure (its canonical name: ``sDCG(b=2,bq=4)@10``,
+``last(nDCG@10)``).  Their columns are listed once for people, in ``docs/sessions.md``
+section 3, and described once for the outputs, in the data dictionary
+(:mod:`sessionval.output.columns`); tests keep both in step with the tables.
 
 Every table has one row per session (query, position) in the order of the
 session ids (:func:`sessionval.frame.id_order`, not the input's order): ``evaluate``
