@@ -89,3 +89,26 @@ def test_only_the_plan_reads_the_configuration_file():
         ("workflow/plan.py", "run_settings"),
         ("workflow/settings.py", "load_run_config"),
     }
+
+
+def test_the_placement_is_decided_up_front(tmp_path):
+    from sessionval.evaluation.dask_engine import DaskEngine
+    from tests import builders
+
+    parts = tmp_path / "parts"
+    builders.write_partitions(builders.small_flat(), parts, 2)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("T 0 a 1\n", encoding="utf-8")
+    dask = DaskEngine(client=None)  # never asked: nothing runs while resolving
+
+    def plan(**changes):
+        return resolve(RunRequest(logs=parts, qrels=qrels, out=tmp_path / "out", **changes))
+
+    assert plan().placement == "local" and "mapper" not in plan().load_options
+    assert plan(engine=dask).placement == "workers"
+    one_pass = plan(engine=dask, figures=False, per_position=False)
+    assert one_pass.placement == "one-pass" and "fmt" not in one_pass.load_options
+    # the searchers' grades pool over the whole study: validated on the workers, gathered
+    searcher = plan(engine=dask, overrides={"judgments": "searcher"})
+    assert searcher.placement == "local"
+    assert searcher.load_options["mapper"] == dask.map_items
