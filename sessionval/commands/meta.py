@@ -360,6 +360,8 @@ def sensitivity_command(
     **input_options: Any,
 ) -> None:
     """Kendall's tau of the system and session rankings under each parameter setting."""
+    from ..evaluation.config import SessionConfig
+    from ..evaluation.gain_fit import fit_gains
     from ..io.formats import load_input
     from ..workflow.meta import DEFAULT_GRID, parameter_grid, parameter_sensitivity
 
@@ -368,6 +370,11 @@ def sensitivity_command(
     values = parameter_grid(given) if given else {k: list(v) for k, v in DEFAULT_GRID.items()}
     table = parameter_sensitivity(loaded, values, measure=measure)
     _emit(table, fmt)
+    _, notes = fit_gains(
+        SessionConfig(), loaded.judgments, loaded.frame, user_scale=loaded.study.user_grade_scale
+    )
+    for note in notes:  # the default's gains, fitted to the data as run and evaluate fit them
+        click.echo(f"note: {note}", err=True)
     ax = None
     if out is not None:
         from ..output.meta_plots import plot_sensitivity_heatmap

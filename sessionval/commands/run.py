@@ -57,13 +57,14 @@ __all__ = [
     "config_path",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="TOML configuration, every key in docs/configuration.md (default: the paper's "
-    "b=2, bq=4, X=10, gains 0-1-10-100).",
+    "b=2, bq=4, X=10, gains auto: 0-1-10-100 when it covers the data's grades, else exp).",
 )
 @click.option(
     "--preset",
-    type=click.Choice(list(PRESETS)),
     default=None,
-    help="A published variant's parameters (docs/sessions.md); other flags and keys override it.",
+    help="A published variant's parameters (docs/sessions.md): "
+    + ", ".join(PRESETS)
+    + "; other flags and keys override it.",
 )
 @click.option("--cutoff", type=int, default=None, help="X: the top X ranks of each query.")
 @click.option("--b", "b", type=float, default=None, help="Log base of the rank discount, > 1.")
@@ -73,7 +74,8 @@ __all__ = [
 @click.option(
     "--gains",
     default=None,
-    help="Gain scheme: a name (0-1-10-100, exp, grade, ...) or a dash list (0-1-3-7-15).",
+    help="Gain scheme: a name (0-1-10-100, exp, grade, ...), a dash list (0-1-3-7-15) or "
+    "auto (the default: fitted to the data's grades).",
 )
 @strictness_option
 @click.option(

@@ -9,11 +9,15 @@ kernels trust it.  Presets reproduce published variants
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Annotated, Any, ClassVar, Final, Literal, TypeAlias
 
+import numpy as np
+import numpy.typing as npt
 from pydantic import ConfigDict, Field, PlainSerializer, PlainValidator, WithJsonSchema
 
-from ..errors import MeasureSpecError
+from ..errors import JudgmentError, MeasureSpecError
 from ..judgments.gains import GAIN_SCHEMES, GainScheme, NegativePolicy, gain_scheme
 from ..judgments.unjudged import UnjudgedPolicy
 from ..kernels.discounts import QUERY_DISCOUNTS, RANK_DISCOUNTS, QueryDiscount, RankDiscount
@@ -22,10 +26,14 @@ from ..kernels.slots import DuplicatePolicy, ShortLists
 from ..models._base import Model
 
 __all__ = [
+    "AUTO_GAINS",
+    "DEFAULT_GAINS",
     "PRESETS",
     "RENAMED_PRESETS",
+    "SCALE_GAINS",
+    "Preset",
     "SessionConfig",
-    "config_from_mapping",
+    "resolve_preset",
 ]
 
 
@@ -171,8 +179,25 @@ RENAMED_PRESETS: Final[dict[str, str]] = {
 """Former preset names and why they went (the error message of :meth:`SessionConfig.preset`)."""
 
 
+#: The scheme ``gains = "auto"`` uses when it covers the data's grades (Järvelin et al. 2008).
+DEFAULT_GAINS: Final = "0-1-10-100"
+#: The scheme ``gains = "auto"`` uses when the default does not cover a grade of the data.
+SCALE_GAINS: Final = "exp"
+
+AUTO_GAINS: Final = GainScheme("auto", "mapping", GAIN_SCHEMES[DEFAULT_GAINS].mapping)
+"""``gains = "auto"``, the default: fitted to the data's grade scale before any scoring.
+
+:meth:`SessionConfig.fit_gains` turns it into :data:`DEFAULT_GAINS` (0-1-10-100, the
+paper's) when that covers every grade of the data, else :data:`SCALE_GAINS` (``exp``,
+2^grade - 1) with a note; :func:`~sessionval.evaluation.session.evaluate` does so
+before it scores.  Until then it maps grades as the default does.
+"""
+
+
 def _gains_in(value: Any) -> GainScheme:
     """Parse the ``gains`` field once into a :class:`GainScheme` (TOML/JSON keys are text)."""
+    if value == "auto" or value is AUTO_GAINS:
+        return AUTO_GAINS
     if isinstance(value, Mapping):
         try:
             value = {int(k) if isinstance(k, str) else k: v for k, v in value.items()}
@@ -212,11 +237,83 @@ ShortListsField: TypeAlias = Annotated[
 """A short-list policy field: parsed once into a :class:`ShortLists`, written as text."""
 
 
+@dataclass(frozen=True)
+class Preset:
+    """A named published variant, as :func:`resolve_preset` returns it.
+
+    Attributes
+    ----------
+    name
+        The preset's name (``"jiang-allan-2016"``).
+    params
+        The :class:`SessionConfig` fields it sets (other fields keep their defaults).
+    measures
+        The measures its conventions name (canonical or as written), if any.
+    description, citation
+        What it reproduces and the bibliography key of its source.
+    sources
+        Where each parameter's value comes from in the paper or code.
+    """
+
+    name: str
+    params: Mapping[str, Any]
+    measures: tuple[str, ...] = ()
+    description: str = ""
+    citation: str = ""
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+def resolve_preset(name: object) -> Preset:
+    """The one reader of :data:`PRESETS`: a preset's name to its :class:`Preset`.
+
+    Every road that names a preset goes through here (``SessionConfig.preset``,
+    ``preset = ...`` in a run's TOML file, ``--preset`` on the command line, a
+    preset's own measures), so an unknown or renamed name gets the same message
+    everywhere.
+
+    Raises
+    ------
+    MeasureSpecError
+        A former name (the message says why it went and what replaces it), or an
+        unknown one (the message lists the known ones).
+
+    Examples
+    --------
+    >>> resolve_preset("jiang-allan-2016").params["cutoff"]
+    9
+    >>> resolve_preset("trec-dd-no-repeat")
+    Traceback (most recent call last):
+    ...
+    sessionval.errors.MeasureSpecError: session preset 'trec-dd-no-repeat' was renamed: ...
+    """
+    if isinstance(name, str) and name in RENAMED_PRESETS:
+        raise MeasureSpecError(f"session preset {name!r} was renamed: {RENAMED_PRESETS[name]}")
+    if not isinstance(name, str) or name not in PRESETS:
+        raise MeasureSpecError(f"unknown session preset {name!r}; known: {', '.join(PRESETS)}")
+    entry = PRESETS[name]
+    return Preset(
+        name=name,
+        params=MappingProxyType(dict(entry["params"])),
+        measures=tuple(entry.get("measures", ())),
+        description=str(entry.get("description", "")),
+        citation=str(entry.get("citation", "")),
+        sources=MappingProxyType(dict(entry.get("sources", {}))),
+    )
+
+
+def _uncovered(scheme: GainScheme, grades: npt.NDArray[np.float64]) -> list[int]:
+    """Grades the scheme has no gain for (none for ``exp`` and ``grade``: any grade)."""
+    if scheme.grades is None:
+        return []
+    return sorted(int(g) for g in grades if int(g) not in scheme.grades)
+
+
 class SessionConfig(Model):
     """Every parameter of the session measures (spec section 4); defaults = the paper.
 
     The one place of the session context's defaults: the illustration of Järvelin et
-    al. (2008): ``b = 2``, ``bq = 4``, ``X = 10`` (``cutoff``), gains 0-1-10-100,
+    al. (2008): ``b = 2``, ``bq = 4``, ``X = 10`` (``cutoff``), gains ``auto`` (the
+    paper's 0-1-10-100 when it covers the data's grades, :meth:`fit_gains`),
     rank and query discounts ``jk2008``, duplicates counted every time, short lists
     padded, reference judgments, the topic's ideal repeated per query, per-session
     normalisation, sessions held after stopping.  Values are parsed once, here, into
@@ -230,9 +327,9 @@ class SessionConfig(Model):
     --------
     >>> cfg = SessionConfig()
     >>> cfg.b, cfg.bq, cfg.cutoff, str(cfg.gains), cfg.duplicates, str(cfg.short_lists)
-    (2.0, 4.0, 10, '0-1-10-100', 'every', 'pad')
+    (2.0, 4.0, 10, 'auto', 'every', 'pad')
     >>> cfg.model_dump(mode="json")["gains"], cfg.model_dump()["short_lists"]
-    ('0-1-10-100', 'pad')
+    ('auto', 'pad')
     >>> SessionConfig.model_validate_json(cfg.model_dump_json()) == cfg
     True
     >>> SessionConfig.preset("jiang-allan-2016").query_discount
@@ -259,10 +356,12 @@ class SessionConfig(Model):
         "replace X by it where known, or cap X by it (min)",
     )
     gains: GainsField = Field(
-        GAIN_SCHEMES["0-1-10-100"],
-        json_schema_extra={"default": "0-1-10-100"},
+        AUTO_GAINS,
+        json_schema_extra={"default": "auto"},
         description="gain scheme: the gain G of a document of each relevance grade "
-        "(a named scheme, a dash list of gains for grades 0, 1, 2, ... or a mapping)",
+        "(a named scheme, a dash list of gains for grades 0, 1, 2, ... or a mapping); "
+        f"auto: {DEFAULT_GAINS} (the paper's) when it covers every grade of the data's "
+        f"scale, else {SCALE_GAINS} (2^grade - 1), said in a note",
     )
     negative: NegativePolicy = Field(
         "clip",
@@ -349,12 +448,76 @@ class SessionConfig(Model):
         MeasureSpecError
             Unknown preset name (the message lists the known ones).
         """
-        if name in RENAMED_PRESETS:
-            raise MeasureSpecError(f"session preset {name!r} was renamed: {RENAMED_PRESETS[name]}")
-        if name not in PRESETS:
-            raise MeasureSpecError(f"unknown session preset {name!r}; known: {', '.join(PRESETS)}")
-        params = {**PRESETS[name]["params"], "preset_name": name, **overrides}
-        return cls(**params)
+        return cls(**{**resolve_preset(name).params, "preset_name": name, **overrides})
+
+    @property
+    def gains_fitted(self) -> bool:
+        """Whether the gain scheme is decided (not ``auto``, which :meth:`fit_gains` settles)."""
+        return self.gains != AUTO_GAINS
+
+    def fit_gains(
+        self, grades: npt.ArrayLike, *, where: str = "judgments"
+    ) -> tuple[SessionConfig, tuple[str, ...]]:
+        """Settle the gain scheme for the data's grades: the one place it is decided.
+
+        ``gains = "auto"`` becomes :data:`DEFAULT_GAINS` (0-1-10-100, Järvelin et al.
+        2008) when that has a gain for every grade, else :data:`SCALE_GAINS` (``exp``,
+        2^grade - 1, Burges et al. 2005, the gain of nDCG in the TREC Web and Session
+        tracks: TREC Session 2013 and CAsT grades run to 4), with a note saying so.
+        A scheme the user chose is checked, not changed.  Negative grades count only
+        when ``negative = "keep"`` sends them through the gains.
+
+        Parameters
+        ----------
+        grades
+            The grades of the data's scale (declared and observed; NaN ignored).
+        where
+            Whose grades they are, for the messages (``"judgments"``,
+            ``"searchers' grades"``).
+
+        Returns
+        -------
+        tuple
+            The configuration with a decided scheme, and the notes on what was chosen.
+
+        Raises
+        ------
+        JudgmentError
+            A scheme the user chose has no gain for a grade of the data.
+
+        Examples
+        --------
+        >>> cfg, notes = SessionConfig().fit_gains([0, 1, 2, 3])
+        >>> cfg.gains.name, notes
+        ('0-1-10-100', ())
+        >>> cfg, notes = SessionConfig().fit_gains([0, 4])
+        >>> cfg.gains.name, notes[0].split(":")[0]
+        ('exp', 'gains = exp (gain = 2^grade - 1) chosen for the data')
+        """
+        g = np.asarray(grades, dtype=np.float64)
+        g = np.unique(g[~np.isnan(g)])
+        looked_up = g if self.negative == "keep" else g[g >= 0]
+        if self.gains_fitted:
+            missing = _uncovered(self.gains, looked_up)
+            if missing:
+                allowed = ", ".join(str(x) for x in self.gains.grades or ())
+                raise JudgmentError(
+                    f"gains = {self.gains.name} has no gain for grade(s) {missing} of the "
+                    f"{where} (it covers grades {allowed}); choose a scheme for the data's "
+                    "scale: exp (2^grade - 1), grade (the grade itself) or a dash list with "
+                    f"one gain per grade from 0 to {max(missing)} (docs/configuration.md)"
+                )
+            return self, ()
+        default = GAIN_SCHEMES[DEFAULT_GAINS]
+        missing = _uncovered(default, looked_up)
+        if not missing:
+            return self.replace(gains=default), ()
+        note = (
+            f"gains = {SCALE_GAINS} (gain = 2^grade - 1) chosen for the data: the grade scale "
+            f"of the {where} has grade(s) {missing}, which the default {DEFAULT_GAINS} does not "
+            "cover; set gains in the configuration (or --gains) to choose another scheme"
+        )
+        return self.replace(gains=gain_scheme(SCALE_GAINS)), (note,)
 
     def session_params(self) -> SessionParams:
         """The typed parameters of :func:`~sessionval.kernels.session.session_vectors`."""
@@ -393,12 +556,3 @@ class SessionConfig(Model):
     ) -> SessionConfig:
         """Copy; an ``update`` goes through validation (see :meth:`replace`)."""
         return self.replace(**update) if update else super().model_copy(deep=deep)
-
-
-def config_from_mapping(values: Mapping[str, Any]) -> SessionConfig:
-    """Build a :class:`SessionConfig` from a mapping, honouring a ``preset`` key first."""
-    vals = dict(values)
-    name = vals.pop("preset", None)
-    if name:
-        return SessionConfig.preset(str(name), **vals)
-    return SessionConfig(**vals)

@@ -49,6 +49,7 @@ from ..problems import Mode
 from ..validate.references import attach_entities
 from .config import SessionConfig
 from .dask_engine import DaskEngine, apply_on_worker
+from .gain_fit import fit_gains, warn_notes
 from .remote_scores import PartScores, RemoteEvaluation, assemble, score_partition, scores_of
 from .result import SessionEvaluation
 from .session import evaluate
@@ -285,7 +286,9 @@ def evaluate_remote(
     SessionvalError
         The study's partitions were not kept on the workers.
     """
-    cfg = config or SessionConfig()
+    # gains fitted once on the client (the broadcast judgments), not per partition
+    cfg, notes = fit_gains(config or SessionConfig(), study.judgments)
+    warn_notes(notes)
     engine = study._engine()
     parts = study.kept_parts()
     if cfg.judgments == "searcher":  # the ideal pools the grades of every partition
@@ -381,7 +384,8 @@ def score_partitions(
     that chooses the parameters from the judgments (``run`` picks the gains for
     their grade scale) reads them once, before any partition.
     """
-    cfg = config or SessionConfig()
+    cfg, notes = fit_gains(config or SessionConfig(), setup.judgments)
+    warn_notes(notes)
     tick = progress or (lambda _msg: None)
     if cfg.judgments == "searcher":
         kept = _load(setup, engine, keep=True, tick=tick)

@@ -9,24 +9,14 @@ number can be traced to its parameters.  Named presets reproduce published
 variants (``SessionConfig.preset("jiang-allan-2016")``; table in
 ``docs/sessions.md``).
 
-Output tables (column names are stable; documented in ``docs/sessions.md``)
----------------------------------------------------------------------------
-``SessionEvaluation.per_position()``
-    one row per session position: ``session_id, query_pos, rank, position,
-    doc_id, doc_rank, grade, gain, sdcg, ideal, nsdcg``.
-``SessionEvaluation.per_query()``
-    one row per query: ``session_id, user_id, topic_id, system_id, query_pos,
-    query_id, qrels_id, n_results, n_available, n_scored, padded, n_repeats, qd,
-    dcg, sdcg, ideal_dcg, ndcg, is_last, is_best`` and one column per requested
-    single-query measure (its canonical name).
-``SessionEvaluation.per_session()``
-    one row per session: ``session_id, user_id, topic_id, system_id, n_queries,
-    n_positions, sdcg, ideal, nsdcg, avg_pos_sdcg, avg_pos_nsdcg, sdcg_per_query,
-    last_sdcg, last_dcg, best_query_pos, best_sdcg, best_dcg, first_rel_query,
-    first_rel_rank, first_hrel_query, first_hrel_rank, n_relevant_found,
-    n_highly_relevant_found``, the ``rating_*`` columns of the study and one column
-    per requested session measure (its canonical name: ``sDCG(b=2,bq=4)@10``,
-    ``last(nDCG@10)``).
+Output tables (column names are stable)
+---------------------------------------
+:meth:`SessionEvaluation.per_position`, :meth:`~SessionEvaluation.per_query` and
+:meth:`~SessionEvaluation.per_session`, one row per position, query and session, then
+one column per requested measure (its canonical name: ``sDCG(b=2,bq=4)@10``,
+``last(nDCG@10)``).  Their columns are listed once for people, in ``docs/sessions.md``
+section 3, and described once for the outputs, in the data dictionary
+(:mod:`sessionval.output.columns`); tests keep both in step with the tables.
 
 Every table has one row per session (query, position) in the order of the
 session ids (:func:`sessionval.frame.id_order`, not the input's order): ``evaluate``
@@ -71,6 +61,7 @@ from .chunks import (
 )
 from .config import SessionConfig
 from .engine import Engine, LocalEngine
+from .gain_fit import fit_gains, warn_notes
 from .result import SessionEvaluation
 
 __all__ = [
@@ -349,7 +340,11 @@ def evaluate(
         Reference judgments keyed by ``queries.qrels_id``; may be ``None`` with
         ``config.judgments = "searcher"`` (the ideal then pools the searchers' grades).
     config
-        Parameters (default: the paper's, :class:`SessionConfig`).
+        Parameters (default: the paper's, :class:`SessionConfig`).  ``gains = "auto"``
+        (the default) is fitted to the data's grade scale first
+        (:func:`~sessionval.evaluation.gain_fit.fit_gains`: 0-1-10-100 when it covers
+        every grade, else ``exp`` with a :class:`~sessionval.evaluation.gain_fit.ConfigNote`
+        warning); ``SessionEvaluation.config`` has the scheme used.
     measures
         Measures in the grammar of :mod:`sessionval.measures`.  *Single-query*
         measures (``"nDCG(gain=0-1-10-100)@10"``, ``"AP"``, ``"RR"``) become
@@ -372,7 +367,8 @@ def evaluate(
     Raises
     ------
     JudgmentError
-        No judgments for the reference source; unjudged documents under ``error``.
+        No judgments for the reference source; unjudged documents under ``error``; a
+        gain scheme chosen by the caller without a gain for a grade of the data.
     MeasureSpecError
         An invalid option or measure.
     InputFormatError
@@ -407,7 +403,8 @@ def evaluate(
     >>> ev.per_session()[["sDCG(b=2)@3", "last(RR)"]].round(4).values.tolist()
     [[39.6853, 1.0]]
     """
-    cfg = config or SessionConfig()
+    cfg, notes = fit_gains(config or SessionConfig(), judgments, frame)
+    warn_notes(notes)
     eng = engine if engine is not None else LocalEngine()
     study_layout(frame)  # checked as given, so a message names the caller's rows
     frame = frame.in_id_order()  # the same sessions in any input order: the same tables

@@ -59,8 +59,6 @@ from .settings import (
 )
 from .steps import (
     ScoreTables,
-    choose_gains,
-    choose_reference_gains,
     evaluate_step,
     load_step,
     peak_memory_mb,
@@ -88,8 +86,6 @@ __all__ = [
     "RunSettings",
     "ScoreTables",
     "Section",
-    "choose_gains",
-    "choose_reference_gains",
     "config_markdown",
     "config_tables",
     "correlation_step",

@@ -17,23 +17,20 @@ import pandas as pd
 from ..errors import InputFormatError, SessionvalError, ValidationFailed, memory_advice, phase
 from ..evaluation.dask_engine import DaskEngine
 from ..evaluation.engine import Engine, LocalEngine
-from ..evaluation.remote import RemoteStudy, keeps_partitions, load_remote, score_partitions
+from ..evaluation.remote import RemoteStudy, load_remote, score_partitions
 from ..evaluation.result import SessionEvaluation
 from ..frame import LoadedStudy
-from ..io.formats import detect_format
-from ..io.partitioned import PARTITIONED, prepare_partitions
+from ..io.partitioned import prepare_partitions
 from ..output.report import ReportFigure
-from ..problems import Mode
 from ..progress import Stages, stages
 from .correlations import correlation_step
 from .figures import FigureCell, draw_figures, figure_cell, figure_data, write_figure_tables
 from .outputs import RunOutputs
+from .plan import TABLE_FORMATS, RunPlan, RunRequest, resolve
 from .reformulations import NO_RESULT_ROWS, reformulation_step
-from .settings import NO_JUDGMENTS, RunSettings, run_settings
+from .settings import NO_JUDGMENTS, RunSettings
 from .statistics import statistics_step
 from .steps import (
-    choose_gains,
-    choose_reference_gains,
     evaluate_step,
     load_step,
     peak_memory_mb,
@@ -62,10 +59,6 @@ STAGES: Final = (
     "exports",
     "report",
 )
-
-
-#: Formats the tables may be written in (``table_formats``).
-TABLE_FORMATS: Final = ("csv", "parquet")
 
 
 def _with_progress(engine: Engine | None, bar: Stages) -> Engine:
@@ -192,73 +185,50 @@ def run(
         Bad configuration, unreadable input, or files in ``out`` that must not be
         overwritten.
     """
-    # a lab-tables folder brings its own judgments; other inputs need --qrels (checked up front)
-    fmt = str((input_options or {}).get("fmt", "auto"))
-    fmt_name = detect_format(logs) if fmt == "auto" else fmt
-    own_judgments = fmt_name == "lab-tables"
-    bad = sorted(set(table_formats) - set(TABLE_FORMATS))
-    if bad or not table_formats:
-        raise SessionvalError(f"table formats {bad or []} unknown; allowed: {list(TABLE_FORMATS)}")
-    load_options = dict(input_options or {})
-    settings = run_settings(
-        config_path,
+    request = RunRequest(
+        logs=logs,
+        qrels=qrels,
+        out=out,
+        config_path=config_path,
         lenient=lenient,
-        has_qrels=qrels is not None or own_judgments,
-        overrides=overrides,
+        progress=progress,
+        input_options=dict(input_options or {}),
+        overrides=dict(overrides or {}),
+        force=force,
         csv_safe=csv_safe,
+        engine=engine,
+        per_position=per_position,
+        table_formats=tuple(table_formats),
+        figures=figures,
         exports=exports,
     )
-    # a partitioned input on a Dask cluster stays on the workers (scored there, the client
-    # gathers tables); the searchers' grades pool over the whole study, so they are gathered
-    remote = keeps_partitions(fmt_name, engine, load_options) and all(
-        c.judgments == "reference" for c in (settings.config, settings.cg_config) if c is not None
-    )
-    if fmt_name == PARTITIONED and isinstance(engine, DaskEngine) and not remote:
-        load_options["mapper"] = engine.map_items  # the partitions load on the workers
+    plan = resolve(request)  # every option decided before a session is read
     with RunOutputs(
         out,
         force=force,
         inputs=input_files(logs, qrels, config_path, input_options),
-        csv_safe=settings.csv_safe,
+        csv_safe=plan.settings.csv_safe,
     ) as outputs:
-        advice = _MemoryAdvice(settings, engine, per_position, figures, table_formats)
+        advice = _MemoryAdvice(plan.settings, engine, per_position, figures, table_formats)
         with stages(STAGES, disable=None if progress is None else not progress) as bar:
             try:
                 with phase(f"loading and validating {logs}", advice=advice.for_loading):
-                    mode: Mode = "lenient" if settings.lenient else "strict"
-                    loaded: LoadedStudy
-                    scored: SessionEvaluation | None = None
-                    if remote and isinstance(engine, DaskEngine):
-                        load_options.pop("fmt", None)
-                        if figures or per_position:
-                            loaded = load_remote(
-                                logs, engine, qrels=qrels, mode=mode, progress=bar.phase,
-                                **load_options,
-                            )  # fmt: skip
-                        else:  # no row-level output: each partition scored as it is validated
-                            setup = prepare_partitions(logs, qrels=qrels, mode=mode, **load_options)
-                            settings = choose_reference_gains(setup.judgments, settings)
-                            loaded, scored = score_partitions(
-                                setup, engine, settings.config,
-                                measures=settings.measures.all, progress=bar.phase,
-                            )  # fmt: skip
-                    else:
-                        loaded = load_step(
-                            logs,
-                            qrels=qrels,
-                            mode=mode,
-                            input_options={**load_options, "progress": bar.phase},
-                        )
+                    loaded, plan, scored = _load(plan, bar)
             except ValidationFailed as exc:
                 where = write_validation_failure(outputs, logs, exc)
                 exc.add_note(f"the problems are also in {where}; other files in {out} unchanged")
                 raise
             summary = write_validation(outputs, loaded, peak_memory=peak_memory_mb())
-            if loaded.judgments is None and settings.config.judgments == "reference":
+            if loaded.judgments is None and plan.settings.config.judgments == "reference":
                 raise InputFormatError(f"{logs}: {NO_JUDGMENTS}")
             if loaded.frame.n_sessions == 0:
                 raise InputFormatError(f"{logs}: no session left to evaluate")
-            settings = choose_gains(loaded, settings)
+            # the one change after resolve(): gains = "auto" fitted to the data (a no-op when
+            # a one-pass load fitted it from the judgments already)
+            plan = plan.settled(
+                loaded.judgments, loaded.frame, user_scale=loaded.study.user_grade_scale
+            )
+            settings = plan.settings
             cell = figure_cell(loaded, settings.figures) if figures else None
             bar.update()
 
@@ -275,7 +245,9 @@ def run(
             bar.update()
 
             with phase("writing the tables of", n, "result rows", advice=advice.for_tables):
-                tables = write_tables(outputs, ev, per_position=per_position, formats=table_formats)
+                tables = write_tables(
+                    outputs, ev, per_position=per_position, formats=plan.table_formats
+                )
                 write_configuration(outputs, settings, ev)
                 correlations = correlation_step(
                     outputs, tables.per_session, settings, figure=figures
@@ -289,7 +261,7 @@ def run(
                         loaded.judgments,
                         tables.per_session,
                         settings.statistics,
-                        formats=table_formats,
+                        formats=plan.table_formats,
                         figure=figures,
                         params=settings.config.model_dump(mode="json"),
                         figure_formats=settings.figures.formats,
@@ -341,6 +313,41 @@ def run(
         rejected=loaded.report.sessions_rejected,
         notes=(*settings.notes, *notes),
     )
+
+
+def _load(plan: RunPlan, bar: Stages) -> tuple[LoadedStudy, RunPlan, SessionEvaluation | None]:
+    """Read and validate the study where the plan places it; a one-pass load also scores.
+
+    Returns the study, the plan (settled from the judgments before the first
+    partition, when each partition is scored as it is validated) and those scores.
+    """
+    request = plan.request
+    options = dict(plan.load_options)
+    if plan.placement == "local":
+        loaded = load_step(
+            request.logs,
+            qrels=request.qrels,
+            mode=plan.mode,
+            input_options={**options, "progress": bar.phase},
+        )
+        return loaded, plan, None
+    engine = request.engine
+    if not isinstance(engine, DaskEngine):  # resolve() places on workers only with Dask
+        raise SessionvalError(f"placement {plan.placement!r} needs a Dask engine")
+    if plan.placement == "workers":
+        loaded = load_remote(
+            request.logs, engine, qrels=request.qrels, mode=plan.mode, progress=bar.phase,
+            **options,
+        )  # fmt: skip
+        return loaded, plan, None
+    # one pass: no row-level output, so each partition is scored as it is validated
+    setup = prepare_partitions(request.logs, qrels=request.qrels, mode=plan.mode, **options)
+    plan = plan.settled(setup.judgments)
+    loaded, scored = score_partitions(
+        setup, engine, plan.settings.config,
+        measures=plan.settings.measures.all, progress=bar.phase,
+    )  # fmt: skip
+    return loaded, plan, scored
 
 
 #: The run's note when the exports are left out (``--no-exports``).

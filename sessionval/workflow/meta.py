@@ -17,6 +17,7 @@ produce their inputs by evaluating again, which the analysis stage never does.
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ from ..analysis.incomplete import decision_agreement, fqrels
 from ..analysis.meta import kendall_tau, ranking_agreement, tau_z0
 from ..errors import MeasureSpecError, SessionvalError, StatisticsError
 from ..evaluation.config import SessionConfig
+from ..evaluation.gain_fit import ConfigNote
 from ..evaluation.session import evaluate
 from ..frame import JudgmentFrame, LoadedStudy
 from .runs import RunScoring, score_runs
@@ -160,6 +162,10 @@ def parameter_sensitivity(
         Parameter values to try (every combination is evaluated).
     base
         The default configuration (default: the paper's, :class:`SessionConfig`).
+        Its ``gains = "auto"`` is fitted to the study's grades in every setting, as
+        :func:`~sessionval.evaluation.session.evaluate` fits it (the
+        :class:`~sessionval.evaluation.gain_fit.ConfigNote` of the choice is not
+        repeated per setting: :func:`~sessionval.evaluation.gain_fit.fit_gains` says it).
     measure
         Per-session score that ranks (``nsdcg``, ``sdcg``, ``avg_pos_nsdcg``, …).
 
@@ -224,7 +230,9 @@ def parameter_sensitivity(
 
 def _scores(loaded: LoadedStudy, config: SessionConfig, measure: str) -> pd.DataFrame:
     """Per-session ``system`` and ``value`` (the measure) under ``config``, by session id."""
-    ps = evaluate(loaded.frame, loaded.judgments, config).per_session()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConfigNote)  # once per setting would drown the table
+        ps = evaluate(loaded.frame, loaded.judgments, config).per_session()
     if measure not in ps.columns:
         raise StatisticsError(
             f"{measure!r} is not a per-session score; scores: "

@@ -29,8 +29,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from ..errors import InputFormatError, MeasureSpecError
-from ..evaluation.config import PRESETS, GainsField, SessionConfig
+from ..evaluation.config import GainsField, SessionConfig, resolve_preset
+from ..evaluation.gain_fit import fit_gains
+from ..frame import JudgmentFrame, SessionFrame
 from ..measures.registry import parse_measure
+from ..models.judgments import GradeScale
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -254,9 +257,8 @@ def measure_settings(selection: MeasureSelection, *, preset: str | None) -> Meas
     """
     session = selection.session
     if session is None:
-        session = tuple(
-            repr(parse_measure(m)) for m in PRESETS.get(preset or "", {}).get("measures", ())
-        )
+        own = resolve_preset(preset).measures if preset else ()
+        session = tuple(repr(parse_measure(m)) for m in own)
     return MeasureSettings(session=session, query=selection.query)
 
 
@@ -331,9 +333,11 @@ class RunConfig(Section):
         top = {k: v for k, v in data.items() if k not in cls.TABLES}
         name = top.pop("preset", None)
         if name is not None:
-            if not isinstance(name, str) or name not in PRESETS:
-                raise ValueError(f"preset {name!r} is unknown; presets: {', '.join(PRESETS)}")
-            top = {**PRESETS[name]["params"], "preset_name": name, **top}
+            try:
+                params = resolve_preset(name).params
+            except MeasureSpecError as exc:  # the same message as SessionConfig.preset's
+                raise ValueError(str(exc)) from None
+            top = {**params, "preset_name": name, **top}
         return {**tables, "session": top}
 
     @property
@@ -530,8 +534,8 @@ class RunSettings:
     statistics
         The ``[statistics]`` table.
     notes
-        What the run decided on the user's behalf (e.g. the gain scheme chosen for
-        the data's grade scale), for the report and ``config.toml``.
+        What the run decided on the user's behalf (e.g. the gain scheme fitted to
+        the data's grade scale, :meth:`settled`), for the report and ``config.toml``.
     """
 
     config: SessionConfig
@@ -546,19 +550,40 @@ class RunSettings:
     notes: tuple[str, ...] = ()
     statistics: StatisticsSettings = field(default_factory=StatisticsSettings)
 
-    @property
-    def gains_explicit(self) -> bool:
-        """Whether the gain scheme was chosen by the user (a key, a flag or a preset)."""
-        return "gains" in self.file.explicit
-
-    def with_config(self, config: SessionConfig, *, note: str = "") -> RunSettings:
+    def with_config(self, config: SessionConfig, *, notes: tuple[str, ...] = ()) -> RunSettings:
         """A copy with another session configuration (the CG curves follow its gains)."""
         cg = self.file.figures.cg_gains
         cg_config = config.replace(gains=cg) if cg is not None else None
         if cg_config is not None and cg_config.gains == config.gains:
             cg_config = None
-        notes = (*self.notes, note) if note else self.notes
-        return replace(self, config=config, cg_config=cg_config, notes=notes)
+        return replace(self, config=config, cg_config=cg_config, notes=(*self.notes, *notes))
+
+    def settled(
+        self,
+        judgments: JudgmentFrame | None,
+        frame: SessionFrame | None = None,
+        *,
+        user_scale: GradeScale | None = None,
+    ) -> RunSettings:
+        """The settings with ``gains = "auto"`` fitted to the data (once; a no-op after).
+
+        The decision is :func:`~sessionval.evaluation.gain_fit.fit_gains`'s, the same
+        that :func:`~sessionval.evaluation.session.evaluate` makes from Python; its
+        note joins the run's notes.  With reference judgments the data's grades are
+        known before any session is read (a one-pass run settles then).
+
+        Raises
+        ------
+        JudgmentError
+            A scheme the user chose has no gain for a grade of the data.
+        """
+        config, notes = fit_gains(self.config, judgments, frame, user_scale=user_scale)
+        out = self.with_config(config, notes=notes) if config is not self.config else self
+        cg = out.cg_config
+        if cg is not None and not cg.gains_fitted:  # [figures] cg_gains = "auto"
+            cg, _ = fit_gains(cg, judgments, frame, user_scale=user_scale)
+            out = replace(out, cg_config=None if cg.gains == config.gains else cg)
+        return out
 
 
 def run_settings(

@@ -1,8 +1,10 @@
 """The named steps of ``sessionval run``, each a function with a clear input and output.
 
 In order: :func:`load_step` (read and validate the study), :func:`write_validation`
-(``validation.txt``, ``rejects.csv``), :func:`choose_gains` (a gain scheme that fits
-the data's grade scale), :func:`~sessionval.workflow.figures.figure_cell` (which
+(``validation.txt``, ``rejects.csv``), the gains fitted to the data's grade scale
+(:meth:`~sessionval.workflow.settings.RunSettings.settled`, the decision of
+:func:`~sessionval.evaluation.gain_fit.fit_gains` that ``evaluate`` makes too),
+:func:`~sessionval.workflow.figures.figure_cell` (which
 scenario and system Figures 3 and 4 show), :func:`evaluate_step`, :func:`write_tables`
 (``tables/``) and :func:`write_configuration` (``config.toml``, ``config.json``), the
 figure steps of :mod:`sessionval.workflow.figures`, :func:`write_exports_step`
@@ -26,22 +28,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, cast
 
-import numpy as np
 import pandas as pd
 
 from ..analysis.covariates import with_covariates
 from ..analysis.stats import score_table
 from ..analysis.summary import StudySummary, summarize
-from ..errors import JudgmentError, ValidationFailed
+from ..errors import ValidationFailed
 from ..evaluation.config import SessionConfig
 from ..evaluation.engine import Engine
 from ..evaluation.remote import RemoteStudy, evaluate_remote
 from ..evaluation.result import SessionEvaluation
 from ..evaluation.session import evaluate
-from ..frame import JudgmentFrame, LoadedStudy
+from ..frame import LoadedStudy
 from ..io.study import load_study
-from ..judgments.gains import GainScheme, gain_scheme
-from ..models import GradeScale
 from ..output.export import ExportResult, Format, write_exports
 from ..output.report import (
     ReportFigure,
@@ -57,9 +56,7 @@ from .settings import RunSettings
 
 __all__ = [
     "REPORT_MEASURES",
-    "SCALE_GAINS",
     "ScoreTables",
-    "choose_gains",
     "evaluate_step",
     "load_step",
     "peak_memory_mb",
@@ -167,96 +164,6 @@ def write_validation(
 
 
 # ---------------------------------------------------------------------------------------------
-# the gain scheme for the data's grade scale
-
-#: The scheme a run uses when the default does not cover the data's grades (docs/configuration.md).
-SCALE_GAINS: Final = "exp"
-
-
-def _grades(loaded: LoadedStudy, config: SessionConfig) -> np.ndarray:
-    """The grades the gains must cover: the grade scale's (the study header's, or observed)."""
-    if config.judgments != "searcher":
-        return _reference_grades(loaded.judgments)
-    grades = loaded.frame.results["user_grade"].to_numpy(dtype=np.float64)
-    scale = loaded.frame.grade_scale or loaded.study.user_grade_scale
-    return _with_declared(grades, scale)
-
-
-def _reference_grades(judgments: JudgmentFrame | None) -> np.ndarray:
-    if judgments is None:
-        return np.zeros(0)
-    return _with_declared(judgments.table["grade"].to_numpy(dtype=np.float64), judgments.scale)
-
-
-def _with_declared(grades: np.ndarray, scale: GradeScale | None) -> np.ndarray:
-    declared = np.asarray(scale.grades if scale is not None else (), dtype=np.float64)
-    return np.unique(np.concatenate([grades[~np.isnan(grades)], declared]))
-
-
-def _uncovered(scheme: GainScheme, grades: np.ndarray, config: SessionConfig) -> list[int]:
-    """Grades the scheme has no gain for (negative grades count only when kept)."""
-    if scheme.grades is None:
-        return []
-    looked_up = grades if config.negative == "keep" else grades[grades >= 0]
-    return sorted(int(g) for g in looked_up if int(g) not in scheme.grades)
-
-
-def choose_gains(loaded: LoadedStudy, settings: RunSettings) -> RunSettings:
-    """A gain scheme that fits the data's grade scale, said in the notes; explicit ones checked.
-
-    When the configuration does not choose the gains (no ``gains`` key, flag or preset)
-    and the default 0-1-10-100 (grades 0-3) has no gain for a grade of the data's scale
-    (the study header's grade scale, or the grades the judgments use: TREC Session 2013
-    and CAsT grades run to 4), the run uses :data:`SCALE_GAINS`
-    (``exp``: 2^grade − 1, Burges et al. 2005, the gain of nDCG in the TREC Web and
-    Session tracks) and says so in the report and ``config.toml``.
-
-    Raises
-    ------
-    JudgmentError
-        A scheme the user chose has no gain for a grade of the data.
-    """
-    return _choose_gains(_grades(loaded, settings.config), settings)
-
-
-def choose_reference_gains(judgments: JudgmentFrame | None, settings: RunSettings) -> RunSettings:
-    """:func:`choose_gains` from the reference judgments alone, before any session is read.
-
-    With ``judgments = "reference"`` the grade scale is the judgments', so a run that
-    scores each partition as it is validated
-    (:func:`~sessionval.evaluation.remote.score_partitions`) knows its gains before
-    the first file; with the searchers' grades it returns
-    ``settings`` unchanged (they are chosen after the load, by :func:`choose_gains`).
-    """
-    if settings.config.judgments == "searcher":
-        return settings
-    return _choose_gains(_reference_grades(judgments), settings)
-
-
-def _choose_gains(grades: np.ndarray, settings: RunSettings) -> RunSettings:
-    config = settings.config
-    missing = _uncovered(config.gains, grades, config)
-    if not missing:
-        return settings
-    where = "searchers' grades" if config.judgments == "searcher" else "judgments"
-    if settings.gains_explicit:
-        allowed = ", ".join(str(g) for g in config.gains.grades or ())
-        raise JudgmentError(
-            f"gains = {config.gains.name} has no gain for grade(s) {missing} of the {where} "
-            f"(it covers grades {allowed}); choose a scheme for the data's scale: exp "
-            "(2^grade - 1), grade (the grade itself) or a dash list with one gain per grade "
-            f"from 0 to {max(missing)} (docs/configuration.md)"
-        )
-    chosen = config.replace(gains=gain_scheme(SCALE_GAINS))
-    note = (
-        f"gains = {SCALE_GAINS} (gain = 2^grade - 1) chosen for the data: the grade scale of "
-        f"the {where} has grade(s) {missing}, which the default {config.gains.name} does not "
-        "cover; set gains in the configuration (or --gains) to choose another scheme"
-    )
-    return settings.with_config(chosen, note=note)
-
-
-# ---------------------------------------------------------------------------------------------
 # evaluate and write the tables
 
 
@@ -318,7 +225,7 @@ def write_configuration(outputs: RunOutputs, settings: RunSettings, ev: SessionE
     """Write the configuration actually used: ``config.toml`` (re-runnable) and ``config.json``.
 
     What the run decided on the user's behalf (``settings.notes``, e.g. the gain scheme
-    chosen for the data's grade scale) heads ``config.toml`` as comments and is listed
+    fitted to the data's grade scale) heads ``config.toml`` as comments and is listed
     in ``config.json``.
     """
     tables = config_tables(settings)

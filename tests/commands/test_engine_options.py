@@ -100,7 +100,12 @@ def test_run_on_a_local_cluster_writes_the_local_tables(parts, tmp_path) -> None
             check_exact=True,
         )
     # the figures' tables (from positions and gains gathered from the workers) and the summary
+    # reformulations need every result row on the client: a study kept on the workers
+    # has none (docs/reformulations.md), so their figures are the local run's only
+    local_only = {"reformulation_gains.csv", "reformulation_transitions.csv"}
     figures = sorted(p.name for p in (tmp_path / "local" / "figures").glob("*.csv"))
+    assert local_only <= set(figures)
+    figures = [f for f in figures if f not in local_only]
     assert figures and figures == sorted(
         p.name for p in (tmp_path / "dask" / "figures").glob("*.csv")
     )

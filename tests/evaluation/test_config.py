@@ -9,7 +9,7 @@ import tomllib
 import pydantic
 import pytest
 
-from sessionval.evaluation.config import SessionConfig, config_from_mapping
+from sessionval.evaluation.config import SessionConfig
 from sessionval.judgments.gains import GainScheme
 from sessionval.kernels.session import SessionParams
 from sessionval.kernels.slots import ShortLists
@@ -20,7 +20,7 @@ DEFAULT_JSON = {
     "bq": 4.0,
     "cutoff": 10,
     "scan_depth": "ignore",
-    "gains": "0-1-10-100",
+    "gains": "auto",  # issue 22: fitted to the data (0-1-10-100 when it covers the grades)
     "negative": "clip",
     "unjudged": "zero",
     "judgments": "reference",
@@ -70,13 +70,13 @@ def test_toml_and_json_round_trips() -> None:
     2 = 5
     3 = 9
     """
-    cfg = config_from_mapping(tomllib.loads(text))
+    cfg = SessionConfig(**tomllib.loads(text))
     assert cfg == SessionConfig(
         b=4, bq=math.inf, short_lists="min:3", discount="shifted-log", gains="{0:0,1:2,2:5,3:9}"
     )
     assert SessionConfig.model_validate_json(cfg.model_dump_json()) == cfg
     assert SessionConfig(**json.loads(cfg.model_dump_json())) == cfg
-    assert config_from_mapping({"preset": "jiang-allan-2016", "cutoff": 5}).cutoff == 5
+    assert SessionConfig.preset("jiang-allan-2016", cutoff=5).cutoff == 5
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -46,6 +49,17 @@ def test_every_column_of_the_tables_is_documented(ev):
             assert doc.label and len(doc.label) <= 80
     for col in ("measure", "value", "nsdcg__S1", "n_sessions__S2", "rating_effort"):
         assert describe_column(col).description != "(no description)", col
+
+
+def test_the_docs_list_every_column_of_the_tables(ev):
+    """docs/sessions.md section 3 is the one list for people: a new column must join it."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "sessions.md").read_text("utf-8")
+    section = docs[docs.index("## 3. Outputs") : docs.index("### 3b.")]
+    section += docs[docs.index("`ev.per_position()`: one row per position") :][:400]
+    named = set(re.findall(r"[a-z_]+", " ".join(re.findall(r"`([^`]+)`", section))))
+    for table in (ev.per_session(), ev.per_query(), ev.per_position()):
+        listed = [c for c in table.columns if c != "nDCG@5"]  # requested measures: by name
+        assert [c for c in listed if c not in named] == []
 
 
 def test_the_same_name_means_what_its_table_holds():
@@ -105,7 +119,9 @@ def test_figure_captions_name_non_default_discounts():
     assert "discount shifted-log" in text and "query_discount shifted-log" in text
     assert "gains exp" in text
     default = params_text(SessionConfig().model_dump(mode="json"))
-    assert default == "b=2; bq=4; X=10; gains 0-1-10-100"
+    assert default == "b=2; bq=4; X=10; gains auto"  # as configured, before the data fits it
+    fitted = SessionConfig().fit_gains([0, 3])[0]
+    assert params_text(fitted.model_dump(mode="json")) == "b=2; bq=4; X=10; gains 0-1-10-100"
     assert params_text({"gains": {0: 0, 1: 2.5}}) == "gains {0:0,1:2.5}"
 
 

@@ -35,7 +35,7 @@ def _legend(ax):
     return [t.get_text() for t in ax.get_legend().get_texts()]
 
 
-PARAMS = SessionConfig().model_dump(mode="json")
+PARAMS = SessionConfig(gains="0-1-10-100").model_dump(mode="json")  # as evaluated: gains fitted
 
 
 def test_analysis_fig1_query_curves(ev):

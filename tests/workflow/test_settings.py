@@ -99,7 +99,7 @@ def test_run_settings_validate_everything_up_front(tmp_path):
         ("cutoff = 10.5\n", "cutoff = 10.5: must be a whole number"),
         ('duplicates = "all"\n', "duplicates = 'all': must be one of 'every', 'first' or 'drop'"),
         ('gains = "bogus"\n', "gains = 'bogus': unknown gain scheme 'bogus'; use one of"),
-        ('preset = "nope"\n', "preset 'nope' is unknown; presets: jarvelin-2008"),
+        ('preset = "nope"\n', "unknown session preset 'nope'; known: jarvelin-2008"),
         ("cuttoff = 5\n", "unknown key(s) ['cuttoff'] at the top level; allowed: preset, the"),
         ("[figures]\nwidth = 3\n", "unknown key(s) ['width'] in [figures]; allowed: cg_gains"),
         ("[stats]\nalpha = 0.05\n", "unknown key(s) ['stats'] at the top level"),
@@ -140,10 +140,9 @@ def test_flags_win_over_the_file_and_are_named_in_messages(tmp_path):
     assert rc.session.cutoff == 5 and rc.session.preset_name == "kanoulas-2011-no-qdiscount"
     with pytest.raises(ConfigFileError, match=r"--b = 0.5: must be greater than 1"):
         load_run_config(None, overrides={"b": 0.5})
-    assert run_settings(
-        None, lenient=None, has_qrels=True, overrides={"gains": "exp"}
-    ).gains_explicit
-    assert not run_settings(None, lenient=None, has_qrels=True).gains_explicit
+    chosen = run_settings(None, lenient=None, has_qrels=True, overrides={"gains": "exp"})
+    assert chosen.config.gains_fitted and chosen.config.gains.name == "exp"
+    assert not run_settings(None, lenient=None, has_qrels=True).config.gains_fitted
 
 
 def test_written_configuration_reads_back_to_the_same_settings(tmp_path):

@@ -15,8 +15,6 @@ from sessionval.workflow import (
     MANIFEST,
     FigureSettings,
     RunOutputs,
-    choose_gains,
-    choose_reference_gains,
     draw_figures,
     evaluate_step,
     figure_cell,
@@ -181,14 +179,15 @@ def test_gains_are_chosen_for_the_grade_scale(study_dir, tmp_path):
     (study_dir / "study.json").write_text(json.dumps(header))
     (study_dir / "qrels.txt").write_text("A 0 d1 4\nA 0 d2 0\nA 0 d3 1\nB 0 d9 2\nB 0 d1 0\n")
     loaded = load_step(study_dir, qrels=study_dir / "qrels.txt", mode="strict")
-    settings = choose_gains(loaded, run_settings(None, lenient=None, has_qrels=True))
+    default = run_settings(None, lenient=None, has_qrels=True)
+    assert default.config.gains.name == "auto" and not default.config.gains_fitted
+    settings = default.settled(loaded.judgments, loaded.frame)
     assert settings.config.gains.name == "exp"
     # chosen from the judgments alone (a one-pass run, before any session): the same
-    early = choose_reference_gains(
-        loaded.judgments, run_settings(None, lenient=None, has_qrels=True)
-    )
+    early = default.settled(loaded.judgments)
     assert early.config == settings.config and early.notes == settings.notes
     assert "gains = exp" in settings.notes[0] and "grade(s) [4]" in settings.notes[0]
+    assert settings.settled(loaded.judgments, loaded.frame) is settings  # once: then a no-op
     ev = evaluate_step(loaded, settings.config)
     assert ev.per_session()["sdcg"].notna().all()
     outputs = RunOutputs(tmp_path / "out")
@@ -199,16 +198,17 @@ def test_gains_are_chosen_for_the_grade_scale(study_dir, tmp_path):
     config.write_text('gains = "0-1-10-100"\n')
     explicit = run_settings(config, lenient=None, has_qrels=True)
     with pytest.raises(JudgmentError, match=r"gains = 0-1-10-100 has no gain for grade\(s\) \[4\]"):
-        choose_gains(loaded, explicit)
+        explicit.settled(loaded.judgments, loaded.frame)
     # the header's scale counts even when no judgment uses grade 4
     (study_dir / "qrels.txt").write_text("A 0 d1 3\nB 0 d9 2\n")
     scale_only = load_step(study_dir, qrels=study_dir / "qrels.txt", mode="strict")
-    default = run_settings(None, lenient=None, has_qrels=True)
-    assert choose_gains(scale_only, default).config.gains.name == "exp"
+    assert default.settled(scale_only.judgments).config.gains.name == "exp"
     # a scale the default covers keeps the default, without a note
     (study_dir / "study.json").unlink()
     fine = load_step(study_dir, qrels=study_dir / "qrels.txt", mode="strict")
-    assert choose_gains(fine, explicit) is explicit and choose_gains(fine, default) is default
+    assert explicit.settled(fine.judgments) is explicit
+    kept = default.settled(fine.judgments)
+    assert kept.config.gains.name == "0-1-10-100" and kept.notes == ()
 
 
 # ---------------------------------------------------------------------------------------------
