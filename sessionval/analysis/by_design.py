@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from .._types import FloatArray
@@ -290,6 +291,15 @@ def _factor_columns(values: pd.Series) -> FloatArray:
     return x
 
 
+def _demeaned(x: FloatArray, codes: npt.NDArray[np.intp], n_groups: int) -> FloatArray:
+    """Each column of ``x`` minus its mean within the groups ``codes`` (0 .. n_groups-1)."""
+    counts = np.bincount(codes, minlength=n_groups).astype(np.float64)
+    means = np.column_stack(
+        [np.bincount(codes, weights=col, minlength=n_groups) / counts for col in x.T]
+    ).reshape(n_groups, x.shape[1])
+    return np.asarray(x - means[codes], dtype=np.float64)
+
+
 def _blocked_ols(
     keys: pd.DataFrame, y: FloatArray, a: str, b: str, confidence: float, period: bool
 ) -> tuple[pd.DataFrame, list[str]]:
@@ -298,6 +308,9 @@ def _blocked_ols(
     One solve for every column of ``y`` (the same sessions): the least-squares fit by
     the pseudo-inverse, as statsmodels' ``OLS`` does, with the contrast's standard
     error from :math:`\hat\sigma^2 (X^\top X)^{+}` on ``n - rank(X)`` degrees of freedom.
+    The block of most levels is absorbed (every column demeaned within it, the
+    Frisch-Waugh-Lovell theorem) instead of entering as dummy columns, so memory grows
+    with the sessions, not with sessions × searchers.
     Returns the rows and the notes (collinear blocks).
     """
     from scipy import stats as st
@@ -330,35 +343,44 @@ def _blocked_ols(
     if n_blocks < 2:
         out["note"] = f"not compared: {n_blocks} searchers used both {a} and {b} (need 2)"
         return out, []
-    blocks = [
-        _factor_columns(k[c])
+    # the block of most levels (searchers, usually) is absorbed by demeaning within it
+    # (Frisch-Waugh-Lovell): the same estimate, t and residual as its dummy columns, in
+    # memory linear in the sessions (dummies of 50,000 searchers would take 75 GiB)
+    factors = [
+        c
         for c in ("searcher", "topic", "order")
         if c in k and (c == "searcher" or (k[c] != k[c].iloc[0]).any())
     ]
-    x = np.column_stack([np.ones(len(k)), is_a.astype(np.float64), *blocks])
+    absorbed = max(factors, key=lambda c: k[c].nunique())
+    codes = pd.factorize(k[absorbed])[0]
+    n_absorbed = int(codes.max()) + 1
+    blocks = [_factor_columns(k[c]) for c in factors if c != absorbed]
+    n_columns = 2 + (n_absorbed - 1) + sum(b.shape[1] for b in blocks)
+    x = _demeaned(np.column_stack([is_a.astype(np.float64), *blocks]), codes, n_absorbed)
+    y_within = _demeaned(yk, codes, n_absorbed)
     pinv = np.linalg.pinv(x)
-    rank = int(np.linalg.matrix_rank(x))
+    rank = n_absorbed + int(np.linalg.matrix_rank(x))
     df = len(k) - rank
     if df < 1:
         out["note"] = "not compared: no residual degrees of freedom left by the blocks"
         return out, []
     # the contrast is estimable when its unit vector lies in the row space of the design
-    if not np.allclose((pinv @ x)[:, 1], np.eye(x.shape[1])[1], atol=1e-8):
+    if not np.allclose((pinv @ x)[:, 0], np.eye(x.shape[1])[0], atol=1e-8):
         out["note"] = "not compared: the system is confounded with the searcher and topic blocks"
         return out, []
     notes = (
         [
-            f"the blocks are collinear (design rank {rank} of {x.shape[1]} columns, e.g. "
+            f"the blocks are collinear (design rank {rank} of {n_columns} columns, e.g. "
             "each position of the order always on the same topic); the system contrast "
             "is estimable and estimated by the pseudo-inverse"
         ]
-        if rank < x.shape[1]
+        if rank < n_columns
         else []
     )
-    beta = pinv @ yk
-    mse = ((yk - x @ beta) ** 2).sum(axis=0) / df
-    diff = beta[1]
-    se = np.sqrt(mse * (pinv[1] @ pinv[1]))
+    beta = pinv @ y_within
+    mse = ((y_within - x @ beta) ** 2).sum(axis=0) / df
+    diff = beta[0]
+    se = np.sqrt(mse * (pinv[0] @ pinv[0]))
     half = st.t.ppf(0.5 + confidence / 2, df) * se
     rmse = np.sqrt(mse)
     with np.errstate(divide="ignore", invalid="ignore"):

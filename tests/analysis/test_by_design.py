@@ -228,3 +228,20 @@ def test_blocks_model_without_residual_variation_is_said_not_1e16() -> None:
     assert row["statistic"] == -np.inf and row["p"] == 0.0
     assert row["diff"] == pytest.approx(-0.1) and np.isnan(row["effect_size"])
     assert row["note"].startswith("no residual variation") and "t = ±inf, p = 0" in row["note"]
+
+
+def test_blocks_model_memory_grows_with_sessions_not_sessions_times_searchers() -> None:
+    """20,000 searchers: searcher dummies would take 40,000 x 20,000 doubles (6.4 GB)."""
+    import tracemalloc
+
+    from sessionval.synth import simulate_scores
+
+    ps = simulate_scores(design="within", topics="nested", n_searchers=20_000, n_topics=2, seed=3)
+    tracemalloc.start()
+    try:
+        r = compare_systems(ps, measures=list(ps.attrs["measures"]))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert r["block"].iloc[0] == "searcher+topic" and np.isfinite(r["p"].iloc[0])
+    assert peak < 200e6, f"peak {peak / 1e6:.0f} MB"
