@@ -11,7 +11,7 @@
 * :func:`plot_sensitivity_heatmap`: Kendall's tau of the system and session rankings
   under each parameter setting against the default.
 
-The styling (fonts, palette, one-column size) is that of :mod:`sessionval.output.plots`.
+The styling (fonts, palette, one-column size) is that of :mod:`sessionval.output.figure_style`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from .plots import _draw_lines, _finish, _new_axes, _plain, _require
+from .figure_style import draw_lines, finish_axes, new_axes, plain_text, require_columns
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -56,11 +56,11 @@ def plot_swap_rates(
     -------
     matplotlib.axes.Axes
     """
-    _require(bins, ["measure", "low", "swap_rate"], "plot_swap_rates")
-    ax = _new_axes(ax)
-    _draw_lines(ax, bins, x="low", y="swap_rate", hue="measure", style=None, label_fmt="{hue}")
+    require_columns(bins, ["measure", "low", "swap_rate"], "plot_swap_rates")
+    ax = new_axes(ax)
+    draw_lines(ax, bins, x="low", y="swap_rate", hue="measure", style=None, label_fmt="{hue}")
     _reference_line(ax, max_swap_rate, f"{max_swap_rate:.0%} swap rate")
-    return _finish(
+    return finish_axes(
         ax,
         xlabel="absolute difference (bins of 0.01)",
         ylabel="swap rate",
@@ -85,16 +85,14 @@ def plot_asl_curves(pairs: pd.DataFrame, *, alpha: float = 0.05, ax: Axes | None
     -------
     matplotlib.axes.Axes
     """
-    _require(pairs, ["measure", "asl"], "plot_asl_curves")
+    require_columns(pairs, ["measure", "asl"], "plot_asl_curves")
     sorted_asl = pairs[["measure", "asl"]].copy()
     sorted_asl = sorted_asl.sort_values(["measure", "asl"], kind="stable")
     sorted_asl["pair_rank"] = sorted_asl.groupby("measure", sort=False).cumcount() + 1
-    ax = _new_axes(ax)
-    _draw_lines(
-        ax, sorted_asl, x="pair_rank", y="asl", hue="measure", style=None, label_fmt="{hue}"
-    )
+    ax = new_axes(ax)
+    draw_lines(ax, sorted_asl, x="pair_rank", y="asl", hue="measure", style=None, label_fmt="{hue}")
     _reference_line(ax, alpha, f"α = {alpha:g}")
-    return _finish(
+    return finish_axes(
         ax,
         xlabel="system pairs sorted by ASL",
         ylabel="achieved significance level",
@@ -117,12 +115,12 @@ def plot_tau_vs_fraction(table: pd.DataFrame, *, ax: Axes | None = None) -> Axes
     -------
     matplotlib.axes.Axes
     """
-    _require(table, ["measure", "fraction", "tau"], "plot_tau_vs_fraction")
-    ax = _new_axes(ax)
-    _draw_lines(ax, table, x="fraction", y="tau", hue="measure", style=None, label_fmt="{hue}")
+    require_columns(table, ["measure", "fraction", "tau"], "plot_tau_vs_fraction")
+    ax = new_axes(ax)
+    draw_lines(ax, table, x="fraction", y="tau", hue="measure", style=None, label_fmt="{hue}")
     _reference_line(ax, 0.9, "τ = 0.9 (equivalent rankings)")
     ax.axhline(0.8, color="0.6", linewidth=0.6, linestyle="--", label="τ = 0.8", zorder=0)
-    return _finish(
+    return finish_axes(
         ax,
         xlabel="fraction of judgments kept (f)",
         ylabel="Kendall's τ with full judgments",
@@ -156,13 +154,13 @@ def plot_sensitivity_heatmap(
     matplotlib.axes.Axes
         The image's values are the table's (each cell annotated).
     """
-    _require(table, [label, *columns], "plot_sensitivity_heatmap")
+    require_columns(table, [label, *columns], "plot_sensitivity_heatmap")
     values = table[list(columns)].to_numpy(dtype=np.float64)
-    ax = _new_axes(ax, figsize=(3.5, max(2.0, 0.22 * len(table) + 1.0)))
+    ax = new_axes(ax, figsize=(3.5, max(2.0, 0.22 * len(table) + 1.0)))
     image = ax.imshow(values, cmap="viridis", vmin=-1.0, vmax=1.0, aspect="auto")
     ax.set_xticks(range(len(columns)), labels=[c.replace("tau_", "") for c in columns])
     ax.set_yticks(range(len(table)), labels=table[label].astype(str).tolist())
-    _plain(*ax.get_yticklabels())  # setting names as written, no mathtext
+    plain_text(*ax.get_yticklabels())  # setting names as written, no mathtext
     ax.tick_params(labelsize=6)
     for (i, j), v in np.ndenumerate(values):
         if np.isfinite(v):
