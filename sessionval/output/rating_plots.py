@@ -1,9 +1,16 @@
-"""Session measures against the searchers' ratings (Jiang & Allan 2016), one panel per pair."""
+"""Session measures against the searchers' ratings (Jiang & Allan 2016), one panel per pair.
+
+Every session is a point, so the figure grows with the study: above
+:data:`RASTER_POINTS` points in a panel the points are drawn as one image inside the
+SVG and PDF (matplotlib's ``rasterized``), while the axes, the text and the line of
+means stay vector.  A study of 200,000 sessions then writes an SVG of a few hundred
+kB instead of one vector element per session (219 MB before).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import pandas as pd
@@ -15,7 +22,13 @@ from .parameters import params_text
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["plot_rating_scatter"]
+__all__ = ["RASTER_POINTS", "plot_rating_scatter"]
+
+#: Points of one panel above which the scatter is an image inside a vector file: below
+#: it each point stays a vector element (editable, exact in print).
+RASTER_POINTS: Final = 5_000
+#: Opacity of a point: dense panels lighter, so where the sessions pile up shows.
+_ALPHA: Final = {"vector": 0.45, "raster": 0.12}
 
 
 def plot_rating_scatter(
@@ -30,7 +43,9 @@ def plot_rating_scatter(
     """Each measure (rows) against each rating (columns), one scatter panel per pair.
 
     Every session is one point at (its rating, its score); a black line joins the
-    mean score of each rating level.  With ``correlations``
+    mean score of each rating level.  A panel of more than :data:`RASTER_POINTS`
+    points draws them rasterised and lighter (the file stays small; the axes, text
+    and means stay vector).  With ``correlations``
     (:func:`sessionval.analysis.correlations.rating_correlations`) each panel's title
     gives Spearman's rho and Kendall's tau.
 
@@ -72,7 +87,16 @@ def plot_rating_scatter(
             x = per_session[r].to_numpy(dtype=np.float64, na_value=np.nan)
             y = per_session[m].to_numpy(dtype=np.float64, na_value=np.nan)
             ok = ~(np.isnan(x) | np.isnan(y))
-            ax.scatter(x[ok], y[ok], s=6, alpha=0.45, color=PALETTE[0], linewidths=0)
+            dense = int(ok.sum()) > RASTER_POINTS
+            ax.scatter(
+                x[ok],
+                y[ok],
+                s=6,
+                alpha=_ALPHA["raster" if dense else "vector"],
+                color=PALETTE[0],
+                linewidths=0,
+                rasterized=dense,
+            )
             if ok.any():
                 means = pd.Series(y[ok]).groupby(x[ok]).mean()
                 ax.plot(means.index, means.to_numpy(), color=PALETTE[-1], linewidth=0.9)
