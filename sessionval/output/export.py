@@ -34,6 +34,7 @@ from ..analysis.covariates import attribute_columns, covariate_columns
 from ..errors import SessionvalError, writing
 from .codebook import codebook, codebook_markdown, level_of
 from .columns import ColumnDoc, Level, describe_column
+from .csv_writer import write_csv
 from .labels import (
     STRING_IDS,
     StatsFrame,
@@ -183,7 +184,7 @@ def write_table(
     if "csv" in fmts:
         path = stem.with_name(stem.name + ".csv")
         with writing(path):
-            (neutralise_formulas(table) if csv_safe else table).to_csv(path, index=False)
+            write_csv(neutralise_formulas(table) if csv_safe else table, path)
         written.append(path)
     if "parquet" in fmts:
         path = stem.with_name(stem.name + ".parquet")
