@@ -380,6 +380,8 @@ class _MemoryAdvice:
     @property
     def for_exports(self) -> str:
         hints = ["run --no-exports"]
+        if self.settings.file.run.all_formats:  # large tables were to be written in every format
+            hints.append("[run] all_formats = false in the configuration")
         if len(self.settings.formats) > 1:
             hints.append("fewer [run] formats in the configuration")
         return memory_advice(*hints)

@@ -31,6 +31,7 @@ from pydantic_core import ErrorDetails
 from ..errors import InputFormatError, MeasureSpecError
 from ..evaluation.config import PRESETS, GainsField, SessionConfig
 from ..measures.registry import parse_measure
+from ..output.export import LARGE_ROWS
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -168,6 +169,17 @@ class RunOptions(Section):
         min_length=1,
         strict=False,
         description="export formats written to exports/",
+    )
+    all_formats: bool = Field(
+        False,
+        description="write every export in every one of formats whatever its size; false: "
+        "a table of more than large_export_rows rows is written as Parquet and CSV (long "
+        "form: Parquet) only, and the report says so",
+    )
+    large_export_rows: int = Field(
+        LARGE_ROWS,
+        ge=1,
+        description="rows above which an export is large (see all_formats)",
     )
     csv_safe: bool = Field(
         False,

@@ -85,6 +85,20 @@ def test_out_of_memory_in_the_exports_suggests_only_what_was_not_given(
     assert "--no-exports" in err
     for given in ("--no-figures", "--tables parquet", "--no-per-position"):
         assert given not in err
+    assert "all_formats" not in err  # large tables are already written in fewer formats
+
+
+def test_out_of_memory_in_the_exports_of_all_formats_suggests_fewer(
+    study_dir, tmp_path, monkeypatch, capsys
+):
+    """Issue 26: a run that asked for every format of every export is told to stop asking."""
+    monkeypatch.setattr(job, "write_exports_step", _no_memory)
+    config = tmp_path / "all.toml"
+    config.write_text(FAST + "all_formats = true\n", encoding="utf-8")
+    args = ["run", str(study_dir), "--qrels", str(study_dir / "qrels.txt"), "--no-figures"]
+    assert main([*args, "--out", str(tmp_path / "o"), "--config", str(config)]) == 3
+    err = capsys.readouterr().err
+    assert "--no-exports" in err and "[run] all_formats = false" in err
 
 
 def test_out_of_memory_in_the_tables_leaves_out_the_flags_given(
