@@ -71,7 +71,7 @@ def output_sizes(out: Path) -> dict[str, object]:
 
 def bench_run(study: Path, qrels: Path, out: Path, extra: list[str]) -> dict[str, object]:
     cli = [sys.executable, "-c", "import sys; from sessionval.cli import main; sys.exit(main())"]
-    validate = timed([*cli, "validate", str(study), "--qrels", str(qrels), "--no-progress"])
+    validate = timed([*cli, "validate", str(study), "--qrels", str(qrels)])
     if out.exists():
         shutil.rmtree(out)
     run = timed(
