@@ -12,7 +12,10 @@ unique name (:func:`~sessionval.output.labels.stats_names`: ``nsdcg_s3`` for the
 system with code 3), its full measure and system in the variable label, and the
 codebook maps each full name to its Stata/SPSS name.  Identifiers are integer codes
 with value labels shared by all files written together.  ``csv_safe`` neutralises
-spreadsheet formulas in CSV cells (:func:`neutralise_formulas`).
+spreadsheet formulas in CSV cells (:func:`neutralise_formulas`).  A table of more
+than :data:`LARGE_ROWS` rows is not repeated in every format (:func:`export_formats`:
+Parquet and CSV when wide, Parquet when long); CSV goes through Arrow
+(:func:`~sessionval.output.csv_writer.write_csv`).
 
 This module writes files; the reshaping, the names and labels and the data
 dictionary live in their own modules and are re-exported here, where the
@@ -34,6 +37,7 @@ from ..analysis.covariates import attribute_columns, covariate_columns
 from ..errors import SessionvalError, writing
 from .codebook import codebook, codebook_markdown, level_of
 from .columns import ColumnDoc, Level, describe_column
+from .csv_writer import write_csv
 from .labels import (
     STRING_IDS,
     StatsFrame,
@@ -46,6 +50,7 @@ from .reshape import long_form, score_columns, wide_by_system
 
 __all__ = [
     "FORMATS",
+    "LARGE_ROWS",
     "STRING_IDS",
     "ColumnDoc",
     "ExportResult",
@@ -53,6 +58,7 @@ __all__ = [
     "StatsFrame",
     "codebook",
     "describe_column",
+    "export_formats",
     "export_tables",
     "fit_label",
     "long_form",
@@ -71,6 +77,10 @@ FORMATS: Final[tuple[Format, ...]] = ("csv", "parquet", "dta", "sav")
 _SESSION_IDS: Final = ("session_id", "user_id", "topic_id", "system_id")
 #: Longest file labels: Stata 80 characters, SPSS 64 bytes.
 _LABEL_LIMITS: Final = {"dta": 80, "sav": 64}
+#: Rows above which an export is written in the compact formats only (:func:`export_formats`).
+LARGE_ROWS: Final = 500_000
+#: Formats a large table keeps, in order of preference: typed and compact, then universal.
+_COMPACT: Final[tuple[Format, ...]] = ("parquet", "csv")
 #: First characters a spreadsheet reads as a formula (OWASP: also tab and carriage return).
 FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")
 
@@ -183,7 +193,7 @@ def write_table(
     if "csv" in fmts:
         path = stem.with_name(stem.name + ".csv")
         with writing(path):
-            (neutralise_formulas(table) if csv_safe else table).to_csv(path, index=False)
+            write_csv(neutralise_formulas(table) if csv_safe else table, path)
         written.append(path)
     if "parquet" in fmts:
         path = stem.with_name(stem.name + ".parquet")
@@ -225,6 +235,41 @@ def write_table(
                 )
             written.append(path)
     return written
+
+
+def export_formats(
+    stem: str, n_rows: int, formats: Sequence[Format], large_rows: int | None = LARGE_ROWS
+) -> tuple[Format, ...]:
+    """The formats a table of ``n_rows`` rows is written in: all of ``formats``, unless large.
+
+    A table of more than ``large_rows`` rows is not repeated in every format: a wide
+    table is written as Parquet and CSV (those of ``formats``), a long one
+    (``*_long``, the wide table melted: the largest, and rebuilt from the wide one in
+    one line of R or pandas) as Parquet alone, or CSV when Parquet is not asked for.
+    Stata and SPSS copies are left out (both read the CSV); when ``formats`` holds
+    neither Parquet nor CSV the first requested format is kept, so a table is never
+    dropped.  ``large_rows=None`` writes every table in every format.
+
+    Examples
+    --------
+    >>> export_formats("per_session_wide", 1_000, FORMATS)
+    ('csv', 'parquet', 'dta', 'sav')
+    >>> export_formats("per_session_wide", 2_000_000, FORMATS)
+    ('parquet', 'csv')
+    >>> export_formats("per_session_long", 2_000_000, FORMATS)
+    ('parquet',)
+    >>> export_formats("per_session_long", 2_000_000, ("dta", "sav"))
+    ('dta',)
+    >>> export_formats("per_session_long", 2_000_000, FORMATS, large_rows=None)
+    ('csv', 'parquet', 'dta', 'sav')
+    """
+    fmts = _check_formats(formats)
+    if large_rows is None or n_rows <= large_rows:
+        return fmts
+    compact = tuple(f for f in _COMPACT if f in fmts)
+    if stem.endswith("_long"):
+        compact = compact[:1]
+    return compact or fmts[:1]
 
 
 @dataclass(frozen=True)
@@ -291,6 +336,7 @@ def write_exports(
     paired_measures: Sequence[str] | None = None,
     title: str = "sessionval scores",
     csv_safe: bool = False,
+    large_rows: int | None = LARGE_ROWS,
 ) -> ExportResult:
     """Write per-session and per-query scores in long and wide form, plus the codebook.
 
@@ -319,6 +365,10 @@ def write_exports(
         cut, and ``ExportResult.notes`` says so.
     csv_safe
         Neutralise spreadsheet formulas in the CSV files (:func:`neutralise_formulas`).
+    large_rows
+        A table of more rows is written in the compact formats only
+        (:func:`export_formats`) and ``ExportResult.notes`` says which; ``None``: every
+        table in every format.
 
     Returns
     -------
@@ -330,12 +380,16 @@ def write_exports(
     tables = export_tables(per_session, per_query, paired_measures=paired_measures)
     maps = shared_label_maps(tables)
     files: list[Path] = []
+    slimmed: dict[str, tuple[int, tuple[Format, ...]]] = {}
     for stem, table in tables.items():
+        chosen = export_formats(stem, len(table), fmts, large_rows)
+        if chosen != fmts:
+            slimmed[stem] = (len(table), chosen)
         files.extend(
             write_table(
                 table,
                 out / stem,
-                formats=fmts,
+                formats=chosen,
                 label_maps=maps,
                 file_label=f"{title}: {stem}",
                 csv_safe=csv_safe,
@@ -351,7 +405,7 @@ def write_exports(
     with writing(out / "codebook.md"):
         (out / "codebook.md").write_text(codebook_markdown(book, parameters), encoding="utf-8")
     files.extend([out / "codebook.csv", out / "codebook.md"])
-    notes = []
+    notes = [_slimmed_note(slimmed, large_rows)] if slimmed else []
     for fmt in ("dta", "sav"):
         if fmt in fmts and len(title.encode("utf-8")) > _LABEL_LIMITS[fmt]:
             what = "Stata's 80 characters" if fmt == "dta" else "SPSS's 64 bytes"
@@ -360,3 +414,18 @@ def write_exports(
                 f"{title!r} is cut to {fit_label(title, _LABEL_LIMITS[fmt])!r} there."
             )
     return ExportResult(files=tuple(files), codebook=book, tables=tables, notes=tuple(notes))
+
+
+def _slimmed_note(
+    slimmed: Mapping[str, tuple[int, tuple[Format, ...]]], large_rows: int | None
+) -> str:
+    """The note on the large tables written in fewer formats, and how to ask for all."""
+    listed = "; ".join(
+        f"{stem} ({n:,} rows): {', '.join('.' + f for f in chosen)}"
+        for stem, (n, chosen) in slimmed.items()
+    )
+    return (
+        f"exports/ of more than {large_rows:,} rows are written in the compact formats only "
+        f"(the same table in every format would repeat it): {listed}. "
+        "[run] all_formats = true writes every format."
+    )

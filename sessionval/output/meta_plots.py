@@ -11,7 +11,7 @@
 * :func:`plot_sensitivity_heatmap`: Kendall's tau of the system and session rankings
   under each parameter setting against the default.
 
-The styling (fonts, palette, one-column size) is that of :mod:`sessionval.output.plots`.
+The styling (fonts, palette, one-column size) is that of :mod:`sessionval.output.figure_style`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from .plots import draw_lines, finish_axes, new_axes, plain_text, require_columns
+from .figure_style import draw_lines, finish_axes, new_axes, plain_text, require_columns
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

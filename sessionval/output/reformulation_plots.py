@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SessionvalError
-from .plots import finish_axes, new_axes, plain_text, require_columns, system_colours
+from .figure_style import finish_axes, new_axes, plain_text, require_columns, system_colours
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..analysis.correlations import rating_columns, rating_correlations
 from ..output import plots
+from ..output.rating_plots import RASTER_POINTS
 from ..output.report import ReportFigure, ReportSection, ReportTable
 from .outputs import RunOutputs
 from .settings import RunSettings
@@ -110,7 +111,11 @@ def _figure(
         per_session, measures=measures, ratings=ratings, correlations=table, params=params
     )
     (outputs.root / "figures").mkdir(parents=True, exist_ok=True)
-    outputs.write_frame("figures/rating_correlations.csv", _points(per_session, measures, ratings))
+    # the points repeat each session once per panel: as CSV 114 MB at 200k sessions, so a
+    # study whose figure is rasterised gets them in Parquet
+    ext = "parquet" if len(per_session) > RASTER_POINTS else "csv"
+    points = f"figures/rating_correlations.{ext}"
+    outputs.write_frame(points, _points(per_session, measures, ratings))
     written = plots.save_figure(fig, outputs.root / "figures" / "rating_correlations")
     outputs.add(*written)
     return (
@@ -118,7 +123,7 @@ def _figure(
             "Each measure against each rating",
             plots.figure_bytes(fig, "png", dpi=110),
             caption="One point per session; the black line joins the mean per rating "
-            "level. " + plots.params_text(params),
+            f"level (the points: {points}). " + plots.params_text(params),
             svg=written[1].read_bytes(),
         ),
     )

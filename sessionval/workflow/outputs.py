@@ -45,6 +45,7 @@ from typing import Final, Self
 import pandas as pd
 
 from ..errors import OutputError, WriteError, writing
+from ..output.csv_writer import write_csv
 from ..output.export import neutralise_formulas
 from .overlap import input_file_ids, refuse_overlap
 from .staging import LOCK, OWNER, STAGING_PREFIX, OutputLock, make_staging, remove_stale_staging
@@ -227,7 +228,7 @@ class RunOutputs:
             if p.suffix == ".parquet":
                 table.to_parquet(p, index=False)
             else:
-                (neutralise_formulas(table) if self.csv_safe else table).to_csv(p, index=False)
+                write_csv(neutralise_formulas(table) if self.csv_safe else table, p)
         self.add(p)
         return p
 

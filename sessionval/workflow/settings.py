@@ -34,6 +34,7 @@ from ..evaluation.gain_fit import fit_gains
 from ..frame import JudgmentFrame, SessionFrame
 from ..measures.registry import parse_measure
 from ..models.judgments import GradeScale
+from ..output.export import LARGE_ROWS
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -171,6 +172,17 @@ class RunOptions(Section):
         min_length=1,
         strict=False,
         description="export formats written to exports/",
+    )
+    all_formats: bool = Field(
+        False,
+        description="write every export in every one of formats whatever its size; false: "
+        "a table of more than large_export_rows rows is written as Parquet and CSV (long "
+        "form: Parquet) only, and the report says so",
+    )
+    large_export_rows: int = Field(
+        LARGE_ROWS,
+        ge=1,
+        description="rows above which an export is large (see all_formats)",
     )
     csv_safe: bool = Field(
         False,

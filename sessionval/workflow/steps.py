@@ -252,7 +252,12 @@ def write_configuration(outputs: RunOutputs, settings: RunSettings, ev: SessionE
 def write_exports_step(
     outputs: RunOutputs, tables: ScoreTables, settings: RunSettings, *, title: str
 ) -> ExportResult:
-    """Write the scores for R, SPSS and Stata with the codebook into ``exports/``."""
+    """Write the scores for R, SPSS and Stata with the codebook into ``exports/``.
+
+    A large table is written in the compact formats only unless ``[run] all_formats``
+    (:func:`~sessionval.output.export.export_formats`; the result's notes say which).
+    """
+    run = settings.file.run
     res = write_exports(
         outputs.root / "exports",
         per_session=tables.per_session,
@@ -261,6 +266,7 @@ def write_exports_step(
         formats=cast("tuple[Format, ...]", settings.formats),
         title=title,
         csv_safe=settings.csv_safe,
+        large_rows=None if run.all_formats else run.large_export_rows,
     )
     outputs.add(*res.files)
     return res

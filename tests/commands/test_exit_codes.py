@@ -85,6 +85,20 @@ def test_out_of_memory_in_the_exports_suggests_only_what_was_not_given(
     assert "--no-exports" in err
     for given in ("--no-figures", "--tables parquet", "--no-per-position"):
         assert given not in err
+    assert "all_formats" not in err  # large tables are already written in fewer formats
+
+
+def test_out_of_memory_in_the_exports_of_all_formats_suggests_fewer(
+    study_dir, tmp_path, monkeypatch, capsys
+):
+    """Issue 26: a run that asked for every format of every export is told to stop asking."""
+    monkeypatch.setattr(job, "write_exports_step", _no_memory)
+    config = tmp_path / "all.toml"
+    config.write_text(FAST + "all_formats = true\n", encoding="utf-8")
+    args = ["run", str(study_dir), "--qrels", str(study_dir / "qrels.txt"), "--no-figures"]
+    assert main([*args, "--out", str(tmp_path / "o"), "--config", str(config)]) == 3
+    err = capsys.readouterr().err
+    assert "--no-exports" in err and "[run] all_formats = false" in err
 
 
 def test_out_of_memory_in_the_tables_leaves_out_the_flags_given(
@@ -216,3 +230,19 @@ def test_a_closed_pipe_ends_quietly(study_dir, monkeypatch, capsys):
     monkeypatch.setattr(sys, "stderr", sys.stderr)
     assert main(["validate", str(study_dir)]) == cli.EXIT_PIPE == 141
     assert capsys.readouterr().err == ""
+
+
+def test_out_of_memory_in_the_statistics_names_the_phase_and_the_block(
+    study_dir, tmp_path, monkeypatch, capsys
+):
+    """Issue 26: the blocked comparison of 50k searchers ran out of memory unnamed."""
+    monkeypatch.setattr(job, "statistics_step", _no_memory)
+    assert _run(study_dir, tmp_path, "--no-figures") == 3
+    err = capsys.readouterr().err
+    assert "out of memory while comparing the systems over 2 sessions; " in err
+    assert '[statistics] block = "searcher"' in err and "--no-exports" not in err
+    config = tmp_path / "searcher.toml"
+    config.write_text(FAST + '[statistics]\nblock = "searcher"\n', encoding="utf-8")
+    args = ["run", str(study_dir), "--qrels", str(study_dir / "qrels.txt"), "--no-figures"]
+    assert main([*args, "--out", str(tmp_path / "o2"), "--config", str(config)]) == 3
+    assert "block" not in capsys.readouterr().err  # already given: not advised

@@ -8,6 +8,7 @@ import pyreadstat
 import pytest
 
 from sessionval.errors import SessionvalError
+from sessionval.output import export
 from sessionval.output.export import (
     describe_column,
     long_form,
@@ -197,10 +198,36 @@ def test_a_refused_write_names_the_export_file(tmp_path, monkeypatch, fmt):
     monkeypatch.setattr(pyreadstat, "write_sav", readstat)
     monkeypatch.setattr(pyreadstat, "write_dta", readstat)
     monkeypatch.setattr(pd.DataFrame, "to_parquet", os_error)
-    monkeypatch.setattr(pd.DataFrame, "to_csv", os_error)
+    monkeypatch.setattr(export, "write_csv", os_error)  # CSV goes through Arrow
     table = pd.DataFrame({"system_id": ["S1", "S2"], "nsdcg": [0.5, 0.25]})
     with pytest.raises(WriteError, match=rf"scores\.{fmt}: cannot write: ") as info:
         write_table(table, tmp_path / "scores", formats=[fmt])
     assert info.value.path == tmp_path / f"scores.{fmt}"
     expected = "Unable to write data" if fmt in ("sav", "dta") else "ulimit -f"
     assert expected in str(info.value)
+
+
+def test_a_large_table_is_written_in_the_compact_formats_and_the_notes_say_which(tmp_path):
+    ps = per_session_table()
+    res = write_exports(
+        tmp_path, per_session=ps, per_query=per_query_table(ps), parameters=PARAMS, large_rows=5
+    )
+    names = {p.name for p in res.files}
+    n_users = ps["user_id"].nunique()
+    assert len(ps) > 5 and n_users <= 5
+    # wide: Parquet and CSV; long: Parquet alone; a small table: every format
+    assert {"per_session_wide.parquet", "per_session_wide.csv"} <= names
+    assert not {"per_session_wide.dta", "per_session_wide.sav"} & names
+    assert "per_session_long.parquet" in names and "per_session_long.csv" not in names
+    assert {f"per_user_by_system.{ext}" for ext in ("csv", "parquet", "dta", "sav")} <= names
+    (note,) = [n for n in res.notes if "compact formats" in n]
+    assert f"per_session_long ({len(res.tables['per_session_long']):,} rows): .parquet" in note
+    assert "per_user_by_system" not in note
+    # the codebook still describes every table
+    assert set(res.codebook["file"]) >= set(res.tables)
+
+
+def test_no_row_limit_writes_every_table_in_every_format(tmp_path):
+    ps = per_session_table()
+    res = write_exports(tmp_path, per_session=ps, parameters=PARAMS, large_rows=None)
+    assert len(res.files) == 3 * 4 + 2 and not res.notes

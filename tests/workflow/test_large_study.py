@@ -72,3 +72,36 @@ def test_no_exports_skips_the_folder_and_says_so(study_dir, tmp_path):
     assert main([*common, "--out", str(tmp_path / "o3"), "--config", str(again), "--exports"]) == 0
     assert (tmp_path / "o3" / "exports").is_dir()
     assert "exports = true" in (tmp_path / "o3" / "config.toml").read_text()
+
+
+def test_large_exports_are_written_once_or_twice_and_all_formats_asks_for_every_one(
+    study_dir, tmp_path, capsys
+):
+    """Issue 26: above ``[run] large_export_rows`` a table is not repeated in every format."""
+    from sessionval.cli import main
+
+    common = ["run", str(study_dir), "--qrels", str(study_dir / "qrels.txt"), "--no-progress"]
+    slim = tmp_path / "slim.toml"
+    slim.write_text(
+        '[figures]\nformats = ["png"]\n[run]\nformats = ["csv", "parquet", "dta"]\n'
+        "large_export_rows = 1\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "o"
+    assert main([*common, "--out", str(out), "--config", str(slim), "--no-figures"]) == 0
+    said = capsys.readouterr()
+    exports = {p.name for p in (out / "exports").iterdir()}  # two sessions: 2 rows and more
+    assert "per_session_long.parquet" in exports and "per_session_long.csv" not in exports
+    assert "per_session_wide.csv" in exports and "per_session_wide.dta" not in exports
+    note = "exports/ of more than 1 rows are written in the compact formats only"
+    assert note in said.out + said.err
+    assert "[run] all_formats = true writes every format" in (out / "report.html").read_text()
+    written = (out / "config.toml").read_text()
+    assert "all_formats = false" in written and "large_export_rows = 1" in written
+    every = tmp_path / "every.toml"
+    every.write_text(written.replace("all_formats = false", "all_formats = true"), "utf-8")
+    out2 = tmp_path / "o2"
+    assert main([*common, "--out", str(out2), "--config", str(every), "--no-figures"]) == 0
+    exports = {p.name for p in (out2 / "exports").iterdir()}
+    assert {"per_session_long.csv", "per_session_long.dta", "per_session_wide.dta"} <= exports
+    assert note not in capsys.readouterr().out

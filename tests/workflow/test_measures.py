@@ -144,3 +144,31 @@ def test_measure_columns_are_described_by_the_registry():
         text = doc.label + doc.description
         for w in words:
             assert w in text, (name, w)
+
+
+@pytest.mark.parametrize(("n", "kind"), [(40, "csv"), (5_001, "parquet")])
+def test_the_points_behind_the_rating_figure_are_parquet_when_it_is_rasterised(tmp_path, n, kind):
+    """Issue 26: the rating figure's points as CSV were 114 MB at 200k sessions."""
+    import numpy as np
+
+    from sessionval.output.rating_plots import RASTER_POINTS
+
+    assert RASTER_POINTS == 5_000
+    rng = np.random.default_rng(3)
+    ps = pd.DataFrame(
+        {
+            "session_id": [f"s{i}" for i in range(n)],
+            "nsdcg": rng.random(n),
+            "rating_satisfaction": rng.integers(1, 6, n).astype(float),
+        }
+    )
+    outputs = RunOutputs(tmp_path)
+    settings = run_settings(None, lenient=None, has_qrels=True)
+    section = correlation_step(outputs, ps, settings)
+    assert section is not None
+    other = "csv" if kind == "parquet" else "parquet"
+    assert f"figures/rating_correlations.{kind}" in outputs.written
+    assert f"figures/rating_correlations.{other}" not in outputs.written
+    points = pd.read_csv if kind == "csv" else pd.read_parquet
+    assert len(points(outputs.root / f"figures/rating_correlations.{kind}")) == n
+    assert f"(the points: figures/rating_correlations.{kind})" in section.figures[0].caption
