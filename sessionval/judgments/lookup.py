@@ -101,7 +101,7 @@ class JudgmentIndex:
 
     @classmethod
     def build(cls, judgments: JudgmentFrame) -> JudgmentIndex:
-        """Sort the judgments' combined keys; raise on a (topic, doc) judged twice."""
+        """Sort the judgments' combined keys (one grade per key: the boundary's invariant)."""
         t = judgments.table
         tcat = t["topic_id"].cat
         dcat = t["doc_id"].cat
@@ -112,20 +112,13 @@ class JudgmentIndex:
         order = np.argsort(keys, kind="stable")
         keys = keys[order]
         grades = t["grade"].to_numpy().astype(np.float64)[order]
-        missing = (tc < 0) | (dc < 0)
-        if missing.any():
-            row = int(np.flatnonzero(missing)[0])
+        # the boundary (sessionval.validate.judgments) gives one grade per (topic, doc);
+        # a frame built by hand around it is refused here, not joined wrongly
+        if ((tc < 0) | (dc < 0)).any() or (keys[1:] == keys[:-1]).any():
             raise JudgmentError(
-                f"{judgments.source}: row {row}: judgment without topic_id or doc_id"
-            )
-        dup = np.flatnonzero(keys[1:] == keys[:-1])
-        if dup.size:
-            k = int(keys[dup[0]])
-            raise JudgmentError(
-                f"{judgments.source}: document {dcat.categories[k % nd]!r} "
-                "is judged more than once "
-                f"for topic {tcat.categories[k // nd]!r} ({dup.size} duplicate pair(s)); "
-                "each (topic, document) must have one grade"
+                f"{judgments.source}: judgments with a missing id or a (topic, document) "
+                "listed twice; build them with sessionval.judgments_from_table (or "
+                "judgments_from_records), which applies the rule of one grade each"
             )
         return cls(
             pd.Index(tcat.categories),

@@ -25,7 +25,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from .._types import BoolArray, FloatArray, IntArray
-from ..errors import InputFormatError, JudgmentError, MeasureSpecError
+from ..errors import InputFormatError, MeasureSpecError
 from ..judgments.gains import GAIN_SCHEMES, NegativePolicy
 from ..judgments.ideal import IdealGains
 from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
@@ -318,13 +318,7 @@ def lists_from_tables(
     tcodes = tc.astype(np.int64)
     judged = JudgedKeys.build(tcodes, len(tcat), judged_docs, grades)
     if judged is None:
-        return None
-    if isinstance(judged, tuple):
-        raise JudgmentError(
-            f"{source}: document {qrels['doc_id'].iloc[judged[0]]!r} is judged more than once "
-            f"for topic {qrels['query_id'].iloc[judged[0]]!r} (rows {judged[0]} and "
-            f"{judged[1]}); each (topic, document) must have one grade"
-        )
+        return None  # a repeat or a key collision: the dictionary road, through the boundary
     topics = pd.Index(tcat).astype(str)
     stats = _KeyStats(
         _ideal_from_codes(topics, tcodes, grades),
