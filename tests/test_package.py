@@ -22,6 +22,7 @@ EXPECTED = {
     "Engine", "LocalEngine", "ShortLists", "DaskEngine", "dask_engine",
     "rating_correlations",  # issue 13: measures against the searchers' ratings
     "compare_systems",
+    "judgments_from_records", "judgments_from_table",  # issue 22: the judgments boundary
     "evaluate_run",
 }  # fmt: skip
 
