@@ -46,6 +46,7 @@ from ..validate.collect import LocatedProblems
 from ..validate.fields import exact_integers
 from ..validate.ids import checked_id_column, strip_ids
 from ..validate.judgments import GRADE_RANGE, judgment_frame
+from ..validate.runs import check_scores
 from .column_map import apply_judgment_map, parse_judgment_map
 from .flat import read_csv_table
 from .whitespace_table import PIECE_BYTES, RowLines, read_fields
@@ -283,12 +284,7 @@ def read_run(
     )
     qid, _ = checked_id_column(df["qid"], "qid", problems, line_at)
     doc, _ = checked_id_column(df["doc"], "doc", problems, line_at)
-    score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    nan = np.isnan(score)
-    if nan.any():
-        lines, raw = line_at(), df["score"].to_numpy()
-        for i in problems.first(nan):
-            problems.add(int(lines[i]), "score", "must be a number", repr(str(raw[i])))
+    score = check_scores(df["score"], problems, line_at)
     problems.raise_if_any("run")
     out = pd.DataFrame(
         {

@@ -30,6 +30,7 @@ from ..judgments.gains import GAIN_SCHEMES, NegativePolicy
 from ..judgments.ideal import IdealGains
 from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
 from ..kernels.segments import offsets_from_counts
+from ..validate.runs import check_run_table
 from .lists import TIE_BREAKS, TieBreak, _assemble, _check_negative, _KeyStats
 from .ranking import _codes, _first_duplicate, coded_doc_ranks, run_order
 from .string_ids import IdKeys, JudgedKeys, KeyCollision, id_codes, id_keys
@@ -146,19 +147,15 @@ class _KeyedDocs:
             raise
 
 
-def _check_run(run: pd.DataFrame, *, ties: str, missing: str) -> None:
-    """Columns and options of a run table (the boundary)."""
-    for col in ("query_id", "doc_id", "score"):
-        if col not in run.columns:
-            raise InputFormatError(
-                f"run table: missing column {col!r} (found {', '.join(map(str, run.columns))})"
-            )
+def _check_run(run: pd.DataFrame, *, ties: str, missing: str) -> pd.DataFrame:
+    """The run through its boundary (:func:`~sessionval.validate.runs.check_run_table`); options."""
     if ties not in TIE_BREAKS:
         raise MeasureSpecError(
             f"tie-break {ties!r} unknown; use {', '.join(TIE_BREAKS)} (default trec_eval)"
         )
     if missing not in ("skip", "empty"):
         raise MeasureSpecError(f"missing={missing!r} unknown; use 'skip' or 'empty'")
+    return check_run_table(run)
 
 
 def _ranked_rows(
@@ -170,9 +167,6 @@ def _ranked_rows(
     ties: TieBreak,
 ) -> IntArray:
     """Rows of the judged queries in ranked order (query rank, score, tie-break)."""
-    if np.isnan(score).any():
-        row = int(np.flatnonzero(np.isnan(score))[0])
-        raise InputFormatError(f"run table: row {row}: score is missing or not a number")
     if judged_q.all():
         return run_order(qc, qrank, score, doc_ranks, ties=ties)
     rows_in = np.flatnonzero(judged_q[qc])
@@ -256,7 +250,7 @@ def lists_from_run(
     unjudged: UnjudgedPolicy,
 ) -> RankedLists:
     """:meth:`RankedLists.from_run <sessionval.measures.lists.RankedLists.from_run>`."""
-    _check_run(run, ties=ties, missing=missing)
+    run = _check_run(run, ties=ties, missing=missing)
     stats = _KeyStats.build(judgments, negative=negative)
     index = JudgmentIndex.build(judgments)
     qc, qcat = _codes(run["query_id"])
@@ -303,7 +297,7 @@ def lists_from_tables(
     source: str,
 ) -> RankedLists | None:
     """:meth:`RankedLists.from_tables <sessionval.measures.lists.RankedLists.from_tables>`."""
-    _check_run(run, ties=ties, missing=missing)
+    run = _check_run(run, ties=ties, missing=missing)
     keys = id_keys([run["doc_id"], qrels["doc_id"]])
     if keys is None:
         return None

@@ -7,7 +7,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from sessionval.errors import InputFormatError
+from sessionval.errors import InputFormatError, ParseError
 from sessionval.evaluation.lists import judgments_from_table
 from sessionval.measures import string_ids
 from sessionval.measures.lists import RankedLists
@@ -73,13 +73,18 @@ def test_arrow_object_and_string_columns_take_the_string_road() -> None:
     [
         lambda r: r.astype({"doc_id": "category"}),  # categorical: the dictionary road
         lambda r: r.assign(doc_id=r["doc_id"].where(r.index != 3, "dé")),  # non-ASCII
-        lambda r: r.assign(doc_id=r["doc_id"].where(r.index != 3, None)),  # missing id
         lambda r: r.assign(doc_id=np.arange(len(r))),  # numbers
     ],
 )
 def test_other_ids_fall_back(change) -> None:
     run, qrels = _data(2, "d{}")
     assert RankedLists.from_tables(change(run), qrels) is None
+
+
+def test_a_missing_run_id_is_refused_at_the_boundary() -> None:
+    run, qrels = _data(2, "d{}")
+    with pytest.raises(ParseError, match=r"run table \(row 3\): doc_id: is missing"):
+        RankedLists.from_tables(run.assign(doc_id=run["doc_id"].where(run.index != 3, None)), qrels)
 
 
 def test_repeats_are_errors_with_the_ids_and_judged_twice_falls_back() -> None:
