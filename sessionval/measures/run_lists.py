@@ -27,7 +27,7 @@ import pandas as pd
 from .._types import BoolArray, FloatArray, IntArray
 from ..errors import InputFormatError, MeasureSpecError
 from ..judgments.gains import GAIN_SCHEMES, NegativePolicy
-from ..judgments.ideal import IdealGains
+from ..judgments.ideal import ideal_from_codes
 from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
 from ..kernels.segments import offsets_from_counts
 from ..validate.runs import check_run_table
@@ -263,29 +263,6 @@ def lists_from_run(
     )  # fmt: skip
 
 
-def _ideal_from_codes(topics: pd.Index, codes: IntArray, grades: FloatArray) -> IdealGains:
-    """Each topic's recall base (grades > 0, descending): ``ideal_gains`` on coded topics.
-
-    Grades take few values: counting them per (topic, grade) and repeating the grades
-    in descending order gives the sorted segments without a sort.
-    """
-    rel = grades > 0
-    g = grades[rel].astype(np.int64)  # integer grades (checked at the boundary)
-    top = int(g.max()) if g.size else 1
-    if top <= 1024:  # a grade scale: one level per grade, highest first, no sort
-        levels, level_of = np.arange(top, 0, -1, dtype=np.float64), top - g
-    else:
-        levels, level_of = np.unique(grades[rel], return_inverse=True)
-        levels, level_of = levels[::-1], levels.size - 1 - level_of  # descending grades
-    counts = np.bincount(
-        codes[rel] * levels.size + level_of, minlength=len(topics) * levels.size
-    ).reshape(len(topics), levels.size)
-    values = np.repeat(np.tile(levels, len(topics)), counts.ravel())
-    return IdealGains(
-        topics, offsets_from_counts(counts.sum(axis=1)), values, GAIN_SCHEMES["grade"]
-    )
-
-
 def lists_from_tables(
     run: pd.DataFrame,
     qrels: pd.DataFrame,
@@ -315,7 +292,7 @@ def lists_from_tables(
         return None  # a repeat or a key collision: the dictionary road, through the boundary
     topics = pd.Index(tcat).astype(str)
     stats = _KeyStats(
-        _ideal_from_codes(topics, tcodes, grades),
+        ideal_from_codes(topics, tcodes, grades, GAIN_SCHEMES["grade"]),
         np.bincount(tcodes, minlength=len(topics)).astype(np.int64),
     )
     docs = _KeyedDocs(run_docs, run["doc_id"], judged)
