@@ -1,10 +1,15 @@
-"""The one (judgment key, document) -> grade join, on integer codes.
+"""The (judgment key, document) -> grade join on integer codes (the dictionary road).
 
 Ids are encoded once per category (Arrow hashing for strings), pairs combined
 into one int64 key and probed against the sorted judgment keys.
 :class:`JudgmentIndex` holds the judgments sorted for the join; its
 :class:`GradeLookup` is the join prepared for one set of key and document
-categories, applied per chunk.  Every grade a measure sees comes through it.
+categories, applied per chunk.  Session evaluation and ``RankedLists.from_run`` join
+through it; ``evaluate_run`` on plain ASCII string tables joins on 64-bit keys instead
+(:mod:`sessionval.measures.string_ids`), both behind the ``_RunDocs`` protocol of
+:mod:`sessionval.measures.run_lists`, and falls back here whenever the data does not
+suit the keys.  Neither join validates: judgments come from the one boundary,
+:mod:`sessionval.validate.judgments`.
 """
 
 from __future__ import annotations
