@@ -113,9 +113,16 @@ def checked_id_column(
     >>> list(cat.categories), bad.tolist(), str(p.found[0][1])
     (['10', '9'], [False, False, True], 't (row 2): doc_id: is missing (every row needs one)')
     """
-    raw_codes, uniques = pd.factorize(col, sort=True)
-    found = pd.Index(uniques)
-    if pd.api.types.infer_dtype(found, skipna=True) == "string":
+    if isinstance(col.dtype, pd.CategoricalDtype):  # already coded: the rule on its categories
+        raw_codes, found = col.cat.codes.to_numpy(), pd.Index(col.cat.categories)
+        cats_are_text = pd.api.types.infer_dtype(found, skipna=True) == "string"
+    else:
+        raw_codes, uniques = pd.factorize(col, sort=True)
+        found = pd.Index(uniques)
+        cats_are_text = isinstance(found.dtype, pd.StringDtype) or (
+            pd.api.types.infer_dtype(found, skipna=True) == "string"
+        )
+    if cats_are_text:
         codes, cats = strip_coded(raw_codes, found, sort=True)
     else:  # numbers or categories: their text, stripped and sorted (on the distinct values)
         if found.dtype.kind == "f" and bool(np.all(np.floor(found) == found)):
