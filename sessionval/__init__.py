@@ -61,6 +61,7 @@ from .models import GradeScale, Judgment, Query, Result, Session, Study, System,
 from .problems import LoadReport, Problem
 from .synth import generate_study, write_study
 from .validate.flat import frame_from_flat, frame_to_flat
+from .validate.judgments import judgments_from_records, judgments_from_table
 
 #: Modules of the previous release that moved into the stage folders: name -> new module.
 _MOVED_MODULES = {
@@ -133,6 +134,8 @@ __all__ = [
     "generate_study",
     "ideal_gains",
     "individual_curves",
+    "judgments_from_records",
+    "judgments_from_table",
     "load_jsonl",
     "load_judgments",
     "load_lab_tables",

@@ -40,7 +40,7 @@ from typing import Any, Final, Literal
 import numpy as np
 import pandas as pd
 
-from .errors import InputFormatError, JudgmentError
+from .errors import InputFormatError
 from .kernels.segments import gather_ranges, offsets_from_counts
 from .models.judgments import GradeScale
 from .models.study import QrelsKey, Study
@@ -201,6 +201,14 @@ class JudgmentFrame:
         The grade scale the grades belong to.
     source
         Where they were read from (for messages and summaries).
+
+    Notes
+    -----
+    Build judgments through the one boundary, :mod:`sessionval.validate.judgments`
+    (``judgment_frame``, ``judgments_from_table``, ``judgments_from_records``; every
+    reader calls it): the table then holds one grade per (topic, document), integer
+    grades on ``scale``, and ids by the whitespace rule.  The constructor checks only
+    the column names.
     """
 
     table: pd.DataFrame
@@ -209,56 +217,6 @@ class JudgmentFrame:
 
     def __post_init__(self) -> None:
         check_columns(self.table, JUDGMENT_COLUMNS, name="judgments")
-
-    @classmethod
-    def from_records(
-        cls,
-        records: Iterable[tuple[str, str, int] | tuple[str, str, int, str]],
-        *,
-        scale: GradeScale | None = None,
-        source: str = "<records>",
-    ) -> JudgmentFrame:
-        """Build judgments from ``(topic, doc, grade[, assessor])`` tuples.
-
-        For judgments written in code (tests, notebooks, examples); files go through
-        the vectorised readers of :mod:`sessionval.io.trec`.
-
-        Parameters
-        ----------
-        records
-            One tuple per judgment.
-        scale
-            The grade scale (default: one level per grade that occurs).
-        source
-            Name used in messages.
-
-        Raises
-        ------
-        JudgmentError
-            A grade is not on ``scale``.
-
-        Examples
-        --------
-        >>> jf = JudgmentFrame.from_records([("T1", "d1", 3), ("T1", "d2", 0)])
-        >>> jf.table["grade"].tolist(), list(jf.scale.grades)
-        ([3, 0], [0, 3])
-        """
-        rows = [(str(r[0]), str(r[1]), int(r[2]), str(r[3]) if len(r) > 3 else "") for r in records]
-        table = pd.DataFrame(rows, columns=["topic_id", "doc_id", "grade", "assessor"])
-        grade = table["grade"].to_numpy(dtype=np.int16)
-        if scale is None:
-            scale = GradeScale.from_grades(sorted(set(grade.tolist())) or [0])
-        off = ~np.isin(grade, np.asarray(scale.grades))
-        if off.any():
-            i = int(np.flatnonzero(off)[0])
-            raise JudgmentError(
-                f"{source}: record {i}: grade {int(grade[i])} is not on the scale {scale.name!r} "
-                f"(allowed: {', '.join(map(str, scale.grades))})"
-            )
-        table = table.astype(
-            {"topic_id": "category", "doc_id": "category", "grade": "int16", "assessor": "category"}
-        )
-        return cls(table, scale, source)
 
     @property
     def topics(self) -> pd.Index:

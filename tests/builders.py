@@ -16,6 +16,7 @@ import pandas as pd
 from sessionval.frame import JudgmentFrame, SessionFrame
 from sessionval.models.judgments import GradeScale
 from sessionval.validate.flat import frame_from_flat
+from sessionval.validate.judgments import judgments_from_records
 
 FLAT_IDS = ["session_id", "user_id", "topic_id", "system_id", "query_pos", "rank", "doc_id"]
 
@@ -36,7 +37,7 @@ def judgments(
     """
     if scale is None and default_scale:
         scale = GradeScale.default()
-    return JudgmentFrame.from_records(rows, scale=scale)
+    return judgments_from_records(rows, scale=scale)
 
 
 def flat_table(

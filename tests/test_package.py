@@ -22,6 +22,7 @@ EXPECTED = {
     "Engine", "LocalEngine", "ShortLists", "DaskEngine", "dask_engine",
     "rating_correlations",  # issue 13: measures against the searchers' ratings
     "compare_systems",
+    "judgments_from_records", "judgments_from_table",  # issue 22: the judgments boundary
     "evaluate_run",
     "reformulations",  # issue 27: one row per query reformulation
     "EvaluationResult",  # issue 22: the one result protocol of both evaluations

@@ -73,7 +73,8 @@ def fqrels(
 
     Examples
     --------
-    >>> j = JudgmentFrame.from_records(
+    >>> from sessionval.validate.judgments import judgments_from_records
+    >>> j = judgments_from_records(
     ...     [("t", f"r{i}", 1) for i in range(10)] + [("t", f"n{i}", 0) for i in range(30)])
     >>> sub = fqrels(j, [0.2, 0.5, 1.0], seed=1)
     >>> [(int((s.table.grade > 0).sum()), int((s.table.grade <= 0).sum())) for s in sub.values()]

@@ -22,22 +22,27 @@ import pandas as pd
 from .._types import FloatArray
 from ..errors import (
     InputFormatError,
-    JudgmentError,
     MeasureSpecError,
     SessionvalError,
     memory_advice,
     phase,
 )
 from ..frame import JudgmentFrame
-from ..io.trec import GRADE_RANGE, read_judgments, read_run, run_line_numbers
+from ..io.trec import read_judgments, read_run, run_line_numbers
 from ..judgments.gains import NegativePolicy
 from ..judgments.unjudged import UnjudgedPolicy
 from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
-from ..measures.ranking import factorize_ids
 from ..measures.registry import Measure, parse_measures
-from ..models.judgments import GradeScale
 from ..problems import line_list
+from ..validate.collect import LocatedProblems
 from ..validate.ids import spelling_notes
+from ..validate.judgments import (
+    GRADE_COLUMNS,
+    TOPIC_COLUMNS,
+    check_grades,
+    judgments_from_table,
+    pick_column,
+)
 from .engine import ItemMapper
 from .inputs import nested_table, run_and_qrels
 from .single import SingleEvaluation
@@ -70,8 +75,6 @@ pytrec_eval's ``{query: {doc: grade}}``."""
 DEFAULT_RUN_MEASURES: Final[tuple[str, ...]] = ("AP", "nDCG", "nDCG@10", "P@10", "RR", "Bpref")
 """Measures of ``sessionval evaluate`` and :func:`evaluate_run` when none are named."""
 
-_QUERY_COLUMNS: Final = ("query_id", "topic_id")
-_GRADE_COLUMNS: Final = ("relevance", "grade")
 # what helps when a read runs out of memory (the parsed tables take about the file's size)
 _QRELS_ADVICE: Final = memory_advice("keep only the judgments of the run's topics in the qrels")
 _RUN_ADVICE: Final = memory_advice("a run of fewer lines (e.g. the top 1000 of each topic)")
@@ -379,17 +382,6 @@ def _as_pandas(table: object, what: str) -> pd.DataFrame:
     )
 
 
-def _pick(df: pd.DataFrame, names: Sequence[str], what: str, meaning: str) -> str:
-    for n in names:
-        if n in df.columns:
-            return n
-    raise InputFormatError(
-        f"{what}: missing column {names[0]!r} ({meaning}; found "
-        f"{', '.join(map(str, df.columns)) or 'no columns'}); ir_measures' names are "
-        "query_id, doc_id, score (run) and query_id, doc_id, relevance (qrels)"
-    )
-
-
 def _run_table(run: RunInput, encoding: str | None = None) -> pd.DataFrame:
     """The run as ``query_id, doc_id, score`` columns (ids as given: str or categorical)."""
     if _is_path(run):
@@ -398,72 +390,42 @@ def _run_table(run: RunInput, encoding: str | None = None) -> pd.DataFrame:
         table = nested_table(run, "score")
         return table.astype({"score": np.float64})
     df = _as_pandas(run, "run")
-    q = _pick(df, ("query_id",), "run", "the query of each row")
-    d = _pick(df, ("doc_id",), "run", "the document of each row")
-    sc = _pick(df, ("score",), "run", "the score the list is ordered by")
+    q = pick_column(df, ("query_id",), "run", "the query of each row")
+    d = pick_column(df, ("doc_id",), "run", "the document of each row")
+    sc = pick_column(df, ("score",), "run", "the score the list is ordered by")
     return pd.DataFrame({"query_id": df[q], "doc_id": df[d], "score": df[sc]}, copy=False)
 
 
 @dataclass(frozen=True)
 class _QrelsTable:
-    """A qrels table with ids as given and checked integer grades: ``query_id, doc_id, grade``."""
+    """A qrels table with ids as given and checked grades: ``query_id, doc_id, grade``.
+
+    The string-id road of the join (:meth:`RankedLists.from_tables`) reads the ids
+    as they are; whenever it cannot (ids that are not plain ASCII text, a missing id,
+    a (topic, document) judged twice) the table becomes judgments through the one
+    boundary, :func:`~sessionval.validate.judgments.judgments_from_table`, which
+    decides and says where.
+    """
 
     table: pd.DataFrame
     source: str
+    original: pd.DataFrame
 
     @classmethod
     def check(cls, table: pd.DataFrame, source: str) -> _QrelsTable:
-        q = _pick(table, _QUERY_COLUMNS, "qrels", "the query of each judgment")
-        d = _pick(table, ("doc_id",), "qrels", "the judged document")
-        g = _pick(table, _GRADE_COLUMNS, "qrels", "the grade, an integer")
-        raw = pd.to_numeric(table[g], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        bad = ~np.isfinite(raw) | (raw != np.round(raw))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise JudgmentError(
-                f"{source}: row {i}: {g} must be an integer grade, got {str(table[g].iloc[i])!r}"
-            )
-        lo, hi = GRADE_RANGE
-        wide = (raw < lo) | (raw > hi)  # checked before the int16 cast of judgments()
-        if wide.any():
-            i = int(np.flatnonzero(wide)[0])
-            raise JudgmentError(
-                f"{source}: row {i}: {g} must be an integer from {lo} to {hi} (grades are "
-                f"stored as 16-bit integers), got {str(table[g].iloc[i])!r}"
-            )
-        out = pd.DataFrame({"query_id": table[q], "doc_id": table[d], "grade": raw}, copy=False)
-        return cls(out, source)
+        """The grades checked as the boundary checks them (every bad row listed)."""
+        q = pick_column(table, TOPIC_COLUMNS, source, "the query of each judgment")
+        d = pick_column(table, ("doc_id",), source, "the judged document")
+        g = pick_column(table, GRADE_COLUMNS, source, "the grade, an integer")
+        problems = LocatedProblems(source, 50, unit="row", container="table")
+        grade, _ = check_grades(table[g], problems, lambda: np.arange(len(table)))
+        problems.raise_if_any("judgments")
+        out = pd.DataFrame({"query_id": table[q], "doc_id": table[d], "grade": grade}, copy=False)
+        return cls(out, source, table)
 
-    def judgments(self, scale: GradeScale | None = None) -> JudgmentFrame:
-        """The table as a :class:`JudgmentFrame` (ids dictionary-encoded)."""
-        t, source = self.table, self.source
-        topic, doc = _category(t["query_id"]), _category(t["doc_id"])
-        for name, cat in (("query_id", topic), ("doc_id", doc)):
-            missing = np.flatnonzero(cat.codes < 0)
-            if missing.size:
-                raise JudgmentError(f"{source}: row {int(missing[0])}: {name} is missing")
-        grade = t["grade"].to_numpy().astype(np.int16)
-        levels = np.unique(grade)
-        if scale is None:
-            scale = GradeScale.from_grades(levels.tolist() or [0])
-        else:
-            off = levels[~np.isin(levels, np.asarray(scale.grades))]
-            if off.size:
-                raise JudgmentError(
-                    f"{source}: grade {int(off[0])} is not on the scale {scale.name!r} "
-                    f"(allowed: {', '.join(map(str, scale.grades))})"
-                )
-        frame = pd.DataFrame(
-            {
-                "topic_id": topic,
-                "doc_id": doc,
-                "grade": grade,
-                "assessor": pd.Categorical.from_codes(
-                    np.zeros(grade.size, dtype=np.int8), categories=pd.Index([""])
-                ),
-            }
-        )
-        return JudgmentFrame(frame, scale, source)
+    def judgments(self) -> JudgmentFrame:
+        """The table through the boundary (ids dictionary-encoded, every rule checked)."""
+        return judgments_from_table(self.original, source=self.source)
 
 
 def _qrels(qrels: QrelsInput, encoding: str | None = None) -> JudgmentFrame | _QrelsTable:
@@ -474,45 +436,3 @@ def _qrels(qrels: QrelsInput, encoding: str | None = None) -> JudgmentFrame | _Q
     if isinstance(qrels, Mapping):
         return _QrelsTable.check(nested_table(qrels, "relevance"), "<dict>")
     return _QrelsTable.check(_as_pandas(qrels, "qrels"), "<qrels table>")
-
-
-def _category(col: pd.Series) -> pd.Categorical:
-    """Dictionary-encode ids (Arrow hashing for Arrow strings); missing ids stay missing."""
-    codes, cats = factorize_ids(col)
-    return pd.Categorical.from_codes(codes, categories=cats.astype(str), validate=False)
-
-
-def judgments_from_table(
-    table: pd.DataFrame, *, source: str = "<qrels table>", scale: GradeScale | None = None
-) -> JudgmentFrame:
-    """Judgments from a qrels table with ir_measures' columns.
-
-    Parameters
-    ----------
-    table
-        ``query_id`` (or ``topic_id``), ``doc_id``, ``relevance`` (or ``grade``):
-        integer grades, ids as strings, categoricals or numbers; other columns
-        (``iteration``) are ignored.
-    source
-        Name used in messages.
-    scale
-        Grade scale the grades must be on (default: the grades that occur).
-
-    Returns
-    -------
-    JudgmentFrame
-
-    Raises
-    ------
-    InputFormatError
-        A column is missing.
-    JudgmentError
-        A missing id, a grade that is not an integer, or one off ``scale``.
-
-    Examples
-    --------
-    >>> qrels = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "grade": [2, 0]})
-    >>> judgments_from_table(qrels).scale.grades
-    (0, 2)
-    """
-    return _QrelsTable.check(table, source).judgments(scale)

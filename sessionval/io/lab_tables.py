@@ -20,6 +20,7 @@ built from that session's judged pool.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,7 +33,6 @@ import pandas as pd
 
 from ..errors import (
     InputFormatError,
-    JudgmentError,
     ParseError,
     ValidationFailed,
     raise_if_any,
@@ -40,8 +40,10 @@ from ..errors import (
 from ..frame import JudgmentFrame, LoadedStudy
 from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode, Problem, line_list
+from ..validate.collect import LocatedProblems
 from ..validate.flat import frame_from_flat
 from ..validate.ids import strip_ids
+from ..validate.judgments import judgment_frame
 from ..validate.references import unjudged_keys
 from .flat import read_csv_table
 from .header import study_header
@@ -477,68 +479,26 @@ def _flat_rows(
 def _read_session_qrels(
     path: Path, c: LabColumns, scale: GradeScale | None, encoding: str | None
 ) -> JudgmentFrame:
+    """The per-session qrels through the judgments boundary (lines: the header is line 1)."""
     q = _read_tsv(path, "qrels", encoding)
     _need(q, [c.q_session, c.qrels_doc, c.grade], path, "qrels")
-    grade = pd.to_numeric(q[c.grade], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = np.isnan(grade) | (grade != np.floor(grade))  # inf: floor(inf) == inf, caught below
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ParseError(
-            f"{path}:{i + 2}: {c.grade} must be an integer grade, got {q[c.grade].iloc[i]!r}"
-        )
-    lo, hi = np.iinfo(np.int16).min, np.iinfo(np.int16).max
-    beyond = (grade < lo) | (grade > hi)  # checked before the int16 cast, which would wrap
-    if beyond.any():
-        i = int(np.flatnonzero(beyond)[0])
-        raise ParseError(
-            f"{path}:{i + 2}: {c.grade} must be between {lo} and {hi} (grades are stored in "
-            f"16 bits), got {q[c.grade].iloc[i]!r}"
-        )
-    g = grade.astype(np.int64)
-    sid_col, doc_col = _ids(q[c.q_session]), _ids(q[c.qrels_doc])  # stripped, as in the log
-    blank = (sid_col.isna() | doc_col.isna()).to_numpy(dtype=bool)
-    if blank.any():
-        i = int(np.flatnonzero(blank)[0])
-        raise ParseError(
-            f"{path}:{i + 2}: {c.q_session} and {c.qrels_doc} are required (a blank id)"
-        )
-    q = q.assign(**{c.q_session: sid_col.astype(str), c.qrels_doc: doc_col.astype(str)})
-    key = q[c.q_session] + "\x00" + q[c.qrels_doc]
-    dup = key.duplicated(keep=False).to_numpy()
-    if dup.any():
-        conflict = pd.Series(g[dup]).groupby(key[dup].to_numpy()).nunique()
-        if (conflict > 1).any():
-            k = str(conflict[conflict > 1].index[0])
-            rows = (np.flatnonzero((key == k).to_numpy()) + 2).tolist()
-            sid, d = k.split("\x00", 1)
-            raise JudgmentError(
-                f"{path}: {d!r} judged with different grades for session {sid} "
-                f"(lines {line_list(rows)})"
-            )
-    first = ~key.duplicated().to_numpy()
-    observed = sorted(set(g.tolist()))
+    line_of = np.arange(len(q), dtype=np.int64) + 2
+    j = judgment_frame(
+        q[c.q_session],
+        q[c.qrels_doc],
+        q[c.grade],
+        source=str(path),
+        scale=scale,
+        what="qrels",
+        problems=LocatedProblems(str(path), 50),
+        line_at=lambda: line_of,
+    )
+    if scale is None and set(j.scale.grades) <= set(JIANG_ALLAN_SCALE.grades):
+        return dataclasses.replace(j, scale=JIANG_ALLAN_SCALE)
     if scale is None:
-        scale = (
-            JIANG_ALLAN_SCALE
-            if set(observed) <= set(JIANG_ALLAN_SCALE.grades)
-            else GradeScale.from_grades(observed, name=f"observed in {path.name}")
-        )
-    else:
-        off = sorted(set(observed) - set(scale.grades))
-        if off:
-            raise JudgmentError(
-                f"{path}: grade(s) {off} not on the scale {scale.name} "
-                f"(allowed: {', '.join(map(str, scale.grades))})"
-            )
-    table = pd.DataFrame(
-        {
-            "topic_id": q[c.q_session].astype(str)[first].astype("category"),
-            "doc_id": q[c.qrels_doc].astype(str)[first].astype("category"),
-            "grade": g[first].astype(np.int16),
-            "assessor": pd.Categorical([""] * int(first.sum())),
-        }
-    ).reset_index(drop=True)
-    return JudgmentFrame(table=table, scale=scale, source=str(path))
+        observed = GradeScale.from_grades(j.scale.grades, name=f"observed in {path.name}")
+        return dataclasses.replace(j, scale=observed)
+    return j
 
 
 # ---------------------------------------------------------------------------------------------

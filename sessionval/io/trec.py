@@ -21,15 +21,17 @@ error naming the file, the line, the field and the value as written.  Files may 
 gzip-compressed and in any encoding (:mod:`sessionval.io.text`); they are streamed in
 pieces of whole lines (``chunk_bytes``), so memory beyond the table read stays bounded.
 
-A document judged twice for the same topic with the same grade is kept once; with
-different grades it is an error naming the topic, document and lines.
+Judgments then pass the one boundary of every road,
+:func:`sessionval.validate.judgments.judgment_frame`: a document judged twice for the
+same topic with the same grade is kept once; with different grades it is an error
+naming the topic, document and lines.
 """
 
 from __future__ import annotations
 
 import gzip
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
@@ -40,12 +42,14 @@ import pandas as pd
 from ..errors import InputFormatError, ParseError
 from ..frame import JudgmentFrame
 from ..models.judgments import GradeScale
-from ..problems import line_list
-from ..validate.fields import INEXACT_WHOLE, inexact_whole_text
-from ..validate.ids import strip_coded, strip_ids
+from ..validate.collect import LocatedProblems
+from ..validate.fields import exact_integers
+from ..validate.ids import checked_id_column, strip_ids
+from ..validate.judgments import GRADE_RANGE, judgment_frame
+from ..validate.runs import check_scores
 from .column_map import apply_judgment_map, parse_judgment_map
 from .flat import read_csv_table
-from .whitespace_table import PIECE_BYTES, FileProblems, RowLines, read_fields
+from .whitespace_table import PIECE_BYTES, RowLines, read_fields
 
 __all__ = [
     "GRADE_RANGE",
@@ -57,178 +61,10 @@ __all__ = [
     "run_tag",
 ]
 
-#: grades are stored as 16-bit integers: the values a grade may take
-GRADE_RANGE: Final = (-32768, 32767)
 #: ranks are stored as int64 but compared as float64: integers exactly representable
 _RANK_RANGE: Final = (-(2**53), 2**53)
 _QRELS_FIELDS: Final = ("topic", "iteration", "doc", "grade")
 _RUN_FIELDS: Final = ("qid", "q0", "doc", "rank", "score", "tag")
-
-
-def _integers(
-    col: pd.Series,
-    name: str,
-    bounds: tuple[int, int],
-    storage: str,
-    problems: FileProblems,
-    line_at: Callable[[], np.ndarray],
-    *,
-    judgment: bool = False,
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
-    """Parse integers; flag non-integers and values outside ``bounds`` (checked before any cast).
-
-    Returns the values (float64, exact within ``bounds``) and the mask of bad rows.
-    """
-    num = pd.to_numeric(col, errors="coerce")
-    vals = num.to_numpy(dtype=np.float64, na_value=np.nan)
-    with np.errstate(invalid="ignore"):
-        not_int = ~np.isfinite(vals) | (np.floor(vals) != vals)
-    inexact = np.zeros(len(vals), dtype=bool)
-    if not pd.api.types.is_integer_dtype(num.dtype):  # all integers: the text was exact
-        inexact = inexact_whole_text(col, vals)  # decided on the text, not the float
-        not_int |= inexact
-    with np.errstate(invalid="ignore"):
-        out = ~not_int & ((vals < bounds[0]) | (vals > bounds[1]))
-    bad = not_int | out
-    if bad.any():
-        lines = line_at()
-        raw = col.to_numpy()
-        for i in problems.first(not_int):
-            message = INEXACT_WHOLE if inexact[i] else "must be an integer"
-            problems.add(int(lines[i]), name, message, repr(str(raw[i])))
-        for i in problems.first(out):
-            problems.add(
-                int(lines[i]),
-                name,
-                f"must be an integer from {bounds[0]} to {bounds[1]} ({storage})",
-                repr(str(raw[i])),
-                judgment=judgment,
-            )
-    return vals, bad
-
-
-def _id_column(
-    col: pd.Series, name: str, problems: FileProblems, line_at: Callable[[], np.ndarray]
-) -> tuple[pd.Categorical, npt.NDArray[np.bool_]]:
-    """Ids by the rule of every reader (sorted categorical) and the rows that are only whitespace.
-
-    One sorted factorisation, as ``pd.Categorical`` does; the rule runs on the
-    distinct values only (:func:`~sessionval.validate.ids.strip_coded`).
-    """
-    raw_codes, uniques = pd.factorize(col, sort=True)
-    codes, cats = strip_coded(raw_codes, pd.Index(uniques), sort=True)
-    empty = np.flatnonzero(np.asarray(cats == "", dtype=bool))
-    blank = codes == int(empty[0]) if len(empty) else np.zeros(len(codes), dtype=bool)
-    if blank.any():
-        lines, raw = line_at(), col.to_numpy()
-        for i in problems.first(blank):
-            problems.add(
-                int(lines[i]), name, "is only whitespace (ids must not be empty)", repr(raw[i])
-            )
-    return pd.Categorical.from_codes(codes, categories=cats), blank
-
-
-def _used_only(cat: pd.Categorical) -> pd.Categorical:
-    """``cat`` without the categories no row uses (rows were dropped), order kept."""
-    codes = cat.codes
-    if (np.bincount(codes[codes >= 0], minlength=len(cat.categories)) > 0).all():
-        return cat
-    return cat.remove_unused_categories()
-
-
-def _judgment_frame(
-    topic: pd.Series,
-    doc: pd.Series,
-    grade_text: pd.Series,
-    assessor: pd.Series | None,
-    *,
-    path: Path,
-    what: str,
-    scale: GradeScale | None,
-    problems: FileProblems,
-    line_at: Callable[[], np.ndarray],
-) -> JudgmentFrame:
-    vals, bad = _integers(
-        grade_text,
-        "grade",
-        GRADE_RANGE,
-        "grades are stored as 16-bit integers",
-        problems,
-        line_at,
-        judgment=True,
-    )
-    topic_ids, blank_topic = _id_column(topic, str(topic.name), problems, line_at)
-    doc_ids, blank_doc = _id_column(doc, str(doc.name), problems, line_at)
-    bad = bad | blank_topic | blank_doc
-    if scale is not None:
-        allowed = np.asarray(scale.grades, dtype=np.float64)
-        off = ~bad & ~np.isin(vals, allowed)
-        if off.any():
-            lines, raw = line_at(), grade_text.to_numpy()
-            for i in problems.first(off):
-                problems.add(
-                    int(lines[i]),
-                    "grade",
-                    f"not on the scale {scale.name!r} "
-                    f"(allowed: {', '.join(map(str, scale.grades))})",
-                    repr(str(raw[i])),
-                    judgment=True,
-                )
-            bad = bad | off
-    keep_rows = ~bad
-    # every grade left is an integer within int16: the cast changes no value
-    t = pd.DataFrame(
-        {
-            "topic_id": topic_ids[keep_rows],  # categoricals: the rules below run on codes
-            "doc_id": doc_ids[keep_rows],
-            "grade": vals[keep_rows].astype(np.int16),
-        }
-    )
-    row_index = np.flatnonzero(keep_rows)
-    if assessor is not None:
-        assessor = assessor[keep_rows]
-    dup = t.duplicated(["topic_id", "doc_id"], keep=False).to_numpy()
-    if dup.any():
-        d = t[dup]
-        n_grades = d.groupby(["topic_id", "doc_id"], sort=False, observed=True)["grade"].nunique()
-        conflict = n_grades[n_grades > 1]
-        if len(conflict):
-            lines = line_at()
-            pairs = list(conflict.index)
-            problems.uncounted += max(len(pairs) - problems.limit, 0)
-            for top, doc_id in pairs[: problems.limit]:
-                rows = np.flatnonzero(((t["topic_id"] == top) & (t["doc_id"] == doc_id)).to_numpy())
-                at = [int(lines[row_index[r]]) for r in rows]
-                grades = line_list(t["grade"].to_numpy()[rows])  # as many as lines listed
-                problems.add(
-                    at[1],
-                    "grade",
-                    f"document {doc_id!r} is judged more than once for topic {top!r} with "
-                    f"different grades ({grades} on lines {line_list(at)})",
-                    judgment=True,
-                )
-        keep = ~t.duplicated(["topic_id", "doc_id"], keep="first").to_numpy()
-        t = t[keep]
-        if assessor is not None:
-            assessor = assessor[keep]
-    problems.raise_if_any(what)
-    t = t.reset_index(drop=True)
-    table = pd.DataFrame(
-        {
-            "topic_id": _used_only(t["topic_id"].array),
-            "doc_id": _used_only(t["doc_id"].array),
-            "grade": t["grade"].to_numpy(),
-            "assessor": pd.Categorical(
-                assessor.astype(str).to_numpy() if assessor is not None else [""] * len(t)
-            ),
-        }
-    )
-    sc = (
-        scale
-        if scale is not None
-        else GradeScale.from_grades(sorted(set(table["grade"].tolist())) or [0])
-    )
-    return JudgmentFrame(table, sc, str(path))
 
 
 def read_qrels(
@@ -269,14 +105,14 @@ def read_qrels(
         (topic, doc) judged twice with different grades.
     """
     p = Path(path)
-    problems = FileProblems(str(p), max_problems)
+    problems = LocatedProblems(str(p), max_problems)
     df, line_at = read_fields(p, _QRELS_FIELDS, "qrels", encoding, problems, chunk_bytes)
-    return _judgment_frame(
+    return judgment_frame(
         df["topic"],
         df["doc"],
         df["grade"],
         None,
-        path=p,
+        source=str(p),
         what="qrels",
         scale=scale,
         problems=problems,
@@ -329,7 +165,7 @@ def read_judgments_csv(
             "or map them with --qrels-map topic=YourTopic,doc=YourDoc,grade=YourGrade "
             "(qrels_map= in Python)"
         )
-    problems = FileProblems(str(p), max_problems)
+    problems = LocatedProblems(str(p), max_problems)
     line_of = np.arange(len(df), dtype=np.int64) + 2  # header is line 1
     for col in ("topic_id", "doc_id"):  # the whitespace rule of every reader
         df[col] = strip_ids(df[col])
@@ -342,12 +178,12 @@ def read_judgments_csv(
         blank |= absent
     df = df[~blank].reset_index(drop=True)
     line_of = line_of[~blank]
-    return _judgment_frame(
+    return judgment_frame(
         df["topic_id"],
         df["doc_id"],
         df["grade"],
         df["assessor"] if "assessor" in df.columns else None,
-        path=p,
+        source=str(p),
         what="judgments",
         scale=scale,
         problems=problems,
@@ -441,17 +277,14 @@ def read_run(
         and the value as written.
     """
     p = Path(path)
-    problems = FileProblems(str(p), max_problems)
+    problems = LocatedProblems(str(p), max_problems)
     df, line_at = read_fields(p, _RUN_FIELDS, "run", encoding, problems, chunk_bytes)
-    rank, _ = _integers(df["rank"], "rank", _RANK_RANGE, "exactly representable", problems, line_at)
-    qid, _ = _id_column(df["qid"], "qid", problems, line_at)
-    doc, _ = _id_column(df["doc"], "doc", problems, line_at)
-    score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    nan = np.isnan(score)
-    if nan.any():
-        lines, raw = line_at(), df["score"].to_numpy()
-        for i in problems.first(nan):
-            problems.add(int(lines[i]), "score", "must be a number", repr(str(raw[i])))
+    rank, _ = exact_integers(
+        df["rank"], "rank", _RANK_RANGE, "exactly representable", problems, line_at
+    )
+    qid, _ = checked_id_column(df["qid"], "qid", problems, line_at)
+    doc, _ = checked_id_column(df["doc"], "doc", problems, line_at)
+    score = check_scores(df["score"], problems, line_at)
     problems.raise_if_any("run")
     out = pd.DataFrame(
         {

@@ -6,7 +6,8 @@ other character is data.  :func:`read_fields` reads a file's fields in pieces of
 ``chunk_bytes`` decompressed bytes (:func:`sessionval.io.text.iter_input_utf8`), each
 parsed in one pass of pandas' C parser, so memory beyond the table read stays bounded;
 a line's number is found again only when a message needs it (:class:`RowLines`).
-Problems are collected in file order by :class:`FileProblems` and raised together.
+Problems are collected in file order by
+:class:`~sessionval.validate.collect.LocatedProblems` and raised together.
 :mod:`sessionval.io.trec` gives the fields their meaning (ids, grades, ranks).
 """
 
@@ -23,11 +24,11 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ..errors import JudgmentError, ParseError
-from ..problems import Problem
+from ..errors import ParseError
+from ..validate.collect import LocatedProblems
 from .text import iter_input_utf8
 
-__all__ = ["PIECE_BYTES", "FileProblems", "RowLines", "read_fields"]
+__all__ = ["PIECE_BYTES", "RowLines", "read_fields"]
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _FIELD_SEP = re.compile(r"[ \t]+")
@@ -36,44 +37,6 @@ _SHOWN = 80  # characters of a line quoted in a message
 #: large file reads as fast as in one pass, small enough that memory beyond the table stays
 #: bounded (a few pieces) whatever the file's size
 PIECE_BYTES: Final = 64 << 20
-
-
-class FileProblems:
-    """Problems of one file, collected in file order up to a limit, raised together."""
-
-    def __init__(self, source: str, limit: int) -> None:
-        self.source = source
-        self.limit = max(int(limit), 1)
-        self.found: list[tuple[int, Problem, bool]] = []  # (line, problem, judgment kind)
-        self.uncounted = 0  # problems found beyond the limit of their kind, not kept
-
-    def first(self, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.intp]:
-        """Rows of ``mask`` to report: the first ``limit`` (the rest are only counted)."""
-        rows = np.flatnonzero(mask)
-        self.uncounted += max(rows.size - self.limit, 0)
-        return rows[: self.limit]
-
-    def add(
-        self, line: int, field: str, message: str, value: str = "", *, judgment: bool = False
-    ) -> None:
-        """Keep one problem found on ``line`` (``judgment``: about a grade)."""
-        self.found.append(
-            (line, Problem(self.source, f"line {line}", field, message, value), judgment)
-        )
-
-    def raise_if_any(self, what: str) -> None:
-        """Raise one error listing every problem (JudgmentError when all are about grades)."""
-        if not self.found:
-            return
-        ordered = sorted(self.found, key=lambda t: t[0])
-        shown = ordered[: self.limit]
-        n = len(ordered) + self.uncounted
-        more = f" (the first {self.limit} are listed)" if n > self.limit else ""
-        head = f"{self.source}: {n} problem{'s' if n != 1 else ''} in the {what} file{more}:"
-        text = str(shown[0][1]) if n == 1 else "\n".join([head, *(f"  {p}" for _, p, _ in shown)])
-        if all(j for _, _, j in ordered):
-            raise JudgmentError(text)
-        raise ParseError(text)
 
 
 def _pieces(
@@ -125,7 +88,7 @@ def read_fields(
     names: Sequence[str],
     what: str,
     encoding: str | None,
-    problems: FileProblems,
+    problems: LocatedProblems,
     chunk_bytes: int,
 ) -> tuple[pd.DataFrame, RowLines]:
     """The fields of a whitespace-separated file, and where each row's line can be found.
@@ -161,7 +124,7 @@ def read_fields(
 
 
 def _diagnose(
-    piece: bytes, before: int, names: Sequence[str], what: str, problems: FileProblems
+    piece: bytes, before: int, names: Sequence[str], what: str, problems: LocatedProblems
 ) -> tuple[pd.DataFrame, npt.NDArray[np.int64]]:
     """The well-formed lines of a piece and their line numbers; the others reported."""
     n = len(names)

@@ -23,6 +23,7 @@ from .lookup import as_categorical, index_in
 
 __all__ = [
     "IdealGains",
+    "ideal_from_codes",
     "ideal_gains",
     "searcher_ideal_gains",
 ]
@@ -177,11 +178,46 @@ def ideal_gains(
             f"{judgments.source}: {int((grades < 0).sum())} negative grade(s); "
             "negative-grade policy is 'error'"
         )
+    codes = t["topic_id"].cat.codes.to_numpy().astype(np.int64)
+    return ideal_from_codes(pd.Index(t["topic_id"].cat.categories), codes, grades, sch)
+
+
+def ideal_from_codes(
+    topics: pd.Index, codes: IntArray, grades: FloatArray, scheme: GainScheme
+) -> IdealGains:
+    """The one recall-base builder: each topic's gains of grade > 0, descending.
+
+    Both grade joins feed it their topic codes (:func:`ideal_gains` the judgments'
+    categories, the string-id road of ``evaluate_run`` its own codes).  Grades are
+    integers (the judgments boundary checks it) taking few values: counting them per
+    (topic, grade) and repeating each grade's gain, levels in descending gain, gives
+    the sorted segments without a sort over the judgments (Järvelin & Kekäläinen
+    2002, section 2.1: the ideal vector is the recall base's gains in descending order).
+
+    Examples
+    --------
+    >>> from sessionval.judgments.gains import gain_scheme
+    >>> ig = ideal_from_codes(pd.Index(["1", "2"]), np.array([0, 0, 1, 0]),
+    ...                       np.array([1.0, 3.0, 2.0, 0.0]), gain_scheme("0-1-10-100"))
+    >>> ig.offsets.tolist(), ig.values.tolist()
+    ([0, 2, 3], [100.0, 1.0, 10.0])
+    """
     rel = grades > 0
-    codes = t["topic_id"].cat.codes.to_numpy().astype(np.int64)[rel]
-    gains = sch.gains(grades[rel], negative="keep")
-    order = np.lexsort((-gains, codes))
-    keys = pd.Index(t["topic_id"].cat.categories)
-    counts = np.bincount(codes, minlength=len(keys)).astype(np.int64)
-    offsets = offsets_from_counts(counts)
-    return IdealGains(keys, offsets, gains[order], sch)
+    g = grades[rel].astype(np.int64)
+    top = int(g.max()) if g.size else 1
+    if top <= 1024:  # a grade scale: one level per grade 1..top, no sort of the rows
+        levels, level_of = np.arange(1, top + 1, dtype=np.float64), g - 1
+    else:
+        levels, level_of = np.unique(grades[rel], return_inverse=True)
+    present = np.bincount(level_of, minlength=levels.size) > 0
+    gains = np.zeros(levels.size)  # a level no judgment has (not in a mapping) holds no rows
+    gains[present] = scheme.gains(levels[present], negative="keep")
+    by_gain = np.argsort(-gains, kind="stable")  # levels in descending gain
+    rank_of = np.empty_like(by_gain)
+    rank_of[by_gain] = np.arange(by_gain.size)
+    n_levels = levels.size
+    counts = np.bincount(
+        codes[rel] * n_levels + rank_of[level_of], minlength=len(topics) * n_levels
+    ).reshape(len(topics), n_levels)
+    values = np.repeat(np.tile(gains[by_gain], len(topics)), counts.ravel())
+    return IdealGains(topics, offsets_from_counts(counts.sum(axis=1)), values, scheme)

@@ -1,10 +1,15 @@
-"""The one (judgment key, document) -> grade join, on integer codes.
+"""The (judgment key, document) -> grade join on integer codes (the dictionary road).
 
 Ids are encoded once per category (Arrow hashing for strings), pairs combined
 into one int64 key and probed against the sorted judgment keys.
 :class:`JudgmentIndex` holds the judgments sorted for the join; its
 :class:`GradeLookup` is the join prepared for one set of key and document
-categories, applied per chunk.  Every grade a measure sees comes through it.
+categories, applied per chunk.  Session evaluation and ``RankedLists.from_run`` join
+through it; ``evaluate_run`` on plain ASCII string tables joins on 64-bit keys instead
+(:mod:`sessionval.measures.string_ids`), both behind the ``_RunDocs`` protocol of
+:mod:`sessionval.measures.run_lists`, and falls back here whenever the data does not
+suit the keys.  Neither join validates: judgments come from the one boundary,
+:mod:`sessionval.validate.judgments`.
 """
 
 from __future__ import annotations
@@ -103,7 +108,7 @@ class JudgmentIndex:
 
     @classmethod
     def build(cls, judgments: JudgmentFrame) -> JudgmentIndex:
-        """Sort the judgments' combined keys; raise on a (topic, doc) judged twice."""
+        """Sort the judgments' combined keys (one grade per key: the boundary's invariant)."""
         t = judgments.table
         tcat = t["topic_id"].cat
         dcat = t["doc_id"].cat
@@ -114,20 +119,13 @@ class JudgmentIndex:
         order = np.argsort(keys, kind="stable")
         keys = keys[order]
         grades = t["grade"].to_numpy().astype(np.float64)[order]
-        missing = (tc < 0) | (dc < 0)
-        if missing.any():
-            row = int(np.flatnonzero(missing)[0])
+        # the boundary (sessionval.validate.judgments) gives one grade per (topic, doc);
+        # a frame built by hand around it is refused here, not joined wrongly
+        if ((tc < 0) | (dc < 0)).any() or (keys[1:] == keys[:-1]).any():
             raise JudgmentError(
-                f"{judgments.source}: row {row}: judgment without topic_id or doc_id"
-            )
-        dup = np.flatnonzero(keys[1:] == keys[:-1])
-        if dup.size:
-            k = int(keys[dup[0]])
-            raise JudgmentError(
-                f"{judgments.source}: document {dcat.categories[k % nd]!r} "
-                "is judged more than once "
-                f"for topic {tcat.categories[k // nd]!r} ({dup.size} duplicate pair(s)); "
-                "each (topic, document) must have one grade"
+                f"{judgments.source}: judgments with a missing id or a (topic, document) "
+                "listed twice; build them with sessionval.judgments_from_table (or "
+                "judgments_from_records), which applies the rule of one grade each"
             )
         return cls(
             pd.Index(tcat.categories),

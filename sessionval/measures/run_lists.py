@@ -25,11 +25,12 @@ import numpy.typing as npt
 import pandas as pd
 
 from .._types import BoolArray, FloatArray, IntArray
-from ..errors import InputFormatError, JudgmentError, MeasureSpecError
+from ..errors import InputFormatError, MeasureSpecError
 from ..judgments.gains import GAIN_SCHEMES, NegativePolicy
-from ..judgments.ideal import IdealGains
+from ..judgments.ideal import ideal_from_codes
 from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
 from ..kernels.segments import gather_ranges, offsets_from_counts
+from ..validate.runs import check_run_table
 from .lists import TIE_BREAKS, KeyStats, TieBreak, assemble_lists, check_negative
 from .ranking import coded_doc_ranks, factorize_ids, first_duplicate, run_order
 from .string_ids import IdKeys, JudgedKeys, KeyCollision, id_codes, id_keys
@@ -146,19 +147,15 @@ class _KeyedDocs:
             raise
 
 
-def _check_run(run: pd.DataFrame, *, ties: str, missing: str) -> None:
-    """Columns and options of a run table (the boundary)."""
-    for col in ("query_id", "doc_id", "score"):
-        if col not in run.columns:
-            raise InputFormatError(
-                f"run table: missing column {col!r} (found {', '.join(map(str, run.columns))})"
-            )
+def _check_run(run: pd.DataFrame, *, ties: str, missing: str) -> pd.DataFrame:
+    """The run through its boundary (:func:`~sessionval.validate.runs.check_run_table`); options."""
     if ties not in TIE_BREAKS:
         raise MeasureSpecError(
             f"tie-break {ties!r} unknown; use {', '.join(TIE_BREAKS)} (default trec_eval)"
         )
     if missing not in ("skip", "empty"):
         raise MeasureSpecError(f"missing={missing!r} unknown; use 'skip' or 'empty'")
+    return check_run_table(run)
 
 
 def _ranked_rows(
@@ -170,9 +167,6 @@ def _ranked_rows(
     ties: TieBreak,
 ) -> IntArray:
     """Rows of the judged queries in ranked order (query rank, score, tie-break)."""
-    if np.isnan(score).any():
-        row = int(np.flatnonzero(np.isnan(score))[0])
-        raise InputFormatError(f"run table: row {row}: score is missing or not a number")
     if judged_q.all():
         return run_order(qc, qrank, score, doc_ranks, ties=ties)
     rows_in = np.flatnonzero(judged_q[qc])
@@ -254,7 +248,7 @@ def lists_from_run(
     unjudged: UnjudgedPolicy,
 ) -> RankedLists:
     """:meth:`RankedLists.from_run <sessionval.measures.lists.RankedLists.from_run>`."""
-    _check_run(run, ties=ties, missing=missing)
+    run = _check_run(run, ties=ties, missing=missing)
     stats = KeyStats.build(judgments, negative=negative)
     index = JudgmentIndex.build(judgments)
     qc, qcat = factorize_ids(run["query_id"])
@@ -265,29 +259,6 @@ def lists_from_run(
         qc, qcat, score, docs, stats, ties=ties, missing=missing, negative=negative,
         unjudged=unjudged,
     )  # fmt: skip
-
-
-def _ideal_from_codes(topics: pd.Index, codes: IntArray, grades: FloatArray) -> IdealGains:
-    """Each topic's recall base (grades > 0, descending): ``ideal_gains`` on coded topics.
-
-    Grades take few values: counting them per (topic, grade) and repeating the grades
-    in descending order gives the sorted segments without a sort.
-    """
-    rel = grades > 0
-    g = grades[rel].astype(np.int64)  # integer grades (checked at the boundary)
-    top = int(g.max()) if g.size else 1
-    if top <= 1024:  # a grade scale: one level per grade, highest first, no sort
-        levels, level_of = np.arange(top, 0, -1, dtype=np.float64), top - g
-    else:
-        levels, level_of = np.unique(grades[rel], return_inverse=True)
-        levels, level_of = levels[::-1], levels.size - 1 - level_of  # descending grades
-    counts = np.bincount(
-        codes[rel] * levels.size + level_of, minlength=len(topics) * levels.size
-    ).reshape(len(topics), levels.size)
-    values = np.repeat(np.tile(levels, len(topics)), counts.ravel())
-    return IdealGains(
-        topics, offsets_from_counts(counts.sum(axis=1)), values, GAIN_SCHEMES["grade"]
-    )
 
 
 def lists_from_tables(
@@ -301,7 +272,7 @@ def lists_from_tables(
     source: str,
 ) -> RankedLists | None:
     """:meth:`RankedLists.from_tables <sessionval.measures.lists.RankedLists.from_tables>`."""
-    _check_run(run, ties=ties, missing=missing)
+    run = _check_run(run, ties=ties, missing=missing)
     keys = id_keys([run["doc_id"], qrels["doc_id"]])
     if keys is None:
         return None
@@ -316,16 +287,10 @@ def lists_from_tables(
     tcodes = tc.astype(np.int64)
     judged = JudgedKeys.build(tcodes, len(tcat), judged_docs, grades)
     if judged is None:
-        return None
-    if isinstance(judged, tuple):
-        raise JudgmentError(
-            f"{source}: document {qrels['doc_id'].iloc[judged[0]]!r} is judged more than once "
-            f"for topic {qrels['query_id'].iloc[judged[0]]!r} (rows {judged[0]} and "
-            f"{judged[1]}); each (topic, document) must have one grade"
-        )
+        return None  # a repeat or a key collision: the dictionary road, through the boundary
     topics = pd.Index(tcat).astype(str)
     stats = KeyStats(
-        _ideal_from_codes(topics, tcodes, grades),
+        ideal_from_codes(topics, tcodes, grades, GAIN_SCHEMES["grade"]),
         np.bincount(tcodes, minlength=len(topics)).astype(np.int64),
     )
     docs = _KeyedDocs(run_docs, run["doc_id"], judged)

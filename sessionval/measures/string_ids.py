@@ -352,24 +352,20 @@ class JudgedKeys:
     @classmethod
     def build(
         cls, topic: IntArray, n_topics: int, docs: IdKeys, grades: FloatArray
-    ) -> JudgedKeys | tuple[int, int] | None:
+    ) -> JudgedKeys | None:
         """Sort the judgments by (topic, key).
 
-        ``topic`` codes each judgment's topic (0..n_topics-1).  Returns the two rows of
-        a (topic, document) judged twice, or ``None`` when two different ids of one
-        topic share a packed key (the caller takes the dictionary path).
+        ``topic`` codes each judgment's topic (0..n_topics-1).  Returns ``None`` when
+        two judgments of one topic share a packed key (a document judged twice, or two
+        ids whose keys collide): the caller takes the dictionary road, whose boundary
+        (:func:`sessionval.validate.judgments.judgment_frame`) applies the rule of one
+        grade per (topic, document).  The join itself decides nothing about repeats.
         """
         tbits = max(1, int(n_topics).bit_length())
         packed = cls._pack(topic, docs.keys, tbits)
         order = np.argsort(packed).astype(np.int64)
         packed = packed[order]
-        dup = np.flatnonzero(packed[1:] == packed[:-1])
-        if dup.size:
-            a, b = order[dup], order[dup + 1]
-            same = docs.same(a, docs, b)
-            if same.any():
-                i = int(np.flatnonzero(same)[0])
-                return int(a[i]), int(b[i])
+        if (packed[1:] == packed[:-1]).any():
             return None
         return cls(packed, tbits, order, grades[order], docs)
 

@@ -34,6 +34,7 @@ from ..frame import JudgmentFrame
 from ..io.writers import write_qrels
 from ..kernels.segments import offsets_from_counts, segment_ids, segment_ranks
 from ..models.judgments import GradeScale
+from ..validate.judgments import judgment_frame
 from .design import seeded_rng
 
 __all__ = [
@@ -109,15 +110,14 @@ def generate_runs(
     docs = np.char.add(
         np.char.add(tids[topic].astype(str), "-d"), np.char.zfill(pos.astype(str), width)
     )
-    table = pd.DataFrame(
-        {
-            "topic_id": pd.Categorical(tids[topic[judged]]),
-            "doc_id": pd.Categorical(docs[judged]),
-            "grade": grade[judged].astype(np.int16),
-            "assessor": pd.Categorical(["synth"] * int(judged.sum())),
-        }
+    judgments = judgment_frame(
+        pd.Series(tids[topic[judged]], name="topic_id"),
+        pd.Series(docs[judged], name="doc_id"),
+        pd.Series(grade[judged], name="grade"),
+        pd.Series(["synth"] * int(judged.sum())),
+        source="sessionval.synth.runs",
+        scale=GradeScale.default(),
     )
-    judgments = JudgmentFrame(table, GradeScale.default(), "sessionval.synth.runs")
     topic_ids = pd.Index(tids.astype(str))
     doc_ids = pd.Index(docs)
     quality = np.linspace(low, high, n_systems)

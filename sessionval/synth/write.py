@@ -45,6 +45,7 @@ from ..io.writers import (
 from ..kernels.segments import offsets_from_counts
 from ..models.judgments import GradeScale
 from ..models.study import Study
+from ..validate.judgments import judgment_frame
 from .assignment import Assignment
 from .design import (
     COLLECTION_SIZE,
@@ -285,10 +286,15 @@ def _session_records(d: Design, c: Chunk) -> Iterator[dict[str, Any]]:
 
 def _judgment_frame(d: Design) -> JudgmentFrame:
     """Return the reference judgments as a :class:`JudgmentFrame` for the writers."""
-    table = judgments_of(d).astype(
-        {"topic_id": "category", "doc_id": "category", "assessor": "category"}
+    t = judgments_of(d)
+    return judgment_frame(
+        t["topic_id"],
+        t["doc_id"],
+        t["grade"],
+        t["assessor"],
+        source="sessionval.synth",
+        scale=GradeScale.default(),
     )
-    return JudgmentFrame(table, GradeScale.default(), source="sessionval.synth")
 
 
 # --------------------------------------------------------------------------- public API

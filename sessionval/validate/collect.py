@@ -15,9 +15,11 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from ..errors import JudgmentError, ParseError
 from ..problems import Problem
 
 __all__ = [
+    "LocatedProblems",
     "ProblemCollector",
     "row_locator",
 ]
@@ -47,6 +49,65 @@ def row_locator(
         return lambda row: f"{kind} {row + first}"
     located = np.asarray(row_locations)
     return lambda row: f"{kind} {int(located[row])}"
+
+
+class LocatedProblems:
+    """Problems of one input, collected in input order up to a limit, raised together.
+
+    Each problem names where it is: ``line 7`` of a file, ``row 6`` of a table
+    (0-based, as ``DataFrame.iloc``) or ``record 6`` of records given in code.
+
+    Parameters
+    ----------
+    source
+        The file or table name used in every problem.
+    limit
+        Problems listed at most (the others are counted).
+    unit
+        What a location counts: ``"line"``, ``"row"`` or ``"record"``.
+    container
+        What the input is, in the error's first line: ``"file"``, ``"table"``, ...
+    """
+
+    def __init__(
+        self, source: str, limit: int, *, unit: str = "line", container: str = "file"
+    ) -> None:
+        self.source = source
+        self.limit = max(int(limit), 1)
+        self.unit = unit
+        self.container = container
+        self.found: list[tuple[int, Problem, bool]] = []  # (place, problem, judgment kind)
+        self.uncounted = 0  # problems found beyond the limit of their kind, not kept
+
+    def first(self, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.intp]:
+        """Rows of ``mask`` to report: the first ``limit`` (the rest are only counted)."""
+        rows = np.flatnonzero(mask)
+        self.uncounted += max(rows.size - self.limit, 0)
+        return rows[: self.limit]
+
+    def add(
+        self, line: int, field: str, message: str, value: str = "", *, judgment: bool = False
+    ) -> None:
+        """Keep one problem found at ``line`` (a line, row or record; ``judgment``: a grade's)."""
+        where = f"{self.unit} {line}"
+        self.found.append((line, Problem(self.source, where, field, message, value), judgment))
+
+    def raise_if_any(self, what: str) -> None:
+        """Raise one error listing every problem (JudgmentError when all are about grades)."""
+        if not self.found:
+            return
+        ordered = sorted(self.found, key=lambda t: t[0])
+        shown = ordered[: self.limit]
+        n = len(ordered) + self.uncounted
+        more = f" (the first {self.limit} are listed)" if n > self.limit else ""
+        head = (
+            f"{self.source}: {n} problem{'s' if n != 1 else ''} in the {what} "
+            f"{self.container}{more}:"
+        )
+        text = str(shown[0][1]) if n == 1 else "\n".join([head, *(f"  {p}" for _, p, _ in shown)])
+        if all(j for _, _, j in ordered):
+            raise JudgmentError(text)
+        raise ParseError(text)
 
 
 class ProblemCollector:

@@ -8,6 +8,7 @@ with its row.  Ids become categoricals once, so the rules run on integer codes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 import numpy as np
@@ -15,7 +16,7 @@ import numpy.typing as npt
 import pandas as pd
 from pandas.core.arrays.masked import BaseMaskedArray
 
-from .collect import ProblemCollector
+from .collect import LocatedProblems, ProblemCollector
 from .ids import strip_id_categories
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "as_category",
     "blank_rows",
     "compact_categorical",
+    "exact_integers",
     "first_appearance_codes",
     "floats_to_ints",
     "inexact_whole_text",
@@ -160,6 +162,53 @@ def inexact_whole_text(raw: pd.Series, vals: npt.NDArray[np.float64]) -> npt.NDA
     written = raw.astype("string").str.fullmatch(_WHOLE_TEXT)
     out: npt.NDArray[np.bool_] = whole & ~written.fillna(True).to_numpy(dtype=bool)
     return out
+
+
+def exact_integers(
+    col: pd.Series,
+    name: str,
+    bounds: tuple[int, int],
+    storage: str,
+    problems: LocatedProblems,
+    line_at: Callable[[], npt.NDArray[Any]],
+    *,
+    judgment: bool = False,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+    """Parse integers; flag non-integers and values outside ``bounds`` (checked before any cast).
+
+    Text is decided as written (:func:`inexact_whole_text`); numbers given as numbers
+    (a DataFrame's float column) need only be whole.  Every bad row is listed, up to
+    the limit of ``problems``, with its line (or row) and the value as given.
+
+    Returns the values (float64, exact within ``bounds``) and the mask of bad rows.
+    """
+    num = pd.to_numeric(col, errors="coerce")
+    vals = num.to_numpy(dtype=np.float64, na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        not_int = ~np.isfinite(vals) | (np.floor(vals) != vals)
+    inexact = np.zeros(len(vals), dtype=bool)
+    # text that did not parse as integers is decided on the text, not the float
+    if not pd.api.types.is_integer_dtype(num.dtype) and not pd.api.types.is_numeric_dtype(col):
+        inexact = inexact_whole_text(col, vals)
+        not_int |= inexact
+    with np.errstate(invalid="ignore"):
+        out = ~not_int & ((vals < bounds[0]) | (vals > bounds[1]))
+    bad = not_int | out
+    if bad.any():
+        lines = line_at()
+        raw = col.to_numpy()
+        for i in problems.first(not_int):
+            message = INEXACT_WHOLE if inexact[i] else "must be an integer"
+            problems.add(int(lines[i]), name, message, repr(str(raw[i])))
+        for i in problems.first(out):
+            problems.add(
+                int(lines[i]),
+                name,
+                f"must be an integer from {bounds[0]} to {bounds[1]} ({storage})",
+                repr(str(raw[i])),
+                judgment=judgment,
+            )
+    return vals, bad
 
 
 def parse_numbers(

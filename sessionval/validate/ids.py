@@ -22,6 +22,7 @@ Unicode policy
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from typing import Any, Final
 
 import numpy as np
@@ -30,7 +31,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .collect import LocatedProblems
+
 __all__ = [
+    "checked_id_column",
     "spelling_conflicts",
     "spelling_key",
     "spelling_notes",
@@ -90,6 +94,53 @@ def strip_coded(
     new_codes, merged = pd.factorize(stripped, sort=sort)
     remap = np.append(new_codes.astype(codes.dtype), -1)  # -1 (missing) picks the last slot
     return remap[codes], pd.Index(merged, dtype="string")
+
+
+def checked_id_column(
+    col: pd.Series, name: str, problems: LocatedProblems, line_at: Callable[[], npt.NDArray[Any]]
+) -> tuple[pd.Categorical, npt.NDArray[np.bool_]]:
+    """Ids by the whitespace rule (a sorted categorical) and the rows that have none.
+
+    One sorted factorisation, as ``pd.Categorical`` does; the rule runs on the
+    distinct values only (:func:`strip_coded`).  Ids that are not text (numbers,
+    categories of numbers, from a DataFrame) become their text.  A missing id or
+    one that is only whitespace is a problem of its row.
+
+    Examples
+    --------
+    >>> p = LocatedProblems("t", 5, unit="row", container="table")
+    >>> cat, bad = checked_id_column(pd.Series([10, 9, None]), "doc_id", p, lambda: np.arange(3))
+    >>> list(cat.categories), bad.tolist(), str(p.found[0][1])
+    (['10', '9'], [False, False, True], 't (row 2): doc_id: is missing (every row needs one)')
+    """
+    if isinstance(col.dtype, pd.CategoricalDtype):  # already coded: the rule on its categories
+        raw_codes, found = col.cat.codes.to_numpy(), pd.Index(col.cat.categories)
+        cats_are_text = pd.api.types.infer_dtype(found, skipna=True) == "string"
+    else:
+        raw_codes, uniques = pd.factorize(col, sort=True)
+        found = pd.Index(uniques)
+        cats_are_text = isinstance(found.dtype, pd.StringDtype) or (
+            pd.api.types.infer_dtype(found, skipna=True) == "string"
+        )
+    if cats_are_text:
+        codes, cats = strip_coded(raw_codes, found, sort=True)
+    else:  # numbers or categories: their text, stripped and sorted (on the distinct values)
+        if found.dtype.kind == "f" and bool(np.all(np.floor(found) == found)):
+            found = found.astype(np.int64)  # ids 10, 9 in a column with a gap read 10.0, 9.0
+        new_codes, merged = pd.factorize(found.astype(str).str.strip(), sort=True)
+        codes, cats = np.append(new_codes, -1)[raw_codes], pd.Index(merged)
+    empty = np.flatnonzero(np.asarray(cats == "", dtype=bool))
+    blank = codes == int(empty[0]) if len(empty) else np.zeros(len(codes), dtype=bool)
+    missing = codes < 0
+    if blank.any() or missing.any():
+        lines, raw = line_at(), col.to_numpy()
+        for i in problems.first(missing):
+            problems.add(int(lines[i]), name, "is missing (every row needs one)")
+        for i in problems.first(blank):
+            problems.add(
+                int(lines[i]), name, "is only whitespace (ids must not be empty)", repr(raw[i])
+            )
+    return pd.Categorical.from_codes(codes, categories=cats), blank | missing
 
 
 def strip_id_categories(col: pd.Series) -> pd.Series:

@@ -160,9 +160,10 @@ def unjudged_keys(frame: SessionFrame, judgments: JudgmentFrame | None) -> tuple
     Examples
     --------
     >>> from sessionval.validate.flat import frame_from_flat
+    >>> from sessionval.validate.judgments import judgments_from_records
     >>> flat = pd.DataFrame({"session_id": ["s1", "s2"], "user_id": "u", "topic_id": ["B", "A"],
     ...     "system_id": "S", "query_pos": 1, "rank": 1, "doc_id": "d"})
-    >>> unjudged_keys(frame_from_flat(flat)[0], JudgmentFrame.from_records([("A", "d", 1)]))
+    >>> unjudged_keys(frame_from_flat(flat)[0], judgments_from_records([("A", "d", 1)]))
     ('B',)
     """
     if judgments is None:

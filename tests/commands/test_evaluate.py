@@ -204,7 +204,9 @@ def test_evaluate_table_grades_beyond_int16(tmp_path: Path) -> None:
 
     run = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "score": [1.0]})
     qrels = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [65537]})
-    with pytest.raises(JudgmentError, match=r"row 0: relevance must be an integer from -32768"):
+    with pytest.raises(
+        JudgmentError, match=r"\(row 0\): relevance: must be an integer from -32768"
+    ):
         evaluate_run(run, qrels, ["AP"])
 
 

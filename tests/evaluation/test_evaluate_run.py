@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 
 from sessionval import evaluate_run
-from sessionval.errors import InputFormatError, JudgmentError
-from sessionval.frame import JudgmentFrame
+from sessionval.errors import InputFormatError, JudgmentError, ParseError
+from sessionval.validate.judgments import judgments_from_records
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -106,7 +106,7 @@ def test_every_input_kind_gives_the_same_table(tmp_path: Path) -> None:
 
 
 def test_judgment_frame_and_single_measure_are_accepted() -> None:
-    jf = JudgmentFrame.from_records([("1", "a", 1), ("1", "b", 0)])
+    jf = judgments_from_records([("1", "a", 1), ("1", "b", 0)])
     run = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["b", "a"], "score": [1.0, 1.0]})
     ev = evaluate_run(run, jf, "RR")
     assert ev.means == {"RR": 0.5}  # tie: b > a, so b (not relevant) first, as trec_eval
@@ -120,10 +120,10 @@ def test_bad_inputs_say_what_is_wrong(tmp_path: Path) -> None:
     with pytest.raises(InputFormatError, match="missing column 'relevance'"):
         evaluate_run(run, qrels.rename(columns={"relevance": "rel"}))
     with pytest.raises(
-        JudgmentError, match=r"row 0: relevance must be an integer grade, got '1.5'"
+        ParseError, match=r"<qrels table> \(row 0\): relevance: must be an integer \(got '1.5'\)"
     ):
         evaluate_run(run, qrels.assign(relevance=[1.5]))
-    with pytest.raises(JudgmentError, match="row 0: doc_id is missing"):
+    with pytest.raises(ParseError, match=r"\(row 0\): doc_id: is missing"):
         evaluate_run(run, qrels.assign(doc_id=[None]))
     with pytest.raises(InputFormatError, match="does not exist"):
         evaluate_run(tmp_path / "nope.run", qrels)

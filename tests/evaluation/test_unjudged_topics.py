@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 
 from sessionval.evaluation.session import evaluate
-from sessionval.frame import JudgmentFrame
 from sessionval.validate.flat import frame_from_flat
+from sessionval.validate.judgments import judgments_from_records
 
 
 def _study():
@@ -23,7 +23,7 @@ def _study():
         }
     )
     frame, _ = frame_from_flat(flat)
-    return frame, JudgmentFrame.from_records([("A", "a", 1), ("A", "b", 2)])
+    return frame, judgments_from_records([("A", "a", 1), ("A", "b", 2)])
 
 
 def test_a_session_on_an_unjudged_topic_has_no_score():

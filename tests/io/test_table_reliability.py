@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sessionval.cli import main
-from sessionval.errors import ParseError, ValidationFailed
+from sessionval.errors import JudgmentError, ParseError, ValidationFailed
 from sessionval.io.formats import load_input
 from sessionval.io.lab_tables import load_lab_tables
 from sessionval.io.study import load_study
@@ -356,7 +356,9 @@ def test_lab_tables_in_another_encoding_and_grades_beyond_int16(tmp_path):
     assert f.results["doc_id"].astype(str).tolist() == ["http://w/é"]
     q = tmp_path / "qrels"
     q.write_text("SessionID\tURL\tRelevance\n1\thttp://w/a\t40000\n")
-    with pytest.raises(ParseError, match=r"qrels:2: Relevance must be between -32768 and 32767"):
+    with pytest.raises(
+        JudgmentError, match=r"qrels:2: Relevance: must be an integer from -32768 to 32767"
+    ):
         load_lab_tables(s, r, q, encoding="latin-1")
 
 

@@ -12,6 +12,7 @@ from sessionval.judgments.gains import GAIN_SCHEMES, gain_scheme
 from sessionval.judgments.ideal import ideal_gains
 from sessionval.judgments.lookup import JudgmentIndex, lookup_grades, result_grades
 from sessionval.judgments.unjudged import apply_unjudged
+from sessionval.models.judgments import GradeScale
 from tests.builders import judgments
 
 NAN = float("nan")
@@ -102,10 +103,12 @@ def test_lookup_grades_against_dict() -> None:
     np.testing.assert_array_equal(lookup_grades(keys, docs, JudgmentIndex.build(j)), exp)
 
 
-def test_duplicate_judgment_is_an_error() -> None:
-    j = _judgments([("1", "a", 1), ("1", "a", 2)])
-    with pytest.raises(JudgmentError, match="judged more than once"):
-        JudgmentIndex.build(j)
+def test_join_refuses_a_hand_built_frame_with_a_repeat() -> None:
+    # the boundary keeps one grade per (topic, doc); a frame built around it is refused
+    table = _judgments([("1", "a", 1), ("1", "b", 2)]).table.copy()
+    table["doc_id"] = pd.Categorical(["a", "a"])
+    with pytest.raises(JudgmentError, match="listed twice; build them with"):
+        JudgmentIndex.build(JudgmentFrame(table, GradeScale.default(), "hand"))
 
 
 def test_ideal_gains_segments_and_dense() -> None:

@@ -7,7 +7,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from sessionval.errors import InputFormatError, JudgmentError
+from sessionval.errors import InputFormatError, ParseError
 from sessionval.evaluation.lists import judgments_from_table
 from sessionval.measures import string_ids
 from sessionval.measures.lists import RankedLists
@@ -73,7 +73,6 @@ def test_arrow_object_and_string_columns_take_the_string_road() -> None:
     [
         lambda r: r.astype({"doc_id": "category"}),  # categorical: the dictionary road
         lambda r: r.assign(doc_id=r["doc_id"].where(r.index != 3, "dé")),  # non-ASCII
-        lambda r: r.assign(doc_id=r["doc_id"].where(r.index != 3, None)),  # missing id
         lambda r: r.assign(doc_id=np.arange(len(r))),  # numbers
     ],
 )
@@ -82,15 +81,22 @@ def test_other_ids_fall_back(change) -> None:
     assert RankedLists.from_tables(change(run), qrels) is None
 
 
-def test_duplicates_are_errors_with_the_ids() -> None:
+def test_a_missing_run_id_is_refused_at_the_boundary() -> None:
+    run, qrels = _data(2, "d{}")
+    with pytest.raises(ParseError, match=r"run table \(row 3\): doc_id: is missing"):
+        RankedLists.from_tables(run.assign(doc_id=run["doc_id"].where(run.index != 3, None)), qrels)
+
+
+def test_repeats_are_errors_with_the_ids_and_judged_twice_falls_back() -> None:
     run, qrels = _data(3, "clueweb12-0000tw-{:05d}-00")
     dup_run = pd.concat([run, run.iloc[[5]]], ignore_index=True)
     doc, q = run["doc_id"].iloc[5], run["query_id"].iloc[5]
     with pytest.raises(InputFormatError, match=f"{doc!r} appears twice for query {q!r}"):
         RankedLists.from_tables(dup_run, qrels)
+    # the join decides nothing about judgments: a repeat takes the dictionary road,
+    # whose boundary (sessionval.validate.judgments) applies the rule
     dup_qrels = pd.concat([qrels, qrels.iloc[[7]].assign(grade=0)], ignore_index=True)
-    with pytest.raises(JudgmentError, match="judged more than once for topic"):
-        RankedLists.from_tables(run, dup_qrels)
+    assert RankedLists.from_tables(run, dup_qrels) is None
 
 
 def test_keys_order_as_bytes_and_confirm_on_words() -> None:

@@ -5,6 +5,7 @@ from pydantic import ValidationError
 
 from sessionval import GradeScale, Query, Result, Session, Study, Topic
 from sessionval.models import Judgment
+from sessionval.validate.judgments import judgments_from_records
 
 
 def _q(pos: int, docs: list[str]) -> Query:
@@ -162,12 +163,12 @@ def test_docs_formats_md_flat_layout_is_generated_from_flat_columns():
 
 
 def test_judgment_frame_from_records():
-    from sessionval import JudgmentError, JudgmentFrame
+    from sessionval import JudgmentError
 
-    jf = JudgmentFrame.from_records(
+    jf = judgments_from_records(
         [("T", "a", 3), ("T", "b", 0, "expert")], scale=GradeScale.default()
     )
     assert jf.table["assessor"].astype(str).tolist() == ["", "expert"]
     assert str(jf.table["grade"].dtype) == "int16"
-    with pytest.raises(JudgmentError, match=r"record 1: grade 7 is not on the scale"):
-        JudgmentFrame.from_records([("T", "a", 3), ("T", "b", 7)], scale=GradeScale.default())
+    with pytest.raises(JudgmentError, match=r"\(record 1\): grade: not on the scale 'graded 0-3'"):
+        judgments_from_records([("T", "a", 3), ("T", "b", 7)], scale=GradeScale.default())
