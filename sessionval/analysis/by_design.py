@@ -395,7 +395,8 @@ def _blocked_ols(
     moved = exact & ~zero
     diff = np.where(zero, 0.0, diff)
     half = np.where(exact, 0.0, half)
-    t = np.where(zero, 0.0, np.where(moved, np.sign(diff) * np.inf, t))
+    with np.errstate(invalid="ignore"):  # 0 * inf where the contrast is exactly 0
+        t = np.where(zero, 0.0, np.where(moved, np.sign(diff) * np.inf, t))
     es = np.where(zero, 0.0, np.where(moved, np.nan, es))
     p = np.where(zero, 1.0, np.where(moved, 0.0, p))
     out["diff"] = diff

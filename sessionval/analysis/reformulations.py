@@ -42,8 +42,7 @@ is found by string rules, once.
 
 Examples
 --------
->>> from sessionval import SessionConfig, evaluate
->>> from sessionval.frame import JudgmentFrame
+>>> from sessionval import SessionConfig, evaluate, judgments_from_records
 >>> from sessionval.models.judgments import GradeScale
 >>> from sessionval.validate.flat import frame_from_flat
 >>> flat = pd.DataFrame({
@@ -51,7 +50,7 @@ Examples
 ...     "system_id": ["A"] * 4, "query_pos": [1, 1, 2, 2], "query_text": ["ipod", "ipod",
 ...     "ipod nano", "ipod nano"], "rank": [1, 2, 1, 2], "doc_id": ["d1", "d2", "d2", "d3"]})
 >>> frame, _ = frame_from_flat(flat)
->>> qrels = JudgmentFrame.from_records([("t", "d3", 2)], scale=GradeScale.default())
+>>> qrels = judgments_from_records([("t", "d3", 2)], scale=GradeScale.default())
 >>> ev = evaluate(frame, qrels, SessionConfig(cutoff=2))
 >>> row = reformulations(ev, qrels).iloc[0]
 >>> row["type"], row["group"], row["terms_added"], int(row["new_docs"]), int(row["new_relevant"])

@@ -104,9 +104,9 @@ def test_off_the_scale_in_code_as_in_files(road: str, tmp_path: Path) -> None:
 def test_evaluate_run_tables_and_dicts_pass_the_boundary(tmp_path: Path) -> None:
     run = pd.DataFrame({"query_id": ["T", "T"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
     qrels = pd.DataFrame({"query_id": ["T", "T"], "doc_id": ["a", "b"], "relevance": [1, 0]})
-    once = evaluate_run(run, qrels, ["AP", "nDCG"]).per_query
+    once = evaluate_run(run, qrels, ["AP", "nDCG"]).per_query()
     # the same judgment twice (the string-id join falls back to the boundary): kept once
-    twice = evaluate_run(run, pd.concat([qrels, qrels.iloc[[0]]]), ["AP", "nDCG"]).per_query
+    twice = evaluate_run(run, pd.concat([qrels, qrels.iloc[[0]]]), ["AP", "nDCG"]).per_query()
     pd.testing.assert_frame_equal(once, twice)
     conflict = pd.concat([qrels, qrels.iloc[[0]].assign(relevance=2)], ignore_index=True)
     with pytest.raises(JudgmentError) as exc:
