@@ -66,8 +66,12 @@ class EvaluationResult(Protocol):
 
     @property
     def means(self) -> dict[str, float]:
-        """``{measure: value}`` of :meth:`summary`."""
-        ...
+        """``{measure: value}`` of :meth:`summary` (ir_measures' ``calc_aggregate``).
+
+        Shared by the classes that subclass the protocol explicitly.
+        """
+        s = self.summary()
+        return dict(zip(s["measure"], s["value"].astype(float), strict=True))
 
 
 def summarise_long(

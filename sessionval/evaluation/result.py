@@ -26,7 +26,7 @@ from ..measures.session import normalise
 from .chunks import ChunkContext, concat_parts, run_chunk
 from .config import SessionConfig
 from .engine import Engine
-from .protocol import LegacySummary, summarise_long
+from .protocol import EvaluationResult, LegacySummary, summarise_long
 
 __all__ = [
     "QUERY_IDS",
@@ -67,7 +67,7 @@ class Positions:
 
 
 @dataclass(frozen=True)
-class SessionEvaluation:
+class SessionEvaluation(EvaluationResult):
     """Result of :func:`evaluate`: per-query and per-session scores and the tables.
 
     Per-position vectors are not kept (a million sessions have tens of millions of
@@ -488,12 +488,6 @@ class SessionEvaluation:
         table = pd.concat([self.long("session"), self.long("query")], ignore_index=True)
         legacy = {**self.counts(), "config": self.config.model_dump(mode="json")}
         return LegacySummary.of(summarise_long(table, names, how), legacy)
-
-    @property
-    def means(self) -> dict[str, float]:
-        """``{measure: value}`` of :meth:`summary`."""
-        s = self.summary()
-        return dict(zip(s["measure"], s["value"].astype(float), strict=True))
 
     def counts(self) -> dict[str, int]:
         """Return the counts a report needs (sessions, queries, unjudged, empty ideals)."""

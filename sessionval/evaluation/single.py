@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..errors import SessionvalError
 from ..measures.registry import Measure
-from .protocol import LegacyLongTable, summarise_long
+from .protocol import EvaluationResult, LegacyLongTable, summarise_long
 
 __all__ = [
     "SingleEvaluation",
@@ -22,7 +22,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class SingleEvaluation:
+class SingleEvaluation(EvaluationResult):
     """Result of :func:`~sessionval.evaluation.lists.evaluate_lists` and ``evaluate_run``.
 
     Parameters
@@ -111,12 +111,6 @@ class SingleEvaluation:
         """
         how = {repr(m): m.definition.aggregate for m in self.measures}
         return summarise_long(self.values, [repr(m) for m in self.measures], how)
-
-    @property
-    def means(self) -> dict[str, float]:
-        """Mean of each measure by canonical name (ir_measures' ``calc_aggregate``)."""
-        s = self.summary()
-        return dict(zip(s["measure"], s["value"].astype(float), strict=True))
 
     def counts(self) -> dict[str, int]:
         """Lists evaluated, skipped, with an empty recall base; unjudged and negative rows."""
