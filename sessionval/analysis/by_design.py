@@ -36,6 +36,7 @@ import pandas as pd
 
 from .._types import FloatArray
 from ..errors import StatisticsError
+from .absorb import demean_within, indicator_columns
 from .compare import COMPARISON_COLUMNS, blocked_scores, compare_systems
 from .design import Design, detect_design
 from .multiple import ROUNDING, adjust_p, pair_indices
@@ -282,22 +283,10 @@ def _welch(keys: pd.DataFrame, y: FloatArray, a: str, b: str, confidence: float)
     return out
 
 
-def _factor_columns(values: pd.Series) -> FloatArray:
-    """Treatment-coded indicator columns of a factor (first level in sorted order dropped)."""
+def _sorted_codes(values: pd.Series) -> tuple[npt.NDArray[np.intp], int]:
+    """Codes of a factor's levels in sorted order (the first sorted level is the reference)."""
     codes, levels = pd.factorize(values, sort=True)
-    x = np.zeros((len(values), max(len(levels) - 1, 0)))
-    hit = np.flatnonzero(codes > 0)
-    x[hit, codes[hit] - 1] = 1.0
-    return x
-
-
-def _demeaned(x: FloatArray, codes: npt.NDArray[np.intp], n_groups: int) -> FloatArray:
-    """Each column of ``x`` minus its mean within the groups ``codes`` (0 .. n_groups-1)."""
-    counts = np.bincount(codes, minlength=n_groups).astype(np.float64)
-    means = np.column_stack(
-        [np.bincount(codes, weights=col, minlength=n_groups) / counts for col in x.T]
-    ).reshape(n_groups, x.shape[1])
-    return np.asarray(x - means[codes], dtype=np.float64)
+    return codes, len(levels)
 
 
 def _blocked_ols(
@@ -354,10 +343,10 @@ def _blocked_ols(
     absorbed = max(factors, key=lambda c: k[c].nunique())
     codes = pd.factorize(k[absorbed])[0]
     n_absorbed = int(codes.max()) + 1
-    blocks = [_factor_columns(k[c]) for c in factors if c != absorbed]
+    blocks = [indicator_columns(*_sorted_codes(k[c])) for c in factors if c != absorbed]
     n_columns = 2 + (n_absorbed - 1) + sum(b.shape[1] for b in blocks)
-    x = _demeaned(np.column_stack([is_a.astype(np.float64), *blocks]), codes, n_absorbed)
-    y_within = _demeaned(yk, codes, n_absorbed)
+    x = demean_within(np.column_stack([is_a.astype(np.float64), *blocks]), codes, n_absorbed)
+    y_within = demean_within(yk, codes, n_absorbed)
     pinv = np.linalg.pinv(x)
     rank = n_absorbed + int(np.linalg.matrix_rank(x))
     df = len(k) - rank

@@ -31,8 +31,9 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from .._types import FloatArray, IntArray
+from .._types import FloatArray
 from ..errors import StatisticsError
+from .absorb import demean_within, indicator_columns
 from .reformulation_types import GROUP_ORDER
 
 __all__ = [
@@ -85,13 +86,6 @@ def _independent(x: FloatArray, names: list[str]) -> tuple[list[int], list[str]]
         if np.linalg.matrix_rank(x[:, [*kept, j]]) > len(kept):
             kept.append(j)
     return kept, [n for j, n in enumerate(names) if j not in kept]
-
-
-def _demean(x: FloatArray, codes: IntArray) -> FloatArray:
-    """Each column minus its mean within each level of ``codes``."""
-    means = pd.DataFrame(x).groupby(codes).transform("mean").to_numpy(np.float64)
-    out: FloatArray = x - means
-    return out
 
 
 def strategy_model(
@@ -164,7 +158,7 @@ def strategy_model(
         ]
         return empty
     dummies = [
-        np.eye(int(codes[b].max()) + 1)[codes[b]][:, 1:] for b in others if codes[b].max() > 0
+        indicator_columns(codes[b], int(codes[b].max()) + 1) for b in others if codes[b].max() > 0
     ]
     x = np.column_stack([data[terms].to_numpy(np.float64), *dummies]) if terms else None
     y = data["y"].to_numpy(np.float64)
@@ -180,7 +174,8 @@ def strategy_model(
             f"{len(terms)} varying strategies"
         ]
         return empty
-    xd, yd = _demean(x, group), _demean(y[:, None], group)[:, 0]  # the intercept/block out
+    xd = demean_within(x, group, levels)  # the intercept/block out
+    yd = demean_within(y[:, None], group, levels)[:, 0]
     names = [*terms, *(f"dummy{j}" for j in range(x.shape[1] - len(terms)))]
     cols, dropped = _independent(xd, names)
     dropped = [d for d in dropped if not d.startswith("dummy")]

@@ -1,0 +1,48 @@
+"""Blocks of a least-squares model: indicator columns, and a block absorbed by demeaning.
+
+A block factor of many levels (50,000 searchers) as dummy columns would need memory of
+sessions × levels.  By the Frisch-Waugh-Lovell theorem, demeaning the outcome and the
+other columns within that block gives the same coefficients, residuals and (with the
+block's levels counted in the degrees of freedom) the same t tests as its dummies
+(Frisch & Waugh 1933, Econometrica 1(4), 387-401; Lovell 1963, JASA 58(304), 993-1010).
+Used by the blocks model of :mod:`sessionval.analysis.by_design` and the strategy model
+of :mod:`sessionval.analysis.reformulation_strategies`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from .._types import FloatArray
+
+__all__ = ["demean_within", "indicator_columns"]
+
+
+def indicator_columns(codes: npt.NDArray[np.integer], n_levels: int) -> FloatArray:
+    """Treatment-coded indicators of a factor's ``codes`` (0 .. n_levels-1; level 0 dropped).
+
+    Examples
+    --------
+    >>> indicator_columns(np.array([0, 2, 1, 2]), 3).tolist()
+    [[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]
+    """
+    x = np.zeros((len(codes), max(n_levels - 1, 0)))
+    hit = np.flatnonzero(codes > 0)
+    x[hit, codes[hit] - 1] = 1.0
+    return x
+
+
+def demean_within(x: FloatArray, codes: npt.NDArray[np.integer], n_groups: int) -> FloatArray:
+    """Each column of ``x`` minus its mean within the groups ``codes`` (0 .. n_groups-1).
+
+    Examples
+    --------
+    >>> demean_within(np.array([[1.0], [3.0], [5.0]]), np.array([0, 0, 1]), 2).ravel().tolist()
+    [-1.0, 1.0, 0.0]
+    """
+    counts = np.bincount(codes, minlength=n_groups).astype(np.float64)
+    means = np.column_stack(
+        [np.bincount(codes, weights=col, minlength=n_groups) / counts for col in x.T]
+    ).reshape(n_groups, x.shape[1])
+    return np.asarray(x - means[codes], dtype=np.float64)
