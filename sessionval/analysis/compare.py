@@ -285,6 +285,8 @@ def compare_systems(
             "compare_systems: design= and block= apply to a per-session table (session_id, "
             "system_id, ...), not to the long system, topic, measure, value table"
         )
+    # how each measure summarises (score_runs records it): GMAP's means are geometric
+    aggregate = dict(scores.attrs.get("aggregate", {}))
     scores, wanted = with_measures(scores, measures, measure_column, value)
     names = levels_in_order(scores[system]) if systems is None else [str(s) for s in systems]
     if len(names) < 2:
@@ -321,6 +323,7 @@ def compare_systems(
             seed=seed,
             effect_size=effect_size,
             unit=unit,
+            aggregate=aggregate.get(m, "mean"),
         )
         parts.append(table)
         notes += note
@@ -379,8 +382,14 @@ def _compare_matrix(
     seed: int,
     effect_size: EffectSize,
     unit: str = "topic",
+    aggregate: str = "mean",
 ) -> tuple[pd.DataFrame, list[str]]:
     """One measure's rows of :func:`compare_systems`, and remarks on them (``unit``: a block).
+
+    ``aggregate`` is how the measure summarises (``MeasureDef.aggregate``): for
+    ``exp_mean`` (GMAP, whose per-topic values are logs) ``mean_a`` and ``mean_b`` are
+    the geometric means over the pair's topics, while ``diff``, the interval, the test
+    and the effect size stay on the per-topic logs, where the test is valid.
 
     Under ``tukey-hsd`` every column of a row is computed on the complete block (the
     blocks scored for every system): ``n``, the means, ``diff``, the unadjusted test,
@@ -460,14 +469,21 @@ def _compare_matrix(
             f"--resamples {need} or more, --correction tukey-hsd (randomised Tukey HSD), "
             "or the paired t test"
         )
+    mean_a, mean_b = res.mean_a, res.mean_b
+    if aggregate == "exp_mean":
+        mean_a, mean_b = np.exp(mean_a), np.exp(mean_b)
+        notes.append(
+            f"{measure}: mean_a and mean_b are geometric means (exp of the mean per-{unit} "
+            f"log); diff, its interval, the test and the effect size are on the logs"
+        )
     table = pd.DataFrame(
         {
             "measure": measure,
             "a": [names[i] for i in ia],
             "b": [names[i] for i in ib],
             "n": res.n,
-            "mean_a": res.mean_a,
-            "mean_b": res.mean_b,
+            "mean_a": mean_a,
+            "mean_b": mean_b,
             "diff": res.diff,
             "ci_low": ci_low,
             "ci_high": ci_high,

@@ -9,7 +9,7 @@ scores (NaN, or no row, marks a missing score).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -136,13 +136,31 @@ def system_means(
     topic: str = "topic",
     value: str = "value",
     measure_column: str = "measure",
+    how: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """Mean score of each system on each measure over the topics it was scored on.
+    """Each system's score on each measure over the topics it was scored on.
+
+    Each measure is aggregated as it declares (``MeasureDef.aggregate``, as
+    ``evaluate`` summarises it): the mean; the sum for a count (trec_eval's
+    ``num_ret``); ``exp`` of the mean for a per-topic log (``GMAP``, trec_eval's
+    ``gm_map``, whose per-topic values are ``log(max(AP, 1e-5))``).
+
+    Parameters
+    ----------
+    scores
+        Tidy per-topic scores.
+    system, topic, value, measure_column
+        Column names of ``scores``.
+    how
+        ``measure -> "mean" | "sum" | "exp_mean"``; by default the mapping
+        :func:`~sessionval.evaluation.runs.score_runs` records in
+        ``scores.attrs["aggregate"]`` (the mean for a measure not named).
 
     Returns
     -------
     pandas.DataFrame
-        ``system, measure, n, mean`` (systems and measures in the table's order).
+        ``system, measure, n, mean`` (systems and measures in the table's order;
+        ``mean`` is the aggregate, named for the common case).
 
     Examples
     --------
@@ -150,16 +168,30 @@ def system_means(
     ...                   "measure": "AP", "value": [0.5, 0.25, 1.0]})
     >>> system_means(t).to_numpy().tolist()
     [['A', 'AP', 2, 0.375], ['B', 'AP', 1, 1.0]]
+    >>> logs = t.assign(measure="GMAP", value=np.log([0.5, 0.125, 1.0]))
+    >>> system_means(logs, how={"GMAP": "exp_mean"})["mean"].round(6).tolist()
+    [0.25, 1.0]
     """
+    kinds = dict(how if how is not None else scores.attrs.get("aggregate", {}))
     scores, measures = with_measures(scores, None, measure_column, value)
     _check_finite(scores, system, topic, value, measure_column)
     names = levels_in_order(scores[system])
     g = scores.groupby(
         [scores[system].astype(str), scores[measure_column].astype(str)], sort=False
     )[value]
-    agg = pd.DataFrame({"n": g.count(), "mean": g.mean()})
+    agg = pd.DataFrame({"n": g.count(), "mean": g.mean(), "sum": g.sum()})
     index = pd.MultiIndex.from_product([names, measures])
     agg = agg.reindex(index).dropna(subset=["mean"]).reset_index()
-    agg.columns = ["system", "measure", "n", "mean"]
+    agg.columns = ["system", "measure", "n", "mean", "sum"]
+    kind = agg["measure"].map(lambda m: kinds.get(m, "mean")).to_numpy(dtype=object)
+    mean = agg["mean"].to_numpy(dtype=np.float64)
+    agg["mean"] = np.where(
+        kind == "sum",
+        agg["sum"].to_numpy(dtype=np.float64),
+        np.where(kind == "exp_mean", np.exp(mean), mean),
+    )
     agg["n"] = agg["n"].astype(np.int64)
-    return agg
+    out = agg.drop(columns="sum")
+    # what "mean" is for measures that are not a mean (named in tables' legends)
+    out.attrs["aggregate"] = {m: k for m, k in kinds.items() if k != "mean" and m in measures}
+    return out

@@ -96,7 +96,9 @@ def score_runs(
     -------
     pandas.DataFrame
         One row per run × topic × measure with a defined value; ``system`` and
-        ``measure`` are categorical in the order given, ``topic`` is a string.
+        ``measure`` are categorical in the order given, ``topic`` is a string;
+        ``attrs["aggregate"]`` maps each measure to how it summarises over topics
+        (``MeasureDef.aggregate``).
     """
     sc = scoring or RunScoring()
     ms = parse_measures(list(measures))
@@ -129,4 +131,6 @@ def score_runs(
     out = pd.concat(parts, ignore_index=True)
     out["system"] = pd.Categorical(out["system"], categories=list(runs))
     out["measure"] = pd.Categorical(out["measure"], categories=names)
+    # how each measure summarises over topics (analysis.system_means reads it)
+    out.attrs["aggregate"] = {repr(m): m.definition.aggregate for m in ms}
     return out

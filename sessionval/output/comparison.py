@@ -241,6 +241,24 @@ def procedure_text(test: str, correction: str, *, latex: bool = False) -> str:
     return f"{_TEST_NAMES.get(test, test)}, {_CORRECTION_NAMES.get(correction, correction)}"
 
 
+_AGGREGATE_TEXT = {"sum": "sum over topics", "exp_mean": "geometric mean over topics"}
+
+
+def aggregate_legend(means: pd.DataFrame) -> str:
+    """The legend's words for the measures whose summary is not a mean (``""`` if none).
+
+    Examples
+    --------
+    >>> m = pd.DataFrame(columns=["system", "measure", "n", "mean"])
+    >>> m.attrs["aggregate"] = {"GMAP": "exp_mean", "NumRet": "sum"}
+    >>> aggregate_legend(m)
+    ' (GMAP: geometric mean over topics; NumRet: sum over topics)'
+    """
+    kinds = means.attrs.get("aggregate", {})
+    parts = [f"{m}: {_AGGREGATE_TEXT.get(k, k)}" for m, k in kinds.items()]
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def comparison_latex(
     comparison: pd.DataFrame,
     means: pd.DataFrame,
@@ -282,7 +300,8 @@ def comparison_latex(
         r"\begin{table}[t]",
         r"\centering",
         r"\caption{"
-        + f"{caption} Bold: best in the column. A superscript letter marks a significant "
+        + f"{caption[:-1] if caption.endswith('.') else caption}{aggregate_legend(means)}. "
+        f"Bold: best in the column. A superscript letter marks a significant "
         f"improvement over the system of that letter ({procedure}, $\\alpha = {alpha:g}$).}}",
         f"\\label{{{label}}}",
         r"\begin{tabular}{ll" + "r" * len(measures) + "}",

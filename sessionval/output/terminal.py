@@ -190,7 +190,7 @@ def comparison_table(
     significant improvement over the run of that letter (paired t test, Holm correction,
     alpha = 0.05).
     """
-    from .comparison import procedure_text, significance_marks
+    from .comparison import aggregate_legend, procedure_text, significance_marks
 
     marks = significance_marks(comparison, means)
     # each cell is (mean, letters): the means line up, their letters follow them
@@ -207,8 +207,10 @@ def comparison_table(
             cells.append((text, letters if over else ""))
         rows.append(cells)
     header = ["", "run", *marks.measures]
+    kinds = aggregate_legend(means)  # a sum or geometric mean gets its own line
     legend = (
-        "Mean of each run. Bold: the best of each measure. A superscript letter marks a\n"
+        (f"Mean of each run{kinds}.\n" if kinds else "Mean of each run. ")
+        + "Bold: the best of each measure. A superscript letter marks a\n"
         "significant improvement over the run of that letter "
         f"({procedure_text(test, correction)},\nalpha = {alpha:g})."
     )

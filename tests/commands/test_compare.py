@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from sessionval.analysis.score_table import system_means
 from sessionval.cli import main
 from sessionval.errors import InputFormatError
 from sessionval.io.trec import read_qrels
@@ -156,3 +157,30 @@ def test_compare_per_topic_scores_are_evaluates(tmp_path, capsys):
         keys = zip(got.topic, got.measure.astype(str), strict=True)
         have = dict(zip(keys, got.value, strict=True))
         assert have == pytest.approx(want)
+
+
+def test_compare_summarises_gmap_and_counts_as_evaluate_does(tmp_path, capsys):
+    # GMAP's per-topic values are logs and NumRet is a count: the runs' scores are
+    # evaluate's summary (geometric mean, sum), not the plain mean of the topic values
+    qrels, runs = trec_runs(tmp_path)
+    want = {}
+    for path in runs:
+        args = ["evaluate", str(qrels), str(path), "--format", "jsonl"]
+        assert main([*args, "-m", "GMAP", "-m", "NumRet"]) == 0
+        rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        want[run_name(path)] = {r["measure"]: r["value"] for r in rows if r["query_id"] == "all"}
+    scores = score_runs(load_runs(runs), read_qrels(qrels), ["GMAP", "NumRet"])
+    means = system_means(scores)
+    for s, m, v in zip(means.system, means.measure, means["mean"], strict=True):
+        assert v == pytest.approx(want[s][m])
+    plain = scores[scores.measure == "GMAP"].groupby("system", observed=True)["value"].mean()
+    assert not plain.to_numpy() == pytest.approx(means[means.measure == "GMAP"]["mean"])
+    assert main(["compare", str(qrels), *map(str, runs), "-m", "GMAP"]) == 0
+    out, err = capsys.readouterr()
+    row = pd.read_csv(pd.io.common.StringIO(out), sep="\t").iloc[0]
+    assert row["mean_a"] == pytest.approx(want[row["a"]]["GMAP"])
+    assert "geometric means" in err
+    assert main(["compare", str(qrels), *map(str, runs), "-m", "GMAP", "-m", "NumRet",
+                 "--format", "table"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "GMAP: geometric mean over topics; NumRet: sum over topics" in out
