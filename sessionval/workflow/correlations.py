@@ -116,14 +116,18 @@ def _figure(
     ext = "parquet" if len(per_session) > RASTER_POINTS else "csv"
     points = f"figures/rating_correlations.{ext}"
     outputs.write_frame(points, _points(per_session, measures, ratings))
-    written = plots.save_figure(fig, outputs.root / "figures" / "rating_correlations")
+    formats = settings.figures.formats  # [figures] formats, as every other figure
+    written = plots.save_figure(
+        fig, outputs.root / "figures" / "rating_correlations", formats=formats
+    )
     outputs.add(*written)
+    svg = [p for p in written if p.suffix == ".svg"]
     return (
         ReportFigure(
             "Each measure against each rating",
             plots.figure_bytes(fig, "png", dpi=110),
             caption="One point per session; the black line joins the mean per rating "
             f"level (the points: {points}). " + plots.params_text(params),
-            svg=written[1].read_bytes(),
+            svg=svg[0].read_bytes() if svg else None,
         ),
     )

@@ -97,6 +97,8 @@ def test_run_succeeds_on_every_design(design, tmp_path, png_only):
     html = (out / "report.html").read_text(encoding="utf-8")
     drawn = len(list((out / "figures").glob("*.png")))
     assert html.count("<img ") == drawn >= 1
+    # [figures] formats holds for every figure, the rating correlations included
+    assert not list((out / "figures").glob("*.svg")) and not list((out / "figures").glob("*.pdf"))
     # a figure of the papers (nine) that could not be drawn is named in the report's notes;
     # the rating-correlation figure (issue 13) comes with sessions that carry ratings, the
     # two reformulation figures (issue 27) with sessions of more than one query
