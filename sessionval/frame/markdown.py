@@ -26,12 +26,12 @@ def frame_schema_markdown() -> str:
     parts = [
         "# The columnar frame",
         "",
-        "Every loader ends in a `SessionFrame` (`sessionval/frame/tables.py`): linked tables, one row per",
-        "session, per query and per result, with ids as categoricals (integer codes). Judgments",
-        "are a separate `JudgmentFrame`. Results are sorted by `query_idx`, then `rank`, so query",
-        "`i` owns the rows `offsets[i]:offsets[i + 1]` of `SessionFrame.query_offsets()`: the",
-        "segment layout every measure kernel uses. Generated from the code by",
-        "`sessionval.frame.frame_schema_markdown()`; do not edit by hand.",
+        "Every loader ends in a `SessionFrame` (`sessionval/frame/tables.py`): linked tables,",
+        "one row per session, per query and per result, with ids as categoricals (integer",
+        "codes). Judgments are a separate `JudgmentFrame`. Results are sorted by `query_idx`,",
+        "then `rank`, so query `i` owns the rows `offsets[i]:offsets[i + 1]` of",
+        "`SessionFrame.query_offsets()`: the segment layout every measure kernel uses. Generated",
+        "from the code by `sessionval.frame.frame_schema_markdown()`; do not edit by hand.",
     ]
     for title, columns in (
         ("sessions", SESSION_COLUMNS),
