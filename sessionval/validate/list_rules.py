@@ -19,7 +19,7 @@ import numpy.typing as npt
 from .._types import BoolArray, IntArray
 from ..rules import check_one_to_n, check_unique_within
 from .fields import take_rows
-from .order import CHECK_CHUNK, Boundaries, Ranks, RowKeys, RowOrder, SessionRows
+from .order import CHECK_CHUNK, Ranks, RowKeys, RowOrder, SessionRows
 
 __all__ = [
     "REPEATED_DOCUMENT",
@@ -51,11 +51,13 @@ class ListChecks:
 
 
 def check_results(
-    rows: SessionRows, ranks: Ranks, keys: RowKeys, order: RowOrder, bounds: Boundaries
+    rows: SessionRows, ranks: Ranks, keys: RowKeys, order: RowOrder, query_start: BoolArray
 ) -> ListChecks:
     """Phase "checking ranks and documents": ranks 1..k per query, each document once.
 
-    Checked in pieces of whole queries, so the temporaries stay bounded.
+    ``query_start``: whether each sorted row starts a query
+    (:attr:`~sessionval.validate.order.Boundaries.query_start`).  Checked in pieces of
+    whole queries, so the temporaries stay bounded.
     """
     coll = rows.coll
     n_q = order.n_queries
@@ -77,8 +79,8 @@ def check_results(
     rank_s = take_rows(ranks.ranks, order.order)
     doc_s = take_rows(ranks.doc_codes, order.order)
     repeated: list[IntArray] = []
-    for a, b in _segment_bounds(bounds.query_start, CHECK_CHUNK):
-        in_order = ranks_in_order(res_mask[a:b], rank_s[a:b], bounds.query_start[a:b])
+    for a, b in _segment_bounds(query_start, CHECK_CHUNK):
+        in_order = ranks_in_order(res_mask[a:b], rank_s[a:b], query_start[a:b])
         if in_order:
             res = res_mask[a:b]
             # ranks 1..k in turn: a repeat is the rule's only possible problem here

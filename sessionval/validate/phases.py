@@ -80,11 +80,14 @@ def check_flat(
     order, bounds = order_rows(rows, ranks, keys)
     tick(phases[2])
     sessions = check_sessions(rows, order, bounds)
-    tick(phases[3])
-    lists = check_results(rows, ranks, keys, order, bounds)
-    # the query and session starts are read by no later phase, the rows' keys only by the
-    # lenient repair of repeated documents
+    # the sorted rows' positions and session starts are read by no later phase
+    query_start = bounds.query_start
     del bounds
+    tick(phases[3])
+    lists = check_results(rows, ranks, keys, order, query_start)
+    # the query starts are read by no later phase, the rows' keys only by the lenient
+    # repair of repeated documents
+    del query_start
     kept_keys = keys if lists.repeated_docs else None
     del keys
     tick(phases[4])

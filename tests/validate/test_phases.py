@@ -119,7 +119,7 @@ def test_check_sessions_one_topic_per_session_and_positions():
 
 def test_check_results_counts_results_per_query():
     rows, ranks, keys, order, bounds = ordered(small_flat())
-    lists = check_results(rows, ranks, keys, order, bounds)
+    lists = check_results(rows, ranks, keys, order, bounds.query_start)
     assert lists.n_results.tolist() == [2, 0, 1]
     assert lists.result_sorted.tolist() == [True, True, False, True]
     assert not rows.coll.problems and lists.query_of_row is None
@@ -129,7 +129,7 @@ def test_check_results_ranks_and_duplicates():
     rows, ranks, keys, order, bounds = ordered(
         small_flat(rank=[1, 3, None, 1], doc_id=["a", "a", None, "a"])
     )
-    lists = check_results(rows, ranks, keys, order, bounds)
+    lists = check_results(rows, ranks, keys, order, bounds.query_start)
     assert {p.field for p in rows.coll.problems} == {"rank", "doc_id"}
     assert rows.coll.bad_sessions == {0}
     assert [r.tolist() for r in lists.repeated_docs] == [[1]]
