@@ -122,17 +122,21 @@ def ranks_in_order(result: BoolArray, ranks: npt.NDArray[np.int32], query_start:
 
 
 def first_repeated_document(
-    lists: npt.NDArray[np.integer[Any]], docs: npt.NDArray[np.integer[Any]]
+    lists: npt.NDArray[np.integer[Any]],
+    docs: npt.NDArray[np.integer[Any]],
+    *,
+    block: int = CHECK_CHUNK,
 ) -> int:
     """The first row that repeats a document listed before it in its list, or -1.
 
     ``lists``: the list of each row, the rows of a list contiguous and the lists in
-    ascending order; ``docs``: non-negative document codes.  Each row gets the cell
-    ``(list, position in list)`` of a dense table, and sorting each table row (short
-    rows of codes: vectorised) finds a repeat as two equal neighbours, without the sort
-    of 64-bit keys over all rows; padding cells hold distinct negative values, which
-    never equal a code or each other.  When the table would be mostly padding (one long
-    list among short ones), :func:`repeated_documents` decides.
+    ascending order; ``docs``: non-negative document codes; ``block``: rows per piece of
+    whole lists (bounds the temporaries).  Each row gets the cell ``(list, position in
+    list)`` of a dense table, and sorting each table row (short rows of codes:
+    vectorised) finds a repeat as two equal neighbours, without the sort of 64-bit keys
+    over all rows; padding cells hold distinct negative values, which never equal a code
+    or each other.  When the table would be mostly padding (one long list among short
+    ones), :func:`repeated_documents` decides.
 
     Examples
     --------
@@ -144,7 +148,23 @@ def first_repeated_document(
     n = len(docs)
     if n < 2:
         return -1
-    starts = np.flatnonzero(np.concatenate(([True], lists[1:] != lists[:-1])))
+    list_start = np.empty(n, dtype=bool)
+    list_start[0] = True
+    np.not_equal(lists[1:], lists[:-1], out=list_start[1:])
+    # pieces of whole lists in row order: the first piece with a repeat holds the first one
+    for a, b in _segment_bounds(list_start, block):
+        found = _first_in_piece(list_start[a:b], lists[a:b], docs[a:b])
+        if found >= 0:
+            return a + found
+    return -1
+
+
+def _first_in_piece(
+    list_start: BoolArray, lists: npt.NDArray[np.integer[Any]], docs: npt.NDArray[np.integer[Any]]
+) -> int:
+    """:func:`first_repeated_document` on rows that start with a list's first row."""
+    n = len(docs)
+    starts = np.flatnonzero(list_start)
     lengths = np.diff(starts, append=n)
     n_lists, width = len(starts), int(lengths.max())
     if n_lists * width > _DENSE_SLACK * n + 1024 or int(docs.max()) >= 2**31:

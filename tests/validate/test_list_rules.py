@@ -23,8 +23,10 @@ def _brute_force(lists: list[int], docs: list[int]) -> int:
 def test_first_repeated_document_is_the_first_later_copy(lists_of_docs):
     lists = [i for i, docs in enumerate(lists_of_docs) for _ in docs]
     docs = [d for ds in lists_of_docs for d in ds]
-    got = first_repeated_document(np.array(lists, dtype=np.int32), np.array(docs, dtype=np.int32))
-    assert got == _brute_force(lists, docs)
+    expected = _brute_force(lists, docs)
+    q, d = np.array(lists, dtype=np.int32), np.array(docs, dtype=np.int32)
+    assert first_repeated_document(q, d) == expected
+    assert first_repeated_document(q, d, block=5) == expected  # in pieces of whole lists
 
 
 def test_a_sparse_table_gives_the_same_row_as_a_dense_one():
