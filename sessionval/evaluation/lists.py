@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from .._types import FloatArray
@@ -43,6 +44,7 @@ from ..validate.judgments import (
     judgments_from_table,
     pick_column,
 )
+from ..validate.list_rules import repeated_documents
 from .engine import ItemMapper
 from .inputs import nested_table, run_and_qrels
 from .single import SingleEvaluation
@@ -296,7 +298,7 @@ def _located(
     qrels: str | None,
 ) -> SessionvalError:
     """``exc`` about the run read from ``run``, with the file and, for repeats, every line."""
-    dup = table.duplicated(["query_id", "doc_id"], keep=False).to_numpy()
+    dup = _repeated_pairs(table)
     if not dup.any():
         text = str(exc)  # a message naming the qrels file is about the qrels: left as it is
         named = str(run) in text or (qrels is not None and qrels in text)
@@ -321,6 +323,21 @@ def _located(
     return InputFormatError(
         f"{run}: {len(groups)} repeated document(s) in the run{more}:\n" + "\n".join(msgs)
     )
+
+
+def _repeated_pairs(table: pd.DataFrame) -> npt.NDArray[np.bool_]:
+    """Rows of a (query, document) listed more than once in the run, every copy marked.
+
+    The repeats are found by the one detection of :mod:`sessionval.validate.list_rules`
+    on the rows grouped by query.
+    """
+    q, _ = pd.factorize(table["query_id"])
+    d, d_ids = pd.factorize(table["doc_id"])
+    order = np.argsort(q, kind="stable")
+    later = order[repeated_documents(q[order], d[order])]
+    key = q.astype(np.int64) * max(len(d_ids), 1) + d
+    marked: npt.NDArray[np.bool_] = np.isin(key, key[later])
+    return marked
 
 
 def _lists(

@@ -1,9 +1,9 @@
 """The last phase of :func:`~sessionval.validate.flat.frame_from_flat`: assemble the tables.
 
-From the checked :class:`~sessionval.validate.phases.LoadState` and the rows to
-keep, build the ``sessions``, ``queries`` and ``results`` tables of the
+From the results of the checks (:class:`~sessionval.validate.phases.Checked`) and the
+rows to keep, build the ``sessions``, ``queries`` and ``results`` tables of the
 :class:`~sessionval.frame.SessionFrame` (accepted sessions only, renumbered).  Each
-array of the state is released as soon as its column is built.
+per-row array is released as soon as its column is built.
 """
 
 from __future__ import annotations
@@ -20,7 +20,10 @@ from ..frame import FLAT_COLUMNS, SessionFrame
 from ..models.judgments import GradeScale
 from .fields import compact_categorical
 from .memory import release_free_memory
-from .phases import ENTITY_COLUMNS, LoadState, queries_per_row
+from .order import RowOrder, SessionRows
+from .phases import Checked
+from .session_rules import ENTITY_COLUMNS
+from .sources import Columns
 
 __all__ = [
     "build_frame",
@@ -47,14 +50,15 @@ class _Kept:
     q_new: npt.NDArray[np.int32]  # new query index of each old query
 
 
-def _kept(st: LoadState, keep: BoolArray | None) -> _Kept:
-    n_q = st.n_queries
-    q_keep = np.ones(n_q, dtype=bool) if keep is None else keep[st.q_first_sorted]
-    s_keep = np.ones(len(st.s_first), dtype=bool) if keep is None else keep[st.s_first_sorted]
-    res_kept = st.res_mask if keep is None else st.res_mask & keep
-    kept_sessions = st.sc[st.s_first_sorted][s_keep]  # codes of kept sessions, in order
-    sess_names = st.names[kept_sessions]
-    new_code = np.full(len(st.names) + 1, -1, dtype=np.int32)
+def _kept(rows: SessionRows, order: RowOrder, checked: Checked, keep: BoolArray | None) -> _Kept:
+    sessions, res_mask = checked.sessions, checked.lists.result_sorted
+    q_keep = np.ones(order.n_queries, dtype=bool) if keep is None else keep[order.q_first_sorted]
+    s_keep = np.ones(len(order.s_first), dtype=bool) if keep is None else keep[order.s_first_sorted]
+    res_kept = res_mask if keep is None else res_mask & keep
+    # codes of kept sessions, in order
+    kept_sessions = order.session_sorted[order.s_first_sorted][s_keep]
+    sess_names = rows.names[kept_sessions]
+    new_code = np.full(len(rows.names) + 1, -1, dtype=np.int32)
     new_code[kept_sessions] = np.arange(len(kept_sessions), dtype=np.int32)
     return _Kept(
         s_keep=s_keep,
@@ -62,33 +66,47 @@ def _kept(st: LoadState, keep: BoolArray | None) -> _Kept:
         res_kept=res_kept,
         sess_names=sess_names,
         sess_cat=pd.CategoricalDtype(pd.Index(sess_names, dtype="string"), ordered=False),
-        q_rows=st.q_first[q_keep],
-        q_sess=new_code[st.q_session[q_keep]],
-        q_pos=st.q_pos[q_keep].astype(np.int16),
+        q_rows=order.q_first[q_keep],
+        q_sess=new_code[sessions.q_session[q_keep]],
+        q_pos=sessions.q_pos[q_keep].astype(np.int16),
         q_new=(np.cumsum(q_keep, dtype=np.int64) - 1).astype(np.int32),  # renumber kept queries
     )
 
 
 def build_frame(
-    st: LoadState, keep: BoolArray | None, *, grade_scale: GradeScale | None
+    handed: list[Checked], keep: BoolArray | None, *, grade_scale: GradeScale | None
 ) -> SessionFrame:
     """Phase "building tables": the sessions, queries and results of the accepted sessions.
 
-    Consumes the state: each array is released as soon as its column is built.
+    Parameters
+    ----------
+    handed
+        A list holding the caller's only reference to the results of the checks; emptied
+        here, so that each per-row array is freed as soon as its column is built (the
+        peak of a large load stays near the size of the frame).
+    keep
+        The sorted rows of accepted sessions (:func:`~sessionval.validate.settle.settle`),
+        ``None`` when all are kept.
+    grade_scale
+        The searchers' grade scale, kept with the frame.
     """
-    k = _kept(st, keep)
-    del st.res_mask
+    checked = handed.pop()
+    rows = checked.rows
+    k = _kept(rows, checked.order, checked, keep)
     # from here on only the query text and the result text are read from the source: a source
     # holding columns in memory (JSON-lines) frees the others before the tables are built
-    st.src.release(("query_text", *_RESULT_TEXT))
+    src, source = rows.src, rows.source
+    src.release(("query_text", *_RESULT_TEXT))
     release_free_memory()
-    # the problems are settled: the session code per row is needed only as ``st.sc`` (the same
-    # array when rows are in order), freed with the results table
-    del st.s_codes
-    st.coll.session_codes = np.zeros(0, dtype=np.int32)
-    sessions = _sessions_table(st, k)
-    queries = _queries_table(st, k, sessions["topic_id"])
-    results = _results_table(st, k, keep)
+    # the problems are settled: the collector no longer needs the session code of each row
+    rows.coll.session_codes = np.zeros(0, dtype=np.int32)
+    sessions = _sessions_table(checked, k)
+    queries = _queries_table(checked, k, sessions["topic_id"])
+    docs = _Documents(checked.ranks.doc_categories, checked.ranks.doc_all_used)
+    arrays = _row_arrays(checked)
+    # the per-row arrays now live in ``arrays`` only: each is freed where its column is built
+    del checked, rows
+    results = _results_table(arrays, k, keep, src, docs)
     return SessionFrame(
         sessions=sessions,
         queries=queries,
@@ -110,15 +128,50 @@ def build_frame(
             }
         ),
         grade_scale=grade_scale,
-        source=st.source,
+        source=source,
     )
 
 
-def _sessions_table(st: LoadState, k: _Kept) -> pd.DataFrame:
+@dataclass(frozen=True, slots=True)
+class _Documents:
+    """The documents' categories, and whether every one is used by a row."""
+
+    categories: pd.Index
+    all_used: bool
+
+
+def _row_arrays(checked: Checked) -> dict[str, npt.NDArray[Any]]:
+    """The per-row arrays the results table is built from, by the column they become.
+
+    ``order`` (sorted row -> input row) only when the input was not in order; the query of
+    each sorted row outlives the checks only for the repair of repeated documents,
+    otherwise it is made again here.
+    """
+    order, values = checked.order, checked.row_values
+    q_of_row = checked.lists.query_of_row
+    arrays: dict[str, npt.NDArray[Any]] = {
+        "query_of_row": order.query_of_row() if q_of_row is None else q_of_row,
+        "rank": checked.ranks.ranks,
+        "doc_id": checked.ranks.doc_codes,
+    }
+    if order.order is not None:
+        arrays["order"] = order.order
+    for name, arr in (
+        ("clicks", values.clicks),
+        ("dwell", values.dwell),
+        ("user_grade", values.user_grade),
+    ):
+        if arr is not None:
+            arrays[name] = arr
+    return arrays
+
+
+def _sessions_table(checked: Checked, k: _Kept) -> pd.DataFrame:
     n_kept = len(k.sess_names)
+    at_start, qv = checked.sessions.entity_at_start, checked.query_values
 
     def entity(name: str) -> pd.Categorical:
-        col = st.entity_at_start[name][k.s_keep]
+        col = at_start[name][k.s_keep]
         return compact_categorical(col.cat.codes.to_numpy(), col.cat.categories)
 
     sessions = pd.DataFrame(
@@ -127,21 +180,21 @@ def _sessions_table(st: LoadState, k: _Kept) -> pd.DataFrame:
                 np.arange(n_kept, dtype=np.int32), dtype=k.sess_cat
             ),
             **{name: entity(name) for name in ENTITY_COLUMNS},
-            "start_time": st.s_start[k.s_keep].reset_index(drop=True),
-            "end_time": st.s_end[k.s_keep].reset_index(drop=True),
+            "start_time": qv.s_start[k.s_keep].reset_index(drop=True),
+            "end_time": qv.s_end[k.s_keep].reset_index(drop=True),
             "n_queries": np.bincount(k.q_sess, minlength=n_kept).astype(np.int16),
         }
     )
-    for c, vals in st.ratings.items():
+    for c, vals in qv.ratings.items():
         sessions[c] = vals[k.s_keep]
     return sessions
 
 
-def _queries_table(st: LoadState, k: _Kept, topic_of_session: pd.Series) -> pd.DataFrame:
-    src = st.src
+def _queries_table(checked: Checked, k: _Kept, topic_of_session: pd.Series) -> pd.DataFrame:
+    src, qv = checked.rows.src, checked.query_values
     q_pos = k.q_pos
     default_qid = _default_query_ids(k)
-    keys = {name: col[k.q_keep].reset_index(drop=True) for name, col in st.query_keys.items()}
+    keys = {name: col[k.q_keep].reset_index(drop=True) for name, col in qv.query_keys.items()}
     qid = keys["query_id"].fillna(default_qid) if "query_id" in keys else default_qid
     text = (
         src.take("query_text", k.q_rows).astype("string").fillna("")
@@ -152,8 +205,8 @@ def _queries_table(st: LoadState, k: _Kept, topic_of_session: pd.Series) -> pd.D
     if "qrels_id" in keys:
         # per-session or per-turn judgment keys; an empty key falls back to the topic
         qrels_key = keys["qrels_id"].fillna(qrels_key)
-    if st.scan is not None:
-        kept_scan = st.scan[k.q_keep]
+    if qv.scan is not None:
+        kept_scan = qv.scan[k.q_keep]
         scan_col = pd.arrays.IntegerArray(
             np.nan_to_num(kept_scan).astype(np.int32), np.isnan(kept_scan)
         )
@@ -168,8 +221,8 @@ def _queries_table(st: LoadState, k: _Kept, topic_of_session: pd.Series) -> pd.D
             "query_pos": q_pos,
             "query_id": qid,
             "text": text,
-            "time": st.q_time[k.q_keep].reset_index(drop=True),
-            "n_results": st.n_res_q[k.q_keep].astype(np.int32),
+            "time": qv.q_time[k.q_keep].reset_index(drop=True),
+            "n_results": checked.lists.n_results[k.q_keep].astype(np.int32),
             "scan_depth": scan_col,
             "qrels_id": qrels_key.astype("category"),
         }
@@ -188,64 +241,58 @@ def _default_query_ids(k: _Kept) -> pd.Series:
     return pd.Series(pd.arrays.ArrowStringArray(joined))
 
 
-def _results_table(st: LoadState, k: _Kept, keep: BoolArray | None) -> pd.DataFrame:
-    # each column is taken from the kept rows and its source freed at once, so the peak
-    # stays near the size of the result (boolean compress when rows are already sorted);
-    # the columns are gathered in a dict and become the frame without a copy (assigning a
-    # column to a DataFrame copies it)
+def _results_table(
+    arrays: dict[str, npt.NDArray[Any]],
+    k: _Kept,
+    keep: BoolArray | None,
+    src: Columns,
+    docs: _Documents,
+) -> pd.DataFrame:
+    # each column is taken from the kept rows and its source popped from ``arrays`` (its only
+    # holder) at once, so the peak stays near the size of the result (boolean compress when
+    # rows are already sorted); the columns are gathered in a dict and become the frame
+    # without a copy (assigning a column to a DataFrame copies it)
     res_kept = k.res_kept
-    r_rows = None if st.order is None else st.order[res_kept]
+    order = arrays.pop("order", None)
+    r_rows = None if order is None else order[res_kept]
+    del order
 
-    def pick(arr: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        """Kept result rows of a column in input order."""
+    def pick(name: str) -> npt.NDArray[Any]:
+        """Kept result rows of a column in input order; its source is freed."""
+        arr = arrays.pop(name)
         return arr[res_kept] if r_rows is None else arr[r_rows]
 
-    # the query of each row (and the positions) outlive the checks only for the repair of
-    # repeated documents (check_results); otherwise the query of each row is made again
-    if hasattr(st, "q_of_row"):
-        q_of_row = st.q_of_row
-        del st.q_of_row, st.pos_i
-    else:
-        q_of_row = queries_per_row(st)
-    query_idx = k.q_new[q_of_row[res_kept]]
-    del q_of_row, st.sc
+    query_idx = k.q_new[arrays.pop("query_of_row")[res_kept]]
     release_free_memory()  # the holes of the arrays freed so far, before the columns are built
     cols: dict[str, Any] = {
         "query_idx": query_idx,
         "session_id": pd.Categorical.from_codes(k.q_sess[query_idx], dtype=k.sess_cat),
         "query_pos": k.q_pos[query_idx],
     }
-    cols["rank"] = pick(st.rank_i)
-    del st.rank_i
-    doc_codes = pick(st.doc_codes)
-    del st.doc_codes
-    if keep is None and st.doc_all_used:
+    cols["rank"] = pick("rank")
+    doc_codes = pick("doc_id")
+    if keep is None and docs.all_used:
         # every session kept and every category used by a result (empty-result rows have
         # none): the categories are already the used ones, no second scan of the codes
-        cols["doc_id"] = pd.Categorical.from_codes(doc_codes, categories=st.doc_categories)
+        cols["doc_id"] = pd.Categorical.from_codes(doc_codes, categories=docs.categories)
     else:
-        cols["doc_id"] = compact_categorical(doc_codes, st.doc_categories)
+        cols["doc_id"] = compact_categorical(doc_codes, docs.categories)
     del doc_codes
     n_r = len(query_idx)
     # the row values first, so that their sources are freed before the text columns are built
     values: dict[str, Any] = {
-        "clicks": pick(st.clicks) if st.clicks is not None else np.zeros(n_r, dtype=np.int16)
+        "clicks": pick("clicks") if "clicks" in arrays else np.zeros(n_r, dtype=np.int16)
     }
-    st.clicks = None
-    values["dwell"] = pick(st.dwell) if st.dwell is not None else np.full(n_r, np.nan, np.float32)
-    st.dwell = None
-    values["user_grade"] = (
-        pick(st.ugrade) if st.ugrade is not None else np.full(n_r, np.nan, np.float32)
-    )
-    st.ugrade = None
-    release_free_memory()  # every row array of the state is freed: before the text columns
-    text = [c for c in _RESULT_TEXT if c in st.src]
+    for name in ("dwell", "user_grade"):
+        values[name] = pick(name) if name in arrays else np.full(n_r, np.nan, np.float32)
+    release_free_memory()  # every per-row array of the checks is freed: before the text columns
+    text = [c for c in _RESULT_TEXT if c in src]
     for c in text:
         if r_rows is None:
             # rows in order: the column's kept rows by the mask (no row index of 8 bytes per row)
-            cols[c] = _as_string(pd.Series(st.src.column(c).array[res_kept], copy=False))
+            cols[c] = _as_string(pd.Series(src.column(c).array[res_kept], copy=False))
         else:
-            cols[c] = _as_string(st.src.take(c, r_rows))
+            cols[c] = _as_string(src.take(c, r_rows))
     cols.update(values)  # the frame's column order: the text before the row values
     return pd.DataFrame(cols, copy=False)
 

@@ -29,16 +29,9 @@ from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode
 from .assemble import build_frame
 from .memory import release_free_memory
-from .phases import (
-    check_results,
-    check_sessions,
-    read_query_values,
-    read_ranks,
-    read_result_values,
-    read_sessions,
-    settle,
-)
+from .phases import check_flat
 from .repair import remove_repeated_documents
+from .settle import settle
 from .sources import Columns
 
 __all__ = [
@@ -179,32 +172,28 @@ def _load(
         release_free_memory()
         (progress or _silent)(phase)
 
-    tick(LOAD_PHASES[0])
-    st = read_sessions(
-        flat, source=source, location_kind=location_kind, row_locations=row_locations
+    checked = check_flat(
+        flat,
+        source=source,
+        location_kind=location_kind,
+        row_locations=row_locations,
+        user_grade_scale=user_grade_scale,
+        max_rank=max_rank,
+        tick=tick,
+        phases=LOAD_PHASES,
     )
-    tick(LOAD_PHASES[1])
-    read_ranks(st)
-    tick(LOAD_PHASES[2])
-    check_sessions(st)
-    tick(LOAD_PHASES[3])
-    check_results(st)
-    tick(LOAD_PHASES[4])
-    read_result_values(st, user_grade_scale)
-    tick(LOAD_PHASES[5])
-    read_query_values(st, max_rank)
-    if repair and st.repeated_docs:
+    if repair and checked.lists.repeated_docs:
         first = 2 if location_kind == "line" else 1
         locations = (
-            np.arange(st.n_rows, dtype=np.int64) + first
+            np.arange(checked.rows.n_rows, dtype=np.int64) + first
             if row_locations is None
             else np.asarray(row_locations, dtype=np.int64)
         )
-        fixed = remove_repeated_documents(st, locations)
+        fixed = remove_repeated_documents(checked, locations)
         if fixed is not None:
             table, kept_locations, repairs = fixed
-            source = st.source
-            del st
+            source = checked.rows.source
+            del checked
             frame, report = _load(
                 table,
                 source=source,
@@ -221,9 +210,19 @@ def _load(
             report.rows_read += len(repairs)
             report.repairs[:0] = repairs
             return frame, report
-    report, keep = settle(st, mode=mode, max_problems=max_problems, raise_problems=raise_problems)
+    report, keep = settle(
+        checked.rows,
+        checked.order,
+        mode=mode,
+        max_problems=max_problems,
+        raise_problems=raise_problems,
+    )
     tick(LOAD_PHASES[6])
-    frame = build_frame(st, keep, grade_scale=user_grade_scale)
+    # the build frees each per-row array as soon as its column is made: it gets the only
+    # reference to the checks
+    handed = [checked]
+    del checked
+    frame = build_frame(handed, keep, grade_scale=user_grade_scale)
     release_free_memory()  # what the caller does next starts from the memory the frame needs
     return frame, report
 

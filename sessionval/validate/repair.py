@@ -8,7 +8,7 @@ the results below it move up one rank, and every repair is listed
 ranks, and the removed row's line).  A session that also has another problem is
 rejected as before, its repeated document listed among its problems.
 
-The repair runs only when :func:`~sessionval.validate.phases.check_results` found
+The repair runs only when :func:`~sessionval.validate.list_rules.check_results` found
 a repeat, so a clean load pays nothing for it.
 """
 
@@ -21,20 +21,24 @@ import pandas as pd
 from .._types import IntArray
 from ..problems import Problem
 from .fields import take_rows
-from .phases import REPEATED_DOCUMENT, LoadState
+from .list_rules import REPEATED_DOCUMENT
+from .order import Ranks
+from .phases import Checked
+from .sources import Columns
 
 __all__ = ["remove_repeated_documents"]
 
 
 def remove_repeated_documents(
-    st: LoadState, row_locations: npt.NDArray[np.int64]
+    checked: Checked, row_locations: npt.NDArray[np.int64]
 ) -> tuple[pd.DataFrame, IntArray, list[Problem]] | None:
     """The flat table without the later copies of repeated documents, ranks moved up.
 
     Parameters
     ----------
-    st
-        The state after every check phase (``st.repeated_docs`` set).
+    checked
+        The results of the check phases, with a repeated document
+        (``checked.lists.repeated_docs`` set, ``checked.keys`` kept).
     row_locations
         The file line or row of each table row (named in the repairs).
 
@@ -45,69 +49,75 @@ def remove_repeated_documents(
         repair per removed row; ``None`` when no session can be repaired (each
         session with a repeat also has another problem).
     """
-    repeated = np.unique(np.concatenate(st.repeated_docs))
-    codes = st.s_codes[repeated]
+    rows, ranks, order, lists = checked.rows, checked.ranks, checked.order, checked.lists
+    if checked.keys is None or lists.query_of_row is None:
+        raise ValueError("no repeated document to repair")  # pragma: no cover - caller's bug
+    positions = checked.keys.positions
+    repeated = np.unique(np.concatenate(lists.repeated_docs))
+    codes = rows.session_of_row[repeated]
     other = {
         p.record
-        for p in st.coll.problems
+        for p in rows.coll.problems
         if not (p.field == "doc_id" and p.message == REPEATED_DOCUMENT)
     }
-    other_codes = st.names.get_indexer(pd.Index(list(other), dtype=object))
+    other_codes = rows.names.get_indexer(pd.Index(list(other), dtype=object))
     # a row without a session id (code -1) belongs to no session: it is dropped with its
     # own problem, never repaired
     fixable = (codes >= 0) & ~np.isin(codes, other_codes[other_codes >= 0])
     removed_rows = repeated[fixable]
     if not len(removed_rows):
         return None
-    n = st.n_rows
+    n = rows.n_rows
     removed = np.zeros(n, dtype=bool)
     removed[removed_rows] = True
     # within each query (sorted by rank): how many removed rows come before each row
-    rm_s = take_rows(removed, st.order).astype(np.int64)
+    rm_s = take_rows(removed, order.order).astype(np.int64)
     before = np.cumsum(rm_s) - rm_s
-    shift_s = before - before[st.q_first_sorted][st.q_of_row]
+    shift_s = before - before[order.q_first_sorted][lists.query_of_row]
     shift = np.empty(n, dtype=np.int64)
-    if st.order is None:
+    if order.order is None:
         shift[:] = shift_s
     else:
-        shift[st.order] = shift_s
-    new_rank = st.rank_i.astype(np.int64) - shift
-    kept_rows = _kept_copies(st, removed_rows)
+        shift[order.order] = shift_s
+    new_rank = ranks.ranks.astype(np.int64) - shift
+    kept_rows = _kept_copies(rows.session_of_row, positions, ranks, removed_rows)
     keep = np.flatnonzero(~removed)
-    table = pd.DataFrame({name: st.src.take(name, keep) for name in st.src.names})
+    table = pd.DataFrame({name: rows.src.take(name, keep) for name in rows.src.names})
     moved = shift[keep] > 0  # only ranks that move are rewritten; others stay as written
     if moved.any():
         rank = table["rank"].astype(object).to_numpy(copy=True)
         rank[moved] = new_rank[keep][moved]
         table["rank"] = rank
-    counted = _move_clicks(st, table, removed_rows, np.searchsorted(keep, kept_rows))
+    counted = _move_clicks(rows.src, table, removed_rows, np.searchsorted(keep, kept_rows))
     repairs = [
         Problem(
-            st.source,
-            f"{st.coll.locate(0).split()[0]} {int(row_locations[r])}",
+            rows.source,
+            f"{rows.coll.locate(0).split()[0]} {int(row_locations[r])}",
             "doc_id",
-            f"document {doc} listed twice in the result list of query {int(st.pos_i[r])}: "
-            f"kept at rank {int(st.rank_i[k])}, removed at rank {int(st.rank_i[r])}; the "
+            f"document {doc} listed twice in the result list of query {int(positions[r])}: "
+            f"kept at rank {int(ranks.ranks[k])}, removed at rank {int(ranks.ranks[r])}; the "
             f"results below moved up one rank{note}",
             repr(doc),
-            record=str(st.names[st.s_codes[r]]),
+            record=str(rows.names[rows.session_of_row[r]]),
         )
         for r, k, note in zip(removed_rows.tolist(), kept_rows.tolist(), counted, strict=True)
-        for doc in (str(st.doc_categories[st.doc_codes[r]]),)
+        for doc in (str(ranks.doc_categories[ranks.doc_codes[r]]),)
     ]
     return table, row_locations[keep], repairs
 
 
-def _kept_copies(st: LoadState, rows: IntArray) -> IntArray:
+def _kept_copies(
+    sessions: npt.NDArray[np.int32], positions: npt.NDArray[np.int32], ranks: Ranks, rows: IntArray
+) -> IntArray:
     """The kept copy of each removed row: same session, query and document, lowest rank."""
-    key = pd.MultiIndex.from_arrays([st.s_codes, st.pos_i, st.doc_codes])
-    ranks = pd.Series(st.rank_i.astype(np.int64))
-    best: IntArray = ranks.groupby(key).transform("idxmin").to_numpy(np.int64)
+    key = pd.MultiIndex.from_arrays([sessions, positions, ranks.doc_codes])
+    by_rank = pd.Series(ranks.ranks.astype(np.int64))
+    best: IntArray = by_rank.groupby(key).transform("idxmin").to_numpy(np.int64)
     return best[rows]
 
 
 def _move_clicks(
-    st: LoadState, table: pd.DataFrame, removed: IntArray, kept_at: IntArray
+    src: Columns, table: pd.DataFrame, removed: IntArray, kept_at: IntArray
 ) -> list[str]:
     """Clicks and dwell of a removed copy counted for its kept copy (the same document).
 
@@ -117,7 +127,7 @@ def _move_clicks(
     for col, what in (("clicks", "click(s)"), ("dwell", "s dwell")):
         if col not in table.columns:
             continue
-        gone = pd.to_numeric(st.src.take(col, removed), errors="coerce").to_numpy(np.float64)
+        gone = pd.to_numeric(src.take(col, removed), errors="coerce").to_numpy(np.float64)
         has = np.flatnonzero(np.nan_to_num(gone) > 0)
         if not len(has):
             continue

@@ -13,7 +13,8 @@ import pytest
 
 from sessionval.evaluation.engine import LocalEngine
 from sessionval.evaluation.session import evaluate
-from sessionval.frame import _sorted_categories, id_order
+from sessionval.frame import id_order
+from sessionval.frame.order import sorted_categories
 from sessionval.io.formats import load_input
 from sessionval.io.study import load_study
 from sessionval.io.writers import write_flat
@@ -166,9 +167,9 @@ def test_categories_sorted_into_id_order_keep_every_value():
         index=[5, 4, 3, 2, 1, 0],
         name="doc_id",
     )
-    got = _sorted_categories(col)
+    got = sorted_categories(col)
     assert got is not None
     want = col.cat.reorder_categories([cats[i] for i in id_order(cats)])
     pd.testing.assert_series_equal(got, want)
     assert got.cat.codes.dtype == col.cat.codes.dtype
-    assert _sorted_categories(got) is None
+    assert sorted_categories(got) is None

@@ -15,10 +15,11 @@ import pandas as pd
 import pytest
 
 from sessionval.errors import ValidationFailed
-from sessionval.validate import phases, sources
+from sessionval.validate import list_rules, sources
 from sessionval.validate.collect import ProblemCollector
 from sessionval.validate.fields import parse_integers
 from sessionval.validate.flat import frame_from_flat
+from sessionval.validate.order import order_rows, read_ranks, read_sessions
 from sessionval.validate.sources import ParquetColumns
 from tests.builders import small_flat
 
@@ -39,8 +40,8 @@ def _load(path: Path, **kwargs: Any) -> tuple[Any, Any]:
 
 def _without_fast_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sources.ParquetColumns, "entry_codes", lambda self, name: None)
-    monkeypatch.setattr(phases, "_ranks_in_order", lambda *a: False)
-    monkeypatch.setattr(phases, "_documents_distinct", lambda *a: False)
+    monkeypatch.setattr(list_rules, "ranks_in_order", lambda *a: False)
+    monkeypatch.setattr(list_rules, "first_repeated_document", lambda *a: 0)
 
 
 def _same(a: Any, b: Any) -> None:
@@ -146,20 +147,20 @@ def test_rank_and_document_problems_are_those_of_the_full_checks(
 
 def test_ranks_in_order_accepts_clean_lists_only():
     flat = small_flat()  # s1: ranks 1, 2 then an empty query; s2: rank 1
-    st = phases.read_sessions(flat, source="t", location_kind="row", row_locations=None)
-    phases.read_ranks(st)
-    phases.check_sessions(st)
-    rank_s = st.rank_i
-    st.q_of_row = phases.queries_per_row(st)
-    st.res_mask = st.rank_present & ~st.empty_row
-    assert phases._ranks_in_order(st, rank_s, 0, st.n_rows)
-    assert phases._documents_distinct(st, rank_s, st.doc_codes, 0, st.n_rows)
+    rows = read_sessions(flat, source="t", location_kind="row", row_locations=None)
+    ranks, keys = read_ranks(rows)
+    order, bounds = order_rows(rows, ranks, keys)
+    res = keys.rank_present & ~keys.empty_row
+    rank_s, starts = ranks.ranks, bounds.query_start
+    assert list_rules.ranks_in_order(res, rank_s, starts)
+    q_of_row = order.query_of_row()
+    assert list_rules.first_repeated_document(q_of_row[res], ranks.doc_codes[res]) == -1
     bad = rank_s.copy()
     bad[1] = 3
-    assert not phases._ranks_in_order(st, bad, 0, st.n_rows)
-    docs = st.doc_codes.copy()
+    assert not list_rules.ranks_in_order(res, bad, starts)
+    docs = ranks.doc_codes.copy()
     docs[1] = docs[0]
-    assert not phases._documents_distinct(st, rank_s, docs, 0, st.n_rows)
+    assert list_rules.first_repeated_document(q_of_row[res], docs[res]) == 1
 
 
 def test_a_sparse_rank_table_goes_to_the_full_check(monkeypatch: pytest.MonkeyPatch):
@@ -176,16 +177,16 @@ def test_a_sparse_rank_table_goes_to_the_full_check(monkeypatch: pytest.MonkeyPa
             "doc_id": [f"d{i}" for i in range(200)] + ["d0"] * n_short,
         }
     )
-    calls: list[bool] = []
-    original = phases._documents_distinct
+    calls: list[int] = []
+    original = list_rules.check_unique_within
 
-    def spy(*args: Any) -> bool:
-        calls.append(original(*args))
-        return calls[-1]
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append(len(args[0]))
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(phases, "_documents_distinct", spy)
+    monkeypatch.setattr(list_rules, "check_unique_within", spy)
     frame, report = frame_from_flat(flat)
-    assert calls == [False]  # too sparse: the sort of keys decided
+    assert calls == [200 + n_short]  # too sparse: the sort of keys decided, once
     assert not report.problems and frame.n_results == 200 + n_short
 
 
