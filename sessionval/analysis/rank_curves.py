@@ -1,10 +1,12 @@
 """The cumulated-gain-by-rank engine and its curves: Figure 1 of 2008, Figures 1-4 of 2002.
 
-One engine (:func:`rank_gains` + :func:`cumulate_by_rank`) computes cumulated
-(discounted) gain by rank aggregated over groups of ranked lists: each result
-row's gain (or discounted gain) is summed into its (group, rank) cell with a
-weighted ``bincount`` and the cells are cumulated along ranks, so a list shorter
-than ``ranks`` holds its final value.  No Python loop per query.  Two curves use it:
+One engine (:func:`rank_gains` + :func:`~sessionval.kernels.cumulate.cumulate_by_rank`,
+re-exported here) computes cumulated (discounted) gain by rank aggregated over groups
+of ranked lists: each result row's gain (or discounted gain) is summed into its
+(group, rank) cell with a weighted ``bincount`` and the cells are cumulated along
+ranks, so a list shorter than ``ranks`` holds its final value.  No Python loop per
+query.  :func:`~sessionval.measures.cg.gain_vectors` (one cell per list) and
+:func:`cumulated_squares` (the bands) are the same engine.  Two curves use it:
 
 :func:`query_curves` (Järvelin et al. 2008, Figure 1)
     ``<by>, group, rank, measure, value, n_queries``: the mean sDCG_q vector
@@ -34,8 +36,8 @@ import pandas as pd
 from .._types import FloatArray, IntArray
 from ..errors import MeasureSpecError
 from ..evaluation.result import SessionEvaluation
+from ..kernels.cumulate import cumulate_by_rank, cumulate_lists
 from ..kernels.discounts import rank_discount
-from ..kernels.segments import segment_sum
 from .groups import group_codes
 
 __all__ = [
@@ -108,43 +110,6 @@ def rank_gains(ev: SessionEvaluation, ranks: int) -> RankGains:
     )
 
 
-def cumulate_by_rank(
-    cells: IntArray, rank: IntArray, values: npt.ArrayLike, *, n_cells: int, ranks: int
-) -> FloatArray:
-    r"""Sum ``values`` per (cell, rank) and cumulate along ranks.
-
-    Parameters
-    ----------
-    cells
-        Cell of each row (a group, or a group × topic), ``0..n_cells-1``.
-    rank
-        Rank of each row, ``1..ranks``.
-    values
-        What each row adds at its rank (a gain, a discounted gain, …).
-    n_cells, ranks
-        Shape of the result.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(n_cells, ranks)``: :math:`C[c, i] = \sum_{rows\ of\ c,\ rank \le i} v`,
-        the cumulated gain vector of Järvelin & Kekäläinen (2002) summed over the
-        cell's lists (divide by the number of lists for ``avg-vect``).
-
-    Examples
-    --------
-    Two lists in cell 0 (gains 3, 2 at ranks 1, 2 and gain 1 at rank 1), none in cell 1:
-
-    >>> cumulate_by_rank(np.array([0, 0, 0]), np.array([1, 2, 1]), [3.0, 2.0, 1.0],
-    ...                  n_cells=2, ranks=3)
-    array([[4., 6., 6.],
-           [0., 0., 0.]])
-    """
-    flat = segment_sum(values, cells * ranks + rank - 1, n_cells * ranks)
-    out: FloatArray = np.cumsum(flat.reshape(n_cells, ranks), axis=1)
-    return out
-
-
 def cumulated_squares(
     query: IntArray,
     rank: IntArray,
@@ -201,9 +166,10 @@ def cumulated_squares(
     for b, q0 in enumerate(range(0, n_q, block)):
         q1 = min(n_q, q0 + block)
         r0, r1 = int(starts[b]), int(starts[b + 1])
-        flat = (query[r0:r1] - q0) * ranks + rank[r0:r1] - 1
-        dense = np.bincount(flat, weights=v[r0:r1], minlength=(q1 - q0) * ranks)
-        cum: FloatArray = np.cumsum(dense.reshape(q1 - q0, ranks), axis=1, dtype=np.float64)
+        # each list its own cell of the one engine
+        cum = cumulate_by_rank(
+            query[r0:r1] - q0, rank[r0:r1], v[r0:r1], n_cells=q1 - q0, ranks=ranks
+        )
         if divisor is not None:
             matrix, row = divisor
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -433,9 +399,9 @@ def cg_curves(
     used, qtop = np.unique(np.asarray(ev.query_ideal, dtype=np.int64), return_inverse=True)
     n_t = used.size
     rg = rank_gains(ev, ranks)
-    ideal_dense = ev.ideal_source.dense(used, depth=ranks)  # -1 gives a zero row
-    icg = np.cumsum(ideal_dense, axis=1)  # (n_t, ranks)
-    idcg = np.cumsum(ideal_dense / rg.discount, axis=1)
+    ioff, ivals = ev.ideal_source.segments(used, depth=ranks)  # -1 gives an empty list
+    icg = cumulate_lists(ioff, ivals, ranks=ranks)  # (n_t, ranks)
+    idcg = cumulate_lists(ioff, ivals, ranks=ranks, discount=rg.discount)
     cells = qsys[rg.query] * n_t + qtop[rg.query]
     shape = (n_g, n_t, ranks)
     cg = cumulate_by_rank(cells, rg.rank, rg.gain, n_cells=n_g * n_t, ranks=ranks).reshape(shape)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Final, cast
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,7 @@ from ..kernels.segments import offsets_from_counts
 from ..measures.registry import parse_measures
 from ..measures.session import normalise
 from .chunks import ChunkContext, concat_parts, run_chunk
+from .columns import QUERY_IDS, QUERY_SCORES, SESSION_IDS, SESSION_SCORES, ordered_table
 from .config import SessionConfig
 from .engine import Engine
 from .protocol import EvaluationResult, LegacySummary, summarise_long
@@ -36,13 +37,6 @@ __all__ = [
     "Positions",
     "SessionEvaluation",
 ]
-
-#: Identifying columns of :meth:`SessionEvaluation.long` per level.
-SESSION_IDS: Final = ("session_id", "user_id", "topic_id", "system_id")
-QUERY_IDS: Final = (*SESSION_IDS, "query_pos", "query_id")
-#: The built-in scores of each level in :meth:`SessionEvaluation.long` and ``summary()``.
-SESSION_SCORES: Final = ("sdcg", "nsdcg")
-QUERY_SCORES: Final = ("dcg", "ndcg")
 
 
 @dataclass(frozen=True)
@@ -196,7 +190,7 @@ class SessionEvaluation(EvaluationResult):
 
     # ---- tables
     def per_position(self) -> pd.DataFrame:
-        """One row per session position (columns in the module docstring).
+        """One row per session position (columns: ``evaluation/columns.py``'s ``POSITION_COLUMNS``).
 
         ``rank`` is the rank inside the query's slot (what the discount uses);
         ``doc_rank`` the document's rank in the logged list (<NA> on padded
@@ -217,7 +211,8 @@ class SessionEvaluation(EvaluationResult):
         doc_rank = pd.array(ranks, dtype="Int32")
         doc_rank[~shown] = pd.NA
         within = np.arange(p.session.size, dtype=np.int64) - p.offsets[p.session]
-        df = pd.DataFrame(
+        df = ordered_table(
+            "position",
             {
                 "session_id": pd.Categorical.from_codes(
                     p.session,
@@ -235,7 +230,7 @@ class SessionEvaluation(EvaluationResult):
                 "sdcg": p.sdcg,
                 "ideal": p.ideal,
                 "nsdcg": self.nsdcg(),
-            }
+            },
         )
         self._cache["position"] = self._attach(df)
         return df
@@ -263,7 +258,7 @@ class SessionEvaluation(EvaluationResult):
         return last, best
 
     def per_query(self) -> pd.DataFrame:
-        """One row per query (columns in the module docstring).
+        """One row per query (columns: ``evaluation/columns.py``'s ``QUERY_COLUMNS``).
 
         ``dcg`` is ``DCG_q[L_q]`` of the query's slot (duplicate policy applied, no
         query discount); ``sdcg = qd · dcg``; ``ndcg = dcg / ideal_dcg``;
@@ -284,7 +279,8 @@ class SessionEvaluation(EvaluationResult):
         is_last[last[last >= 0]] = True
         is_best = np.zeros(nq, dtype=bool)
         is_best[best[best >= 0]] = True
-        df = pd.DataFrame(
+        df = ordered_table(
+            "query",
             {
                 "session_id": q["session_id"].to_numpy(),
                 "user_id": s["user_id"].to_numpy()[qs],
@@ -305,7 +301,7 @@ class SessionEvaluation(EvaluationResult):
                 "ndcg": self._ratio(qa["dcg"], qa["ideal_dcg"]),
                 "is_last": is_last,
                 "is_best": is_best,
-            }
+            },
         )
         for col in ("session_id", "user_id", "topic_id", "system_id", "qrels_id"):
             df[col] = df[col].astype(q[col].dtype if col in q else s[col].dtype)
@@ -316,6 +312,9 @@ class SessionEvaluation(EvaluationResult):
 
     def per_session(self) -> pd.DataFrame:
         """One row per session with every summary score of spec section 4.
+
+        Columns: ``evaluation/columns.py``'s ``SESSION_COLUMNS``, described in the data
+        dictionary (:mod:`sessionval.output.columns`).
 
         ``sdcg`` = ``S[P]``, ``ideal`` = ``I[P]``, ``nsdcg`` = their ratio;
         ``avg_pos_*`` = mean over the session's ``P`` positions (avg-pos of
@@ -356,7 +355,8 @@ class SessionEvaluation(EvaluationResult):
         judged = sa.get("judged", np.ones(n_s, dtype=bool))
         best_pos = np.zeros(n_s, dtype=np.int16)
         best_pos[best >= 0] = self.query_pos[best[best >= 0]]
-        df = pd.DataFrame(
+        df = ordered_table(
+            "session",
             {
                 "session_id": s["session_id"],
                 "user_id": s["user_id"],
@@ -382,7 +382,7 @@ class SessionEvaluation(EvaluationResult):
                 # missing (<NA>) on a session without judgments, as every score
                 "n_relevant_found": nullable(sa["n_rel"], judged),
                 "n_highly_relevant_found": nullable(sa["n_hrel"], judged),
-            }
+            },
         )
         for c in s.columns:
             if str(c).startswith("rating_"):

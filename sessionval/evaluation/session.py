@@ -14,9 +14,10 @@ Output tables (column names are stable)
 :meth:`SessionEvaluation.per_position`, :meth:`~SessionEvaluation.per_query` and
 :meth:`~SessionEvaluation.per_session`, one row per position, query and session, then
 one column per requested measure (its canonical name: ``sDCG(b=2,bq=4)@10``,
-``last(nDCG@10)``).  Their columns are listed once for people, in ``docs/sessions.md``
-section 3, and described once for the outputs, in the data dictionary
-(:mod:`sessionval.output.columns`); tests keep both in step with the tables.
+``last(nDCG@10)``).  Their columns are named and ordered once, in
+:mod:`sessionval.evaluation.columns` (the tables are built from it), listed for
+people in ``docs/sessions.md`` section 3 and described in the data dictionary
+(:mod:`sessionval.output.columns`); tests keep both in step with the list.
 
 Every table has one row per session (query, position) in the order of the
 session ids (:func:`sessionval.frame.id_order`, not the input's order): ``evaluate``

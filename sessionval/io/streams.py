@@ -31,22 +31,34 @@ __all__ = [
 ]
 
 
-def write_study_json(header: Study, path: str | os.PathLike[str]) -> Path:
-    """Write a :class:`Study` header as ``study.json`` (indented JSON, UTF-8, final newline).
+def write_study_json(
+    header: Study, path: str | os.PathLike[str], *, with_records: bool = False
+) -> Path:
+    """Write a :class:`Study` as ``study.json`` (indented JSON, UTF-8, final newline).
 
-    The text every folder output writes (:func:`~sessionval.io.header.header_carrier`):
-    the header without ``sessions`` and ``judgments``.
+    The one writer of ``study.json``: every folder output (JSON-lines, partitions, the
+    generator) writes the header's text (:func:`~sessionval.io.header.header_carrier`),
+    without ``sessions`` and ``judgments``, which the readers take from the session
+    and judgment files beside it.
 
     Parameters
     ----------
     header
-        The study header.
+        The study.
     path
         Output file.
+    with_records
+        Keep the study's ``sessions`` and ``judgments`` too (one self-contained file
+        that :class:`Study` reads back).
     """
     p = Path(path)
+    text = (
+        header.model_dump_json(indent=2) + "\n"
+        if with_records
+        else header_carrier(header, p.parent, "folder").text
+    )
     with writing(p):
-        p.write_text(header_carrier(header, p.parent, "folder").text, encoding="utf-8")
+        p.write_text(text, encoding="utf-8")
     return p
 
 

@@ -10,6 +10,12 @@
   Parquet file's schema metadata, or beside a CSV table as ``<stem>.study.json``.
 * **Judgments** as TREC qrels (``topic 0 doc grade``), keyed by the judgment key.
 
+Each writer writes plain files and wraps itself in the one staging layer
+(:func:`sessionval.io.staging.staged`): the files are written in a staging folder
+beside their place and renamed into it when all are complete, so an interrupted or
+failed write leaves the older files as they were; called inside a command's staged
+output folder, they write there directly.
+
 Every output keeps the whole study header (:func:`sessionval.io.header.header_carrier`):
 the one given (``header=``, e.g. the :class:`~sessionval.frame.LoadedStudy`'s), or one
 built from the frame.  The streaming writers are in :mod:`sessionval.io.streams`.
@@ -22,17 +28,15 @@ loads and validates with no further step.
 from __future__ import annotations
 
 import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Literal, Self
+from typing import Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-from ..errors import InputFormatError, WriteError, write_error, writing
+from ..errors import InputFormatError, writing
 from ..frame import JudgmentFrame, SessionFrame
 from ..models.study import Study
 from .flat_chunks import arrow_chunk as _arrow_chunk
@@ -41,6 +45,7 @@ from .flat_chunks import flat_columns as _flat_columns
 from .header import header_carrier, study_header
 from .jsonl_text import CHUNK_ROWS, JsonlText, frame_chunks, json_times
 from .parquet_layout import PART_NAME, partition_chunks, write_parquet_file
+from .staging import staged
 from .streams import JsonlStream, ParquetStream, session_json_line, write_study_json
 
 __all__ = [
@@ -74,76 +79,6 @@ class WrittenFiles:
     qrels: Path | None = None
 
 
-def _temporary_name(path: Path) -> Path:
-    """A new hidden name beside ``path`` (same folder, so the final rename is atomic)."""
-    return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.part")
-
-
-class _Atomic:
-    """Files written under temporary names and renamed into place together at the end.
-
-    An interrupted or failed write removes its temporary files and leaves any older
-    complete file of the same name as it was; nothing is renamed until every file of
-    the output is complete.  The files are written one after another, each right after
-    its :meth:`temporary` name is made, so a write the system refuses (a full disk)
-    names the last one (:func:`~sessionval.errors.write_error`).
-    """
-
-    def __init__(self) -> None:
-        self.pending: list[tuple[Path, Path]] = []
-        #: the file being written (named by a refused write)
-        self.pending_path = Path()
-
-    def temporary(self, path: Path) -> Path:
-        """A temporary name for ``path`` (created empty, removed by :meth:`discard`)."""
-        tmp = _temporary_name(path)
-        self.pending_path = path
-        with writing(path):
-            tmp.open("xb").close()  # created as any new file (the umask applies), never reused
-        self.pending.append((tmp, path))
-        return tmp
-
-    def commit(self) -> None:
-        """Rename every temporary file to its final name."""
-        for tmp, path in self.pending:
-            os.replace(tmp, path)
-        self.pending = []
-
-    def discard(self) -> None:
-        """Remove the temporary files not yet renamed."""
-        for tmp, _ in self.pending:
-            tmp.unlink(missing_ok=True)
-        self.pending = []
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is None:
-            self.commit()
-            return
-        self.discard()
-        err = write_error(exc, self.pending_path) if exc is not None else None
-        if isinstance(err, WriteError) and err.path != self.pending_path:
-            # named by its temporary name (a writer's own ``writing``): name the real one
-            err = WriteError(self.pending_path, err.reason, err.code)
-        if err is not None and err is not exc:
-            raise err from exc
-
-
-def _refuse_link(path: Path) -> None:
-    if path.is_symlink():
-        raise InputFormatError(
-            f"{path}: is a symbolic link; sessionval does not write through links "
-            "(remove it or choose another --out)"
-        )
-
-
 def jsonl_outputs(
     out_dir: str | os.PathLike[str], judgments: JudgmentFrame | None = None
 ) -> tuple[Path, Path, Path | None]:
@@ -175,17 +110,20 @@ def _header(
 
 
 def _write_study_files(
-    files: _Atomic,
-    header: Study,
-    judgments: JudgmentFrame | None,
-    study_path: Path,
-    qrels_path: Path | None,
+    header: Study, judgments: JudgmentFrame | None, folder: Path, qrels: Path | None
 ) -> None:
-    """The study header (``study.json``) and the judgments, beside the sessions, staged."""
-    carrier = header_carrier(header, study_path.parent, "folder")
-    files.temporary(study_path).write_text(carrier.text, encoding="utf-8")
-    if judgments is not None and qrels_path is not None:
-        write_judgments(judgments, files.temporary(qrels_path), as_csv=qrels_path.suffix == ".csv")
+    """The study header (``study.json``) and the judgments (named as ``qrels``), into ``folder``."""
+    write_study_json(header, folder / "study.json")
+    if judgments is not None and qrels is not None:
+        write_judgments(judgments, folder / qrels.name, as_csv=qrels.suffix == ".csv")
+
+
+def _write_sessions_jsonl(frame: SessionFrame, path: Path, chunk_rows: int) -> None:
+    """``sessions.jsonl``, a chunk of whole sessions at a time."""
+    text = JsonlText(frame)
+    with writing(path), path.open("wb") as fh:
+        for c in frame_chunks(frame, chunk_rows):
+            fh.write(text.chunk(c)[0].as_buffer())
 
 
 def write_jsonl(
@@ -231,18 +169,12 @@ def write_jsonl(
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise InputFormatError(f"{out}: JSON-lines output must be a directory, got a file")
-    out.mkdir(parents=True, exist_ok=True)
     sessions_path, study_path, qrels_path = jsonl_outputs(out, judgments)
-    for p in (sessions_path, study_path, qrels_path):
-        if p is not None:
-            _refuse_link(p)
-    with _Atomic() as files:
-        text = JsonlText(frame)
-        with files.temporary(sessions_path).open("wb") as fh:
-            for c in frame_chunks(frame, chunk_rows):
-                fh.write(text.chunk(c)[0].as_buffer())
+    targets = [p for p in (sessions_path, study_path, qrels_path) if p is not None]
+    with staged(out, command="write_jsonl", targets=targets) as stage:
+        _write_sessions_jsonl(frame, stage.root / sessions_path.name, chunk_rows)
         head = _header(frame, judgments, name, header)
-        _write_study_files(files, head, judgments, study_path, qrels_path)
+        _write_study_files(head, judgments, stage.root, qrels_path)
     return WrittenFiles(sessions=sessions_path, study=study_path, qrels=qrels_path)
 
 
@@ -317,30 +249,31 @@ def write_flat(
         raise InputFormatError(f"{p}: the top-ranks-first layout is for Parquet, not {fmt}")
     if p.is_dir():
         raise InputFormatError(f"{p}: a {fmt} output must be a file, got a directory")
-    p.parent.mkdir(parents=True, exist_ok=True)
     _, qrels_path = flat_outputs(p, judgments)
-    carrier = header_carrier(_header(frame, judgments, name, header), p, fmt)
-    for q in (p, qrels_path, carrier.path):
-        if q is not None:
-            _refuse_link(q)
-    with _Atomic() as files:
-        tmp = files.temporary(p)
-        if fmt == "parquet":
-            write_parquet_file(
-                frame,
-                tmp,
-                top_first=top_first,
-                row_group_rows=chunk_rows,
-                metadata=carrier.metadata,
-            )
-        else:
-            _write_csv_chunks(frame, tmp, chunk_rows)
+    head = _header(frame, judgments, name, header)
+    sidecar = header_carrier(head, p, fmt).path
+    targets = [q for q in (p, qrels_path, sidecar) if q is not None]
+    with staged(p.parent, command="write_flat", targets=targets) as stage:
+        tmp = stage.root / p.name
+        carrier = header_carrier(head, tmp, fmt)
+        with writing(tmp):
+            if fmt == "parquet":
+                write_parquet_file(
+                    frame,
+                    tmp,
+                    top_first=top_first,
+                    row_group_rows=chunk_rows,
+                    metadata=carrier.metadata,
+                )
+            else:
+                _write_csv_chunks(frame, tmp, chunk_rows)
         if carrier.path is not None:
-            files.temporary(carrier.path).write_text(carrier.text, encoding="utf-8")
+            with writing(carrier.path):
+                carrier.path.write_text(carrier.text, encoding="utf-8")
         if judgments is not None and qrels_path is not None:
             as_csv = qrels_path.suffix == ".csv"
-            write_judgments(judgments, files.temporary(qrels_path), as_csv=as_csv)
-    return WrittenFiles(sessions=p, study=carrier.path, qrels=qrels_path)
+            write_judgments(judgments, stage.root / qrels_path.name, as_csv=as_csv)
+    return WrittenFiles(sessions=p, study=sidecar, qrels=qrels_path)
 
 
 def write_partitions(
@@ -402,16 +335,16 @@ def write_partitions(
                 + ", which would be read as partitions of this study: remove them or write "
                 "to another folder"
             )
-    out.mkdir(parents=True, exist_ok=True)
-    for p in (*names, study_path, qrels_path):
-        if p is not None:
-            _refuse_link(p)
-    with _Atomic() as files:
+    targets = [p for p in (*names, study_path, qrels_path) if p is not None]
+    with staged(out, command="write_partitions", targets=targets) as stage:
         for path, chunks in zip(names, parts, strict=True):
-            tmp = files.temporary(path)
-            write_parquet_file(frame, tmp, chunks, top_first=top_first, row_group_rows=chunk_rows)
+            tmp = stage.root / path.name
+            with writing(tmp):
+                write_parquet_file(
+                    frame, tmp, chunks, top_first=top_first, row_group_rows=chunk_rows
+                )
         head = _header(frame, judgments, name, header)
-        _write_study_files(files, head, judgments, study_path, qrels_path)
+        _write_study_files(head, judgments, stage.root, qrels_path)
     return WrittenFiles(sessions=out, study=study_path, qrels=qrels_path)
 
 

@@ -17,6 +17,7 @@ import pandas as pd
 from .._types import FloatArray, IntArray
 from ..errors import MeasureSpecError
 from ..judgments.gains import GainScheme, gain_scheme
+from ..kernels.cumulate import cumulate_lists
 from ..kernels.discounts import (
     RANK_DISCOUNT_TABLE,
     RankDiscount,
@@ -83,7 +84,9 @@ def cumulated_gain(gains: Sequence[float] | npt.ArrayLike) -> FloatArray:
     >>> cumulated_gain([3, 2, 3, 0, 0, 1, 2, 2, 3, 0])
     array([ 3.,  5.,  8.,  8.,  8.,  9., 11., 13., 16., 16.])
     """
-    return np.cumsum(np.asarray(gains, dtype=np.float64))
+    g = np.asarray(gains, dtype=np.float64)
+    out: FloatArray = cumulate_lists(np.array([0, g.size]), g, ranks=g.size)[0]
+    return out
 
 
 def discounted_cumulated_gain(
@@ -139,8 +142,9 @@ def discounted_cumulated_gain(
     """
     check_rank_discount(discount, b)
     g = np.asarray(gains, dtype=np.float64)
-    r = np.arange(1, g.size + 1, dtype=np.int64)
-    return np.cumsum(g / rank_discount(r, b=b, kind=discount))
+    d = rank_discount(np.arange(1, g.size + 1, dtype=np.int64), b=b, kind=discount)
+    out: FloatArray = cumulate_lists(np.array([0, g.size]), g, ranks=g.size, discount=d)[0]
+    return out
 
 
 def gain_scalar(
@@ -253,6 +257,9 @@ def gain_vectors(
     -----
     Järvelin & Kekäläinen (2002), sections 2.1–2.3: vectors are the measures; a
     position where the ideal is 0 (empty recall base) is NaN (``empty="nan"``).
+    The vectors come from the engine that draws the run's CG figures
+    (:func:`~sessionval.kernels.cumulate.cumulate_by_rank`, one cell per list), so
+    :func:`avg_vect` of them is the run's ``cg_curves`` of the same lists.
 
     Examples
     --------
@@ -273,11 +280,8 @@ def gain_vectors(
     d = rank_discount(np.arange(1, depth + 1, dtype=np.int64), b=b, kind=dname)
 
     def dense(off: IntArray, vals: FloatArray) -> FloatArray:
-        rows, o2 = cut_segments(off, depth)
-        seg = segment_ids(o2)
-        m = np.zeros((n, depth))
-        m[seg, segment_ranks(o2, seg) - 1] = vals[rows]
-        return np.cumsum(m / d, axis=1)
+        # the one cumulated-gain-by-rank engine, the one behind the run's figures
+        return cumulate_lists(off, vals, ranks=depth, discount=d)
 
     ioff, ig = ideal_gain_segments(lists, scheme)
     if ideal:

@@ -1,8 +1,11 @@
 """The data dictionary of output columns: meaning, unit and the parameters behind each.
 
 One place documents the columns of the evaluation's tables (``per_session``,
-``per_query``, ``per_position``) and of the exports (long form ``measure``/``value``,
-the by-system ``<score>__<system>`` spread, ``rating_*`` families).  The export
+``per_query``, ``per_position``: their names and order are
+:data:`~sessionval.evaluation.columns.TABLE_COLUMNS`, which the tables are built from,
+and :func:`columns_of` pairs each with its entry here) and of the exports (long form
+``measure``/``value``, the by-system ``<score>__<system>`` spread, ``rating_*``
+families).  The export
 codebook and the Stata/SPSS variable labels read it.
 
 Column texts may hold ``{d}`` (the configured rank discount) and ``{qd}`` (the
@@ -16,9 +19,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, TypeAlias
+from typing import Final
 
 from ..errors import MeasureSpecError
+from ..evaluation.columns import TABLE_COLUMNS, Level
 from ..measures.registry import parse_measure
 from .parameters import Parameters, discount_kinds
 
@@ -28,12 +32,9 @@ __all__ = [
     "SESSION_PARAMETERS",
     "ColumnDoc",
     "Level",
+    "columns_of",
     "describe_column",
 ]
-
-#: The table a column belongs to: some names mean different things per table
-#: (``sdcg`` is the session's final sDCG, the query's sDCG_q or S[p] at a position).
-Level: TypeAlias = Literal["session", "query", "position"]
 
 #: Parameters behind session measures (``SessionConfig`` field names).
 SESSION_PARAMETERS: Final[tuple[str, ...]] = (
@@ -498,3 +499,24 @@ def describe_column(
         if m is not None:
             return _render(doc, m.groups(), formulas)
     return ColumnDoc(label=name[:80], unit="", parameters=(), description=_GENERIC)
+
+
+def columns_of(level: Level, *, parameters: Parameters | None = None) -> dict[str, ColumnDoc]:
+    """The built-in columns of an evaluation table, in its order, each with its entry.
+
+    Parameters
+    ----------
+    level
+        ``"session"``, ``"query"`` or ``"position"``.
+    parameters
+        As :func:`describe_column`.
+
+    Examples
+    --------
+    >>> list(columns_of("position"))[:4]
+    ['session_id', 'query_pos', 'rank', 'position']
+    """
+    return {
+        name: describe_column(name, level=level, parameters=parameters)
+        for name in TABLE_COLUMNS[level]
+    }

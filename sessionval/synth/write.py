@@ -34,6 +34,7 @@ import pyarrow as pa
 from .._types import IntArray
 from ..errors import SessionvalError
 from ..frame import FLAT_COLUMNS, JudgmentFrame
+from ..io.staging import staged
 from ..io.writers import (
     JsonlStream,
     ParquetStream,
@@ -489,7 +490,10 @@ def write_study(
     Parameters
     ----------
     out_dir
-        Folder to write to (created if missing; existing files are replaced).
+        Folder to write to (created if missing; existing files are replaced).  The
+        files are written in a staging folder inside it and renamed into place when all
+        are complete (:func:`~sessionval.io.staging.staged`): an interrupted run leaves
+        the older files as they were.
     n_sessions
         Number of sessions (see :func:`generate_study`).
     seed
@@ -513,7 +517,23 @@ def write_study(
     t0 = time.perf_counter()
     out = Path(out_dir)
     d = _design(n_sessions, seed, n_systems, assignment)
-    out.mkdir(parents=True, exist_ok=True)
+    # written in a staging folder, renamed into place when complete (io/staging.py)
+    with staged(out, command="synth") as stage:
+        files, n_rows, n_results = _stream_study(d, stage.root, formats, n_sessions, progress)
+    return SynthSummary(
+        n_sessions=n_sessions,
+        n_queries=int(d.query_offsets[-1]),
+        n_rows=n_rows,
+        n_results=n_results,
+        files=tuple(stage.final(f) for f in files),
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def _stream_study(
+    d: Design, out: Path, formats: OutputFormat, n_sessions: int, progress: bool
+) -> tuple[list[Path], int, int]:
+    """Write the study's files into ``out``: (files, result rows, real results)."""
     judgments = _judgment_frame(d)
     files = [
         write_study_json(header_of(d), out / "study.json"),
@@ -555,11 +575,4 @@ def write_study(
             parquet.close()
         if jsonl is not None:
             jsonl.close()
-    return SynthSummary(
-        n_sessions=n_sessions,
-        n_queries=int(d.query_offsets[-1]),
-        n_rows=n_rows,
-        n_results=n_results,
-        files=tuple(files),
-        seconds=time.perf_counter() - t0,
-    )
+    return files, n_rows, n_results

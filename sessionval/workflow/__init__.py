@@ -22,7 +22,7 @@ Exit codes: 0 success; 1 the input failed validation (the problems are in
 ``DIR/validation.txt`` and on stderr); 2 usage or input error (missing file, bad
 configuration); 3 out of memory; 70 internal error (``docs/reliability.md``).
 
-The configuration file (TOML) is one typed model, :mod:`sessionval.workflow.settings`
+The configuration file (TOML) is one typed model, :mod:`sessionval.workflow.config_file`
 (``docs/configuration.md`` is generated from it by :mod:`sessionval.workflow.config_text`);
 the run's named steps are in :mod:`sessionval.workflow.steps` and
 :mod:`sessionval.workflow.figures`, and :func:`run` chains them

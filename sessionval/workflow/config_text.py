@@ -1,6 +1,6 @@
 """The configuration as text: the TOML a run writes and the reference of ``docs/configuration.md``.
 
-Both are rendered from the models of :mod:`sessionval.workflow.settings`, so a new
+Both are rendered from the models of :mod:`sessionval.workflow.config_file`, so a new
 key or table is documented and written without touching this module.
 """
 
@@ -75,7 +75,7 @@ def config_tables(settings: RunSettings) -> dict[str, dict[str, Any]]:
 
     The session parameters are the ones actually used (a preset written as ``preset``
     with every parameter explicit, so reading it back gives the same configuration);
-    every table of :class:`~sessionval.workflow.settings.RunConfig` follows with the
+    every table of :class:`~sessionval.workflow.config_file.RunConfig` follows with the
     run's own values (``lenient``, ``csv_safe``, ``exports`` as the run used them).
     """
     params = settings.config.model_dump(mode="json")

@@ -22,9 +22,13 @@ and writes the manifest (``.sessionval-run.json``) last.  So:
 * a file the system or a library refuses to write (disk full, file-size limit)
   ends the command with :class:`~sessionval.errors.WriteError` naming the file where
   it was going (:func:`~sessionval.errors.writing`);
-* one command at a time writes into a folder (:class:`~sessionval.workflow.staging.OutputLock`),
+* one command at a time writes into a folder (:class:`~sessionval.io.staging.OutputLock`),
   and the staging folders of killed commands are removed by the next one
-  (:func:`~sessionval.workflow.staging.remove_stale_staging`).
+  (:func:`~sessionval.io.staging.remove_stale_staging`).
+
+The staging folder itself, the moves and the link and folder checks are the one
+staging layer, :class:`~sessionval.io.staging.StagingFolder`, which the Python-API
+writers use too; this module adds the manifest, the previous run and the inputs.
 
 The other commands that write a folder or a file (``convert``, ``synth``, ``meta
 --out``) use the same staging and checks through :func:`staged_outputs`, each with
@@ -34,8 +38,6 @@ its own manifest (:data:`MANIFESTS`), so one command never removes another's fil
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,10 +47,10 @@ from typing import Final, Self
 import pandas as pd
 
 from ..errors import OutputError, WriteError, writing
+from ..io.staging import LOCK, STAGING_PREFIX, StagingFolder, inside
 from ..output.csv_writer import write_csv
 from ..output.export import neutralise_formulas
 from .overlap import input_file_ids, refuse_overlap
-from .staging import LOCK, OWNER, STAGING_PREFIX, OutputLock, make_staging, remove_stale_staging
 
 __all__ = [
     "MANIFEST",
@@ -69,19 +71,6 @@ MANIFESTS: Final = {
     "meta": ".sessionval-meta.json",
 }
 _SHOW: Final = 10
-
-
-def _inside(root: Path, rel: str) -> Path | None:
-    """``root / rel`` when it stays inside ``root`` without passing through a link, else None."""
-    parts = Path(rel).parts
-    if not parts or Path(rel).is_absolute() or ".." in parts:
-        return None
-    p = root
-    for part in parts:
-        p = p / part
-        if p.is_symlink():
-            return None
-    return p
 
 
 class RunOutputs:
@@ -149,18 +138,11 @@ class RunOutputs:
         self._input_ids = input_file_ids(self.inputs)
         if out.exists() and not out.is_dir():
             raise OutputError(f"{label} {out}: exists and is not a folder")
-        out.mkdir(parents=True, exist_ok=True)  # --out itself may be a link the user made
-        # one file per named output, so commands writing other files beside it may run
+        # one lock file per named output, so commands writing other files beside it may run
         lock_name = LOCK + (f"-{targets[0].name}" if targets else "")
-        self._lock = OutputLock(out, lock_name)
-        self._lock.acquire(command=command, label=label)
-        try:
-            remove_stale_staging(out)
-            self.previous = self._read_manifest()
-            self.root = make_staging(out, command=command)
-        except BaseException:
-            self._lock.release()
-            raise
+        self._staging = StagingFolder(out, command=command, lock=lock_name, label=label)
+        self.root = self._staging.root
+        self.previous = self._read_manifest()
         self.written: list[str] = []
 
     # ---- before the run
@@ -212,13 +194,7 @@ class RunOutputs:
     def collect(self) -> list[str]:
         """Record every file under ``root`` not recorded yet (what a writer made there)."""
         known = set(self.written)
-        owner = self.root / OWNER  # the staging folder's, not an output
-        found = sorted(
-            p.relative_to(self.root).as_posix()
-            for p in self.root.rglob("*")
-            if p.is_file() and not p.is_symlink() and p != owner
-        )
-        self.written += [f for f in found if f not in known]
+        self.written += [f for f in self._staging.files() if f not in known]
         return self.written
 
     def write_frame(self, rel: str, table: pd.DataFrame) -> Path:
@@ -235,24 +211,16 @@ class RunOutputs:
     # ---- the swap
     def _conflicts(self, files: Sequence[str]) -> list[str]:
         """Why a staged file cannot be moved into place (nothing is moved if any)."""
-        problems = []
         previous = set(self.previous)
-        for rel in files:
-            target = _inside(self.out, rel)
-            if target is None:
-                problems.append(f"{self.out / rel}: a folder on the way is a symbolic link")
-                continue
-            if not target.exists() and not target.is_symlink():
-                continue
-            if target.is_dir():
-                problems.append(f"{target}: is a folder")
-            elif self._is_input(target):
-                problems.append(f"{target}: is an input of this run")
-            elif target.is_symlink():
-                problems.append(f"{target}: is a symbolic link")
-            elif rel not in previous and not self.force:
-                problems.append(f"{target}: exists and no earlier sessionval run wrote it")
-        return problems
+
+        def judge(rel: str, target: Path) -> str | None:
+            if self._is_input(target):
+                return "is an input of this run"
+            if rel not in previous and not self.force:
+                return "exists and no earlier sessionval run wrote it"
+            return None
+
+        return self._staging.conflicts(files, judge)
 
     def finish(self) -> list[str]:
         """Move the staged files into ``out``, remove the stale ones, write the manifest last.
@@ -280,10 +248,7 @@ class RunOutputs:
                     + "\n".join(f"  {p}" for p in problems[:_SHOW])
                     + more
                 )
-            for rel in self.written:
-                target = self.out / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(self.root / rel, target)
+            self._staging.move(self.written)
             if self.remove_stale:
                 removed, listed = self._remove_stale(set(self.written)), set(self.written)
             else:  # the previous files stay: list those still there with the new ones
@@ -296,14 +261,14 @@ class RunOutputs:
 
     def _kept(self) -> list[str]:
         """The previous manifest's entries that are files inside ``out``."""
-        return [rel for rel in self.previous if (p := _inside(self.out, rel)) and p.is_file()]
+        return [rel for rel in self.previous if (p := inside(self.out, rel)) and p.is_file()]
 
     def _remove_stale(self, keep: set[str]) -> list[str]:
         removed = []
         for rel in self.previous:
             if rel in keep:
                 continue
-            p = _inside(self.out, rel)
+            p = inside(self.out, rel)
             if p is None or not p.is_file() or self._is_input(p):
                 continue  # outside --out, through or at a link, gone, or an input
             p.unlink()
@@ -332,9 +297,8 @@ class RunOutputs:
         keep = list(self.previous)
         self.previous = [*keep, name] if keep else []
         try:
-            target = self.out / name
             if not self._conflicts([name]):
-                os.replace(self.root / name, target)
+                self._staging.move([name])
                 self._write_manifest(MANIFEST, {*keep, name})
         finally:
             self.discard()
@@ -345,15 +309,11 @@ class RunOutputs:
         manifest = self.root / name
         with writing(self.out / name):
             manifest.write_text(json.dumps({"files": sorted(files)}, indent=1) + "\n", "utf-8")
-        os.replace(manifest, self.out / name)
+        self._staging.move([name])
 
     def discard(self) -> None:
         """Remove the staging folder (what a failed or interrupted run wrote); release the lock."""
-        try:
-            if self.root.is_dir():
-                shutil.rmtree(self.root, ignore_errors=True)
-        finally:
-            self._lock.release()
+        self._staging.discard()
 
     def __enter__(self) -> Self:
         return self
@@ -367,15 +327,15 @@ class RunOutputs:
         """Discard the staging folder; a refused write names the file where it was going."""
         self.discard()
         if isinstance(exc, WriteError):
-            moved = exc.moved(self.root, self.out)
+            moved = self._staging.moved(exc)
             if moved is not exc:
                 raise moved from exc.__cause__
 
     def __del__(self) -> None:
         # a RunOutputs dropped without discard (a library caller) must not keep the folder locked
-        lock = getattr(self, "_lock", None)
-        if lock is not None:
-            lock.release()
+        staging = getattr(self, "_staging", None)
+        if staging is not None:
+            staging.release()
 
 
 @contextmanager

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sessionval.errors import InputFormatError, WriteError
+from sessionval.errors import InputFormatError, OutputError, WriteError
 from sessionval.io import parquet_layout, writers
 from sessionval.io.jsonl import load_jsonl
 from sessionval.io.mapping import load_mapped_table
@@ -259,12 +259,12 @@ def test_writers_never_write_through_a_link(tmp_path):
     out = tmp_path / "o"
     out.mkdir()
     (out / "sessions.jsonl").symlink_to(outside)
-    with pytest.raises(InputFormatError, match="symbolic link"):
+    with pytest.raises(OutputError, match="symbolic link"):
         write_jsonl(frame, out)
     assert outside.read_text() == "keep"
     link = tmp_path / "t.csv"
     link.symlink_to(outside)
-    with pytest.raises(InputFormatError, match="symbolic link"):
+    with pytest.raises(OutputError, match="symbolic link"):
         write_flat(frame, link)
     assert outside.read_text() == "keep"
 

@@ -11,10 +11,11 @@ matplotlib.use("Agg")
 import pandas as pd
 import pytest
 
+from sessionval.evaluation.columns import TABLE_COLUMNS
 from sessionval.evaluation.config import SessionConfig
 from sessionval.evaluation.session import evaluate
 from sessionval.kernels.discounts import QUERY_DISCOUNT_TABLE, RANK_DISCOUNT_TABLE
-from sessionval.output.columns import describe_column
+from sessionval.output.columns import columns_of, describe_column
 from sessionval.output.export import write_exports
 from sessionval.output.parameters import parameter_docs, parameter_meaning, params_text
 from sessionval.output.report import render_report
@@ -49,6 +50,15 @@ def test_every_column_of_the_tables_is_documented(ev):
             assert doc.label and len(doc.label) <= 80
     for col in ("measure", "value", "nsdcg__S1", "n_sessions__S2", "rating_effort"):
         assert describe_column(col).description != "(no description)", col
+
+
+@pytest.mark.parametrize("level", ["session", "query", "position"])
+def test_every_listed_column_has_its_description(level):
+    """The tables are built from TABLE_COLUMNS: a name added there needs its entry here."""
+    docs = columns_of(level)
+    assert list(docs) == list(TABLE_COLUMNS[level])
+    undescribed = [name for name, doc in docs.items() if doc.description == "(no description)"]
+    assert undescribed == []
 
 
 def test_the_docs_list_every_column_of_the_tables(ev):

@@ -20,8 +20,8 @@ import pytest
 import sessionval.io.parquet_layout as parquet_layout
 from sessionval.cli import main
 from sessionval.errors import OutputError, WriteError, writing
+from sessionval.io.staging import LOCK, OWNER, STAGING_PREFIX, remove_stale_staging
 from sessionval.workflow.outputs import RunOutputs
-from sessionval.workflow.staging import LOCK, OWNER, STAGING_PREFIX, remove_stale_staging
 from tests import builders
 
 

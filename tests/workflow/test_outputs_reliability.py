@@ -104,7 +104,7 @@ def test_each_output_is_staged_then_renamed_and_the_manifest_comes_last(tmp_path
         moved.append(Path(dst).relative_to(out).as_posix())
         real(src, dst)
 
-    monkeypatch.setattr("sessionval.workflow.outputs.os.replace", spy)
+    monkeypatch.setattr("sessionval.io.staging.os.replace", spy)  # the one staging layer
     outputs.finish()
     assert moved[-1] == MANIFEST and set(moved[:-1]) == {"report.html", "tables/a.csv"}
     assert json.loads((out / MANIFEST).read_text())["files"] == ["report.html", "tables/a.csv"]

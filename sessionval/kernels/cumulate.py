@@ -1,0 +1,93 @@
+r"""The one cumulated-gain-by-rank engine: rows summed into (cell, rank) cells, cumulated.
+
+Järvelin & Kekäläinen (2002), TOIS 20(4), section 2 [jk2002]: the cumulated gain
+vector of a ranked list, :math:`CG[i] = \sum_{j \le i} G[j]`, and its discounted
+form with :math:`G[j] / d(j)` in place of :math:`G[j]`.  One kernel computes both,
+for one list per cell (:func:`~sessionval.measures.cg.gain_vectors`) or for the
+lists of a group summed (the run's figures,
+:mod:`sessionval.analysis.rank_curves`): a weighted ``bincount`` into the cells and
+a ``cumsum`` along ranks (``benchmarks/bench_curves.py``: as fast as assigning into a
+dense matrix for one list per cell, and it sums the lists of a group as well).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from .._types import FloatArray, IntArray
+from .segments import cut_segments, segment_ids, segment_ranks, segment_sum
+
+__all__ = ["cumulate_by_rank", "cumulate_lists"]
+
+
+def cumulate_by_rank(
+    cells: IntArray, rank: IntArray, values: npt.ArrayLike, *, n_cells: int, ranks: int
+) -> FloatArray:
+    r"""Sum ``values`` per (cell, rank) and cumulate along ranks.
+
+    Parameters
+    ----------
+    cells
+        Cell of each row (a list, a group, or a group × topic), ``0..n_cells-1``.
+    rank
+        Rank of each row, ``1..ranks``.
+    values
+        What each row adds at its rank (a gain, a discounted gain, …).
+    n_cells, ranks
+        Shape of the result.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_cells, ranks)``: :math:`C[c, i] = \sum_{rows\ of\ c,\ rank \le i} v`,
+        the cumulated gain vector of Järvelin & Kekäläinen (2002, section 2.1) summed
+        over the cell's lists (divide by the number of lists for ``avg-vect``).
+
+    Examples
+    --------
+    Two lists in cell 0 (gains 3, 2 at ranks 1, 2 and gain 1 at rank 1), none in cell 1:
+
+    >>> cumulate_by_rank(np.array([0, 0, 0]), np.array([1, 2, 1]), [3.0, 2.0, 1.0],
+    ...                  n_cells=2, ranks=3)
+    array([[4., 6., 6.],
+           [0., 0., 0.]])
+    """
+    flat = segment_sum(values, cells * ranks + rank - 1, n_cells * ranks)
+    out: FloatArray = np.cumsum(flat.reshape(n_cells, ranks), axis=1)
+    return out
+
+
+def cumulate_lists(
+    offsets: IntArray, values: FloatArray, *, ranks: int, discount: FloatArray | None = None
+) -> FloatArray:
+    r"""The cumulated (discounted) vector of each list to rank ``ranks``: one cell per list.
+
+    Parameters
+    ----------
+    offsets
+        Segment offsets of the lists (``n + 1``); row ``j`` of a list is its rank ``j + 1``.
+    values
+        Gain of each row.
+    ranks
+        Length of the vectors; a shorter list holds its final value.
+    discount
+        :math:`d(1..ranks)`, dividing each gain first (the DCG vector); ``None``: CG.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, ranks)``.
+
+    Examples
+    --------
+    The worked example of Järvelin & Kekäläinen (2002), section 2.1, to rank 5:
+
+    >>> cumulate_lists(np.array([0, 10]), np.array([3.0, 2, 3, 0, 0, 1, 2, 2, 3, 0]), ranks=5)
+    array([[3., 5., 8., 8., 8.]])
+    """
+    rows, cut = cut_segments(offsets, ranks)
+    seg = segment_ids(cut)
+    rank = segment_ranks(cut, seg)
+    v = values[rows] if discount is None else values[rows] / discount[rank - 1]
+    return cumulate_by_rank(seg, rank, v, n_cells=offsets.size - 1, ranks=ranks)
