@@ -17,6 +17,7 @@ Usage::
     .venv/bin/python benchmarks/bench_single.py --queries 100000 --rounds 3
     .venv/bin/python benchmarks/bench_single.py --queries 278000 --tools sessionval,pytrec_eval
     .venv/bin/python benchmarks/bench_single.py --ids categorical  # ids dictionary-encoded
+    .venv/bin/python benchmarks/bench_single.py --shape expanded --queries 50000 --rounds 2
 """
 
 from __future__ import annotations
@@ -33,9 +34,26 @@ import time
 import numpy as np
 import pandas as pd
 
+N_TOPICS = 1_000
+"""``--shape expanded``: queries share these topics, and carry their topic's judgments."""
+JUDGED_PER_TOPIC = 150
+POOL = 1_000
+"""``--shape expanded``: documents a topic's lists draw from (its judged ones first)."""
 
-def make_data(n_queries: int, depth: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Synthetic run (n_queries x depth) and qrels (~30 judged docs per query, half retrieved)."""
+
+def make_data(
+    n_queries: int, depth: int, seed: int = 0, shape: str = "project"
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Synthetic run (n_queries x depth) and qrels.
+
+    ``shape="project"``: ~30 judged documents per query, half of them retrieved.
+    ``shape="expanded"``: per-query qrels expanded from topics (issue 26): each query
+    belongs to one of 1,000 topics and carries that topic's 150 judgments (150 qrels
+    rows per query: 7.5M at 50k queries); its list draws ``depth`` distinct documents
+    from the topic's pool of 1,000 (the 150 judged among them).
+    """
+    if shape == "expanded":
+        return _make_expanded(n_queries, depth, seed)
     rng = np.random.default_rng(seed)
     n_docs = 1_000_000
     q = np.repeat(np.arange(n_queries), depth)
@@ -65,6 +83,30 @@ def make_data(n_queries: int, depth: int, seed: int = 0) -> tuple[pd.DataFrame, 
     )
     qrels = qrels.drop_duplicates(["query_id", "doc_id"]).reset_index(drop=True)
     return run.reset_index(drop=True), qrels
+
+
+def _make_expanded(n_queries: int, depth: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``make_data(shape="expanded")``."""
+    rng = np.random.default_rng(seed)
+    topic = rng.integers(0, N_TOPICS, size=n_queries)
+    grade_of = rng.choice(4, size=(N_TOPICS, JUDGED_PER_TOPIC), p=(0.55, 0.25, 0.12, 0.08))
+    q = np.repeat(np.arange(n_queries), depth)
+    # distinct pool slots per list: an odd stride coprime to the pool from a random start
+    start = rng.integers(0, POOL, size=n_queries)
+    stride = rng.choice(np.array([1, 3, 7, 9, 11, 13, 17, 19]), size=n_queries)
+    slot = (start[q] + stride[q] * np.tile(np.arange(depth), n_queries) * 7) % POOL
+    docs = (topic[q].astype(np.int64) * POOL + slot) * 7919 % 10_000_019
+    qid = np.char.add("q", q.astype(str))
+    score = rng.random(q.size).round(3)
+    run = pd.DataFrame({"query_id": qid, "doc_id": np.char.add("d", docs.astype(str)),
+                        "score": score})  # fmt: skip
+    jq = np.repeat(np.arange(n_queries), JUDGED_PER_TOPIC)
+    js = np.tile(np.arange(JUDGED_PER_TOPIC), n_queries)
+    jd = (topic[jq].astype(np.int64) * POOL + js) * 7919 % 10_000_019
+    qrels = pd.DataFrame({"query_id": np.char.add("q", jq.astype(str)),
+                          "doc_id": np.char.add("d", jd.astype(str)),
+                          "relevance": grade_of[topic[jq], js]})  # fmt: skip
+    return run, qrels
 
 
 def run_sessionval(run: pd.DataFrame, qrels: pd.DataFrame) -> dict[str, float]:
@@ -148,8 +190,8 @@ class PeakRSS:
         self.peak = max(self.peak, _rss_mb())
 
 
-def child(tool: str, n_queries: int, depth: int, ids: str) -> None:
-    run, qrels = make_data(n_queries, depth)
+def child(tool: str, n_queries: int, depth: int, ids: str, shape: str) -> None:
+    run, qrels = make_data(n_queries, depth, shape=shape)
     if ids == "categorical":
         # ids as a Parquet file or sessionval's read_run deliver them (dictionary-encoded)
         run = run.astype({"query_id": "category", "doc_id": "category"})
@@ -193,6 +235,8 @@ def _child_result(tool: str, a: argparse.Namespace) -> dict[str, object]:
             str(a.depth),
             "--ids",
             a.ids,
+            "--shape",
+            a.shape,
         ],
         capture_output=True,
         text=True,
@@ -207,11 +251,17 @@ def main() -> None:
     ap.add_argument("--depth", type=int, default=100)
     ap.add_argument("--tools", default="sessionval,pytrec_eval,ranx,ir_measures")
     ap.add_argument("--ids", choices=["str", "categorical"], default="str")
+    ap.add_argument(
+        "--shape",
+        choices=["project", "expanded"],
+        default="project",
+        help="project: ~30 qrels per query; expanded: each query carries its topic's 150",
+    )
     ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds; medians reported")
     ap.add_argument("--child", default=None)
     a = ap.parse_args()
     if a.child:
-        child(a.child, a.queries, a.depth, a.ids)
+        child(a.child, a.queries, a.depth, a.ids, a.shape)
         return
     tools = a.tools.split(",")
     runs: dict[str, list[dict]] = {t: [] for t in tools}
@@ -229,6 +279,7 @@ def main() -> None:
     ours = next(r for r in results if r["tool"] == "sessionval")
     print(
         f"{a.queries} queries x {a.depth} results ({ours['rows']} rows), ids: {a.ids}, "
+        f"shape: {a.shape}, "
         f"medians of {a.rounds} interleaved round(s)"
     )
     print(

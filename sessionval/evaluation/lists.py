@@ -34,6 +34,7 @@ from ..judgments.gains import NegativePolicy
 from ..judgments.unjudged import UnjudgedPolicy
 from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
 from ..measures.registry import Measure, parse_measures
+from ..measures.run_lists import ranked_lists
 from ..problems import line_list
 from ..validate.collect import LocatedProblems
 from ..validate.ids import spelling_notes
@@ -348,23 +349,11 @@ def _lists(
     negative: NegativePolicy,
     unjudged: UnjudgedPolicy,
 ) -> RankedLists:
-    """The ranked lists of the run table against the judgments (the table road first)."""
+    """The ranked lists of the run table against the judgments (the join chosen by the data)."""
     missing: Literal["skip", "empty"] = "empty" if complete else "skip"
-    lists = None
-    if isinstance(judged, _QrelsTable):
-        # string ids: read as 64-bit keys and joined per topic, no id dictionaries
-        lists = RankedLists.from_tables(
-            table, judged.table, ties=ties, missing=missing, negative=negative,
-            unjudged=unjudged, source=judged.source,
-        )  # fmt: skip
-        judged = judged.judgments() if lists is None else judged
-    if lists is None and isinstance(judged, JudgmentFrame):
-        lists = RankedLists.from_run(
-            table, judged, ties=ties, missing=missing, negative=negative, unjudged=unjudged
-        )
-    if lists is None:  # unreachable: a table road that fails becomes judgments
-        raise InputFormatError("qrels: could not be read")
-    return lists
+    return ranked_lists(
+        table, judged, ties=ties, missing=missing, negative=negative, unjudged=unjudged
+    )
 
 
 def _reading(source: object, what: str, advice: str) -> AbstractContextManager[None]:
@@ -417,11 +406,12 @@ def _run_table(run: RunInput, encoding: str | None = None) -> pd.DataFrame:
 class _QrelsTable:
     """A qrels table with ids as given and checked grades: ``query_id, doc_id, grade``.
 
-    The string-id road of the join (:meth:`RankedLists.from_tables`) reads the ids
-    as they are; whenever it cannot (ids that are not plain ASCII text, a missing id,
-    a (topic, document) judged twice) the table becomes judgments through the one
-    boundary, :func:`~sessionval.validate.judgments.judgments_from_table`, which
-    decides and says where.
+    The 64-bit key road of the join (chosen by
+    :func:`~sessionval.measures.run_lists.ranked_lists`) reads the ids as they are;
+    whenever it cannot (ids that are not plain ASCII text, a missing id, a (topic,
+    document) judged twice) the table becomes judgments through the one boundary,
+    :func:`~sessionval.validate.judgments.judgments_from_table`, which decides and
+    says where.
     """
 
     table: pd.DataFrame

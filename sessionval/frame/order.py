@@ -21,9 +21,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENTITY_IDS",
+    "category_order",
     "id_order",
     "in_id_order",
     "ratings_last",
+    "recoded",
     "sorted_categories",
 ]
 
@@ -62,7 +64,10 @@ def id_order(ids: Iterable[str] | pd.Index | np.ndarray) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    text = pa.array(np.asarray(ids, dtype=object), type=pa.string())
+    if isinstance(ids, pd.Index | pd.Series) and isinstance(ids.dtype, pd.StringDtype):
+        text = pa.array(ids.array)  # Arrow-backed strings: no Python string per id
+    else:
+        text = pa.array(np.asarray(ids, dtype=object), type=pa.string())
     if len(text) and pc.all(pc.match_substring_regex(text, r"^[0-9]+$")).as_py():
         digits = pc.utf8_ltrim(text, characters="0")
         table = pa.table({"n": pc.utf8_length(digits), "d": digits, "t": text})
@@ -83,21 +88,29 @@ ENTITY_IDS: Final[tuple[tuple[str, str], ...]] = (
 """Id columns (besides ``session_id``) whose categories :meth:`SessionFrame.in_id_order` sorts."""
 
 
-def sorted_categories(col: pd.Series) -> pd.Series | None:
-    """The categorical ``col`` with its categories in id order, None when they already are."""
-    cats = col.cat.categories
-    order = id_order(cats.astype(str))
-    if np.array_equal(order, np.arange(order.size)):
-        return None
+def category_order(col: pd.Series) -> np.ndarray | None:
+    """Positions that put the categories of ``col`` in id order, None when they already are."""
+    order = id_order(col.cat.categories.astype(str))
+    return None if np.array_equal(order, np.arange(order.size)) else order
+
+
+def recoded(col: pd.Series, order: np.ndarray) -> pd.Series:
+    """The categorical ``col`` with its categories taken in ``order`` (the same values)."""
     # new code of each old code, and -1 (missing) stays -1 through the appended slot; one
     # NumPy gather instead of pandas' recode (which looks every category up again)
     codes = col.cat.codes.to_numpy()
     new_code = np.empty(order.size + 1, dtype=codes.dtype)
     new_code[order] = np.arange(order.size, dtype=codes.dtype)
     new_code[-1] = -1
-    dtype = pd.CategoricalDtype(cats[order], ordered=col.cat.ordered)
-    recoded = pd.Categorical.from_codes(new_code[codes], dtype=dtype, validate=False)
-    return pd.Series(recoded, index=col.index, name=col.name, copy=False)
+    dtype = pd.CategoricalDtype(col.cat.categories[order], ordered=col.cat.ordered)
+    codes_in_order = pd.Categorical.from_codes(new_code[codes], dtype=dtype, validate=False)
+    return pd.Series(codes_in_order, index=col.index, name=col.name, copy=False)
+
+
+def sorted_categories(col: pd.Series) -> pd.Series | None:
+    """The categorical ``col`` with its categories in id order, None when they already are."""
+    order = category_order(col)
+    return None if order is None else recoded(col, order)
 
 
 def in_id_order(frame: SessionFrame) -> SessionFrame:
@@ -125,11 +138,11 @@ def in_id_order(frame: SessionFrame) -> SessionFrame:
     q_new = new_code[q_codes] if q_codes.size else q_codes
     moved_s = not np.array_equal(s_order, np.arange(s_order.size))
     moved_q = bool(np.any(np.diff(q_new) < 0))
-    recoded = not np.array_equal(cat_order, np.arange(cat_order.size))
-    entities = {
-        (table, col): sorted_categories(getattr(frame, table)[col]) for table, col in ENTITY_IDS
-    }
-    changed = [k for k, v in entities.items() if v is not None]
+    renumbered = not np.array_equal(cat_order, np.arange(cat_order.size))
+    # each id column's category order is found once (sorting a million document ids
+    # is the costly part) and applied to the rows where they end up
+    orders = {(table, col): category_order(getattr(frame, table)[col]) for table, col in ENTITY_IDS}
+    changed = [k for k, v in orders.items() if v is not None]
     extra = {}
     for name, key in (("users", "user_id"), ("topics", "topic_id"), ("systems", "system_id")):
         tab: pd.DataFrame = getattr(frame, name)
@@ -137,7 +150,7 @@ def in_id_order(frame: SessionFrame) -> SessionFrame:
             o = id_order(tab[key].astype(str))
             if not np.array_equal(o, np.arange(o.size)):
                 extra[name] = tab.iloc[o].reset_index(drop=True)
-    if not (moved_s or moved_q or recoded or changed or extra) and sorted_cols == list(
+    if not (moved_s or moved_q or renumbered or changed or extra) and sorted_cols == list(
         sessions.columns
     ):
         return frame
@@ -154,19 +167,16 @@ def in_id_order(frame: SessionFrame) -> SessionFrame:
         results = results.iloc[r_take].reset_index(drop=True)
         n_res = queries["n_results"].to_numpy(dtype=np.int64)
         results["query_idx"] = np.repeat(np.arange(len(queries), dtype=np.int32), n_res)
-    elif recoded or ("results", "doc_id") in changed:
+    elif renumbered or ("results", "doc_id") in changed:
         results = results.copy(deep=False)
-    if recoded:
-        new_cats = cats[cat_order]
+    if renumbered:
         for part in (sessions, queries, results):
-            part["session_id"] = part["session_id"].cat.reorder_categories(new_cats)
+            part["session_id"] = recoded(part["session_id"], cat_order)
     tables = {"sessions": sessions, "queries": queries, "results": results}
-    moved = {"sessions": moved_s, "queries": moved_q, "results": moved_q}
     for name, col in changed:
-        # recoded above on the rows as they were; again only where the rows moved since
-        tables[name][col] = (
-            sorted_categories(tables[name][col]) if moved[name] else entities[name, col]
-        )
+        order = orders[name, col]
+        if order is not None:
+            tables[name][col] = recoded(tables[name][col], order)
     return replace(
         frame,
         sessions=sessions[sorted_cols],

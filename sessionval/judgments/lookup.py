@@ -4,11 +4,13 @@ Ids are encoded once per category (Arrow hashing for strings), pairs combined
 into one int64 key and probed against the sorted judgment keys.
 :class:`JudgmentIndex` holds the judgments sorted for the join; its
 :class:`GradeLookup` is the join prepared for one set of key and document
-categories, applied per chunk.  Session evaluation and ``RankedLists.from_run`` join
-through it; ``evaluate_run`` on plain ASCII string tables joins on 64-bit keys instead
-(:mod:`sessionval.measures.string_ids`), both behind the ``_RunDocs`` protocol of
-:mod:`sessionval.measures.run_lists`, and falls back here whenever the data does not
-suit the keys.  Neither join validates: judgments come from the one boundary,
+categories, applied per chunk: one implementation of the grade join,
+:class:`~sessionval.judgments.join.GradeJoin`.  Session evaluation and
+``RankedLists.from_run`` join through it; ``evaluate_run`` on plain ASCII string
+tables joins on 64-bit keys instead (:class:`~sessionval.measures.string_ids.JudgedKeys`,
+the other implementation), chosen by the data in
+:func:`~sessionval.measures.run_lists.ranked_lists`, which falls back here whenever the
+data does not suit the keys.  Neither join validates: judgments come from the one boundary,
 :mod:`sessionval.validate.judgments`.
 """
 
@@ -153,16 +155,20 @@ _BLOCK_ROWS: Final[int] = 1 << 20
 
 @dataclass(frozen=True)
 class GradeLookup:
-    """The one (judgment key, document) -> grade join, prepared once and applied per chunk.
+    """The (judgment key, document) -> grade join on dictionary codes, prepared once.
 
-    :meth:`prepare` translates the caller's key and document *categories* to the
-    judgments' codes once (``key_positions``, ``doc_parts``; each with a last slot
-    for code −1, missing).  Applying it to rows then costs two ``take``, one
-    multiply-add and one probe of the sorted judgment keys per row, whatever the
-    chunk.  Every grade a measure sees comes through here: the session evaluation
+    One of the two implementations of :class:`~sessionval.judgments.join.GradeJoin`
+    (the other, on 64-bit keys of string ids, is
+    :class:`~sessionval.measures.string_ids.JudgedKeys`; the data chooses, in
+    :func:`~sessionval.measures.run_lists.ranked_lists`).  :meth:`prepare` translates
+    the caller's key and document *categories* to the judgments' codes once
+    (``key_positions``, ``doc_parts``; each with a last slot for code −1, missing).
+    Applying it to rows then costs two ``take``, one multiply-add and one probe of
+    the sorted judgment keys per row, whatever the chunk.  The session evaluation
     (per chunk of sessions), :func:`result_grades`, :func:`lookup_grades` and
-    :meth:`~sessionval.measures.lists.RankedLists.from_run`.  The fields are arrays
-    (and the judgments' hash index), so a prepared lookup pickles to a worker.
+    :meth:`~sessionval.measures.lists.RankedLists.from_run` join through it.  The
+    fields are arrays (and the judgments' hash index), so a prepared lookup pickles
+    to a worker.
 
     Parameters
     ----------
@@ -238,14 +244,17 @@ class GradeLookup:
         return out
 
     def lists(
-        self, key_codes: npt.ArrayLike, counts: npt.ArrayLike, doc_codes: npt.ArrayLike
+        self, key_codes: npt.ArrayLike, counts: npt.ArrayLike, docs: npt.ArrayLike
     ) -> FloatArray:
         """Grades of rows grouped in lists: list ``i`` owns the next ``counts[i]`` rows.
 
-        ``key_codes`` holds one key code per list; the key part of each row is spread
-        per block of rows (not per list, not per row in Python), so memory stays small.
+        The dictionary-code implementation of :class:`~sessionval.judgments.join.GradeJoin`:
+        ``key_codes`` holds one key code per list, ``docs`` each row's document code
+        (both in the categories given to :meth:`prepare`).  The key part of each row
+        is spread per block of rows (not per list, not per row in Python), so memory
+        stays small.
         """
-        dc = np.asarray(doc_codes)
+        dc = np.asarray(docs)
         base = self._key_parts(key_codes)
         off = offsets_from_counts(counts)
         n = int(off[-1])

@@ -1,17 +1,20 @@
 """Ranked lists from a scored run: order, duplicate check, grade join, one list per query.
 
 Two roads to the same :class:`~sessionval.measures.lists.RankedLists`, through the same
-steps (:func:`_lists`):
+steps (:func:`_lists`), one for each implementation of the grade join
+(:class:`~sessionval.judgments.join.GradeJoin`):
 
 * :func:`lists_from_run` (``RankedLists.from_run``): ids coded against dictionaries
   (categoricals, or Arrow's hash encoder), grades through the judgments'
   :class:`~sessionval.judgments.lookup.GradeLookup`;
 * :func:`lists_from_tables` (``RankedLists.from_tables``, the road of ``evaluate_run``
   from string DataFrames): document ids read as 64-bit keys from Arrow's buffers and
-  joined per topic (:mod:`sessionval.measures.string_ids`), no document dictionary.
+  joined per topic (:class:`~sessionval.measures.string_ids.JudgedKeys`), no document
+  dictionary.
 
-The steps see the documents only through a :class:`_RunDocs`: how tied ids rank, where
-a document repeats, what an id reads, and the grade of each row.
+:func:`ranked_lists` is the one place that chooses between them, by the data.  The
+steps see the documents only through a :class:`_RunDocs`: how tied ids rank, where a
+document repeats, what an id reads, and the grade of each row (through the join).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from .._types import BoolArray, FloatArray, IntArray
 from ..errors import InputFormatError, MeasureSpecError
 from ..judgments.gains import GAIN_SCHEMES, NegativePolicy
 from ..judgments.ideal import ideal_from_codes
+from ..judgments.join import GradeJoin
 from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
 from ..kernels.segments import gather_ranges, offsets_from_counts
 from ..validate.runs import check_run_table
@@ -41,8 +45,10 @@ if TYPE_CHECKING:
     from .lists import RankedLists
 
 __all__ = [
+    "QrelsTable",
     "lists_from_run",
     "lists_from_tables",
+    "ranked_lists",
 ]
 
 Missing = Literal["skip", "empty"]
@@ -110,8 +116,8 @@ class _CodedDocs:
         if i >= 0:
             raise _Repeated(i)
         # the join is prepared after the sort: its document map is not held through it
-        lookup = self.index.prepare(self.query_categories, self.categories)
-        return lookup.lists(present, counts, d_rows)
+        join: GradeJoin[npt.ArrayLike] = self.index.prepare(self.query_categories, self.categories)
+        return join.lists(present, counts, d_rows)
 
 
 @dataclass(frozen=True)
@@ -137,9 +143,10 @@ class _KeyedDocs:
         topic_of: IntArray,
     ) -> FloatArray:
         docs = self.keys.take(rows)
+        join: GradeJoin[IdKeys] = self.judged
         try:
             # the join sorts each list's keys: a repeated document shows up there
-            return self.judged.grades_of(topic_of[present], docs, counts)
+            return join.lists(topic_of[present], counts, docs)
         except KeyCollision as clash:
             a, b = clash.rows
             if docs.same(np.array([a]), docs, np.array([b]))[0]:
@@ -302,3 +309,56 @@ def lists_from_tables(
         )  # fmt: skip
     except KeyCollision:
         return None
+
+
+class QrelsTable(Protocol):
+    """Judgments as a table of string ids (``query_id, doc_id, grade``), not yet coded."""
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """``query_id``, ``doc_id``, ``grade`` (checked), ids as given."""
+        ...
+
+    @property
+    def source(self) -> str:
+        """Name of the judgments in messages."""
+        ...
+
+    def judgments(self) -> JudgmentFrame:
+        """The table through the boundary (:mod:`sessionval.validate.judgments`)."""
+        ...
+
+
+def ranked_lists(
+    run: pd.DataFrame,
+    judged: JudgmentFrame | QrelsTable,
+    *,
+    ties: TieBreak,
+    missing: Missing,
+    negative: NegativePolicy,
+    unjudged: UnjudgedPolicy,
+) -> RankedLists:
+    """The ranked lists of a run, through the implementation of the grade join the data suits.
+
+    The one choice between the two :class:`~sessionval.judgments.join.GradeJoin`
+    implementations: judgments given as a table of plain ASCII string ids, with a run
+    of such ids, are joined on 64-bit keys (:func:`lists_from_tables`, no document
+    dictionary: several times faster on millions of rows); anything else (judgments
+    already coded, categoricals, non-ASCII or missing ids, a (topic, document) judged
+    twice, a key collision) goes through the boundary's judgments and
+    :class:`~sessionval.judgments.lookup.GradeLookup` (:func:`lists_from_run`).  Both
+    give the same lists.
+    """
+    from ..frame import JudgmentFrame
+
+    if not isinstance(judged, JudgmentFrame):
+        lists = lists_from_tables(
+            run, judged.table, ties=ties, missing=missing, negative=negative,
+            unjudged=unjudged, source=judged.source,
+        )  # fmt: skip
+        if lists is not None:
+            return lists
+        judged = judged.judgments()
+    return lists_from_run(
+        run, judged, ties=ties, missing=missing, negative=negative, unjudged=unjudged
+    )

@@ -43,6 +43,7 @@ __all__ = [
     "KeyCollision",
     "id_codes",
     "id_keys",
+    "pack_keys",
 ]
 
 U64Array = npt.NDArray[np.uint64]
@@ -313,7 +314,10 @@ def _keys(words: U64Array) -> IdKeys:
 
 @dataclass(frozen=True)
 class JudgedKeys:
-    """Judgments sorted by (topic, document key) for the grade join.
+    """Judgments sorted by (topic, document key): the 64-bit key grade join.
+
+    The implementation of :class:`~sessionval.judgments.join.GradeJoin` on documents
+    read as :class:`IdKeys` (:meth:`lists`).
 
     Parameters
     ----------
@@ -338,17 +342,6 @@ class JudgedKeys:
     grades: FloatArray
     docs: IdKeys
 
-    @staticmethod
-    def _pack(
-        topic: IntArray, keys: U64Array, tbits: int, counts: IntArray | None = None
-    ) -> U64Array:
-        """Packed keys of rows; ``counts``: ``topic`` holds one code per list of rows."""
-        out: U64Array = keys * _MIX[1]  # odd multiplier: a bijection of 64-bit keys
-        out >>= np.uint64(tbits)
-        high = topic.astype(np.uint64) << np.uint64(64 - tbits)
-        out |= high if counts is None else np.repeat(high, counts)
-        return out
-
     @classmethod
     def build(
         cls, topic: IntArray, n_topics: int, docs: IdKeys, grades: FloatArray
@@ -362,23 +355,22 @@ class JudgedKeys:
         grade per (topic, document).  The join itself decides nothing about repeats.
         """
         tbits = max(1, int(n_topics).bit_length())
-        packed = cls._pack(topic, docs.keys, tbits)
+        packed = pack_keys(topic, docs.keys, tbits)
         order = np.argsort(packed).astype(np.int64)
         packed = packed[order]
         if (packed[1:] == packed[:-1]).any():
             return None
         return cls(packed, tbits, order, grades[order], docs)
 
-    def grades_of(
-        self, topic: IntArray, docs: IdKeys, counts: IntArray | None = None
-    ) -> FloatArray:
-        """Grade of each row (topic code, document), NaN when unjudged.
+    def lists(self, key_codes: npt.ArrayLike, counts: npt.ArrayLike, docs: IdKeys) -> FloatArray:
+        """Grade of each row (NaN when unjudged): list ``i`` owns the next ``counts[i]`` rows.
 
-        ``counts``: rows come in lists, ``topic`` holding one code per list and list
-        ``i`` owning the next ``counts[i]`` rows.  The rows' packed keys are sorted
-        once and the (fewer, sorted) judgments searched in them: sorted probes walk
-        the array forward, several times faster than one search per row.  A match of
-        the packed key is confirmed on the whole id.
+        The 64-bit key implementation of :class:`~sessionval.judgments.join.GradeJoin`:
+        ``key_codes`` holds each list's judgment topic code (as given to :meth:`build`),
+        ``docs`` the rows' keys.  The rows' packed keys are sorted once and the (fewer,
+        sorted) judgments searched in them: sorted probes walk the array forward,
+        several times faster than one search per row.  A match of the packed key is
+        confirmed on the whole id.
 
         Raises
         ------
@@ -386,16 +378,18 @@ class JudgedKeys:
             Two rows of one list share a packed key: the same id twice, or (never
             seen) two ids whose packed keys collide.
         """
+        topic = np.asarray(key_codes, dtype=np.int64)
+        counts = np.asarray(counts, dtype=np.int64)
         n = docs.keys.size
         out = np.full(n, np.nan)
         if self.packed.size == 0 or n == 0:
             return out
         got = None
-        if counts is not None and bool(np.all(topic[1:] > topic[:-1])):
+        if bool(np.all(topic[1:] > topic[:-1])):
             # lists in topic order: sorting within each list sorts the whole array
             got = _sorted_in_lists(docs.keys, topic, self.tbits, counts)
         if got is None:
-            probe = self._pack(topic, docs.keys, self.tbits, counts)
+            probe = pack_keys(topic, docs.keys, self.tbits, counts)
             order = np.argsort(probe)
             probe = probe[order]
         else:
@@ -410,6 +404,25 @@ class JudgedKeys:
         ok = docs.same(rows, self.docs, self.rows[judged])
         out[rows[ok]] = self.grades[judged[ok]]
         return out
+
+
+def pack_keys(
+    topic: IntArray,
+    keys: U64Array,
+    tbits: int,
+    counts: IntArray | None = None,
+    out: U64Array | None = None,
+) -> U64Array:
+    """Packed keys of rows (:attr:`JudgedKeys.packed`): the topic above the spread key.
+
+    ``counts``: ``topic`` holds one code per list of rows, list ``i`` owning the next
+    ``counts[i]`` rows.  ``out``: where to write them (``keys``' length).
+    """
+    packed = np.multiply(keys, _MIX[1], out=out)  # odd multiplier: a bijection of 64-bit keys
+    packed >>= np.uint64(tbits)
+    high = topic.astype(np.uint64) << np.uint64(64 - tbits)
+    packed |= high if counts is None else np.repeat(high, counts)
+    return packed
 
 
 _LIST_BLOCK_ROWS: Final = 1 << 20
@@ -434,7 +447,6 @@ def _sorted_in_lists(
     if counts.size * width > 4 * n + 1024:
         return None
     top = np.iinfo(np.uint64).max
-    high = topic.astype(np.uint64) << np.uint64(64 - tbits)
     starts = offsets_from_counts(counts)
     order = np.empty(n, dtype=np.int64)
     packed = np.empty(n, dtype=np.uint64)
@@ -443,10 +455,7 @@ def _sorted_in_lists(
         r0, r1 = int(starts[l0]), int(starts[l1])
         c = counts[l0:l1]
         local = starts[l0:l1] - r0
-        v = packed[r0:r1]
-        np.multiply(keys[r0:r1], _MIX[1], out=v)  # as JudgedKeys._pack
-        v >>= np.uint64(tbits)
-        v |= np.repeat(high[l0:l1], c)
+        v = pack_keys(topic[l0:l1], keys[r0:r1], tbits, c, out=packed[r0:r1])
         # padding sorts after every real key unless a real key is the largest one:
         # then a stable sort keeps the real rows first
         kind: Literal["stable", "quicksort"] = "stable" if (v == top).any() else "quicksort"

@@ -194,6 +194,8 @@ def spelling_variants(*id_sets: pd.Index | pd.Series) -> list[tuple[str, ...]]:
     >>> [len(g) for g in spelling_variants(pd.Index(["caf\u00e9", "x"]), pd.Index(["cafe\u0301"]))]
     [2]
     """
+    if not any(_may_hold_non_ascii(ids) for ids in id_sets):
+        return []  # an ASCII id is its own key: a group needs a non-ASCII spelling
     parts = [_distinct(ids) for ids in id_sets]
     wide = [p[_non_ascii(p)] for p in parts]  # usually empty: nothing else runs
     odd = pd.Index(pd.unique(np.concatenate([w.to_numpy(dtype=object) for w in wide])))
@@ -238,6 +240,25 @@ def _non_ascii(ids: pd.Index) -> npt.NDArray[np.bool_]:
     arr = pa.array(ids.astype("string[pyarrow]").array)
     out: npt.NDArray[np.bool_] = ~np.asarray(pc.string_is_ascii(arr), dtype=bool)
     return out
+
+
+def _may_hold_non_ascii(ids: pd.Index | pd.Series) -> bool:
+    """Whether an id may hold a non-ASCII character: one Arrow kernel over the rows, no hash.
+
+    Arrow-backed strings are checked in place (``string_is_ascii``); a categorical on its
+    categories; other columns are converted to Arrow strings first, and when that fails
+    (numbers, mixed objects) the answer is ``True`` (the caller looks at the distinct ids).
+    """
+    if isinstance(ids.dtype, pd.CategoricalDtype):
+        ids = pd.Series(ids).cat.categories
+    try:
+        if isinstance(ids.dtype, pd.StringDtype) and ids.dtype.storage == "pyarrow":
+            arr = pa.array(ids.array)
+        else:
+            arr = pa.array(np.asarray(ids, dtype=object), type=pa.large_string(), from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return True
+    return pc.all(pc.string_is_ascii(arr)).as_py() is False
 
 
 def _distinct(ids: pd.Index | pd.Series) -> pd.Index:

@@ -116,10 +116,11 @@ def test_judged_keys_find_every_judgment() -> None:
     topic = np.repeat(np.arange(10), 100)
     judged = JudgedKeys.build(topic, 10, k, np.arange(1000.0))
     assert isinstance(judged, JudgedKeys)
-    got = judged.grades_of(topic, k)
+    counts = np.full(10, 100)  # ten lists of 100 rows, one topic each
+    got = judged.lists(np.arange(10), counts, k)
     np.testing.assert_array_equal(got, np.arange(1000.0))
-    wrong_topic = (topic + 1) % 10
-    assert np.isnan(judged.grades_of(wrong_topic, k)).all()
+    wrong_topic = (np.arange(10) + 1) % 10  # lists out of topic order: one sort of all keys
+    assert np.isnan(judged.lists(wrong_topic, counts, k)).all()
 
 
 def test_ids_with_a_nul_byte_fall_back() -> None:
@@ -159,7 +160,7 @@ def test_sorted_in_lists_equals_one_sort(lengths: list[int], monkeypatch) -> Non
     keys[-1] = ((2**64 - 1) * pow(int(string_ids._MIX[1]), -1, 2**64)) % 2**64
     got = string_ids._sorted_in_lists(keys, topic, 4, counts)
     assert got is not None
-    packed = JudgedKeys._pack(topic, keys, 4, counts)
+    packed = string_ids.pack_keys(topic, keys, 4, counts)
     order = np.argsort(packed, kind="stable")
     np.testing.assert_array_equal(got[1], packed[order])
     np.testing.assert_array_equal(packed[got[0]], packed[order])
