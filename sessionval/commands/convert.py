@@ -29,11 +29,13 @@ import click
 
 from ..errors import phase
 from ..io.formats import load_input
+from ..progress import Progress, progress_bar
 from ..workflow.outputs import staged_file, staged_outputs
 from ..workflow.overlap import refuse_overlap
 from ._options import (
     input_format_options,
     load_input_kwargs,
+    progress_option,
     qrels_option,
     read_paths,
     strictness_option,
@@ -92,6 +94,7 @@ _SHOWN = 20
     default=False,
     help="Overwrite files in the --out folder that no earlier convert wrote (inputs never).",
 )
+@progress_option
 def command(
     input_path: Path,
     out: Path,
@@ -101,9 +104,38 @@ def command(
     qrels: Path | None,
     lenient: bool | None,
     force: bool,
+    progress: bool | None,
     **input_options: Any,
 ) -> None:
     """Convert INPUT to the toolkit's JSON-lines (folder) or a flat Parquet/CSV table."""
+    with progress_bar(progress) as bar:
+        _convert(
+            input_path,
+            out,
+            to,
+            partition_rows,
+            top_first,
+            qrels,
+            lenient,
+            force,
+            bar,
+            input_options,
+        )
+
+
+def _convert(
+    input_path: Path,
+    out: Path,
+    to: str,
+    partition_rows: int | None,
+    top_first: int | None,
+    qrels: Path | None,
+    lenient: bool | None,
+    force: bool,
+    bar: Progress,
+    input_options: dict[str, Any],
+) -> None:
+    """The conversion, reporting its reads and writes to ``bar``."""
     from ..errors import InputFormatError
     from ..io.writers import (
         flat_outputs,
@@ -129,6 +161,7 @@ def command(
             input_path,
             qrels=qrels,
             mode="lenient" if lenient else "strict",
+            progress=bar,
             **load_input_kwargs(input_options),
         )
     frame, judgments, report = loaded.frame, loaded.judgments, loaded.report
@@ -164,7 +197,9 @@ def command(
             staged_outputs(out, command="convert", force=force, inputs=inputs) as staged,
             writing,
         ):
-            written = write_jsonl(frame, staged.root, judgments=judgments, header=loaded.study)
+            written = write_jsonl(
+                frame, staged.root, judgments=judgments, header=loaded.study, progress=bar
+            )
         root, final = staged.root, out
     elif partition_rows is not None:
         with (
@@ -178,6 +213,7 @@ def command(
                 top_first=top_first,
                 judgments=judgments,
                 header=loaded.study,
+                progress=bar,
             )
         root, final = staged.root, out
     else:
@@ -189,6 +225,7 @@ def command(
                 judgments=judgments,
                 header=loaded.study,
                 top_first=top_first,
+                progress=bar,
             )
         root, final = target.parent, out.parent
     # the paths the writer returned, where the files now are

@@ -34,6 +34,7 @@ from ..judgments.unjudged import UnjudgedPolicy
 from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
 from ..measures.registry import Measure, parse_measures
 from ..problems import line_list
+from ..progress import ProgressLike, as_progress, counted
 from ..validate.collect import LocatedProblems
 from ..validate.ids import spelling_notes
 from ..validate.judgments import (
@@ -91,6 +92,7 @@ def evaluate_lists(
     *,
     empty: EmptyPolicy = "nan",
     mapper: ItemMapper | None = None,
+    progress: ProgressLike = None,
 ) -> SingleEvaluation:
     """Compute every measure for every list (one vectorised pass per measure).
 
@@ -107,6 +109,9 @@ def evaluate_lists(
         Computes the measures, one item each (an engine's ``map_items``: a
         :class:`~sessionval.evaluation.dask_engine.DaskEngine` runs them on its
         workers); default: one after another here.  The values are the same.
+    progress
+        Told the measures computed (:class:`~sessionval.progress.Progress`; with a
+        ``mapper``, all of them when the mapper returns).
 
     Returns
     -------
@@ -136,7 +141,15 @@ def evaluate_lists(
         )
     n = lists.n
     fn = partial(_compute, lists=lists, empty=empty)
-    values = mapper.map_items(fn, ms) if mapper is not None else [fn(m) for m in ms]
+    with counted(progress, f"evaluating {n} queries", len(ms), "measures") as shown:
+        if mapper is not None:
+            values = mapper.map_items(fn, ms)
+            shown.advance(len(ms))
+        else:
+            values = []
+            for m in ms:
+                values.append(fn(m))
+                shown.advance()
     qids = np.asarray(lists.query_ids, dtype=object)
     per_query = pd.DataFrame(
         {
@@ -191,6 +204,7 @@ def evaluate_run(
     unjudged: UnjudgedPolicy = RUN_SCORING.unjudged,
     mapper: ItemMapper | None = None,
     encoding: str | None = None,
+    progress: ProgressLike = None,
 ) -> SingleEvaluation:
     """Evaluate a run against qrels in one call, with trec_eval's defaults.
 
@@ -237,6 +251,10 @@ def evaluate_run(
     encoding
         Text encoding of a run or qrels given as a file (default UTF-8; a
         byte-order mark wins; gzip is read).
+    progress
+        Told each phase (reading the qrels and the run, ranking the lists: their rows
+        counted when read; the measures computed): a
+        :class:`~sessionval.progress.Progress`, e.g. ``sessionval evaluate``'s bar.
 
     Returns
     -------
@@ -272,18 +290,23 @@ def evaluate_run(
     parse_measures(ms)  # a bad name fails before any data is read
     run, qrels = run_and_qrels(run, qrels)  # ir_measures' and ranx's order works too
     # each read is its own phase: running out of memory names the file being read
-    with _reading(qrels, "qrels", _QRELS_ADVICE):
+    shown = as_progress(progress)
+    with _reading(qrels, "qrels", _QRELS_ADVICE), counted(shown, "reading qrels", None):
         judged = _qrels(qrels, encoding)
-    with _reading(run, "run", _RUN_ADVICE):
+        shown.advance(len(judged.table))
+    with _reading(run, "run", _RUN_ADVICE), counted(shown, "reading run", None):
         table = _run_table(run, encoding)
+        shown.advance(len(table))
     try:
-        lists = _lists(table, judged, ties, complete, negative, unjudged)
+        with counted(shown, "ranking lists", len(table)):
+            lists = _lists(table, judged, ties, complete, negative, unjudged)
+            shown.advance(len(table))
     except SessionvalError as exc:
         if not _is_path(run) or isinstance(exc, MeasureSpecError):
             raise
         source = judged.source if isinstance(judged, _QrelsTable | JudgmentFrame) else None
         raise _located(exc, Path(run), table, encoding, source) from None
-    ev = evaluate_lists(lists, ms, empty=empty, mapper=mapper)
+    ev = evaluate_lists(lists, ms, empty=empty, mapper=mapper, progress=shown)
     notes = spelling_notes(judged.table, table["doc_id"])
     return replace(ev, notes=tuple(notes)) if notes else ev
 

@@ -35,9 +35,11 @@ import pyarrow.csv as pa_csv
 from ..errors import InputFormatError, WriteError, write_error, writing
 from ..frame import JudgmentFrame, SessionFrame
 from ..models.study import Study
+from ..progress import ProgressLike, as_progress, counted
 from .flat_chunks import arrow_chunk as _arrow_chunk
 from .flat_chunks import flat_chunk as _flat_chunk
 from .flat_chunks import flat_columns as _flat_columns
+from .flat_chunks import flat_rows
 from .header import header_carrier, study_header
 from .jsonl_text import CHUNK_ROWS, JsonlText, frame_chunks, json_times
 from .parquet_layout import PART_NAME, partition_chunks, write_parquet_file
@@ -196,6 +198,7 @@ def write_jsonl(
     name: str = "",
     header: Study | None = None,
     chunk_rows: int = CHUNK_ROWS,
+    progress: ProgressLike = None,
 ) -> WrittenFiles:
     """Write ``sessions.jsonl`` + ``study.json`` (+ judgments when given).
 
@@ -222,6 +225,8 @@ def write_jsonl(
         frame (:func:`~sessionval.io.header.study_header`).
     chunk_rows
         Result rows per chunk.
+    progress
+        Told the sessions written, a chunk at a time (:class:`~sessionval.progress.Progress`).
 
     Returns
     -------
@@ -238,16 +243,25 @@ def write_jsonl(
             _refuse_link(p)
     with _Atomic() as files:
         text = JsonlText(frame)
-        with files.temporary(sessions_path).open("wb") as fh:
+        with (
+            files.temporary(sessions_path).open("wb") as fh,
+            counted(
+                progress, f"writing {sessions_path.name}", frame.n_sessions, "sessions"
+            ) as shown,
+        ):
             for c in frame_chunks(frame, chunk_rows):
                 fh.write(text.chunk(c)[0].as_buffer())
+                shown.advance(c.sessions.stop - c.sessions.start)
         head = _header(frame, judgments, name, header)
         _write_study_files(files, head, judgments, study_path, qrels_path)
     return WrittenFiles(sessions=sessions_path, study=study_path, qrels=qrels_path)
 
 
-def _write_csv_chunks(frame: SessionFrame, path: Path, chunk_rows: int) -> None:
+def _write_csv_chunks(
+    frame: SessionFrame, path: Path, chunk_rows: int, progress: ProgressLike = None
+) -> None:
     """The flat table as CSV (times in ISO 8601 UTC), a chunk of whole sessions at a time."""
+    shown = as_progress(progress)
     writer: pa_csv.CSVWriter | None = None
     schema: pa.Schema | None = None
     try:
@@ -263,6 +277,7 @@ def _write_csv_chunks(frame: SessionFrame, path: Path, chunk_rows: int) -> None:
                 options = pa_csv.WriteOptions(quoting_style="needed")
                 writer = pa_csv.CSVWriter(path, schema, write_options=options)
             writer.write_table(table.cast(schema))
+            shown.advance(table.num_rows)
         if writer is None:  # no sessions: the header alone
             path.write_text(",".join(_flat_columns(frame)) + "\n", encoding="utf-8")
     finally:
@@ -280,6 +295,7 @@ def write_flat(
     header: Study | None = None,
     chunk_rows: int = CHUNK_ROWS,
     top_first: int | None = None,
+    progress: ProgressLike = None,
 ) -> WrittenFiles:
     """Write the flat one-row-per-result table (with ``qrels_id``) as Parquet or CSV.
 
@@ -308,6 +324,8 @@ def write_flat(
         Parquet only: write the rows of rank ≤ ``top_first`` first, in row groups of
         their own, so a top-X read skips the rest
         (:func:`~sessionval.io.parquet_layout.write_parquet_file`).
+    progress
+        Told the rows written, a chunk at a time (:class:`~sessionval.progress.Progress`).
     """
     p = Path(path)
     fmt = to or ("csv" if p.suffix.lower() in (".csv", ".tsv") else "parquet")
@@ -325,16 +343,18 @@ def write_flat(
             _refuse_link(q)
     with _Atomic() as files:
         tmp = files.temporary(p)
-        if fmt == "parquet":
-            write_parquet_file(
-                frame,
-                tmp,
-                top_first=top_first,
-                row_group_rows=chunk_rows,
-                metadata=carrier.metadata,
-            )
-        else:
-            _write_csv_chunks(frame, tmp, chunk_rows)
+        with counted(progress, f"writing {p.name}", flat_rows(frame)) as shown:
+            if fmt == "parquet":
+                write_parquet_file(
+                    frame,
+                    tmp,
+                    top_first=top_first,
+                    row_group_rows=chunk_rows,
+                    metadata=carrier.metadata,
+                    progress=shown,
+                )
+            else:
+                _write_csv_chunks(frame, tmp, chunk_rows, shown)
         if carrier.path is not None:
             files.temporary(carrier.path).write_text(carrier.text, encoding="utf-8")
         if judgments is not None and qrels_path is not None:
@@ -353,6 +373,7 @@ def write_partitions(
     name: str = "",
     header: Study | None = None,
     chunk_rows: int = CHUNK_ROWS,
+    progress: ProgressLike = None,
 ) -> WrittenFiles:
     """Write a folder of Parquet files of whole sessions, about ``partition_rows`` rows each.
 
@@ -377,6 +398,8 @@ def write_partitions(
         Write each file top ranks first (see :func:`write_flat`).
     judgments, name, header, chunk_rows
         As :func:`write_jsonl`.
+    progress
+        Told the rows written over all the files (:class:`~sessionval.progress.Progress`).
 
     Returns
     -------
@@ -406,10 +429,15 @@ def write_partitions(
     for p in (*names, study_path, qrels_path):
         if p is not None:
             _refuse_link(p)
-    with _Atomic() as files:
+    with (
+        _Atomic() as files,
+        counted(progress, f"writing {len(names)} partitions", flat_rows(frame)) as shown,
+    ):
         for path, chunks in zip(names, parts, strict=True):
             tmp = files.temporary(path)
-            write_parquet_file(frame, tmp, chunks, top_first=top_first, row_group_rows=chunk_rows)
+            write_parquet_file(
+                frame, tmp, chunks, top_first=top_first, row_group_rows=chunk_rows, progress=shown
+            )
         head = _header(frame, judgments, name, header)
         _write_study_files(files, head, judgments, study_path, qrels_path)
     return WrittenFiles(sessions=out, study=study_path, qrels=qrels_path)

@@ -1,0 +1,175 @@
+"""``--progress/--no-progress``: each command's long phases with counts that end at their totals."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from sessionval.cli import main
+from sessionval.frame import SessionFrame
+from sessionval.io.study import load_study
+from sessionval.progress import (
+    NO_PROGRESS,
+    BarProgress,
+    PhaseNames,
+    as_progress,
+    counted,
+    engine_ticks,
+    progress_bar,
+)
+from sessionval.validate.flat import LOAD_PHASES
+from tests.builders import trec_runs
+
+# tqdm's bar with a total: "phase:  50%|#####     | 3/6 [...]"; without one: "phase: 7 rows [...]"
+_WITH_TOTAL = re.compile(r"^(?P<phase>.+?): +\d+%\|[^|]*\| (?P<n>\d+)/(?P<total>\d+) \[")
+_NO_TOTAL = re.compile(r"^(?P<phase>.+?): (?P<n>\d+) \S+ \[")
+
+
+def final_counts(err: str) -> dict[str, tuple[int, int | None]]:
+    """Each phase drawn on ``err`` with its last count and total (``None``: no total)."""
+    out: dict[str, tuple[int, int | None]] = {}
+    for piece in re.split(r"[\r\n]", err):
+        m = _WITH_TOTAL.match(piece.strip())
+        if m:
+            out[m["phase"]] = (int(m["n"]), int(m["total"]))
+            continue
+        m = _NO_TOTAL.match(piece.strip())
+        if m:
+            out[m["phase"]] = (int(m["n"]), None)
+    return out
+
+
+def phases_at_totals(err: str) -> dict[str, tuple[int, int | None]]:
+    """:func:`final_counts`, checked: every phase with a total ended at it."""
+    counts = final_counts(err)
+    assert counts, err
+    unfinished = {p: c for p, c in counts.items() if c[1] is not None and c[0] != c[1]}
+    assert not unfinished, unfinished
+    return counts
+
+
+def _lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n")
+
+
+def _frame(study: Path) -> SessionFrame:
+    return load_study(study, qrels=study / "qrels.txt").frame
+
+
+def _flat_rows(study: Path) -> int:
+    """Rows of the study's flat table: one per result, one per query without results."""
+    frame = _frame(study)
+    return frame.n_results + int((frame.queries["n_results"] == 0).sum())
+
+
+def test_validate_reports_lines_parsed_and_each_phase_over_every_row(study_dir, capsys):
+    assert main(["validate", str(study_dir), "--progress"]) == 0
+    counts = phases_at_totals(capsys.readouterr().err)
+    assert counts["parsing lines"] == (2, 2)  # the two lines of sessions.jsonl
+    for phase in LOAD_PHASES:
+        assert counts[phase][1] == _flat_rows(study_dir), phase
+    assert counts["summarising"][1] == _frame(study_dir).n_results
+
+
+def test_no_progress_writes_nothing_more_and_the_default_off_a_terminal_is_off(study_dir, capsys):
+    assert main(["validate", str(study_dir)]) == 0
+    default = capsys.readouterr()
+    assert main(["validate", str(study_dir), "--no-progress"]) == 0
+    off = capsys.readouterr()
+    assert off.err == default.err  # captured stderr is no terminal: no bar by default
+    assert not final_counts(off.err)
+    assert off.out == default.out
+    assert main(["validate", str(study_dir), "--progress"]) == 0
+    on = capsys.readouterr()
+    assert on.out == default.out and final_counts(on.err)  # only stderr gains the bars
+
+
+@pytest.mark.parametrize(
+    ("to", "name", "unit_rows"),
+    [("jsonl", "sessions.jsonl", False), ("parquet", "s.parquet", True), ("csv", "s.csv", True)],
+)
+def test_convert_reports_the_read_and_the_rows_or_sessions_written(
+    study_dir, tmp_path, capsys, to, name, unit_rows
+):
+    out = tmp_path / "out" if to == "jsonl" else tmp_path / name
+    args = ["convert", str(study_dir), "--to", to, "--out", str(out), "--progress"]
+    assert main(args) == 0
+    counts = phases_at_totals(capsys.readouterr().err)
+    assert counts["reading sessions"][1] == _flat_rows(study_dir)
+    assert counts[f"writing {name}"] == ((_flat_rows(study_dir),) * 2 if unit_rows else (2, 2))
+
+
+def test_convert_to_partitions_counts_rows_over_every_file(study_dir, tmp_path, capsys):
+    out = tmp_path / "parts"
+    args = ["convert", str(study_dir), "--to", "parquet", "--out", str(out)]
+    assert main([*args, "--partition-rows", "3", "--top-first", "1", "--progress"]) == 0
+    counts = phases_at_totals(capsys.readouterr().err)
+    n_files = len(list(out.glob("*.parquet")))
+    assert counts[f"writing {n_files} partitions"] == (_flat_rows(study_dir),) * 2
+
+
+def test_evaluate_reports_rows_read_and_measures_computed(tmp_path, capsys):
+    qrels, runs = trec_runs(tmp_path)
+    args = ["evaluate", str(qrels), str(runs[0]), "-m", "AP", "-m", "P@3", "--progress"]
+    assert main(args) == 0
+    counts = phases_at_totals(capsys.readouterr().err)
+    assert counts["reading qrels"] == (_lines(qrels), None)
+    assert counts["reading run"] == (_lines(runs[0]), None)
+    assert counts["ranking lists"] == (_lines(runs[0]),) * 2
+    (evaluating,) = (p for p in counts if p.startswith("evaluating"))
+    assert counts[evaluating] == (2, 2)
+
+
+def test_evaluate_without_progress_leaves_stderr_as_it_was(tmp_path, capsys):
+    qrels, runs = trec_runs(tmp_path)
+    assert main(["evaluate", str(qrels), str(runs[0])]) == 0
+    default = capsys.readouterr().err
+    assert main(["evaluate", str(qrels), str(runs[0]), "--no-progress"]) == 0
+    assert capsys.readouterr().err == default
+    assert not final_counts(default)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_bar_draws_on_a_terminal_by_default_and_not_elsewhere():
+    tty, pipe = _Terminal(), io.StringIO()
+    for stream in (tty, pipe):
+        with progress_bar(None, file=stream) as bar:
+            assert bar.counting is (stream is tty)
+            with counted(bar, "scoring", 3, "runs") as p:
+                p.advance(3)
+    assert final_counts(tty.getvalue()) == {"scoring": (3, 3)}
+    assert pipe.getvalue() == ""
+    forced = io.StringIO()
+    with progress_bar(True, file=forced) as bar:
+        bar("a phase without a count")
+    assert "a phase without a count" in forced.getvalue()
+
+
+def test_a_phase_name_callback_hears_names_and_no_counts():
+    seen: list[str] = []
+    p = as_progress(seen.append)
+    assert isinstance(p, PhaseNames) and not p.counting
+    p.start("reading", 10)
+    p.advance(10)
+    p.finish()
+    p("building")
+    assert seen == ["reading", "building"]
+    assert as_progress(None) is NO_PROGRESS and not NO_PROGRESS.counting
+    bar = BarProgress(disable=True)
+    assert as_progress(bar) is bar and not bar.counting
+
+
+def test_engine_ticks_start_at_the_first_chunk_and_end_at_the_total():
+    stream = io.StringIO()
+    bar = BarProgress(disable=False, file=stream)
+    tick = engine_ticks(bar, "evaluating", "chunks")
+    for done in (1, 2, 3):
+        tick(done, 3)
+    assert final_counts(stream.getvalue()) == {"evaluating": (3, 3)}
