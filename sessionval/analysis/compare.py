@@ -39,6 +39,7 @@ import pandas as pd
 
 from .._types import FloatArray
 from ..errors import StatisticsError
+from ..progress import ProgressLike, as_progress
 from .multiple import (
     CORRECTIONS,
     Correction,
@@ -153,6 +154,7 @@ def compare_systems(
     design: str | None = None,
     block: str | None = None,
     unit: str = "topic",
+    progress: ProgressLike = None,
 ) -> pd.DataFrame:
     """Compare every pair of systems (or every system with a baseline) on each measure.
 
@@ -211,6 +213,9 @@ def compare_systems(
     unit
         What the ``topic`` column's blocks are, as the notes name them (``"searcher"``
         when a user study's sessions are paired by searcher).
+    progress
+        Told the pairs compared, a measure's at a time
+        (:class:`~sessionval.progress.Progress`; long score table only).
 
     Returns
     -------
@@ -297,6 +302,8 @@ def compare_systems(
     ia, ib = pair_indices(len(names), base)
     parts = []
     notes: list[str] = []
+    shown = as_progress(progress)
+    shown.start(f"comparing {len(names)} systems", len(wanted) * ia.size, "pairs")
     for m in wanted:
         x, _, _ = score_matrix(
             scores,
@@ -324,6 +331,8 @@ def compare_systems(
         )
         parts.append(table)
         notes += note
+        shown.advance(ia.size)
+    shown.finish()
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COMPARISON_COLUMNS)
     out.attrs.update(
         test=test,

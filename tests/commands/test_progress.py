@@ -173,3 +173,65 @@ def test_engine_ticks_start_at_the_first_chunk_and_end_at_the_total():
     for done in (1, 2, 3):
         tick(done, 3)
     assert final_counts(stream.getvalue()) == {"evaluating": (3, 3)}
+
+
+def test_compare_reports_runs_read_and_scored_and_the_pairs_compared(tmp_path, capsys):
+    qrels, runs = trec_runs(tmp_path)
+    args = ["compare", str(qrels), *map(str, runs), "-m", "AP", "-m", "P@3", "--resamples", "50"]
+    assert main([*args, "--no-progress"]) == 0
+    quiet = capsys.readouterr()
+    assert main(args) == 0
+    assert capsys.readouterr().err == quiet.err  # off by default when stderr is no terminal
+    assert main([*args, "--progress"]) == 0
+    shown = capsys.readouterr()
+    assert shown.out == quiet.out
+    counts = phases_at_totals(shown.err)
+    assert counts["reading 3 runs"] == (3, 3)
+    assert counts["scoring 3 runs"] == (3, 3)
+    assert counts["comparing 3 systems"] == (2 * 3, 2 * 3)  # 2 measures x 3 pairs
+
+
+@pytest.mark.parametrize(
+    ("method", "phase"),
+    [("swap", "swap method (40 resamples)"), ("bootstrap", "bootstrap sensitivity (40 resamples)")],
+)
+def test_meta_discriminative_power_counts_the_pairs_of_every_measure(
+    tmp_path, capsys, method, phase
+):
+    qrels, runs = trec_runs(tmp_path)
+    args = ["meta", "discriminative-power", str(qrels), *map(str, runs), "-m", "AP", "-m", "RR"]
+    assert main([*args, "--method", method, "--resamples", "40", "--progress"]) == 0
+    counts = phases_at_totals(capsys.readouterr().err)
+    assert counts["scoring 3 runs"] == (3, 3)
+    assert counts[phase] == (2 * 3, 2 * 3)
+
+
+def test_meta_incomplete_judgments_counts_each_run_under_each_sample(tmp_path, capsys):
+    qrels, runs = trec_runs(tmp_path)
+    args = ["meta", "incomplete-judgments", str(qrels), *map(str, runs), "-m", "AP"]
+    assert main([*args, "--fractions", "0.5,1.0", "--progress"]) == 0
+    counts = phases_at_totals(capsys.readouterr().err)
+    assert counts["scoring runs on f-qrels"] == (3 * 3, 3 * 3)  # full + 2 samples, 3 runs each
+
+
+@pytest.mark.parametrize("sub", ["rank-correlation", "topic-set-size"])
+def test_meta_run_subcommands_report_the_runs_and_stay_quiet_without_the_flag(
+    tmp_path, capsys, sub
+):
+    qrels, runs = trec_runs(tmp_path)
+    args = ["meta", sub, str(qrels), *map(str, runs), "-m", "AP", "-m", "P@3"]
+    assert main([*args, "--no-progress"]) == 0
+    quiet = capsys.readouterr()
+    assert not final_counts(quiet.err)
+    assert main([*args, "--progress"]) == 0
+    shown = capsys.readouterr()
+    assert shown.out == quiet.out
+    assert phases_at_totals(shown.err)["scoring 3 runs"] == (3, 3)
+
+
+def test_meta_sensitivity_reports_the_load_and_each_setting(study_dir, capsys):
+    args = ["meta", "sensitivity", str(study_dir), "--qrels", str(study_dir / "qrels.txt")]
+    assert main([*args, "--grid", "b=2,4", "--progress"]) == 0
+    counts = phases_at_totals(capsys.readouterr().err)
+    assert counts["building tables"][1] == _flat_rows(study_dir)
+    assert counts["evaluating 3 settings"] == (3, 3)  # the default and b=2, b=4
