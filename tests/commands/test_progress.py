@@ -235,3 +235,13 @@ def test_meta_sensitivity_reports_the_load_and_each_setting(study_dir, capsys):
     counts = phases_at_totals(capsys.readouterr().err)
     assert counts["building tables"][1] == _flat_rows(study_dir)
     assert counts["evaluating 3 settings"] == (3, 3)  # the default and b=2, b=4
+
+
+def test_validate_of_partitions_counts_the_files_loaded(tmp_path, capsys):
+    from tests.builders import small_flat, write_partitions
+
+    write_partitions(small_flat(), tmp_path / "p", 2)
+    assert main(["validate", str(tmp_path / "p"), "--progress"]) == 0
+    counts = phases_at_totals(capsys.readouterr().err)
+    assert counts["loading 2 partitions"] == (2, 2)
+    assert counts["summarising"] == (3, 3)  # the result rows of small_flat
