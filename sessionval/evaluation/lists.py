@@ -252,8 +252,8 @@ def evaluate_run(
         Text encoding of a run or qrels given as a file (default UTF-8; a
         byte-order mark wins; gzip is read).
     progress
-        Told each phase (reading the qrels and the run, ranking the lists: their rows
-        counted when read; the measures computed): a
+        Told each phase (a qrels or run file's lines as they are read, the run rows
+        ranked into lists, the measures computed): a
         :class:`~sessionval.progress.Progress`, e.g. ``sessionval evaluate``'s bar.
 
     Returns
@@ -291,12 +291,10 @@ def evaluate_run(
     run, qrels = run_and_qrels(run, qrels)  # ir_measures' and ranx's order works too
     # each read is its own phase: running out of memory names the file being read
     shown = as_progress(progress)
-    with _reading(qrels, "qrels", _QRELS_ADVICE), counted(shown, "reading qrels", None):
-        judged = _qrels(qrels, encoding)
-        shown.advance(len(judged.table))
-    with _reading(run, "run", _RUN_ADVICE), counted(shown, "reading run", None):
-        table = _run_table(run, encoding)
-        shown.advance(len(table))
+    with _reading(qrels, "qrels", _QRELS_ADVICE):
+        judged = _qrels(qrels, encoding, shown)  # a file's lines counted as they are read
+    with _reading(run, "run", _RUN_ADVICE):
+        table = _run_table(run, encoding, shown)
     try:
         with counted(shown, "ranking lists", len(table)):
             lists = _lists(table, judged, ties, complete, negative, unjudged)
@@ -405,10 +403,13 @@ def _as_pandas(table: object, what: str) -> pd.DataFrame:
     )
 
 
-def _run_table(run: RunInput, encoding: str | None = None) -> pd.DataFrame:
+def _run_table(
+    run: RunInput, encoding: str | None = None, progress: ProgressLike = None
+) -> pd.DataFrame:
     """The run as ``query_id, doc_id, score`` columns (ids as given: str or categorical)."""
     if _is_path(run):
-        return read_run(_existing(run, "run"), encoding=encoding)  # type: ignore[arg-type]
+        path = _existing(run, "run")  # type: ignore[arg-type]
+        return read_run(path, encoding=encoding, progress=progress)
     if isinstance(run, Mapping):
         table = nested_table(run, "score")
         return table.astype({"score": np.float64})
@@ -451,11 +452,14 @@ class _QrelsTable:
         return judgments_from_table(self.original, source=self.source)
 
 
-def _qrels(qrels: QrelsInput, encoding: str | None = None) -> JudgmentFrame | _QrelsTable:
+def _qrels(
+    qrels: QrelsInput, encoding: str | None = None, progress: ProgressLike = None
+) -> JudgmentFrame | _QrelsTable:
     if isinstance(qrels, JudgmentFrame):
         return qrels
     if _is_path(qrels):
-        return read_judgments(_existing(qrels, "qrels"), encoding=encoding)  # type: ignore[arg-type]
+        path = _existing(qrels, "qrels")  # type: ignore[arg-type]
+        return read_judgments(path, encoding=encoding, progress=progress)
     if isinstance(qrels, Mapping):
         return _QrelsTable.check(nested_table(qrels, "relevance"), "<dict>")
     return _QrelsTable.check(_as_pandas(qrels, "qrels"), "<qrels table>")

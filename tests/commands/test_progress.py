@@ -116,8 +116,8 @@ def test_evaluate_reports_rows_read_and_measures_computed(tmp_path, capsys):
     args = ["evaluate", str(qrels), str(runs[0]), "-m", "AP", "-m", "P@3", "--progress"]
     assert main(args) == 0
     counts = phases_at_totals(capsys.readouterr().err)
-    assert counts["reading qrels"] == (_lines(qrels), None)
-    assert counts["reading run"] == (_lines(runs[0]), None)
+    assert counts[f"reading {qrels.name}"] == (_lines(qrels),) * 2  # lines out of the file's
+    assert counts[f"reading {runs[0].name}"] == (_lines(runs[0]),) * 2
     assert counts["ranking lists"] == (_lines(runs[0]),) * 2
     (evaluating,) = (p for p in counts if p.startswith("evaluating"))
     assert counts[evaluating] == (2, 2)
@@ -245,3 +245,18 @@ def test_validate_of_partitions_counts_the_files_loaded(tmp_path, capsys):
     counts = phases_at_totals(capsys.readouterr().err)
     assert counts["loading 2 partitions"] == (2, 2)
     assert counts["summarising"] == (3, 3)  # the result rows of small_flat
+
+
+def test_a_gzip_run_is_counted_without_a_total_and_a_last_line_without_its_end(tmp_path, capsys):
+    import gzip
+
+    qrels, runs = trec_runs(tmp_path)
+    text = runs[0].read_bytes()
+    zipped = tmp_path / "zipped.run.gz"
+    zipped.write_bytes(gzip.compress(text))
+    cut = tmp_path / "cut.run"
+    cut.write_bytes(text.rstrip(b"\n"))  # the last line without its line end
+    for run, total in ((zipped, None), (cut, _lines(runs[0]))):
+        assert main(["evaluate", str(qrels), str(run), "-m", "AP", "--progress"]) == 0
+        counts = phases_at_totals(capsys.readouterr().err)
+        assert counts[f"reading {run.name}"] == (_lines(runs[0]), total)
