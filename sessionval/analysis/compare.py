@@ -214,8 +214,8 @@ def compare_systems(
         What the ``topic`` column's blocks are, as the notes name them (``"searcher"``
         when a user study's sessions are paired by searcher).
     progress
-        Told the pairs compared, a measure's at a time
-        (:class:`~sessionval.progress.Progress`; long score table only).
+        Told the pairs compared over every measure, a block of pairs at a time in the
+        resampling tests (:class:`~sessionval.progress.Progress`; long score table only).
 
     Returns
     -------
@@ -328,10 +328,10 @@ def compare_systems(
             seed=seed,
             effect_size=effect_size,
             unit=unit,
+            progress=shown,
         )
         parts.append(table)
         notes += note
-        shown.advance(ia.size)
     shown.finish()
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COMPARISON_COLUMNS)
     out.attrs.update(
@@ -388,8 +388,11 @@ def _compare_matrix(
     seed: int,
     effect_size: EffectSize,
     unit: str = "topic",
+    progress: ProgressLike = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """One measure's rows of :func:`compare_systems`, and remarks on them (``unit``: a block).
+
+    ``progress`` is advanced by the pairs tested (:func:`~sessionval.analysis.paired.paired_tests`).
 
     Under ``tukey-hsd`` every column of a row is computed on the complete block (the
     blocks scored for every system): ``n``, the means, ``diff``, the unadjusted test,
@@ -407,7 +410,16 @@ def _compare_matrix(
                 "out of every column of its rows (n, means, diff, test, interval, effect size)"
             )
         x = x[complete]
-    res = paired_tests(x, ia, ib, test=test, confidence=confidence, resamples=resamples, seed=seed)
+    res = paired_tests(
+        x,
+        ia,
+        ib,
+        test=test,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        progress=progress,
+    )
     ci_low, ci_high, ci_method = res.ci_low, res.ci_high, res.ci_method
     with np.errstate(invalid="ignore", divide="ignore"):
         d_z = np.where(res.sd > 0, res.diff / res.sd, np.where(res.diff == 0, 0.0, np.nan))

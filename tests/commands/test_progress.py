@@ -175,9 +175,11 @@ def test_engine_ticks_start_at_the_first_chunk_and_end_at_the_total():
     assert final_counts(stream.getvalue()) == {"evaluating": (3, 3)}
 
 
-def test_compare_reports_runs_read_and_scored_and_the_pairs_compared(tmp_path, capsys):
+@pytest.mark.parametrize("test", ["paired-t", "randomisation", "bootstrap", "wilcoxon"])
+def test_compare_reports_runs_read_and_scored_and_the_pairs_compared(tmp_path, capsys, test):
     qrels, runs = trec_runs(tmp_path)
     args = ["compare", str(qrels), *map(str, runs), "-m", "AP", "-m", "P@3", "--resamples", "50"]
+    args += ["--test", test]
     assert main([*args, "--no-progress"]) == 0
     quiet = capsys.readouterr()
     assert main(args) == 0
@@ -260,3 +262,20 @@ def test_a_gzip_run_is_counted_without_a_total_and_a_last_line_without_its_end(t
         assert main(["evaluate", str(qrels), str(run), "-m", "AP", "--progress"]) == 0
         counts = phases_at_totals(capsys.readouterr().err)
         assert counts[f"reading {run.name}"] == (_lines(runs[0]), total)
+
+
+@pytest.mark.parametrize("test", ["paired-t", "randomisation", "bootstrap", "sign"])
+def test_paired_tests_count_every_pair_once_whatever_the_groups(test):
+    import numpy as np
+
+    from sessionval.analysis.paired import paired_tests
+
+    x = np.random.default_rng(1).random((8, 4))
+    x[0, 3] = np.nan  # pairs with system 3 have other topics: a group of their own
+    x[:, 2] = np.nan  # pairs with system 2 have no topic: a group without topics
+    a, b = np.array([0, 0, 0, 1, 1, 2]), np.array([1, 2, 3, 2, 3, 3])
+    stream = io.StringIO()
+    bar = BarProgress(disable=False, file=stream)
+    with counted(bar, "pairs", a.size, "pairs") as shown:
+        paired_tests(x, a, b, test=test, resamples=20, progress=shown)
+    assert final_counts(stream.getvalue()) == {"pairs": (6, 6)}
