@@ -42,7 +42,7 @@ import pandas as pd
 from ..errors import InputFormatError, ParseError
 from ..frame import JudgmentFrame
 from ..models.judgments import GradeScale
-from ..progress import ProgressLike
+from ..progress import ProgressLike, counted
 from ..validate.collect import LocatedProblems
 from ..validate.fields import exact_integers
 from ..validate.ids import checked_id_column, strip_ids
@@ -113,17 +113,21 @@ def read_qrels(
     df, line_at = read_fields(
         p, _QRELS_FIELDS, "qrels", encoding, problems, chunk_bytes, progress=progress
     )
-    return judgment_frame(
-        df["topic"],
-        df["doc"],
-        df["grade"],
-        None,
-        source=str(p),
-        what="qrels",
-        scale=scale,
-        problems=problems,
-        line_at=line_at,
-    )
+    # the fields' checks are vectorised passes over every row: a phase of their own
+    with counted(progress, f"checking {p.name}", len(df)) as shown:
+        out = judgment_frame(
+            df["topic"],
+            df["doc"],
+            df["grade"],
+            None,
+            source=str(p),
+            what="qrels",
+            scale=scale,
+            problems=problems,
+            line_at=line_at,
+        )
+        shown.advance(len(df))
+    return out
 
 
 def read_judgments_csv(
@@ -295,13 +299,16 @@ def read_run(
     df, line_at = read_fields(
         p, _RUN_FIELDS, "run", encoding, problems, chunk_bytes, progress=progress
     )
-    rank, _ = exact_integers(
-        df["rank"], "rank", _RANK_RANGE, "exactly representable", problems, line_at
-    )
-    qid, _ = checked_id_column(df["qid"], "qid", problems, line_at)
-    doc, _ = checked_id_column(df["doc"], "doc", problems, line_at)
-    score = check_scores(df["score"], problems, line_at)
-    problems.raise_if_any("run")
+    # the fields' checks are vectorised passes over every row: a phase of their own
+    with counted(progress, f"checking {p.name}", len(df)) as shown:
+        rank, _ = exact_integers(
+            df["rank"], "rank", _RANK_RANGE, "exactly representable", problems, line_at
+        )
+        qid, _ = checked_id_column(df["qid"], "qid", problems, line_at)
+        doc, _ = checked_id_column(df["doc"], "doc", problems, line_at)
+        score = check_scores(df["score"], problems, line_at)
+        problems.raise_if_any("run")
+        shown.advance(len(df))
     out = pd.DataFrame(
         {
             "query_id": qid,

@@ -117,25 +117,17 @@ def _read_fields(
     shown: Progress,
 ) -> tuple[pd.DataFrame, RowLines]:
     """:func:`read_fields`, each piece's lines counted on ``shown`` (as ``count_lines`` counts)."""
-    n = len(names)
     frames: list[pd.DataFrame] = []
     rows = RowLines(path, encoding, chunk_bytes)
     last = b""
     for k, (before, piece, blank) in enumerate(_pieces(path, encoding, chunk_bytes)):
         rows.pieces += 1
-        shown.advance(piece.count(b"\n"))  # lines as count_lines counts them: each \n
         last = piece
-        if blank:
-            continue  # not parsed: a gzip of gigabytes of blank lines reads in seconds
-        df = _c_parse(piece)
-        if df is not None and len(df) == 0:
-            continue  # blank lines only, some with spaces or tabs
-        if df is not None and df.shape[1] == n and not (df[n - 1] == "").any():
-            frames.append(df)
-            continue
-        kept, rows.slow[k] = _diagnose(piece, before, names, what, problems)
-        if len(kept):
-            frames.append(kept)
+        if not blank:  # blank lines are not parsed: a gzip of gigabytes of them reads in seconds
+            kept = _parsed(piece, before, k, names, what, problems, rows)
+            if kept is not None:
+                frames.append(kept)
+        shown.advance(piece.count(b"\n"))  # lines as count_lines counts them: each \n
     if last and not last.endswith(b"\n"):
         shown.advance()  # the last line, without a line end
     if not frames:
@@ -145,6 +137,26 @@ def _read_fields(
     out = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
     out.columns = list(names)
     return out, rows
+
+
+def _parsed(
+    piece: bytes,
+    before: int,
+    k: int,
+    names: Sequence[str],
+    what: str,
+    problems: LocatedProblems,
+    rows: RowLines,
+) -> pd.DataFrame | None:
+    """The rows of piece ``k`` (``None``: none), every line of the wrong length reported."""
+    n = len(names)
+    df = _c_parse(piece)
+    if df is not None and len(df) == 0:
+        return None  # blank lines only, some with spaces or tabs
+    if df is not None and df.shape[1] == n and not (df[n - 1] == "").any():
+        return df
+    kept, rows.slow[k] = _diagnose(piece, before, names, what, problems)
+    return kept if len(kept) else None
 
 
 def _diagnose(

@@ -118,6 +118,9 @@ def test_evaluate_reports_rows_read_and_measures_computed(tmp_path, capsys):
     counts = phases_at_totals(capsys.readouterr().err)
     assert counts[f"reading {qrels.name}"] == (_lines(qrels),) * 2  # lines out of the file's
     assert counts[f"reading {runs[0].name}"] == (_lines(runs[0]),) * 2
+    # the checks of the fields after the read are a phase of their own, over the rows read
+    assert counts[f"checking {qrels.name}"] == (_lines(qrels),) * 2
+    assert counts[f"checking {runs[0].name}"] == (_lines(runs[0]),) * 2
     assert counts["ranking lists"] == (_lines(runs[0]),) * 2
     (evaluating,) = (p for p in counts if p.startswith("evaluating"))
     assert counts[evaluating] == (2, 2)
