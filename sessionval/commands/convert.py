@@ -29,7 +29,7 @@ import click
 
 from ..errors import phase
 from ..io.formats import load_input
-from ..progress import Progress, progress_bar
+from ..progress import progress_bar
 from ..workflow.outputs import staged_file, staged_outputs
 from ..workflow.overlap import refuse_overlap
 from ._options import (
@@ -108,34 +108,8 @@ def command(
     **input_options: Any,
 ) -> None:
     """Convert INPUT to the toolkit's JSON-lines (folder) or a flat Parquet/CSV table."""
-    with progress_bar(progress) as bar:
-        _convert(
-            input_path,
-            out,
-            to,
-            partition_rows,
-            top_first,
-            qrels,
-            lenient,
-            force,
-            bar,
-            input_options,
-        )
-
-
-def _convert(
-    input_path: Path,
-    out: Path,
-    to: str,
-    partition_rows: int | None,
-    top_first: int | None,
-    qrels: Path | None,
-    lenient: bool | None,
-    force: bool,
-    bar: Progress,
-    input_options: dict[str, Any],
-) -> None:
-    """The conversion, reporting its reads and writes to ``bar``."""
+    # the bars last as long as the command (closed when click tears its context down)
+    bar = click.get_current_context().with_resource(progress_bar(progress))
     from ..errors import InputFormatError
     from ..io.writers import (
         flat_outputs,
