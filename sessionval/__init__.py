@@ -59,6 +59,7 @@ from .measures.lists import RankedLists
 from .measures.registry import Measure, parse_measure
 from .models import GradeScale, Judgment, Query, Result, Session, Study, System, Topic, User
 from .problems import LoadReport, Problem
+from .progress import Progress
 from .synth import generate_study, write_study
 from .validate.flat import frame_from_flat, frame_to_flat
 from .validate.judgments import judgments_from_records, judgments_from_table
@@ -101,6 +102,7 @@ __all__ = [
     "MeasureSpecError",
     "ParseError",
     "Problem",
+    "Progress",
     "Query",
     "RankedLists",
     "Result",

@@ -10,7 +10,8 @@ import sessionval
 EXPECTED = {
     "PRESETS", "GainScheme", "GradeScale", "IdealGains", "InputFormatError", "Judgment",
     "JudgmentError", "JudgmentFrame", "LoadReport", "LoadedStudy", "Measure", "MeasureSpecError",
-    "ParseError", "Problem", "Query", "RankedLists", "Result", "Session", "SessionConfig",
+    "ParseError", "Problem", "Progress", "Query", "RankedLists", "Result", "Session",
+    "SessionConfig",
     "SessionEvaluation", "SessionFrame", "SessionvalError", "SingleEvaluation", "Study",
     "StudySummary", "System", "Topic", "User", "ValidationFailed", "__version__", "avg_pos",
     "avg_vect", "cumulated_gain", "discounted_cumulated_gain", "evaluate", "evaluate_lists",

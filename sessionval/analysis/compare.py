@@ -39,6 +39,7 @@ import pandas as pd
 
 from .._types import FloatArray
 from ..errors import StatisticsError
+from ..progress import ProgressLike, as_progress
 from .multiple import (
     CORRECTIONS,
     Correction,
@@ -153,6 +154,7 @@ def compare_systems(
     design: str | None = None,
     block: str | None = None,
     unit: str = "topic",
+    progress: ProgressLike = None,
 ) -> pd.DataFrame:
     """Compare every pair of systems (or every system with a baseline) on each measure.
 
@@ -211,6 +213,9 @@ def compare_systems(
     unit
         What the ``topic`` column's blocks are, as the notes name them (``"searcher"``
         when a user study's sessions are paired by searcher).
+    progress
+        Told the pairs compared over every measure, a block of pairs at a time in the
+        resampling tests (:class:`~sessionval.progress.Progress`; long score table only).
 
     Returns
     -------
@@ -299,6 +304,8 @@ def compare_systems(
     ia, ib = pair_indices(len(names), base)
     parts = []
     notes: list[str] = []
+    shown = as_progress(progress)
+    shown.start(f"comparing {len(names)} systems", len(wanted) * ia.size, "pairs")
     for m in wanted:
         x, _, _ = score_matrix(
             scores,
@@ -324,9 +331,11 @@ def compare_systems(
             effect_size=effect_size,
             unit=unit,
             aggregate=aggregate.get(m, "mean"),
+            progress=shown,
         )
         parts.append(table)
         notes += note
+    shown.finish()
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COMPARISON_COLUMNS)
     out.attrs.update(
         test=test,
@@ -383,6 +392,7 @@ def _compare_matrix(
     effect_size: EffectSize,
     unit: str = "topic",
     aggregate: str = "mean",
+    progress: ProgressLike = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """One measure's rows of :func:`compare_systems`, and remarks on them (``unit``: a block).
 
@@ -390,6 +400,7 @@ def _compare_matrix(
     ``exp_mean`` (GMAP, whose per-topic values are logs) ``mean_a`` and ``mean_b`` are
     the geometric means over the pair's topics, while ``diff``, the interval, the test
     and the effect size stay on the per-topic logs, where the test is valid.
+    ``progress`` is advanced by the pairs tested (:func:`~sessionval.analysis.paired.paired_tests`).
 
     Under ``tukey-hsd`` every column of a row is computed on the complete block (the
     blocks scored for every system): ``n``, the means, ``diff``, the unadjusted test,
@@ -407,7 +418,16 @@ def _compare_matrix(
                 "out of every column of its rows (n, means, diff, test, interval, effect size)"
             )
         x = x[complete]
-    res = paired_tests(x, ia, ib, test=test, confidence=confidence, resamples=resamples, seed=seed)
+    res = paired_tests(
+        x,
+        ia,
+        ib,
+        test=test,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        progress=progress,
+    )
     ci_low, ci_high, ci_method = res.ci_low, res.ci_high, res.ci_method
     with np.errstate(invalid="ignore", divide="ignore"):
         d_z = np.where(res.sd > 0, res.diff / res.sd, np.where(res.diff == 0, 0.0, np.nan))

@@ -48,6 +48,7 @@ import pandas as pd
 
 from .._types import FloatArray, IntArray
 from ..errors import StatisticsError
+from ..progress import ProgressLike, as_progress
 from .multiple import ROUNDING, pair_indices
 from .paired import bootstrap_counts, studentised_resamples
 from .score_table import levels_in_order, score_matrix, system_means
@@ -242,13 +243,22 @@ def ranking_agreement(
 
 
 def _blocks_by_measure(
-    scores: pd.DataFrame, measures: Sequence[str] | None, resamples: int
+    scores: pd.DataFrame,
+    measures: Sequence[str] | None,
+    resamples: int,
+    progress: ProgressLike = None,
+    phase: str = "",
 ) -> Iterator[tuple[str, FloatArray, list[str], IntArray, IntArray]]:
-    """Per measure: the complete block (topics scored for every system), names and pairs."""
+    """Per measure: the complete block (topics scored for every system), names and pairs.
+
+    ``progress`` is started on ``phase`` at the first block, with every measure's pairs
+    as its total (the caller advances it), and finished after the last.
+    """
     if resamples < 1:
         raise StatisticsError(f"resamples must be >= 1, got {resamples}")
     wanted = list(measures) if measures is not None else levels_in_order(scores["measure"])
-    for m in wanted:
+    shown = as_progress(progress)
+    for i, m in enumerate(wanted):
         x, names, _ = score_matrix(scores, m)
         xb = x[~np.isnan(x).any(axis=1)]
         if xb.shape[0] < 2 or xb.shape[1] < 2:
@@ -257,7 +267,10 @@ def _blocks_by_measure(
                 f"every system, got {xb.shape[1]} systems and {xb.shape[0]} such topics"
             )
         a, b = pair_indices(xb.shape[1])
+        if i == 0:  # every measure's block has the same systems, so the same pairs
+            shown.start(phase, len(wanted) * a.size, "pairs")
         yield m, xb, names, a, b
+    shown.finish()
 
 
 @dataclass(frozen=True)
@@ -290,6 +303,7 @@ def swap_method(
     bins: int = SWAP_BINS,
     width: float = SWAP_WIDTH,
     max_swap_rate: float = 0.05,
+    progress: ProgressLike = None,
 ) -> SwapResult:
     """The swap method of Voorhees & Buckley, sampling with replacement (Sakai 2007, Fig. 4).
 
@@ -307,13 +321,18 @@ def swap_method(
         Difference bins: ``bins - 1`` of ``width``, the last one open (21 × 0.01).
     max_swap_rate
         The swap rate a difference must keep to (5 %).
+    progress
+        Told the system pairs done over every measure, each with its ``resamples``
+        (:class:`~sessionval.progress.Progress`).
 
     Returns
     -------
     SwapResult
     """
     summaries, curves = [], []
-    for m, x, _, a, b in _blocks_by_measure(scores, measures, resamples):
+    shown = as_progress(progress)
+    phase = f"swap method ({resamples} resamples)"
+    for m, x, _, a, b in _blocks_by_measure(scores, measures, resamples, shown, phase):
         n, k = x.shape
         rng = np.random.default_rng(seed)
         m1 = bootstrap_counts(n, resamples, rng) @ x / n  # M(X, Q*b) for every system
@@ -330,6 +349,7 @@ def swap_method(
             # a swap: the two topic sets disagree (Fig. 4's D * D' <= 0, except that two
             # exact ties agree, so identical systems never swap)
             swaps += np.bincount(which[np.sign(d1) != np.sign(d2)], minlength=bins)
+            shown.advance(sa.size)
         with np.errstate(invalid="ignore", divide="ignore"):
             rate = np.where(count > 0, swaps / np.maximum(count, 1), np.nan)
         low = np.arange(bins, dtype=np.float64) * width
@@ -406,6 +426,7 @@ def bootstrap_sensitivity(
     resamples: int = 1000,
     seed: int = 0,
     alpha: float = 0.05,
+    progress: ProgressLike = None,
 ) -> SensitivityResult:
     """Sakai's Bootstrap Sensitivity Method with the paired test (2007, section 4.3, Fig. 7).
 
@@ -421,6 +442,9 @@ def bootstrap_sensitivity(
         Seed of the topic samples (the same for every measure).
     alpha
         Significance level (the paper: 0.05).
+    progress
+        Told the system pairs done over every measure, each with its ``resamples``
+        (:class:`~sessionval.progress.Progress`).
 
     Returns
     -------
@@ -430,7 +454,9 @@ def bootstrap_sensitivity(
         raise StatisticsError(f"alpha must be in (0, 1), got {alpha}")
     k_th = round(resamples * alpha)  # the B*alpha-th largest |t*|
     summaries, tables = [], []
-    for m, x, names, a, b in _blocks_by_measure(scores, measures, resamples):
+    shown = as_progress(progress)
+    phase = f"bootstrap sensitivity ({resamples} resamples)"
+    for m, x, names, a, b in _blocks_by_measure(scores, measures, resamples, shown, phase):
         n, k = x.shape
         counts = bootstrap_counts(n, resamples, np.random.default_rng(seed))
         z = x[:, a] - x[:, b]
@@ -446,6 +472,7 @@ def bootstrap_sensitivity(
                 ranked = np.where(np.isnan(t_abs), -np.inf, t_abs)
                 at = np.argpartition(-ranked, k_th - 1, axis=0)[k_th - 1]
                 need[sl] = np.abs(mean_star[at, np.arange(at.size)])
+            shown.advance(t_abs.shape[1])
         # all-zero differences: no evidence against H0 (as in the paired test)
         asl[np.all(z == 0, axis=0)] = 1.0
         sig = int(np.count_nonzero(asl < alpha))

@@ -63,6 +63,7 @@ import numpy.typing as npt
 
 from .._types import BoolArray, FloatArray, IntArray
 from ..errors import StatisticsError
+from ..progress import NO_PROGRESS, Progress, ProgressLike, as_progress
 from .multiple import ROUNDING, check_finite
 
 __all__ = [
@@ -170,6 +171,7 @@ def paired_tests(
     confidence: float = 0.95,
     resamples: int = 10_000,
     seed: int = 0,
+    progress: ProgressLike = None,
 ) -> PairedResult:
     """Test each pair ``(a[k], b[k])`` of columns of ``x`` over their common topics.
 
@@ -189,6 +191,9 @@ def paired_tests(
     seed
         Seed of the resampling tests (one local generator; the same seed gives the
         same p-values).
+    progress
+        Advanced by the pairs tested, a block of pairs at a time in the resampling
+        tests (:class:`~sessionval.progress.Progress`; the caller starts the phase).
 
     Returns
     -------
@@ -240,12 +245,15 @@ def paired_tests(
     exact = np.zeros(n_pairs, dtype=bool)
     rng = np.random.default_rng(seed)
     valid = ~np.isnan(xm)
+    tally = _Tally(as_progress(progress))
     for topics, pairs in _groups(valid, ia, ib):
         xg = np.nan_to_num(xm[topics])  # systems outside the group's pairs may have NaN
         ga, gb = ia[pairs], ib[pairs]
         ng = xg.shape[0]
         n[pairs] = ng
+        before = tally.done
         if ng == 0:
+            tally.advance(pairs.size)
             continue
         xa, xb = xg[:, ga], xg[:, gb]
         z = xa - xb
@@ -258,8 +266,9 @@ def paired_tests(
         half = _t_interval(zbar, sd, np.full(pairs.size, float(ng)), confidence)
         out["ci_low"][pairs] = zbar - half
         out["ci_high"][pairs] = zbar + half
-        group = _Group(x=xg, a=ga, b=gb, z=z)
+        group = _Group(x=xg, a=ga, b=gb, z=z, tally=tally)
         stat, p, ex, ci = _GROUP_TESTS[test](group, rng, resamples, confidence)
+        tally.advance(pairs.size - (tally.done - before))  # what the test did not count
         out["statistic"][pairs] = stat
         out["p"][pairs] = p
         exact[pairs] = ex
@@ -281,6 +290,18 @@ def paired_tests(
 # one function per test: (group, rng, B, confidence) -> (statistic, p, exact, optional CI)
 
 
+@dataclass
+class _Tally:
+    """The pairs tested so far, passed on to a progress (a resampling test counts blocks)."""
+
+    shown: Progress = NO_PROGRESS
+    done: int = 0
+
+    def advance(self, n: int) -> None:
+        self.shown.advance(n)
+        self.done += n
+
+
 @dataclass(frozen=True)
 class _Group:
     """Pairs with the same topics: scores (topics x systems), pair columns, differences."""
@@ -289,6 +310,7 @@ class _Group:
     a: IntArray
     b: IntArray
     z: FloatArray
+    tally: _Tally
 
 
 _Interval: TypeAlias = tuple[FloatArray, FloatArray]
@@ -392,6 +414,7 @@ def _randomisation(
     for sl in _blocks(ga.size):
         t_star = np.abs(perm[:, ga[sl]] - perm[:, gb[sl]])
         count[sl] = np.count_nonzero(t_star >= np.abs(observed[sl]) - tol[sl], axis=0)
+        g.tally.advance(t_star.shape[1])
     total = float(signs.shape[0]) if is_exact else resamples + 1.0
     p = np.asarray((count + (0.0 if is_exact else 1.0)) / total, dtype=np.float64)
     mean: FloatArray = z.mean(axis=0)
@@ -488,6 +511,7 @@ def _bootstrap(
         # resample of one repeated topic with w = 0) does not
         count[sl] = np.count_nonzero(np.abs(t_star) >= stat_abs[sl], axis=0)
         lo_q[sl], hi_q[sl] = _quantiles(t_star, alpha)
+        g.tally.advance(t_star.shape[1])
     p = count / resamples
     se = sd / np.sqrt(n)
     # an infinite quantile (more than alpha/2 of the resamples without spread): no interval

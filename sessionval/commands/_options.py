@@ -39,6 +39,7 @@ __all__ = [
     "logs_argument",
     "open_engine",
     "partition_mapper",
+    "progress_option",
     "qrels_map_option",
     "qrels_option",
     "read_judgments_file",
@@ -108,6 +109,24 @@ def format_option(*allowed: str, piped: str = "tsv", note: str = "") -> Callable
         default=None,
         callback=choose,
         help=f"{text}. Default: {default}.{' ' + note if note else ''}",
+    )
+
+
+#: Help of --progress/--no-progress, the same in every command with long phases.
+PROGRESS_HELP = (
+    "Progress on stderr: each long phase with its rows, sessions or pairs done and the "
+    "time left (default: only when stderr is a terminal)."
+)
+
+
+def progress_option(command: F) -> F:
+    """``--progress/--no-progress`` (``progress``: ``True``, ``False``, or ``None`` when not given).
+
+    ``None`` draws the bars only when stderr is a terminal
+    (:func:`sessionval.progress.progress_bar`).
+    """
+    return click.option("--progress/--no-progress", "progress", default=None, help=PROGRESS_HELP)(
+        command
     )
 
 

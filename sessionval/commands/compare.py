@@ -12,19 +12,25 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ._options import (
     encoding_option,
     format_option,
+    progress_option,
     qrels_map_option,
     read_judgments_file,
     run_scoring,
     run_scoring_options,
     statistics_options,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..progress import Progress
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -56,6 +62,7 @@ DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "AP")
 @run_scoring_options
 @encoding_option
 @qrels_map_option
+@progress_option
 def command(
     qrels: Path,
     runs: tuple[str, ...],
@@ -63,6 +70,7 @@ def command(
     baseline: str | None,
     fmt: str,
     omnibus: bool,
+    progress: bool | None,
     **options: Any,
 ) -> None:
     """Compare RUNs on QRELS: paired tests with multiplicity correction, effect sizes, CIs.
@@ -78,33 +86,29 @@ def command(
     from ..output.comparison import comparison_latex
     from ..output.pvalues import format_p
     from ..output.terminal import comparison_table, table_text
-    from ..workflow.runs import load_runs, score_runs
+    from ..progress import progress_bar
 
     if len(runs) < 2:
         raise InputFormatError(f"compare needs at least two runs, got {len(runs)}")
     if omnibus and fmt == "latex":
         raise click.UsageError("--omnibus prints table, tsv, jsonl or markdown, not latex")
-    tables = load_runs(runs, encoding=options.get("encoding"))
-    scores = score_runs(
-        tables,
-        read_judgments_file(qrels, options),
-        list(measures) or list(DEFAULT_MEASURES),
-        scoring=run_scoring(options),
-    )
-    if omnibus:
-        click.echo(table_text(omnibus_tests(scores), fmt))
-        return
-    result = compare_systems(
-        scores,
-        test=options["test"],
-        correction=options["correction"],
-        baseline=baseline,
-        alpha=options["alpha"],
-        confidence=options["confidence"],
-        resamples=options["resamples"],
-        seed=options["seed"],
-        effect_size=options["effect_size"],
-    )
+    with progress_bar(progress) as bar:
+        n_runs, scores = _scores(qrels, runs, measures, options, bar)
+        if omnibus:
+            click.echo(table_text(omnibus_tests(scores), fmt))
+            return
+        result = compare_systems(
+            scores,
+            test=options["test"],
+            correction=options["correction"],
+            baseline=baseline,
+            alpha=options["alpha"],
+            confidence=options["confidence"],
+            resamples=options["resamples"],
+            seed=options["seed"],
+            effect_size=options["effect_size"],
+            progress=bar,
+        )
     stats = {"test": options["test"], "correction": options["correction"]}
     if fmt == "latex":
         click.echo(comparison_latex(result, system_means(scores), **stats, alpha=options["alpha"]))
@@ -127,7 +131,7 @@ def command(
         "topics scored per run: " + ", ".join(f"{k} {v}" for k, v in per_run.items()),
         err=True,
     )
-    if len(tables) >= 3:
+    if n_runs >= 3:
         om = omnibus_tests(scores)
         for r, p in zip(om.itertuples(index=False), om["p"].to_numpy(float), strict=True):
             note = f" ({r.note!s})" if r.note else ""
@@ -137,3 +141,20 @@ def command(
                 err=True,
             )
     sys.stderr.flush()
+
+
+def _scores(
+    qrels: Path, runs: tuple[str, ...], measures: tuple[str, ...], options: Any, bar: Progress
+) -> tuple[int, pd.DataFrame]:
+    """The runs read and scored, as ``sessionval evaluate`` scores them: (runs, score table)."""
+    from ..workflow.runs import load_runs, score_runs
+
+    tables = load_runs(runs, encoding=options.get("encoding"), progress=bar)
+    scores = score_runs(
+        tables,
+        read_judgments_file(qrels, options),
+        list(measures) or list(DEFAULT_MEASURES),
+        scoring=run_scoring(options),
+        progress=bar,
+    )
+    return len(tables), scores

@@ -29,11 +29,13 @@ import click
 
 from ..errors import phase
 from ..io.formats import load_input
+from ..progress import progress_bar
 from ..workflow.outputs import staged_file, staged_outputs
 from ..workflow.overlap import refuse_overlap
 from ._options import (
     input_format_options,
     load_input_kwargs,
+    progress_option,
     qrels_option,
     read_paths,
     strictness_option,
@@ -92,6 +94,7 @@ _SHOWN = 20
     default=False,
     help="Overwrite files in the --out folder that no earlier convert wrote (inputs never).",
 )
+@progress_option
 def command(
     input_path: Path,
     out: Path,
@@ -101,9 +104,12 @@ def command(
     qrels: Path | None,
     lenient: bool | None,
     force: bool,
+    progress: bool | None,
     **input_options: Any,
 ) -> None:
     """Convert INPUT to the toolkit's JSON-lines (folder) or a flat Parquet/CSV table."""
+    # the bars last as long as the command (closed when click tears its context down)
+    bar = click.get_current_context().with_resource(progress_bar(progress))
     from ..errors import InputFormatError
     from ..io.writers import (
         flat_outputs,
@@ -129,6 +135,7 @@ def command(
             input_path,
             qrels=qrels,
             mode="lenient" if lenient else "strict",
+            progress=bar,
             **load_input_kwargs(input_options),
         )
     frame, judgments, report = loaded.frame, loaded.judgments, loaded.report
@@ -164,7 +171,9 @@ def command(
             staged_outputs(out, command="convert", force=force, inputs=inputs) as staged,
             writing,
         ):
-            written = write_jsonl(frame, staged.root, judgments=judgments, header=loaded.study)
+            written = write_jsonl(
+                frame, staged.root, judgments=judgments, header=loaded.study, progress=bar
+            )
         root, final = staged.root, out
     elif partition_rows is not None:
         with (
@@ -178,6 +187,7 @@ def command(
                 top_first=top_first,
                 judgments=judgments,
                 header=loaded.study,
+                progress=bar,
             )
         root, final = staged.root, out
     else:
@@ -189,6 +199,7 @@ def command(
                 judgments=judgments,
                 header=loaded.study,
                 top_first=top_first,
+                progress=bar,
             )
         root, final = target.parent, out.parent
     # the paths the writer returned, where the files now are

@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import memory_advice, phase
+from ..progress import progress_bar
 from ._options import (
     encoding_option,
     engine_options,
     format_option,
     open_engine,
+    progress_option,
     qrels_map_option,
     read_judgments_file,
     run_scoring,
@@ -141,6 +143,7 @@ def _wide_text(rows: list[tuple[Named, str, float]], fmt: str) -> str:
 @engine_options
 @encoding_option
 @qrels_map_option
+@progress_option
 def command(
     qrels: Path,
     run: Path,
@@ -153,6 +156,7 @@ def command(
     workers: int | None,
     encoding: str | None,
     qrels_map: str | None,
+    progress: bool | None,
     **options: Any,
 ) -> None:
     """Evaluate a TREC RUN against QRELS (trec_eval / ir_measures style).
@@ -183,6 +187,7 @@ def command(
     with (
         open_engine(engine, scheduler, workers) as eng,
         phase(f"evaluating {run} against {qrels}", advice=advice),
+        progress_bar(progress) as bar,
     ):
         ev = evaluate_run(
             run,
@@ -194,6 +199,7 @@ def command(
             **asdict(scoring),
             mapper=eng,
             encoding=encoding,
+            progress=bar,
         )
     rows = _rows(ev, named, per_query)
     trec_layout = fmt == "tsv" and all(n.trec_eval for n in named)

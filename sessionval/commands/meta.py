@@ -26,11 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..progress import progress_bar
 from ._options import (
     encoding_option,
     format_option,
     input_format_options,
     load_input_kwargs,
+    progress_option,
     qrels_map_option,
     read_judgments_file,
     read_paths,
@@ -41,6 +43,8 @@ from ._options import (
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
+
+    from ..progress import Progress
 
 __all__ = [
     "command",
@@ -68,6 +72,7 @@ def _runs_command(func: Any) -> Any:
         run_scoring_options,
         encoding_option,
         qrels_map_option,
+        progress_option,
     ]
     for deco in reversed(decorators):
         func = deco(func)
@@ -147,17 +152,21 @@ def _inputs(ctx: click.Context) -> list[Path]:
     )
 
 
-def _scores(qrels: Path, runs: tuple[str, ...], measures: tuple[str, ...], options: Any) -> Any:
+def _scores(
+    qrels: Path, runs: tuple[str, ...], measures: tuple[str, ...], options: Any, bar: Progress
+) -> Any:
+    """The runs read and scored as ``sessionval evaluate`` scores them, reported to ``bar``."""
     from ..errors import InputFormatError
     from ..workflow.runs import load_runs, score_runs
 
     if len(runs) < 2:
         raise InputFormatError(f"meta-evaluation needs at least two runs, got {len(runs)}")
     return score_runs(
-        load_runs(runs, encoding=options.get("encoding")),
+        load_runs(runs, encoding=options.get("encoding"), progress=bar),
         read_judgments_file(qrels, options),
         list(measures) or list(_DEFAULT_MEASURES),
         scoring=run_scoring(options),
+        progress=bar,
     )
 
 
@@ -183,7 +192,8 @@ def rank_correlation_command(
     """Kendall's tau (Z0 test) and tau_AP between the system rankings of every pair of measures."""
     from ..analysis.meta import rank_correlation
 
-    table = rank_correlation(_scores(qrels, runs, measures, options))
+    with progress_bar(options["progress"]) as bar:
+        table = rank_correlation(_scores(qrels, runs, measures, options, bar))
     _emit(table, fmt)
     _write(out, "rank_correlation", {"summary": table}, None)
 
@@ -221,10 +231,18 @@ def discriminative_power_command(
     """How many system pairs a measure tells apart, and the difference it needs."""
     from ..analysis.meta import bootstrap_sensitivity, swap_method
 
-    scores = _scores(qrels, runs, measures, options)
+    with progress_bar(options["progress"]) as bar:
+        scores = _scores(qrels, runs, measures, options, bar)
+        if method == "swap":
+            sw = swap_method(
+                scores, resamples=resamples, seed=seed, max_swap_rate=alpha, progress=bar
+            )
+        else:
+            bs = bootstrap_sensitivity(
+                scores, resamples=resamples, seed=seed, alpha=alpha, progress=bar
+            )
     ax = None
     if method == "swap":
-        sw = swap_method(scores, resamples=resamples, seed=seed, max_swap_rate=alpha)
         _emit(sw.summary, fmt)
         if out is not None:
             from ..output.meta_plots import plot_swap_rates
@@ -232,7 +250,6 @@ def discriminative_power_command(
             ax = plot_swap_rates(sw.bins, max_swap_rate=alpha)
         _write(out, "swap", {"summary": sw.summary, "bins": sw.bins}, ax)
     else:
-        bs = bootstrap_sensitivity(scores, resamples=resamples, seed=seed, alpha=alpha)
         _emit(bs.summary, fmt)
         if out is not None:
             from ..output.meta_plots import plot_asl_curves
@@ -293,15 +310,17 @@ def incomplete_judgments_command(
 
     if len(runs) < 2:
         raise InputFormatError(f"meta-evaluation needs at least two runs, got {len(runs)}")
-    res = incomplete_judgments(
-        load_runs(runs, encoding=options.get("encoding")),
-        read_judgments_file(qrels, options),
-        list(measures) or list(_DEFAULT_MEASURES),
-        fractions=_fractions(fractions),
-        seed=seed,
-        scoring=run_scoring(options),
-        alpha=alpha,
-    )
+    with progress_bar(options["progress"]) as bar:
+        res = incomplete_judgments(
+            load_runs(runs, encoding=options.get("encoding"), progress=bar),
+            read_judgments_file(qrels, options),
+            list(measures) or list(_DEFAULT_MEASURES),
+            fractions=_fractions(fractions),
+            seed=seed,
+            scoring=run_scoring(options),
+            alpha=alpha,
+            progress=bar,
+        )
     _emit(res.summary, fmt)
     if write_qrels is not None:
         from ..workflow.outputs import staged_outputs
@@ -349,6 +368,7 @@ def incomplete_judgments_command(
 @input_format_options
 @_format_option
 @_out_option
+@progress_option
 def sensitivity_command(
     logs: Path,
     specs: tuple[str, ...],
@@ -357,6 +377,7 @@ def sensitivity_command(
     measure: str,
     fmt: str,
     out: Path | None,
+    progress: bool | None,
     **input_options: Any,
 ) -> None:
     """Kendall's tau of the system and session rankings under each parameter setting."""
@@ -365,10 +386,11 @@ def sensitivity_command(
     from ..io.formats import load_input
     from ..workflow.meta import DEFAULT_GRID, parameter_grid, parameter_sensitivity
 
-    loaded = load_input(logs, qrels=qrels, **load_input_kwargs(input_options))
     given = [*grid, *specs]
     values = parameter_grid(given) if given else {k: list(v) for k, v in DEFAULT_GRID.items()}
-    table = parameter_sensitivity(loaded, values, measure=measure)
+    with progress_bar(progress) as bar:
+        loaded = load_input(logs, qrels=qrels, progress=bar, **load_input_kwargs(input_options))
+        table = parameter_sensitivity(loaded, values, measure=measure, progress=bar)
     _emit(table, fmt)
     _, notes = fit_gains(
         SessionConfig(), loaded.judgments, loaded.frame, user_scale=loaded.study.user_grade_scale
@@ -426,8 +448,10 @@ def topic_set_size_command(
     """How many topics a test collection needs (Sakai's topic set size design)."""
     from ..analysis.planning import topic_set_table
 
+    with progress_bar(options["progress"]) as bar:
+        scores = _scores(qrels, runs, measures, options, bar)
     table = topic_set_table(
-        _scores(qrels, runs, measures, options),
+        scores,
         _fractions(min_diff, allow_above_one=True),
         alpha=alpha,
         power_target=power_target,

@@ -13,8 +13,7 @@ from ..evaluation.remote import load_remote
 from ..frame import LoadedStudy
 from ..io.formats import load_input
 from ..problems import LoadReport
-from ..progress import stages
-from ..validate.flat import LOAD_PHASES
+from ..progress import counted, progress_bar
 from ._options import (
     engine_options,
     input_format_options,
@@ -23,6 +22,7 @@ from ._options import (
     logs_argument,
     open_engine,
     partition_mapper,
+    progress_option,
     qrels_option,
     read_paths,
     strictness_option,
@@ -50,6 +50,7 @@ __all__ = [
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write every rejected session with its reasons to this CSV (lenient mode).",
 )
+@progress_option
 @engine_options
 def command(
     logs: Path,
@@ -57,6 +58,7 @@ def command(
     lenient: bool | None,
     max_problems: int,
     rejects: Path | None,
+    progress: bool | None,
     engine: str,
     scheduler: str | None,
     workers: int | None,
@@ -79,14 +81,14 @@ def command(
         refuse_overlap([rejects], read_paths(logs, qrels, options=kwargs), label="--rejects")
     with (
         open_engine(engine, scheduler, workers) as eng,
-        stages([*LOAD_PHASES, "summarising"]) as bar,
+        progress_bar(progress) as bar,
     ):
         with phase(f"loading and validating {logs}"):
             options: dict[str, Any] = {
                 "qrels": qrels,
                 "mode": "lenient" if lenient else "strict",
                 "max_problems": max_problems,
-                "progress": bar.phase,
+                "progress": bar,
             }
             loaded: LoadedStudy
             if keeps_partitions(logs, eng, kwargs):  # validated on the workers, rows dropped there
@@ -107,10 +109,10 @@ def command(
             raise ValidationFailed(
                 report.problems[:max_problems], truncated=len(report.problems) > max_problems
             )
-        bar.phase("summarising")
-        with phase("summarising", loaded.frame.n_results, "result rows"):
+        n = loaded.frame.n_results
+        with phase("summarising", n, "result rows"), counted(bar, "summarising", n) as shown:
             summary = summarize(loaded)
-        bar.update()
+            shown.advance(n)
     click.echo(summary.to_text())
     if loaded.notes:
         click.echo(f"\n{len(loaded.notes)} repair(s) or note(s):", err=True)

@@ -36,6 +36,7 @@ from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
 from ..measures.registry import Measure, parse_measures
 from ..measures.run_lists import ranked_lists
 from ..problems import line_list
+from ..progress import ProgressLike, as_progress, counted
 from ..validate.collect import LocatedProblems
 from ..validate.ids import spelling_notes
 from ..validate.judgments import (
@@ -94,6 +95,7 @@ def evaluate_lists(
     *,
     empty: EmptyPolicy = "nan",
     mapper: ItemMapper | None = None,
+    progress: ProgressLike = None,
 ) -> SingleEvaluation:
     """Compute every measure for every list (one vectorised pass per measure).
 
@@ -110,6 +112,9 @@ def evaluate_lists(
         Computes the measures, one item each (an engine's ``map_items``: a
         :class:`~sessionval.evaluation.dask_engine.DaskEngine` runs them on its
         workers); default: one after another here.  The values are the same.
+    progress
+        Told the measures computed (:class:`~sessionval.progress.Progress`; with a
+        ``mapper``, all of them when the mapper returns).
 
     Returns
     -------
@@ -139,7 +144,15 @@ def evaluate_lists(
         )
     n = lists.n
     fn = partial(_compute, lists=lists, empty=empty)
-    values = mapper.map_items(fn, ms) if mapper is not None else [fn(m) for m in ms]
+    with counted(progress, f"evaluating {n} queries", len(ms), "measures") as shown:
+        if mapper is not None:
+            values = mapper.map_items(fn, ms)
+            shown.advance(len(ms))
+        else:
+            values = []
+            for m in ms:
+                values.append(fn(m))
+                shown.advance()
     qids = np.asarray(lists.query_ids, dtype=object)
     per_query = pd.DataFrame(
         {
@@ -194,6 +207,7 @@ def evaluate_run(
     unjudged: UnjudgedPolicy = RUN_SCORING.unjudged,
     mapper: ItemMapper | None = None,
     encoding: str | None = None,
+    progress: ProgressLike = None,
 ) -> SingleEvaluation:
     """Evaluate a run against qrels in one call, with trec_eval's defaults.
 
@@ -240,6 +254,10 @@ def evaluate_run(
     encoding
         Text encoding of a run or qrels given as a file (default UTF-8; a
         byte-order mark wins; gzip is read).
+    progress
+        Told each phase (a qrels or run file's lines as they are read, the run rows
+        ranked into lists, the measures computed): a
+        :class:`~sessionval.progress.Progress`, e.g. ``sessionval evaluate``'s bar.
 
     Returns
     -------
@@ -275,18 +293,21 @@ def evaluate_run(
     parse_measures(ms)  # a bad name fails before any data is read
     run, qrels = run_and_qrels(run, qrels)  # ir_measures' and ranx's order works too
     # each read is its own phase: running out of memory names the file being read
+    shown = as_progress(progress)
     with _reading(qrels, "qrels", _QRELS_ADVICE):
-        judged = _qrels(qrels, encoding)
+        judged = _qrels(qrels, encoding, shown)  # a file's lines counted as they are read
     with _reading(run, "run", _RUN_ADVICE):
-        table = _run_table(run, encoding)
+        table = _run_table(run, encoding, shown)
     try:
-        lists = _lists(table, judged, ties, complete, negative, unjudged)
+        with counted(shown, "ranking lists", len(table)):
+            lists = _lists(table, judged, ties, complete, negative, unjudged)
+            shown.advance(len(table))
     except SessionvalError as exc:
         if not _is_path(run) or isinstance(exc, MeasureSpecError):
             raise
         source = judged.source if isinstance(judged, _QrelsTable | JudgmentFrame) else None
         raise _located(exc, Path(run), table, encoding, source) from None
-    ev = evaluate_lists(lists, ms, empty=empty, mapper=mapper)
+    ev = evaluate_lists(lists, ms, empty=empty, mapper=mapper, progress=shown)
     notes = spelling_notes(judged.table, table["doc_id"])
     return replace(ev, notes=tuple(notes)) if notes else ev
 
@@ -388,10 +409,13 @@ def _as_pandas(table: object, what: str) -> pd.DataFrame:
     )
 
 
-def _run_table(run: RunInput, encoding: str | None = None) -> pd.DataFrame:
+def _run_table(
+    run: RunInput, encoding: str | None = None, progress: ProgressLike = None
+) -> pd.DataFrame:
     """The run as ``query_id, doc_id, score`` columns (ids as given: str or categorical)."""
     if _is_path(run):
-        return read_run(_existing(run, "run"), encoding=encoding)  # type: ignore[arg-type]
+        path = _existing(run, "run")  # type: ignore[arg-type]
+        return read_run(path, encoding=encoding, progress=progress)
     if isinstance(run, Mapping):
         table = nested_table(run, "score")
         return table.astype({"score": np.float64})
@@ -435,11 +459,14 @@ class _QrelsTable:
         return judgments_from_table(self.original, source=self.source)
 
 
-def _qrels(qrels: QrelsInput, encoding: str | None = None) -> JudgmentFrame | _QrelsTable:
+def _qrels(
+    qrels: QrelsInput, encoding: str | None = None, progress: ProgressLike = None
+) -> JudgmentFrame | _QrelsTable:
     if isinstance(qrels, JudgmentFrame):
         return qrels
     if _is_path(qrels):
-        return read_judgments(_existing(qrels, "qrels"), encoding=encoding)  # type: ignore[arg-type]
+        path = _existing(qrels, "qrels")  # type: ignore[arg-type]
+        return read_judgments(path, encoding=encoding, progress=progress)
     if isinstance(qrels, Mapping):
         return _QrelsTable.check(nested_table(qrels, "relevance"), "<dict>")
     return _QrelsTable.check(_as_pandas(qrels, "qrels"), "<qrels table>")

@@ -46,6 +46,7 @@ from ..io.partitioned import (
 )
 from ..judgments.coverage import coverage_counts, sum_counts
 from ..problems import Mode
+from ..progress import as_progress, engine_ticks
 from ..validate.references import attach_entities
 from .config import SessionConfig
 from .dask_engine import DaskEngine, apply_on_worker
@@ -210,7 +211,11 @@ def _load(
     light = engine.submit_items(_light, loads, judgments, priority=1)
     parts = tuple(engine.submit_items(_frame_of, loads)) if keep else ()
     del loads  # the frames stay on the workers through ``parts``, if kept
-    return _remote_study(setup, engine, parts, engine.collect(light), tick, judgments)
+    shown = as_progress(tick)
+    # a bar counts the partitions validated; a phase-name callback heard the loading phase
+    done = engine_ticks(shown, f"validating {len(light)} partitions", "files")
+    gathered = engine.collect(light, progress=done if shown.counting else None)
+    return _remote_study(setup, engine, parts, gathered, tick, judgments)
 
 
 def _submit_loads(

@@ -27,6 +27,7 @@ from ..errors import InputFormatError, JudgmentError
 from ..frame import JudgmentFrame
 from ..io.trec import read_judgments
 from ..measures.registry import Measure, parse_measures
+from ..progress import ProgressLike, counted
 from .inputs import nested_table, records_table
 from .lists import QrelsInput, RunInput, RunScoring, evaluate_run, judgments_from_table
 
@@ -77,6 +78,7 @@ def score_runs(
     measures: Sequence[str | Measure],
     *,
     scoring: RunScoring | None = None,
+    progress: ProgressLike = None,
 ) -> pd.DataFrame:
     """Per-topic scores of every run: ``system, topic, measure, value``.
 
@@ -91,6 +93,8 @@ def score_runs(
         Single-query measures in the grammar (``"nDCG@10"``).
     scoring
         Tie-break, ``-c``, empty recall bases, negative grades and unjudged documents.
+    progress
+        Told the runs scored (:class:`~sessionval.progress.Progress`).
 
     Returns
     -------
@@ -104,28 +108,10 @@ def score_runs(
     ms = parse_measures(list(measures))
     names = [repr(m) for m in ms]
     parts = []
-    for name, table in runs.items():
-        try:
-            # evaluate_run: the one road from a run to scores, so the numbers are evaluate's
-            pq = evaluate_run(table, judgments, ms, **asdict(sc)).long()
-        except (InputFormatError, JudgmentError) as exc:
-            # name the run's file (read_run records it) unless the message is about the qrels
-            where = str(getattr(table, "attrs", {}).get("source", f"run {name!r}"))
-            text = str(exc)
-            if where in text or judgments.source in text:
-                raise
-            raise type(exc)(f"{where}: {text}") from None
-        pq = pq[~np.isnan(pq["value"].to_numpy(dtype=np.float64))]
-        parts.append(
-            pd.DataFrame(
-                {
-                    "system": name,
-                    "topic": pq["query_id"].astype(str).to_numpy(),
-                    "measure": pq["measure"].to_numpy(),
-                    "value": pq["value"].to_numpy(dtype=np.float64),
-                }
-            )
-        )
+    with counted(progress, f"scoring {len(runs)} runs", len(runs), "runs") as shown:
+        for name, table in runs.items():
+            parts.append(_scored(name, table, judgments, ms, sc))
+            shown.advance()
     if not parts:
         raise InputFormatError("no run to score")
     out = pd.concat(parts, ignore_index=True)
@@ -134,3 +120,28 @@ def score_runs(
     # how each measure summarises over topics (analysis.system_means reads it)
     out.attrs["aggregate"] = {repr(m): m.definition.aggregate for m in ms}
     return out
+
+
+def _scored(
+    name: str, table: RunInput, judgments: JudgmentFrame, ms: Sequence[Measure], sc: RunScoring
+) -> pd.DataFrame:
+    """One run's rows of :func:`score_runs`: ``system, topic, measure, value``."""
+    try:
+        # evaluate_run: the one road from a run to scores, so the numbers are evaluate's
+        pq = evaluate_run(table, judgments, ms, **asdict(sc)).long()
+    except (InputFormatError, JudgmentError) as exc:
+        # name the run's file (read_run records it) unless the message is about the qrels
+        where = str(getattr(table, "attrs", {}).get("source", f"run {name!r}"))
+        text = str(exc)
+        if where in text or judgments.source in text:
+            raise
+        raise type(exc)(f"{where}: {text}") from None
+    pq = pq[~np.isnan(pq["value"].to_numpy(dtype=np.float64))]
+    return pd.DataFrame(
+        {
+            "system": name,
+            "topic": pq["query_id"].astype(str).to_numpy(),
+            "measure": pq["measure"].to_numpy(),
+            "value": pq["value"].to_numpy(dtype=np.float64),
+        }
+    )

@@ -19,6 +19,7 @@ __all__ = [
     "arrow_chunk",
     "flat_chunk",
     "flat_columns",
+    "flat_rows",
 ]
 
 
@@ -67,3 +68,8 @@ def flat_columns(frame: SessionFrame) -> list[str]:
     r = frame.results.columns
     names = [c.name for c in FLAT_COLUMNS if c.level != "result" or c.name in ("rank", *r)]
     return names + [str(c) for c in frame.sessions.columns if str(c).startswith("rating_")]
+
+
+def flat_rows(frame: SessionFrame) -> int:
+    """Rows of ``frame``'s flat table: one per result, one per query without results."""
+    return frame.n_results + int((frame.queries["n_results"].to_numpy() == 0).sum())

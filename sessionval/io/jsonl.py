@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -27,10 +27,11 @@ from ..frame import SessionFrame
 from ..models.judgments import GradeScale
 from ..models.session import Session
 from ..problems import LoadReport, Mode, Problem, line_list
+from ..progress import NO_PROGRESS, ProgressLike, as_progress
 from ..validate.flat import frame_from_flat
 from .jsonl_columns import JsonlBatches
 from .jsonl_repair import remove_repeated_documents
-from .text import CHUNK_BYTES, iter_input_text
+from .text import CHUNK_BYTES, count_lines, iter_input_text
 
 __all__ = [
     "iter_sessions",
@@ -431,7 +432,7 @@ def load_jsonl(
     mode: Mode = "strict",
     max_problems: int = 50,
     user_grade_scale: GradeScale | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressLike = None,
     raise_problems: bool = True,
     encoding: str | None = None,
     batch_size: int | None = None,
@@ -458,7 +459,9 @@ def load_jsonl(
     user_grade_scale
         Scale the searchers' own grades must be on.
     progress
-        Called with each loading phase's name (see :func:`frame_from_flat`).
+        A :class:`~sessionval.progress.Progress` told the lines parsed (out of the
+        file's, counted first when the bar is shown) and then each flat-table phase
+        (see :func:`frame_from_flat`), or a callback called with those phases' names.
     raise_problems
         ``False``: strict mode returns the sessions without problems and a report
         listing every problem, for a caller that raises them with its own (see
@@ -482,6 +485,12 @@ def load_jsonl(
     batch: list[Session] = []
     lines: list[int] = []
     repairs: list[tuple[int, list[Problem]]] = []  # listed once repeated ids are known
+    shown = as_progress(progress)
+    # the phase-name callback hears the flat-table phases only, as before counts came
+    parsing = shown if shown.counting else NO_PROGRESS
+    total = count_lines(p, encoding) if shown.counting else None
+    parsing.start("parsing lines", total, "lines")
+    done = 0  # lines counted on the bar, each batch's when it is kept
     for lineno, session, fixes in _parse_lines(p, report, encoding, mode == "lenient", chunk_bytes):
         batch.append(session)
         lines.append(lineno)
@@ -491,8 +500,13 @@ def load_jsonl(
             batches.add(batch, lines)  # the batch's models are dropped: only columns stay
             batch.clear()
             lines.clear()
+            parsing.advance(lineno - done)
+            done = lineno
+    last = lines[-1] if lines else done  # the last line kept: the count without a total
     if batch:
         batches.add(batch, lines)
+    parsing.advance((total if total is not None else last) - done)
+    parsing.finish()
     del batch, lines
     keep = _reject_repeated_ids(batches, report, repairs)
     if mode == "strict" and raise_problems:

@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputFormatError
 from ..frame import SessionFrame
+from ..progress import ProgressLike, as_progress
 from .flat_chunks import arrow_chunk, flat_chunk, flat_columns
 from .jsonl_text import CHUNK_ROWS, Chunk, frame_chunks
 
@@ -131,6 +132,7 @@ def write_parquet_file(
     top_first: int | None = None,
     row_group_rows: int = CHUNK_ROWS,
     metadata: Mapping[bytes, bytes] | None = None,
+    progress: ProgressLike = None,
 ) -> Path:
     """Write the flat table of ``chunks`` (default: the whole frame) to one Parquet file.
 
@@ -155,6 +157,9 @@ def write_parquet_file(
     metadata
         More schema metadata to store (the study header:
         :func:`~sessionval.io.header.header_carrier`).
+    progress
+        Advanced by the rows of each chunk written (the caller starts and ends the phase:
+        :class:`~sessionval.progress.Progress`).
 
     Returns
     -------
@@ -174,6 +179,7 @@ def write_parquet_file(
     if top_first is not None:
         metadata[TOP_FIRST_KEY] = str(top_first).encode()
     groups = _RowGroups(p, row_group_rows, metadata)
+    shown = as_progress(progress)
     try:
         # the plain layout is one band; top-first is two, each chunk rebuilt per band, so only
         # one chunk and one row group are ever held
@@ -184,6 +190,7 @@ def write_parquet_file(
                     top = _top_rows(table, top_first)
                     table = table.filter(top if band else pc.invert(top))
                 groups.add(table)
+                shown.advance(table.num_rows)
             groups.flush()  # a row group never holds rows of both bands
         if groups.writer is None:  # no sessions: an empty table with the layout's columns
             columns = flat_columns(frame)

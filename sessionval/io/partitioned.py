@@ -40,6 +40,7 @@ from ..errors import InputFormatError, ParseError, ValidationFailed, raise_if_an
 from ..frame import JudgmentFrame, LoadedStudy, SessionFrame, ratings_last
 from ..models.study import Study
 from ..problems import LoadReport, Mode, Problem
+from ..progress import ProgressLike, as_progress
 from ..validate.references import attach_entities, check_references, unjudged_keys
 from .header import STUDY_JSON, find_header
 from .lab_tables import is_lab_tables_input
@@ -439,7 +440,7 @@ def read_partitioned_study(
     header: str | os.PathLike[str] | None = None,
     mode: Mode = "strict",
     max_problems: int = 50,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressLike = None,
     max_rank: int | None = None,
     columns: Sequence[str] | None = None,
     mapper: Mapper | None = None,
@@ -458,7 +459,9 @@ def read_partitioned_study(
         ``study.json`` of the folder (or of the glob's folder, or its parent when
         that is ``sessions/``).
     progress
-        Called with a description as the partitions are loaded and combined.
+        A :class:`~sessionval.progress.Progress` told the files loaded (with a
+        ``mapper``, all of them when it returns), or a callback called with a
+        description as each partition is loaded and as they are combined.
     columns
         Optional columns to read besides the required ones (``None``: all).
     mapper
@@ -482,7 +485,7 @@ def read_partitioned_study(
     InputFormatError
         A session split across files.
     """
-    tick = progress or (lambda _msg: None)
+    shown = as_progress(progress)
     setup = prepare_partitions(
         path,
         qrels=qrels,
@@ -494,12 +497,16 @@ def read_partitioned_study(
         qrels_map=qrels_map,
     )
     files = setup.files
-    tick(f"loading {len(files)} partitions")
+    shown.start(f"loading {len(files)} partitions", len(files), "files")
     if mapper is not None:
         parts = mapper(setup.load, files)
-    else:  # one after another, each named on the progress bar
+        shown.advance(len(files))
+    else:  # one after another, each counted (or named, to a callback) on the progress bar
         parts = []
         for i, f in enumerate(files, start=1):
-            tick(f"partition {i}/{len(files)}: {f.name}")
+            if not shown.counting:
+                shown(f"partition {i}/{len(files)}: {f.name}")
             parts.append(setup.load(f))
-    return combine_partitions(parts, setup, progress=tick)
+            shown.advance()
+    shown.finish()
+    return combine_partitions(parts, setup, progress=shown)

@@ -28,6 +28,7 @@ from ..errors import ParseError
 __all__ = [
     "DEFAULT_ENCODING",
     "check_encoding",
+    "count_lines",
     "decode_text",
     "iter_input_text",
     "iter_input_utf8",
@@ -93,6 +94,37 @@ def _check_file(p: Path) -> None:
         raise ParseError(f"{p}: no such file")
     if p.is_dir():
         raise ParseError(f"{p}: is a folder, expected a file")
+
+
+def count_lines(path: str | os.PathLike[str], encoding: str | None = None) -> int | None:
+    r"""The lines of an uncompressed UTF-8 (or ASCII) file, as the line readers number them.
+
+    A line ends at ``\n``; a last line without one counts too.  One pass of
+    ``bytes.count`` over the file, ``CHUNK_BYTES`` at a time: the total of a progress
+    bar.  ``None`` for a gzip file (counting would decompress it) or another encoding.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = Path(d) / "log.jsonl"
+    ...     _ = p.write_bytes(b'{"a": 1}\n\n{"b": 2}')
+    ...     count_lines(p)
+    3
+    """
+    if check_encoding(encoding) not in ("utf-8", "ascii"):
+        return None
+    p = Path(path)
+    _check_file(p)
+    lines, last = 0, b"\n"
+    with p.open("rb") as raw:
+        if raw.read(2) == _GZIP_MAGIC:
+            return None
+        raw.seek(0)
+        while chunk := raw.read(CHUNK_BYTES):
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+    return lines + (last != b"\n")
 
 
 def read_input_bytes(path: str | os.PathLike[str]) -> bytes:

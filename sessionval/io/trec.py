@@ -42,6 +42,7 @@ import pandas as pd
 from ..errors import InputFormatError, ParseError
 from ..frame import JudgmentFrame
 from ..models.judgments import GradeScale
+from ..progress import ProgressLike, counted
 from ..validate.collect import LocatedProblems
 from ..validate.fields import exact_integers
 from ..validate.ids import checked_id_column, strip_ids
@@ -74,6 +75,7 @@ def read_qrels(
     encoding: str | None = None,
     max_problems: int = 50,
     chunk_bytes: int = PIECE_BYTES,
+    progress: ProgressLike = None,
 ) -> JudgmentFrame:
     """Read TREC qrels (``topic iteration doc grade``, whitespace-separated).
 
@@ -90,6 +92,8 @@ def read_qrels(
     chunk_bytes
         Decompressed bytes parsed at a time: memory beyond the table stays about
         this size, whatever the file's.
+    progress
+        Told the lines read (:class:`~sessionval.progress.Progress`).
 
     Returns
     -------
@@ -106,18 +110,24 @@ def read_qrels(
     """
     p = Path(path)
     problems = LocatedProblems(str(p), max_problems)
-    df, line_at = read_fields(p, _QRELS_FIELDS, "qrels", encoding, problems, chunk_bytes)
-    return judgment_frame(
-        df["topic"],
-        df["doc"],
-        df["grade"],
-        None,
-        source=str(p),
-        what="qrels",
-        scale=scale,
-        problems=problems,
-        line_at=line_at,
+    df, line_at = read_fields(
+        p, _QRELS_FIELDS, "qrels", encoding, problems, chunk_bytes, progress=progress
     )
+    # the fields' checks are vectorised passes over every row: a phase of their own
+    with counted(progress, f"checking {p.name}", len(df)) as shown:
+        out = judgment_frame(
+            df["topic"],
+            df["doc"],
+            df["grade"],
+            None,
+            source=str(p),
+            what="qrels",
+            scale=scale,
+            problems=problems,
+            line_at=line_at,
+        )
+        shown.advance(len(df))
+    return out
 
 
 def read_judgments_csv(
@@ -198,6 +208,7 @@ def read_judgments(
     encoding: str | None = None,
     max_problems: int = 50,
     columns: str | Mapping[str, str] | None = None,
+    progress: ProgressLike = None,
 ) -> JudgmentFrame:
     """Read judgments: a ``.csv``/``.tsv`` table (:func:`read_judgments_csv`), else TREC qrels.
 
@@ -213,6 +224,8 @@ def read_judgments(
         Problems listed in the error at most.
     columns
         Column map of a CSV/TSV table with other column names (``--qrels-map``).
+    progress
+        Told the lines of TREC qrels read (:func:`read_qrels`).
 
     Raises
     ------
@@ -229,7 +242,9 @@ def read_judgments(
             f"{path}: --qrels-map maps the columns of a CSV/TSV judgments table (named "
             ".csv or .tsv); TREC qrels have fixed columns: topic iteration doc grade"
         )
-    return read_qrels(path, scale=scale, encoding=encoding, max_problems=max_problems)
+    return read_qrels(
+        path, scale=scale, encoding=encoding, max_problems=max_problems, progress=progress
+    )
 
 
 def run_line_numbers(
@@ -248,6 +263,7 @@ def read_run(
     encoding: str | None = None,
     max_problems: int = 50,
     chunk_bytes: int = PIECE_BYTES,
+    progress: ProgressLike = None,
 ) -> pd.DataFrame:
     """Read a TREC run (``qid Q0 doc rank score tag``).
 
@@ -261,6 +277,8 @@ def read_run(
         Problems listed in the error at most.
     chunk_bytes
         Decompressed bytes parsed at a time (as :func:`read_qrels`).
+    progress
+        Told the lines read (:class:`~sessionval.progress.Progress`).
 
     Returns
     -------
@@ -278,14 +296,19 @@ def read_run(
     """
     p = Path(path)
     problems = LocatedProblems(str(p), max_problems)
-    df, line_at = read_fields(p, _RUN_FIELDS, "run", encoding, problems, chunk_bytes)
-    rank, _ = exact_integers(
-        df["rank"], "rank", _RANK_RANGE, "exactly representable", problems, line_at
+    df, line_at = read_fields(
+        p, _RUN_FIELDS, "run", encoding, problems, chunk_bytes, progress=progress
     )
-    qid, _ = checked_id_column(df["qid"], "qid", problems, line_at)
-    doc, _ = checked_id_column(df["doc"], "doc", problems, line_at)
-    score = check_scores(df["score"], problems, line_at)
-    problems.raise_if_any("run")
+    # the fields' checks are vectorised passes over every row: a phase of their own
+    with counted(progress, f"checking {p.name}", len(df)) as shown:
+        rank, _ = exact_integers(
+            df["rank"], "rank", _RANK_RANGE, "exactly representable", problems, line_at
+        )
+        qid, _ = checked_id_column(df["qid"], "qid", problems, line_at)
+        doc, _ = checked_id_column(df["doc"], "doc", problems, line_at)
+        score = check_scores(df["score"], problems, line_at)
+        problems.raise_if_any("run")
+        shown.advance(len(df))
     out = pd.DataFrame(
         {
             "query_id": qid,

@@ -25,8 +25,9 @@ import numpy.typing as npt
 import pandas as pd
 
 from ..errors import ParseError
+from ..progress import Progress, ProgressLike, as_progress, counted
 from ..validate.collect import LocatedProblems
-from .text import iter_input_utf8
+from .text import count_lines, iter_input_utf8
 
 __all__ = ["PIECE_BYTES", "RowLines", "read_fields"]
 
@@ -90,30 +91,45 @@ def read_fields(
     encoding: str | None,
     problems: LocatedProblems,
     chunk_bytes: int,
+    progress: ProgressLike = None,
 ) -> tuple[pd.DataFrame, RowLines]:
     """The fields of a whitespace-separated file, and where each row's line can be found.
 
     The file is read in pieces of whole lines (:func:`_pieces`), each parsed in one
     pass of the C parser; only a piece with lines of the wrong length is split line by
     line, to report every such line and keep the well-formed ones (their problems are
-    reported too, in the same pass).
+    reported too, in the same pass).  ``progress`` is told the lines read, a piece at
+    a time, out of the file's (:func:`~sessionval.io.text.count_lines`, counted only
+    when a bar is drawn).
     """
-    n = len(names)
+    total = count_lines(path, encoding) if as_progress(progress).counting else None
+    with counted(progress, f"reading {path.name}", total, "lines") as shown:
+        return _read_fields(path, names, what, encoding, problems, chunk_bytes, shown)
+
+
+def _read_fields(
+    path: Path,
+    names: Sequence[str],
+    what: str,
+    encoding: str | None,
+    problems: LocatedProblems,
+    chunk_bytes: int,
+    shown: Progress,
+) -> tuple[pd.DataFrame, RowLines]:
+    """:func:`read_fields`, each piece's lines counted on ``shown`` (as ``count_lines`` counts)."""
     frames: list[pd.DataFrame] = []
     rows = RowLines(path, encoding, chunk_bytes)
+    last = b""
     for k, (before, piece, blank) in enumerate(_pieces(path, encoding, chunk_bytes)):
         rows.pieces += 1
-        if blank:
-            continue  # not parsed: a gzip of gigabytes of blank lines reads in seconds
-        df = _c_parse(piece)
-        if df is not None and len(df) == 0:
-            continue  # blank lines only, some with spaces or tabs
-        if df is not None and df.shape[1] == n and not (df[n - 1] == "").any():
-            frames.append(df)
-            continue
-        kept, rows.slow[k] = _diagnose(piece, before, names, what, problems)
-        if len(kept):
-            frames.append(kept)
+        last = piece
+        if not blank:  # blank lines are not parsed: a gzip of gigabytes of them reads in seconds
+            kept = _parsed(piece, before, k, names, what, problems, rows)
+            if kept is not None:
+                frames.append(kept)
+        shown.advance(piece.count(b"\n"))  # lines as count_lines counts them: each \n
+    if last and not last.endswith(b"\n"):
+        shown.advance()  # the last line, without a line end
     if not frames:
         if not problems.found:
             raise ParseError(f"{path}: file is empty (expected {what} lines)")
@@ -121,6 +137,26 @@ def read_fields(
     out = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
     out.columns = list(names)
     return out, rows
+
+
+def _parsed(
+    piece: bytes,
+    before: int,
+    k: int,
+    names: Sequence[str],
+    what: str,
+    problems: LocatedProblems,
+    rows: RowLines,
+) -> pd.DataFrame | None:
+    """The rows of piece ``k`` (``None``: none), every line of the wrong length reported."""
+    n = len(names)
+    df = _c_parse(piece)
+    if df is not None and len(df) == 0:
+        return None  # blank lines only, some with spaces or tabs
+    if df is not None and df.shape[1] == n and not (df[n - 1] == "").any():
+        return df
+    kept, rows.slow[k] = _diagnose(piece, before, names, what, problems)
+    return kept if len(kept) else None
 
 
 def _diagnose(

@@ -39,9 +39,11 @@ import pyarrow.csv as pa_csv
 from ..errors import InputFormatError, writing
 from ..frame import JudgmentFrame, SessionFrame
 from ..models.study import Study
+from ..progress import ProgressLike, as_progress, counted
 from .flat_chunks import arrow_chunk as _arrow_chunk
 from .flat_chunks import flat_chunk as _flat_chunk
 from .flat_chunks import flat_columns as _flat_columns
+from .flat_chunks import flat_rows
 from .header import header_carrier, study_header
 from .jsonl_text import CHUNK_ROWS, JsonlText, frame_chunks, json_times
 from .parquet_layout import PART_NAME, partition_chunks, write_parquet_file
@@ -118,12 +120,19 @@ def _write_study_files(
         write_judgments(judgments, folder / qrels.name, as_csv=qrels.suffix == ".csv")
 
 
-def _write_sessions_jsonl(frame: SessionFrame, path: Path, chunk_rows: int) -> None:
+def _write_sessions_jsonl(
+    frame: SessionFrame, path: Path, chunk_rows: int, progress: ProgressLike = None
+) -> None:
     """``sessions.jsonl``, a chunk of whole sessions at a time."""
     text = JsonlText(frame)
-    with writing(path), path.open("wb") as fh:
+    with (
+        writing(path),
+        path.open("wb") as fh,
+        counted(progress, f"writing {path.name}", frame.n_sessions, "sessions") as shown,
+    ):
         for c in frame_chunks(frame, chunk_rows):
             fh.write(text.chunk(c)[0].as_buffer())
+            shown.advance(c.sessions.stop - c.sessions.start)
 
 
 def write_jsonl(
@@ -134,6 +143,7 @@ def write_jsonl(
     name: str = "",
     header: Study | None = None,
     chunk_rows: int = CHUNK_ROWS,
+    progress: ProgressLike = None,
 ) -> WrittenFiles:
     """Write ``sessions.jsonl`` + ``study.json`` (+ judgments when given).
 
@@ -160,6 +170,8 @@ def write_jsonl(
         frame (:func:`~sessionval.io.header.study_header`).
     chunk_rows
         Result rows per chunk.
+    progress
+        Told the sessions written, a chunk at a time (:class:`~sessionval.progress.Progress`).
 
     Returns
     -------
@@ -172,14 +184,17 @@ def write_jsonl(
     sessions_path, study_path, qrels_path = jsonl_outputs(out, judgments)
     targets = [p for p in (sessions_path, study_path, qrels_path) if p is not None]
     with staged(out, command="write_jsonl", targets=targets) as stage:
-        _write_sessions_jsonl(frame, stage.root / sessions_path.name, chunk_rows)
+        _write_sessions_jsonl(frame, stage.root / sessions_path.name, chunk_rows, progress)
         head = _header(frame, judgments, name, header)
         _write_study_files(head, judgments, stage.root, qrels_path)
     return WrittenFiles(sessions=sessions_path, study=study_path, qrels=qrels_path)
 
 
-def _write_csv_chunks(frame: SessionFrame, path: Path, chunk_rows: int) -> None:
+def _write_csv_chunks(
+    frame: SessionFrame, path: Path, chunk_rows: int, progress: ProgressLike = None
+) -> None:
     """The flat table as CSV (times in ISO 8601 UTC), a chunk of whole sessions at a time."""
+    shown = as_progress(progress)
     writer: pa_csv.CSVWriter | None = None
     schema: pa.Schema | None = None
     try:
@@ -195,6 +210,7 @@ def _write_csv_chunks(frame: SessionFrame, path: Path, chunk_rows: int) -> None:
                 options = pa_csv.WriteOptions(quoting_style="needed")
                 writer = pa_csv.CSVWriter(path, schema, write_options=options)
             writer.write_table(table.cast(schema))
+            shown.advance(table.num_rows)
         if writer is None:  # no sessions: the header alone
             path.write_text(",".join(_flat_columns(frame)) + "\n", encoding="utf-8")
     finally:
@@ -212,6 +228,7 @@ def write_flat(
     header: Study | None = None,
     chunk_rows: int = CHUNK_ROWS,
     top_first: int | None = None,
+    progress: ProgressLike = None,
 ) -> WrittenFiles:
     """Write the flat one-row-per-result table (with ``qrels_id``) as Parquet or CSV.
 
@@ -240,6 +257,8 @@ def write_flat(
         Parquet only: write the rows of rank ≤ ``top_first`` first, in row groups of
         their own, so a top-X read skips the rest
         (:func:`~sessionval.io.parquet_layout.write_parquet_file`).
+    progress
+        Told the rows written, a chunk at a time (:class:`~sessionval.progress.Progress`).
     """
     p = Path(path)
     fmt = to or ("csv" if p.suffix.lower() in (".csv", ".tsv") else "parquet")
@@ -256,7 +275,7 @@ def write_flat(
     with staged(p.parent, command="write_flat", targets=targets) as stage:
         tmp = stage.root / p.name
         carrier = header_carrier(head, tmp, fmt)
-        with writing(tmp):
+        with writing(tmp), counted(progress, f"writing {p.name}", flat_rows(frame)) as shown:
             if fmt == "parquet":
                 write_parquet_file(
                     frame,
@@ -264,9 +283,10 @@ def write_flat(
                     top_first=top_first,
                     row_group_rows=chunk_rows,
                     metadata=carrier.metadata,
+                    progress=shown,
                 )
             else:
-                _write_csv_chunks(frame, tmp, chunk_rows)
+                _write_csv_chunks(frame, tmp, chunk_rows, shown)
         if carrier.path is not None:
             with writing(carrier.path):
                 carrier.path.write_text(carrier.text, encoding="utf-8")
@@ -286,6 +306,7 @@ def write_partitions(
     name: str = "",
     header: Study | None = None,
     chunk_rows: int = CHUNK_ROWS,
+    progress: ProgressLike = None,
 ) -> WrittenFiles:
     """Write a folder of Parquet files of whole sessions, about ``partition_rows`` rows each.
 
@@ -310,6 +331,8 @@ def write_partitions(
         Write each file top ranks first (see :func:`write_flat`).
     judgments, name, header, chunk_rows
         As :func:`write_jsonl`.
+    progress
+        Told the rows written over all the files (:class:`~sessionval.progress.Progress`).
 
     Returns
     -------
@@ -336,12 +359,20 @@ def write_partitions(
                 "to another folder"
             )
     targets = [p for p in (*names, study_path, qrels_path) if p is not None]
-    with staged(out, command="write_partitions", targets=targets) as stage:
+    with (
+        staged(out, command="write_partitions", targets=targets) as stage,
+        counted(progress, f"writing {len(names)} partitions", flat_rows(frame)) as shown,
+    ):
         for path, chunks in zip(names, parts, strict=True):
             tmp = stage.root / path.name
             with writing(tmp):
                 write_parquet_file(
-                    frame, tmp, chunks, top_first=top_first, row_group_rows=chunk_rows
+                    frame,
+                    tmp,
+                    chunks,
+                    top_first=top_first,
+                    row_group_rows=chunk_rows,
+                    progress=shown,
                 )
         head = _header(frame, judgments, name, header)
         _write_study_files(head, judgments, stage.root, qrels_path)

@@ -17,7 +17,6 @@ The work is done in named phases (:mod:`sessionval.validate.phases` and
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Final, Literal
 
 import numpy as np
@@ -27,6 +26,7 @@ import pandas as pd
 from ..frame import FLAT_COLUMNS, SessionFrame
 from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode
+from ..progress import ProgressLike, as_progress
 from .assemble import build_frame
 from .memory import release_free_memory
 from .phases import check_flat
@@ -62,10 +62,6 @@ _FRAME_NAME: Final = {
 }
 
 
-def _silent(_phase: str) -> None:
-    """The progress callback when none is given."""
-
-
 def frame_from_flat(
     flat: pd.DataFrame | Columns,
     *,
@@ -75,7 +71,7 @@ def frame_from_flat(
     user_grade_scale: GradeScale | None = None,
     location_kind: Literal["row", "line"] = "row",
     row_locations: npt.NDArray[np.integer[Any]] | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressLike = None,
     max_rank: int | None = None,
     raise_problems: bool = True,
 ) -> tuple[SessionFrame, LoadReport]:
@@ -112,8 +108,9 @@ def frame_from_flat(
         How rows are named in messages (``"row 3"``, ``"line 3"``); ``row_locations``
         gives the file line/row of each table row when it is not simply its index.
     progress
-        Called with the name of each phase in :data:`LOAD_PHASES` as it starts
-        (a progress bar on long inputs).
+        A :class:`~sessionval.progress.Progress` told each phase of :data:`LOAD_PHASES`
+        as it starts and its rows as it ends (a progress bar on long inputs), or a
+        callback called with each phase's name.
     max_rank
         The result lists were cut at this rank when read (``load_sessions(max_rank=)``):
         a logged scan depth beyond a cut list is clipped to it instead of reported.
@@ -160,17 +157,25 @@ def _load(
     user_grade_scale: GradeScale | None,
     location_kind: Literal["row", "line"],
     row_locations: npt.NDArray[np.integer[Any]] | None,
-    progress: Callable[[str], None] | None,
+    progress: ProgressLike,
     max_rank: int | None,
     repair: bool,
     raise_problems: bool,
 ) -> tuple[SessionFrame, LoadReport]:
     """:func:`frame_from_flat`; ``repair``: remove repeated documents and load again."""
+    shown = as_progress(progress)
+    rows = len(flat)
+    started = False
 
     def tick(phase: str) -> None:
+        nonlocal started
+        # each phase is one vectorised pass over every row: counted whole when it ends
+        if started:
+            shown.advance(rows)
+        started = True
         # each phase frees arrays of the one before: give that memory back before it starts
         release_free_memory()
-        (progress or _silent)(phase)
+        shown.start(phase, rows, "rows")
 
     checked = check_flat(
         flat,
@@ -223,6 +228,8 @@ def _load(
     handed = [checked]
     del checked
     frame = build_frame(handed, keep, grade_scale=user_grade_scale)
+    shown.advance(rows)
+    shown.finish()
     release_free_memory()  # what the caller does next starts from the memory the frame needs
     return frame, report
 

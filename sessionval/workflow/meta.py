@@ -32,6 +32,7 @@ from ..evaluation.config import SessionConfig
 from ..evaluation.gain_fit import ConfigNote
 from ..evaluation.session import evaluate
 from ..frame import JudgmentFrame, LoadedStudy
+from ..progress import ProgressLike, as_progress
 from .runs import RunScoring, score_runs
 
 __all__ = [
@@ -79,6 +80,7 @@ def incomplete_judgments(
     scoring: RunScoring | None = None,
     alpha: float = 0.05,
     test: str = "wilcoxon",
+    progress: ProgressLike = None,
 ) -> IncompleteJudgments:
     """Rankings and significance decisions of the runs under f-qrels vs the full judgments.
 
@@ -99,23 +101,32 @@ def incomplete_judgments(
         How runs are scored (``sessionval evaluate``'s options).
     alpha, test
         Level and paired test of the significance decisions (the paper: Wilcoxon).
+    progress
+        Told the runs scored under the full judgments and each sample
+        (:class:`~sessionval.progress.Progress`).
 
     Returns
     -------
     IncompleteJudgments
     """
+    shown = as_progress(progress)
+    # one run's scoring is the unit: the full judgments' and each sample's
+    shown.start("scoring runs on f-qrels", (len(fractions) + 1) * len(runs), "runs")
     full = score_runs(runs, judgments, measures, scoring=scoring)
+    shown.advance(len(runs))
     names = list(full["measure"].cat.categories)
     samples = fqrels(judgments, fractions, seed=seed)
     parts = []
     for f, sub in samples.items():
         partial = score_runs(runs, sub, measures, scoring=scoring)
+        shown.advance(len(runs))
         agree = ranking_agreement(full, partial, measures=names)
         decide = decision_agreement(full, partial, measures=names, alpha=alpha, test=test)
         row = agree.merge(decide, on="measure")
         row.insert(1, "fraction", f)
         row.insert(2, "n_judgments", len(sub.table))
         parts.append(row)
+    shown.finish()
     return IncompleteJudgments(summary=pd.concat(parts, ignore_index=True), qrels=samples)
 
 
@@ -151,6 +162,7 @@ def parameter_sensitivity(
     *,
     base: SessionConfig | None = None,
     measure: str = "nsdcg",
+    progress: ProgressLike = None,
 ) -> pd.DataFrame:
     """Kendall's tau of the system and session rankings under each setting vs the default.
 
@@ -168,6 +180,9 @@ def parameter_sensitivity(
         repeated per setting: :func:`~sessionval.evaluation.gain_fit.fit_gains` says it).
     measure
         Per-session score that ranks (``nsdcg``, ``sdcg``, ``avg_pos_nsdcg``, …).
+    progress
+        Told the settings evaluated, the default's first
+        (:class:`~sessionval.progress.Progress`).
 
     Returns
     -------
@@ -189,7 +204,10 @@ def parameter_sensitivity(
         raise MeasureSpecError(
             f"the grid has {len(combos)} settings (each a full evaluation); at most {_MAX_SETTINGS}"
         )
+    shown = as_progress(progress)
+    shown.start(f"evaluating {len(combos) + 1} settings", len(combos) + 1, "settings")
     reference = _scores(loaded, cfg, measure)
+    shown.advance()
     rows = []
     for combo in combos:
         changes = dict(zip(grid.keys(), combo, strict=True))
@@ -225,6 +243,8 @@ def parameter_sensitivity(
                 "mean": float(per_session["value"].mean()),
             }
         )
+        shown.advance()
+    shown.finish()
     return pd.DataFrame(rows)
 
 

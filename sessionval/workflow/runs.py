@@ -24,6 +24,7 @@ from ..evaluation.lists import RunScoring
 from ..evaluation.runs import score_runs
 from ..io.trec import read_run
 from ..output.comparison import CONTROL_CHARACTERS, visible_escape
+from ..progress import ProgressLike, counted
 
 __all__ = [
     "RunScoring",  # declared with evaluate_run, re-exported for the jobs that score runs
@@ -63,9 +64,14 @@ def run_name(path: str | os.PathLike[str]) -> str:
 
 
 def load_runs(
-    paths: Sequence[str | os.PathLike[str]], *, encoding: str | None = None
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    encoding: str | None = None,
+    progress: ProgressLike = None,
 ) -> dict[str, pd.DataFrame]:
     """Read TREC runs, keyed by :func:`run_name`, in the order given (text ``encoding``).
+
+    ``progress`` is told the runs read (:class:`~sessionval.progress.Progress`).
 
     Raises
     ------
@@ -74,8 +80,10 @@ def load_runs(
     """
     names = [run_name(p) for p in paths]  # every name checked before any file is read
     runs: dict[str, pd.DataFrame] = {}
-    for p, name in zip(paths, names, strict=True):
-        if name in runs:
-            raise InputFormatError(f"two runs are named {name!r} ({p}); rename one file")
-        runs[name] = read_run(p, encoding=encoding)
+    with counted(progress, f"reading {len(paths)} runs", len(paths), "runs") as shown:
+        for p, name in zip(paths, names, strict=True):
+            if name in runs:
+                raise InputFormatError(f"two runs are named {name!r} ({p}); rename one file")
+            runs[name] = read_run(p, encoding=encoding)
+            shown.advance()
     return runs

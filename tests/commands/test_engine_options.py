@@ -69,6 +69,15 @@ def test_validate_a_glob_on_a_cluster(parts, scheduler, capsys) -> None:
     assert local.startswith("40 records read = 40 sessions accepted + 0 rejected")
 
 
+def test_validate_on_a_cluster_counts_the_partitions_validated(parts, scheduler, capsys) -> None:
+    from tests.commands.test_progress import phases_at_totals
+
+    pattern = str(parts / "sessions" / "part-*.parquet")
+    args = ["validate", pattern, "--qrels", str(parts / "qrels.txt"), "--engine", "dask"]
+    assert main([*args, "--scheduler", scheduler, "--progress"]) == 0
+    assert phases_at_totals(capsys.readouterr().err)["validating 4 partitions"] == (4, 4)
+
+
 def test_run_on_a_local_cluster_writes_the_local_tables(parts, tmp_path) -> None:
     """The multi-file study through `run --engine dask --workers 1` (a worker process: every
     chunk and partition is pickled) writes the local run's tables byte for byte."""
