@@ -221,3 +221,48 @@ def test_the_segment_check_sees_offsets_and_gathers() -> None:
         "measures/probe.py:3",
         "measures/probe.py:4",
     ]
+
+
+#: public readers that return one table, not a study: each named with why
+NOT_A_STUDY = {
+    "read_qrels": "JudgmentFrame",  # one judgments file
+    "load_judgments": "JudgmentFrame",  # judgments of the toolkit's layout (TREC or CSV)
+    "read_run": "DataFrame",  # one run file, as a table (runs scored by evaluate_run)
+}
+
+
+def test_every_public_loader_returns_a_loaded_study() -> None:
+    """One loader result type (issue 22): ``load_*``/``read_*`` and ``frame_from_flat``."""
+    import inspect
+
+    import sessionval
+    from sessionval.frame import LoadedStudy
+
+    names = [
+        n for n in sessionval.__all__ if n.startswith(("load_", "read_")) or n == "frame_from_flat"
+    ]
+    assert "load_jsonl" in names and "frame_from_flat" in names
+    wrong = {}
+    for name in names:
+        returned = inspect.signature(getattr(sessionval, name), eval_str=True).return_annotation
+        shown = getattr(returned, "__name__", str(returned))
+        if name in NOT_A_STUDY:
+            if shown != NOT_A_STUDY[name]:
+                wrong[name] = shown
+        elif returned is not LoadedStudy:
+            wrong[name] = shown
+    assert not wrong, f"loaders that do not return LoadedStudy: {wrong}"
+
+
+def test_every_format_reader_is_a_load_function_returning_a_loaded_study() -> None:
+    """The readers of ``io.formats.FORMATS`` follow the rule too: ``load_<format>``."""
+    import inspect
+
+    from sessionval.frame import LoadedStudy
+    from sessionval.io.formats import FORMATS
+
+    for fmt in FORMATS.values():
+        reader = fmt.reader
+        assert reader.__name__.startswith("load_"), (fmt.name, reader.__name__)
+        returned = inspect.signature(reader, eval_str=True).return_annotation
+        assert returned is LoadedStudy, (fmt.name, returned)

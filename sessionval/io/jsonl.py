@@ -23,17 +23,18 @@ import pandas as pd
 from pydantic import ValidationError
 
 from ..errors import ParseError, ValidationFailed, raise_if_any
-from ..frame import SessionFrame
+from ..frame import LoadedStudy, SessionFrame
 from ..models.judgments import GradeScale
-from ..models.session import Session
+from ..models.session import REPAIR_LATER, Session
 from ..problems import LoadReport, Mode, Problem, line_list
-from ..validate.flat import frame_from_flat
+from ..validate.flat import frame_and_report
+from ..validate.header import study_header
 from .jsonl_columns import JsonlBatches
-from .jsonl_repair import remove_repeated_documents
 from .text import CHUNK_BYTES, iter_input_text
 
 __all__ = [
     "iter_sessions",
+    "jsonl_frame",
     "load_jsonl",
 ]
 
@@ -179,7 +180,6 @@ def iter_sessions(
     *,
     report: LoadReport | None = None,
     encoding: str | None = None,
-    repair: bool = False,
     chunk_bytes: int = CHUNK_BYTES,
 ) -> Iterator[tuple[int, Session]]:
     """Yield ``(line number, Session)`` for each valid line; record problems in ``report``.
@@ -195,24 +195,18 @@ def iter_sessions(
         Collects counts and problems; a fresh one is used when ``None``.
     encoding
         Text encoding (default UTF-8; a byte-order mark wins; gzip is read).
-    repair
-        Lenient mode: a document listed twice in one result list keeps its first
-        copy and the repair is listed in ``report.repairs``
-        (:func:`~sessionval.io.jsonl_repair.remove_repeated_documents`) instead of
-        rejecting the session.
     chunk_bytes
         The file is read and decoded this many bytes at a time.
     """
     p = Path(path)
     rep = report if report is not None else LoadReport(source=str(p))
     seen: dict[str, int] = {}
-    for lineno, session, repairs in _parse_lines(p, rep, encoding, repair, chunk_bytes):
+    for lineno, session in _parse_lines(p, rep, encoding, False, chunk_bytes):
         if session.session_id in seen:
             rep.problems.append(_repeated(p, lineno, session.session_id, seen[session.session_id]))
             rep.sessions_rejected += 1
             continue
         seen[session.session_id] = lineno
-        rep.repairs.extend(repairs)  # listed only for a session that is kept
         yield lineno, session
 
 
@@ -230,11 +224,14 @@ def _repeated(p: Path, lineno: int, sid: str, first: int) -> Problem:
 
 def _parse_lines(
     p: Path, rep: LoadReport, encoding: str | None, repair: bool, chunk_bytes: int
-) -> Iterator[tuple[int, Session, list[Problem]]]:
-    """``(line, Session, repairs)`` of each line the model accepts; the others go to ``rep``.
+) -> Iterator[tuple[int, Session]]:
+    """``(line, Session)`` of each line the model accepts; the others go to ``rep``.
 
     Session ids are not compared here (see :func:`iter_sessions` and :func:`load_jsonl`).
+    ``repair`` (lenient mode): the model lets a document repeated in one result list
+    through, for the repair of the flat table (:mod:`sessionval.validate.repair`).
     """
+    context = REPAIR_LATER if repair else None
     for lineno, line in _read_lines(p, encoding, chunk_bytes=chunk_bytes):
         rep.records_read += 1
         deep = _too_deep(line)
@@ -296,16 +293,15 @@ def _parse_lines(
             )
             rep.sessions_rejected += 1
             continue
-        repairs = remove_repeated_documents(obj, str(p), lineno) if repair else []
         try:
-            session = Session.model_validate(obj)
+            session = Session.model_validate(obj, context=context)
         except ValidationError as exc:
             rep.problems.extend(_problems_from_validation(exc, str(p), lineno, record))
             rep.sessions_rejected += 1
             continue
         if _sub_micro(obj):  # rare: a time the model's datetimes would cut
             session = with_nanoseconds(session, obj)
-        yield lineno, session, repairs
+        yield lineno, session
 
 
 def _long_time(value: Any) -> bool:
@@ -364,19 +360,14 @@ def with_nanoseconds(session: Session, obj: dict[str, Any]) -> Session:
 _BATCH: Final = 500
 
 
-def _reject_repeated_ids(
-    batches: JsonlBatches,
-    report: LoadReport,
-    repairs: list[tuple[int, list[Problem]]],
-) -> npt.NDArray[np.bool_] | None:
+def _reject_repeated_ids(batches: JsonlBatches, report: LoadReport) -> npt.NDArray[np.bool_] | None:
     """Reject every line of a session id that more than one line gives; the sessions kept.
 
     Which of the lines is right cannot be known, so none is kept: the same rule as
     a flat table (where the rows of both merge into one inconsistent session) and
     TREC Session XML; each line is one rejected record.  The ids are compared once
     all batches are read (vectorised), so no Python object per session is held
-    meanwhile.  The repairs of the lines kept, and of the first line of a repeated
-    id, are listed (as :func:`iter_sessions` lists them).
+    meanwhile.
 
     Returns
     -------
@@ -413,9 +404,6 @@ def _reject_repeated_ids(
             )
         report.sessions_rejected += len(at)
         report.problems.sort(key=lambda q: _line_number(q.location))
-    for line, fixes in repairs:
-        if line not in later:  # a later line of a repeated id is not read on: its repairs neither
-            report.repairs.extend(fixes)
     return ~dup if later else None
 
 
@@ -436,7 +424,7 @@ def load_jsonl(
     encoding: str | None = None,
     batch_size: int | None = None,
     chunk_bytes: int = CHUNK_BYTES,
-) -> tuple[SessionFrame, LoadReport]:
+) -> LoadedStudy:
     """Load a JSON-lines session log into a validated :class:`SessionFrame`.
 
     The file is read as a stream: ``chunk_bytes`` of it are decoded at a time, and
@@ -472,8 +460,47 @@ def load_jsonl(
 
     Returns
     -------
-    (SessionFrame, LoadReport)
-        The report's ``records_read`` counts non-blank lines and equals accepted + rejected.
+    LoadedStudy
+        The frame, the report (its ``records_read`` counts non-blank lines and equals
+        accepted + rejected), a header built from the sessions (named after the file;
+        a study folder's ``study.json`` is read by :func:`~sessionval.io.study.load_study`)
+        and no judgments.
+    """
+    frame, report = jsonl_frame(
+        path,
+        mode=mode,
+        max_problems=max_problems,
+        user_grade_scale=user_grade_scale,
+        progress=progress,
+        raise_problems=raise_problems,
+        encoding=encoding,
+        batch_size=batch_size,
+        chunk_bytes=chunk_bytes,
+    )
+    return LoadedStudy(
+        study=study_header(frame, name=Path(path).name.split(".")[0]),
+        frame=frame,
+        judgments=None,
+        report=report,
+    )
+
+
+def jsonl_frame(
+    path: str | os.PathLike[str],
+    *,
+    mode: Mode = "strict",
+    max_problems: int = 50,
+    user_grade_scale: GradeScale | None = None,
+    progress: Callable[[str], None] | None = None,
+    raise_problems: bool = True,
+    encoding: str | None = None,
+    batch_size: int | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> tuple[SessionFrame, LoadReport]:
+    """The frame and the load report of :func:`load_jsonl` (same parameters).
+
+    For the readers that build their own :class:`~sessionval.frame.LoadedStudy`
+    (:func:`~sessionval.io.toolkit.load_sessions` with the study's header).
     """
     p = Path(path)
     report = LoadReport(source=str(p))
@@ -481,12 +508,9 @@ def load_jsonl(
     batches = JsonlBatches()
     batch: list[Session] = []
     lines: list[int] = []
-    repairs: list[tuple[int, list[Problem]]] = []  # listed once repeated ids are known
-    for lineno, session, fixes in _parse_lines(p, report, encoding, mode == "lenient", chunk_bytes):
+    for lineno, session in _parse_lines(p, report, encoding, mode == "lenient", chunk_bytes):
         batch.append(session)
         lines.append(lineno)
-        if fixes:
-            repairs.append((lineno, fixes))
         if len(batch) == size:
             batches.add(batch, lines)  # the batch's models are dropped: only columns stay
             batch.clear()
@@ -494,7 +518,7 @@ def load_jsonl(
     if batch:
         batches.add(batch, lines)
     del batch, lines
-    keep = _reject_repeated_ids(batches, report, repairs)
+    keep = _reject_repeated_ids(batches, report)
     if mode == "strict" and raise_problems:
         raise_if_any(report.problems, limit=max_problems)
     if not (sum(batches.batch_sessions) if keep is None else int(keep.sum())):
@@ -504,7 +528,7 @@ def load_jsonl(
         )
     columns = batches.columns(str(p), keep)
     del batches
-    frame, inner = frame_from_flat(
+    frame, inner = frame_and_report(
         columns,
         source=str(p),
         mode=mode,
@@ -515,8 +539,9 @@ def load_jsonl(
         progress=progress,
         raise_problems=raise_problems,
     )
-    report.rows_read = inner.rows_read + len(report.repairs)  # the removed copies were read
+    report.rows_read = inner.rows_read  # the removed copies of repaired lists included
     report.sessions_accepted = inner.sessions_accepted
     report.sessions_rejected += inner.sessions_rejected
     report.problems.extend(inner.problems)
+    report.repairs.extend(inner.repairs)
     return frame, report

@@ -41,7 +41,7 @@ from ..frame import JudgmentFrame, LoadedStudy
 from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode, Problem, line_list
 from ..validate.collect import LocatedProblems
-from ..validate.flat import frame_from_flat
+from ..validate.flat import frame_and_report
 from ..validate.ids import strip_ids
 from ..validate.judgments import judgment_frame
 from ..validate.references import unjudged_keys
@@ -56,7 +56,6 @@ __all__ = [
     "find_lab_table",
     "is_lab_tables_input",
     "load_lab_tables",
-    "read_lab_tables",
 ]
 
 #: the grades of the Jiang & Allan qrels (the meaning of −1 is not documented there)
@@ -127,7 +126,7 @@ def _need(df: pd.DataFrame, cols: list[str], path: Path, what: str) -> None:
 
 def load_lab_tables(
     session: str | os.PathLike[str],
-    results: str | os.PathLike[str],
+    results: str | os.PathLike[str] | None = None,
     qrels: str | os.PathLike[str] | None = None,
     *,
     columns: LabColumns | None = None,
@@ -151,7 +150,10 @@ def load_lab_tables(
     Parameters
     ----------
     session, results, qrels
-        The three tab-separated files (qrels optional).
+        The three tab-separated files (qrels optional).  Without ``results``,
+        ``session`` is a folder (or its session table) holding tables named
+        ``session``, ``results`` and optionally ``qrels`` (each with no suffix or
+        ``.tsv``, ``.txt``, ``.csv``); ``qrels`` then defaults to the folder's.
     columns
         Column names (default: Jiang & Allan's).
     grade_scale
@@ -176,6 +178,8 @@ def load_lab_tables(
         ``empty_serps`` (result pages marked empty).
     """
     c = columns or LabColumns()
+    if results is None:
+        session, results, qrels = _folder_tables(Path(session), qrels)
     sp, rp = Path(session), Path(results)
     check_encoding(encoding)
     sess, res = _read_tables(sp, rp, c, encoding)
@@ -187,7 +191,7 @@ def load_lab_tables(
             lab.problems[:max_problems] if mode == "strict" else lab.problems,
             truncated=mode == "strict" and len(lab.problems) > max_problems,
         )
-    frame, inner = frame_from_flat(
+    frame, inner = frame_and_report(
         lab.flat,
         source=str(rp),
         mode=mode,
@@ -528,39 +532,20 @@ def is_lab_tables_input(path: Path) -> bool:
     )
 
 
-def read_lab_tables(
-    path: str | os.PathLike[str],
-    *,
-    qrels: str | os.PathLike[str] | None = None,
-    mode: Mode = "strict",
-    max_problems: int = 50,
-    progress: Callable[[str], None] | None = None,
-    encoding: str | None = None,
-) -> LoadedStudy:
-    """Load the lab tables of a folder (``session``, ``results``, optional ``qrels``).
-
-    ``path`` is the folder or its session table; ``qrels`` defaults to the folder's
-    ``qrels`` table when there is one; ``encoding`` is that of the three tables
-    (default UTF-8).  See :func:`load_lab_tables`.
+def _folder_tables(
+    p: Path, qrels: str | os.PathLike[str] | None
+) -> tuple[Path, Path, str | os.PathLike[str] | None]:
+    """The session, results and qrels tables of a folder (``p``: it, or its session table).
 
     Raises
     ------
     InputFormatError
         The folder has no session or results table.
     """
-    p = Path(path)
     folder = p if p.is_dir() else p.parent
     session = p if p.is_file() else _need_table(folder, "session")
     q = qrels if qrels is not None else find_lab_table(folder, "qrels")
-    return load_lab_tables(
-        session,
-        _need_table(folder, "results"),
-        q,
-        mode=mode,
-        max_problems=max_problems,
-        progress=progress,
-        encoding=encoding,
-    )
+    return session, _need_table(folder, "results"), q
 
 
 def _need_table(folder: Path, stem: str) -> Path:

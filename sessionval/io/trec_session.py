@@ -67,7 +67,7 @@ from ..errors import JudgmentError, ParseError, ValidationFailed, raise_if_any
 from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
 from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode, Problem
-from ..validate.flat import frame_from_flat
+from ..validate.flat import frame_and_report
 from ..validate.references import unjudged_keys
 from ._xml import XmlError, XmlNode, decode_xml, parse_by_session, parse_tree, repair_xml
 from .header import study_header
@@ -338,7 +338,7 @@ def load_trec_session(
         )
 
     def build() -> tuple[SessionFrame, LoadReport]:
-        return frame_from_flat(
+        return frame_and_report(
             _flat_table(log, time_origin),
             source=src,
             mode=mode,
