@@ -266,3 +266,40 @@ def test_every_format_reader_is_a_load_function_returning_a_loaded_study() -> No
         assert reader.__name__.startswith("load_"), (fmt.name, reader.__name__)
         returned = inspect.signature(reader, eval_str=True).return_annotation
         assert returned is LoadedStudy, (fmt.name, returned)
+
+
+def _problem_calls(source: str) -> int:
+    """``Problem(...)`` calls (by name or as ``problems.Problem``) in one module's source."""
+    return sum(
+        isinstance(node, ast.Call)
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id == "Problem")
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == "Problem")
+        )
+        for node in ast.walk(ast.parse(source))
+    )
+
+
+def test_readers_build_problems_through_the_one_collector() -> None:
+    """One problem collector (issue 22, review §1.6): the readers of ``io/`` build no
+    ``Problem`` by hand, and only ``validate/collect.py`` has a collector that raises."""
+    by_hand = [
+        str(p.relative_to(REPO))
+        for p in sorted((PACKAGE / "io").rglob("*.py"))
+        if _problem_calls(p.read_text(encoding="utf-8"))
+    ]
+    assert not by_hand, f"build problems with validate.collect.ProblemCollector: {by_hand}"
+    collectors = [
+        f"{p.relative_to(REPO)}:{node.name}"
+        for p in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef)
+        and any(isinstance(f, ast.FunctionDef) and f.name == "raise_if_any" for f in node.body)
+    ]
+    assert collectors == ["sessionval/validate/collect.py:ProblemCollector"], collectors
+
+
+def test_the_problem_check_sees_both_spellings() -> None:
+    assert _problem_calls("Problem('a', 'line 1', '', 'x')") == 1
+    assert _problem_calls("problems.Problem('a', '', '', 'x')") == 1
+    assert _problem_calls("ProblemCollector('a').add_at(1, '', 'x')") == 0

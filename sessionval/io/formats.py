@@ -22,7 +22,8 @@ from typing import Any, Final, Literal
 
 from ..errors import InputFormatError, ParseError
 from ..frame import LoadedStudy, QrelsKey
-from ..problems import Mode, Problem
+from ..problems import Mode
+from ..validate.collect import ProblemCollector
 from ..validate.ids import spelling_notes
 from .cast import is_cast_input, load_cast
 from .lab_tables import is_lab_tables_input, load_lab_tables
@@ -359,8 +360,10 @@ def _with_spelling_notes(loaded: LoadedStudy, source: str) -> LoadedStudy:
     notes = spelling_notes(judged, loaded.frame.results["doc_id"])
     if not notes:
         return loaded
-    extra = tuple(Problem(source, "", "doc_id", note) for note in notes)
-    return replace(loaded, notes=(*loaded.notes, *extra))
+    extra = ProblemCollector(source)
+    for note in notes:
+        extra.add_at(None, "doc_id", note)
+    return replace(loaded, notes=(*loaded.notes, *extra.problems))
 
 
 def formats_markdown() -> str:

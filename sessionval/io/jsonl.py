@@ -27,6 +27,7 @@ from ..frame import LoadedStudy, SessionFrame
 from ..models.judgments import GradeScale
 from ..models.session import REPAIR_LATER, Session
 from ..problems import LoadReport, Mode, Problem, line_list
+from ..validate.collect import ProblemCollector
 from ..validate.flat import frame_and_report
 from ..validate.header import study_header
 from .jsonl_columns import JsonlBatches
@@ -63,9 +64,9 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
 
 
 def _problems_from_validation(
-    exc: ValidationError, source: str, line: int, record: str
-) -> list[Problem]:
-    probs = []
+    exc: ValidationError, problems: ProblemCollector, line: int, record: str
+) -> None:
+    """One problem per error of the model on ``line`` (none repeats another)."""
     errors = exc.errors(include_url=False)
     # a list whose items failed is reported again as too short (pydantic counts the valid
     # ones): that second message only repeats the first, and says nothing to fix
@@ -84,8 +85,7 @@ def _problems_from_validation(
         if inner:
             field = f"{field}.{inner.group(1)}" if field else inner.group(1)
             msg, shown = inner.group(2), ""
-        probs.append(Problem(source, f"line {line}", field, msg, shown, record))
-    return probs
+        problems.add_at(line, field, msg, shown, record=record)
 
 
 def _read_lines(
@@ -201,24 +201,24 @@ def iter_sessions(
     p = Path(path)
     rep = report if report is not None else LoadReport(source=str(p))
     seen: dict[str, int] = {}
+    problems = ProblemCollector(str(p), into=rep.problems)
     for lineno, session in _parse_lines(p, rep, encoding, False, chunk_bytes):
         if session.session_id in seen:
-            rep.problems.append(_repeated(p, lineno, session.session_id, seen[session.session_id]))
+            _repeated(problems, lineno, session.session_id, seen[session.session_id])
             rep.sessions_rejected += 1
             continue
         seen[session.session_id] = lineno
         yield lineno, session
 
 
-def _repeated(p: Path, lineno: int, sid: str, first: int) -> Problem:
+def _repeated(problems: ProblemCollector, lineno: int, sid: str, first: int) -> None:
     """The problem of a later line that repeats the session id first read on line ``first``."""
-    return Problem(
-        str(p),
-        f"line {lineno}",
+    problems.add_at(
+        lineno,
         "session_id",
         f"duplicate session id (first on line {first}); session ids must be unique",
         repr(sid),
-        sid,
+        record=sid,
     )
 
 
@@ -232,19 +232,18 @@ def _parse_lines(
     through, for the repair of the flat table (:mod:`sessionval.validate.repair`).
     """
     context = REPAIR_LATER if repair else None
+    problems = ProblemCollector(str(p), into=rep.problems)
     for lineno, line in _read_lines(p, encoding, chunk_bytes=chunk_bytes):
         rep.records_read += 1
         deep = _too_deep(line)
         if deep is not None:
-            rep.problems.append(Problem(str(p), f"line {lineno}", "", deep))
+            problems.add_at(lineno, "", deep)
             rep.sessions_rejected += 1
             continue
         try:
             obj: Any = json.loads(line)
         except RecursionError:  # unreachable below MAX_DEPTH; kept as a guard
-            rep.problems.append(
-                Problem(str(p), f"line {lineno}", "", f"JSON nested too deeply (> {MAX_DEPTH})")
-            )
+            problems.add_at(lineno, "", f"JSON nested too deeply (> {MAX_DEPTH})")
             rep.sessions_rejected += 1
             continue
         except json.JSONDecodeError as exc:
@@ -255,48 +254,32 @@ def _parse_lines(
                     "; the line holds a carriage return (\\r): JSON-lines lines end with \\n "
                     "(or \\r\\n), not with \\r alone; convert the line endings"
                 )
-            rep.problems.append(
-                Problem(
-                    str(p),
-                    f"line {lineno}",
-                    "",
-                    f"invalid JSON: {exc.msg} (column {exc.colno}){hint}",
-                )
-            )
+            problems.add_at(lineno, "", f"invalid JSON: {exc.msg} (column {exc.colno}){hint}")
             rep.sessions_rejected += 1
             continue
         record = str(obj.get("session_id", "")) if isinstance(obj, dict) else ""
         if not isinstance(obj, dict):
-            rep.problems.append(
-                Problem(
-                    str(p),
-                    f"line {lineno}",
-                    "",
-                    "must be a JSON object (one session per line)",
-                    type(obj).__name__,
-                )
+            problems.add_at(
+                lineno, "", "must be a JSON object (one session per line)", type(obj).__name__
             )
             rep.sessions_rejected += 1
             continue
         big = list(_big_ints(obj)) if _LONG_DIGITS.search(line) else []
         if big:
-            rep.problems.extend(
-                Problem(
-                    str(p),
-                    f"line {lineno}",
+            for field, value in big:
+                problems.add_at(
+                    lineno,
                     field,
                     f"integer out of range: integers must be from {INT64_MIN} to {INT64_MAX}",
                     str(value),  # JSON integers have one spelling: this is the text in the file
-                    record,
+                    record=record,
                 )
-                for field, value in big
-            )
             rep.sessions_rejected += 1
             continue
         try:
             session = Session.model_validate(obj, context=context)
         except ValidationError as exc:
-            rep.problems.extend(_problems_from_validation(exc, str(p), lineno, record))
+            _problems_from_validation(exc, problems, lineno, record)
             rep.sessions_rejected += 1
             continue
         if _sub_micro(obj):  # rare: a time the model's datetimes would cut
@@ -382,29 +365,33 @@ def _reject_repeated_ids(batches: JsonlBatches, report: LoadReport) -> npt.NDArr
         lines = batches.session_lines()[at]
         first: dict[str, int] = {}
         repeated: dict[str, list[int]] = {}
-        source = Path(report.source)
+        problems = ProblemCollector(report.source, into=report.problems)
         for sid, line in zip(ids.iloc[at].tolist(), lines.tolist(), strict=True):
             if sid in first:
                 repeated[sid].append(line)
                 later.add(line)
-                report.problems.append(_repeated(source, line, sid, first[sid]))
+                _repeated(problems, line, sid, first[sid])
             else:
                 first[sid], repeated[sid] = line, []
         for sid, lines_after in repeated.items():
-            report.problems.append(
-                Problem(
-                    report.source,
-                    f"line {first[sid]}",
-                    "session_id",
-                    f"session id repeated on line(s) {line_list(lines_after)}; "
-                    "every line of a repeated session id is rejected",
-                    repr(sid),
-                    sid,
-                )
+            problems.add_at(
+                first[sid],
+                "session_id",
+                f"session id repeated on line(s) {line_list(lines_after)}; "
+                "every line of a repeated session id is rejected",
+                repr(sid),
+                record=sid,
             )
         report.sessions_rejected += len(at)
         report.problems.sort(key=lambda q: _line_number(q.location))
     return ~dup if later else None
+
+
+def _whole_file(source: str, message: str) -> list[Problem]:
+    """The one problem of a file as a whole (no line)."""
+    problems = ProblemCollector(source)
+    problems.add_at(None, "", message)
+    return problems.problems
 
 
 def _line_number(location: str) -> int:
@@ -523,8 +510,7 @@ def jsonl_frame(
         raise_if_any(report.problems, limit=max_problems)
     if not (sum(batches.batch_sessions) if keep is None else int(keep.sum())):
         raise ValidationFailed(
-            report.problems[:max_problems]
-            or [Problem(str(p), "", "", "no valid session in the file")]
+            report.problems[:max_problems] or _whole_file(str(p), "no valid session in the file")
         )
     columns = batches.columns(str(p), keep)
     del batches

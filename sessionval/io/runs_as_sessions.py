@@ -41,6 +41,7 @@ from ..errors import InputFormatError, ValidationFailed, raise_if_any
 from ..frame import SessionFrame
 from ..kernels.segments import offsets_from_counts, segment_cumsum_int, segment_ranks
 from ..problems import LoadReport, Mode, Problem
+from ..validate.collect import ProblemCollector
 from ..validate.flat import frame_and_report
 from ..validate.ranking import coded_doc_ranks, factorize_ids, run_order
 from .trec import read_run, run_line_numbers
@@ -239,17 +240,11 @@ class _Runs:
         """
         rows = np.flatnonzero(bad)
         msgs = [message] * len(rows) if isinstance(message, str) else list(message)
+        of_file = {p: ProblemCollector(p, into=problems) for p in self.paths}
         for i, msg in zip(rows.tolist(), msgs, strict=True):
             path, line = self.where(int(run["_row"].iloc[i]))
-            problems.append(
-                Problem(
-                    path,
-                    f"line {line}",
-                    field,
-                    msg,
-                    repr(run[field].iloc[i]),
-                    record=str(run["qid"].iloc[i]),
-                )
+            of_file[path].add_at(
+                line, field, msg, repr(run[field].iloc[i]), record=str(run["qid"].iloc[i])
             )
 
 
@@ -380,17 +375,11 @@ def _session_grid(
     )
     unknown_turns = sorted(set(res["turn_id"]) - set(grid["turn_id"]))
     if unknown_turns:
-        problems.extend(
-            Problem(
-                turns_source,
-                "",
-                "qid",
-                "turn id in the run is not in the topics file",
-                repr(tid),
-                record=tid,
+        of_turns = ProblemCollector(turns_source, into=problems)
+        for tid in unknown_turns:
+            of_turns.add_at(
+                None, "qid", "turn id in the run is not in the topics file", repr(tid), record=tid
             )
-            for tid in unknown_turns
-        )
         res = res[~res["turn_id"].isin(unknown_turns)]
     flat = grid.merge(res, on=["system", "turn_id"], how="left", sort=False)
     located = flat["_row"].fillna(_NO_LINE - 1).to_numpy(np.int64) + 1
