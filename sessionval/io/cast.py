@@ -35,9 +35,9 @@ from ..errors import InputFormatError
 from ..frame import JudgmentFrame, LoadedStudy
 from ..models.judgments import GradeScale
 from ..problems import Mode
-from ..validate.header import study_header
 from ..validate.references import unjudged_keys
 from .cast_topics import MAX_TURN_DIGITS, TurnText, read_cast_topics
+from .header import study_header
 from .mapping import with_qrels_key
 from .runs_as_sessions import TurnIds, runs_as_sessions
 from .text import check_encoding

@@ -15,18 +15,21 @@ so every loader returns a :class:`~sessionval.frame.LoadedStudy` with a header.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from ..errors import ParseError
-from ..models.study import Study
-from ..validate.header import study_header
+from ..frame import JudgmentFrame, SessionFrame
+from ..models.judgments import GradeScale
+from ..models.study import Study, System, Topic, User
 from .text import read_input_text
 
 __all__ = [
@@ -178,3 +181,60 @@ def read_study_header(path: str | os.PathLike[str], *, encoding: str | None = No
     """
     p = Path(path)
     return _parse_header(read_input_text(p, encoding), str(p))
+
+
+def study_header(
+    frame: SessionFrame, *, judgments: JudgmentFrame | None = None, name: str = ""
+) -> Study:
+    """Build the :class:`Study` header (no sessions) describing the frame's entities.
+
+    Parameters
+    ----------
+    frame
+        Source of users, topics and systems.
+    judgments
+        Their grade scale becomes the study's ``grade_scale`` (default scale otherwise).
+    name
+        Study name.
+    """
+
+    def attrs(row: dict[Any, Any], skip: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in row.items():
+            if k == skip:
+                continue
+            if isinstance(v, float | np.floating) and math.isnan(float(v)):
+                continue
+            out[str(k)] = v.item() if isinstance(v, np.generic) else v
+        return out
+
+    users = tuple(
+        User(user_id=str(r["user_id"]), attributes=attrs(r, "user_id"))
+        for r in frame.users.to_dict("records")
+    )
+    topics = tuple(
+        Topic(
+            topic_id=str(r["topic_id"]),
+            title=str(r.get("title", "") or ""),
+            description=str(r.get("description", "") or ""),
+            judged=bool(r.get("judged", True)),
+        )
+        for r in frame.topics.to_dict("records")
+    )
+    systems = tuple(
+        System(
+            system_id=str(r["system_id"]),
+            name=str(r.get("name", "") or ""),
+            description=str(r.get("description", "") or ""),
+        )
+        for r in frame.systems.to_dict("records")
+    )
+    scale = judgments.scale if judgments is not None else GradeScale.default()
+    return Study(
+        name=name,
+        grade_scale=scale,
+        user_grade_scale=frame.grade_scale,
+        users=users,
+        topics=topics,
+        systems=systems,
+    )

@@ -28,8 +28,7 @@ from ..models.judgments import GradeScale
 from ..models.session import REPAIR_LATER, Session
 from ..problems import LoadReport, Mode, Problem, line_list
 from ..validate.collect import ProblemCollector
-from ..validate.flat import frame_and_report
-from ..validate.header import study_header
+from ..validate.flat import frame_and_report, loaded_without_judgments
 from .jsonl_columns import JsonlBatches
 from .text import CHUNK_BYTES, iter_input_text
 
@@ -449,9 +448,9 @@ def load_jsonl(
     -------
     LoadedStudy
         The frame, the report (its ``records_read`` counts non-blank lines and equals
-        accepted + rejected), a header built from the sessions (named after the file;
-        a study folder's ``study.json`` is read by :func:`~sessionval.io.study.load_study`)
-        and no judgments.
+        accepted + rejected), a header naming the study after the file (a study
+        folder's ``study.json`` is read by :func:`~sessionval.io.study.load_study`) and
+        no judgments.
     """
     frame, report = jsonl_frame(
         path,
@@ -464,12 +463,7 @@ def load_jsonl(
         batch_size=batch_size,
         chunk_bytes=chunk_bytes,
     )
-    return LoadedStudy(
-        study=study_header(frame, name=Path(path).name.split(".")[0]),
-        frame=frame,
-        judgments=None,
-        report=report,
-    )
+    return loaded_without_judgments(frame, report, Path(path).name.split(".")[0])
 
 
 def jsonl_frame(

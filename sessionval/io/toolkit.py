@@ -22,8 +22,7 @@ from ..errors import InputFormatError, ParseError, raise_if_any
 from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
 from ..models.study import Study
 from ..problems import LoadReport, Mode
-from ..validate.flat import frame_and_report
-from ..validate.header import study_header
+from ..validate.flat import frame_and_report, loaded_without_judgments
 from ..validate.references import attach_entities, check_references, unjudged_keys
 from ..validate.sources import ParquetColumns
 from .flat import read_flat_table
@@ -103,9 +102,9 @@ def load_sessions(
     -------
     LoadedStudy
         The sessions and their load report, with ``study`` as the header (when
-        given; else one built from the sessions, named after the file) and no
-        judgments.  :func:`~sessionval.io.study.load_study` reads a whole study
-        (header, judgments, references checked).
+        given; else one naming the study after the file) and no judgments.
+        :func:`~sessionval.io.study.load_study` reads a whole study (header,
+        judgments, references checked).
     """
     frame, report = sessions_frame(
         path,
@@ -118,8 +117,9 @@ def load_sessions(
         encoding=encoding,
         raise_problems=raise_problems,
     )
-    header = study if study is not None else study_header(frame, name=Path(path).stem)
-    return LoadedStudy(study=header, frame=frame, judgments=None, report=report)
+    if study is None:
+        return loaded_without_judgments(frame, report, Path(path).stem)
+    return LoadedStudy(study=study, frame=frame, judgments=None, report=report)
 
 
 def sessions_frame(

@@ -27,9 +27,9 @@ import pandas as pd
 
 from ..frame import FLAT_COLUMNS, LoadedStudy, SessionFrame
 from ..models.judgments import GradeScale
+from ..models.study import Study
 from ..problems import LoadReport, Mode
 from .assemble import build_frame
-from .header import study_header
 from .memory import release_free_memory
 from .phases import (
     check_results,
@@ -48,6 +48,7 @@ __all__ = [
     "frame_and_report",
     "frame_from_flat",
     "frame_to_flat",
+    "loaded_without_judgments",
 ]
 
 
@@ -136,9 +137,10 @@ def frame_from_flat(
     Returns
     -------
     LoadedStudy
-        The frame, the load report (its repairs also in ``notes``), a header built
-        from the frame's entities (:func:`~sessionval.validate.header.study_header`,
-        named after ``source``'s stem) and no judgments.
+        The frame, the load report (its repairs also in ``notes``), a header that
+        names the study after ``source``'s stem and lists no entities (the frame
+        holds the users, topics and systems; as ``load_study`` reads a folder without
+        ``study.json``), and no judgments.
 
     Examples
     --------
@@ -161,10 +163,18 @@ def frame_from_flat(
         max_rank=max_rank,
         raise_problems=raise_problems,
     )
-    name = "" if source is None else Path(source).stem
-    return LoadedStudy(
-        study=study_header(frame, name=name), frame=frame, judgments=None, report=report
-    )
+    return loaded_without_judgments(frame, report, "" if source is None else Path(source).stem)
+
+
+def loaded_without_judgments(frame: SessionFrame, report: LoadReport, name: str) -> LoadedStudy:
+    """The :class:`LoadedStudy` of sessions read without a header or judgments.
+
+    Its header names the study and the searchers' grade scale only: building the
+    entity lists from the frame would cost a model per user (seconds for 50,000
+    users), and the frame holds them already.
+    """
+    header = Study(name=name, user_grade_scale=frame.grade_scale)
+    return LoadedStudy(study=header, frame=frame, judgments=None, report=report)
 
 
 def frame_and_report(

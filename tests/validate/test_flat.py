@@ -98,3 +98,13 @@ def test_frame_to_flat_columns_follow_the_flat_layout(fx):
     frame = frame_from_flat(small_flat(rating_sat=[1.0, 1.0, 1.0, 2.0])).frame
     names = [c.name for c in FLAT_COLUMNS if c.name not in ("url", "title", "snippet")]
     assert list(frame_to_flat(frame).columns) == [*names, "rating_sat"]
+
+
+def test_frame_from_flat_returns_a_loaded_study_with_a_bare_header():
+    """Issue 22: one loader result type; the header names the study, the frame its entities."""
+    from sessionval.frame import LoadedStudy
+
+    loaded = frame_from_flat(small_flat(), source="logs/lab.csv")
+    assert isinstance(loaded, LoadedStudy) and loaded.judgments is None
+    assert loaded.study.name == "lab" and loaded.study.users == () and loaded.unjudged == ()
+    assert loaded.report.sessions_accepted == loaded.frame.n_sessions
