@@ -138,7 +138,7 @@ def run(parts: Path, qrels: str, workers: int, x: int, mode: str) -> dict[str, o
 
     import sessionval as sv
     from sessionval.evaluation.remote import evaluate_remote, load_remote, score_remote
-    from sessionval.io.partitioned import read_partitioned_study
+    from sessionval.io.partitioned import load_partitioned_study
 
     config = sv.SessionConfig(cutoff=x)
     sampler = MemorySampler()
@@ -153,7 +153,7 @@ def run(parts: Path, qrels: str, workers: int, x: int, mode: str) -> dict[str, o
         elif mode == "remote":
             loaded = load_remote(parts, eng, qrels=qrels, max_rank=x, columns=())
         else:
-            loaded = read_partitioned_study(
+            loaded = load_partitioned_study(
                 parts, qrels=qrels, max_rank=x, columns=(), mapper=eng.map_items
             )
         t1 = time.perf_counter()

@@ -50,7 +50,8 @@ def run_sessionval(parquet: str, qrels: str, x: int) -> dict[str, float]:
 
     t0 = time.perf_counter()
     # the session evaluation needs the ids, positions, ranks and documents: nothing else is read
-    frame, report = sv.load_sessions(parquet, max_rank=x, columns=())
+    loaded = sv.load_sessions(parquet, max_rank=x, columns=())
+    frame, report = loaded.frame, loaded.report
     judgments = sv.load_judgments(qrels)
     t1 = time.perf_counter()
     ev = sv.evaluate(frame, judgments, sv.SessionConfig(cutoff=x))

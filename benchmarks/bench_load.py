@@ -38,7 +38,8 @@ def _child(path: str, stage: str) -> None:
         rows = pq.ParquetFile(path).metadata.num_rows
         out = {"rows": rows, "seconds": time.perf_counter() - t0}
     else:
-        frame, report = load_sessions(path)
+        loaded = load_sessions(path)
+        frame, report = loaded.frame, loaded.report
         t1 = time.perf_counter()
         out = {
             "rows": report.rows_read,

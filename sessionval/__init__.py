@@ -34,7 +34,7 @@ from .evaluation.protocol import EvaluationResult
 from .evaluation.result import SessionEvaluation
 from .evaluation.session import evaluate
 from .frame import JudgmentFrame, LoadedStudy, SessionFrame
-from .io.cast import load_runs_as_sessions
+from .io.cast import load_cast, load_runs_as_sessions
 from .io.jsonl import load_jsonl
 from .io.lab_tables import load_lab_tables
 from .io.mapping import load_mapped_table
@@ -138,6 +138,7 @@ __all__ = [
     "individual_curves",
     "judgments_from_records",
     "judgments_from_table",
+    "load_cast",
     "load_jsonl",
     "load_judgments",
     "load_lab_tables",

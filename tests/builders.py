@@ -64,7 +64,7 @@ def frame(
     sessions: Iterable[SessionSpec], *, scan: dict[tuple[str, int], int] | None = None
 ) -> SessionFrame:
     """The validated :class:`SessionFrame` of :func:`flat_table` (strict mode)."""
-    return frame_from_flat(flat_table(sessions, scan=scan))[0]
+    return frame_from_flat(flat_table(sessions, scan=scan)).frame
 
 
 def make_session(

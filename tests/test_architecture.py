@@ -221,3 +221,85 @@ def test_the_segment_check_sees_offsets_and_gathers() -> None:
         "measures/probe.py:3",
         "measures/probe.py:4",
     ]
+
+
+#: public readers that return one table, not a study: each named with why
+NOT_A_STUDY = {
+    "read_qrels": "JudgmentFrame",  # one judgments file
+    "load_judgments": "JudgmentFrame",  # judgments of the toolkit's layout (TREC or CSV)
+    "read_run": "DataFrame",  # one run file, as a table (runs scored by evaluate_run)
+}
+
+
+def test_every_public_loader_returns_a_loaded_study() -> None:
+    """One loader result type (issue 22): ``load_*``/``read_*`` and ``frame_from_flat``."""
+    import inspect
+
+    import sessionval
+    from sessionval.frame import LoadedStudy
+
+    names = [
+        n for n in sessionval.__all__ if n.startswith(("load_", "read_")) or n == "frame_from_flat"
+    ]
+    assert "load_jsonl" in names and "frame_from_flat" in names
+    wrong = {}
+    for name in names:
+        returned = inspect.signature(getattr(sessionval, name), eval_str=True).return_annotation
+        shown = getattr(returned, "__name__", str(returned))
+        if name in NOT_A_STUDY:
+            if shown != NOT_A_STUDY[name]:
+                wrong[name] = shown
+        elif returned is not LoadedStudy:
+            wrong[name] = shown
+    assert not wrong, f"loaders that do not return LoadedStudy: {wrong}"
+
+
+def test_every_format_reader_is_a_load_function_returning_a_loaded_study() -> None:
+    """The readers of ``io.formats.FORMATS`` follow the rule too: ``load_<format>``."""
+    import inspect
+
+    from sessionval.frame import LoadedStudy
+    from sessionval.io.formats import FORMATS
+
+    for fmt in FORMATS.values():
+        reader = fmt.reader
+        assert reader.__name__.startswith("load_"), (fmt.name, reader.__name__)
+        returned = inspect.signature(reader, eval_str=True).return_annotation
+        assert returned is LoadedStudy, (fmt.name, returned)
+
+
+def _problem_calls(source: str) -> int:
+    """``Problem(...)`` calls (by name or as ``problems.Problem``) in one module's source."""
+    return sum(
+        isinstance(node, ast.Call)
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id == "Problem")
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == "Problem")
+        )
+        for node in ast.walk(ast.parse(source))
+    )
+
+
+def test_readers_build_problems_through_the_one_collector() -> None:
+    """One problem collector (issue 22, review §1.6): the readers of ``io/`` build no
+    ``Problem`` by hand, and only ``validate/collect.py`` has a collector that raises."""
+    by_hand = [
+        str(p.relative_to(REPO))
+        for p in sorted((PACKAGE / "io").rglob("*.py"))
+        if _problem_calls(p.read_text(encoding="utf-8"))
+    ]
+    assert not by_hand, f"build problems with validate.collect.ProblemCollector: {by_hand}"
+    collectors = [
+        f"{p.relative_to(REPO)}:{node.name}"
+        for p in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef)
+        and any(isinstance(f, ast.FunctionDef) and f.name == "raise_if_any" for f in node.body)
+    ]
+    assert collectors == ["sessionval/validate/collect.py:ProblemCollector"], collectors
+
+
+def test_the_problem_check_sees_both_spellings() -> None:
+    assert _problem_calls("Problem('a', 'line 1', '', 'x')") == 1
+    assert _problem_calls("problems.Problem('a', '', '', 'x')") == 1
+    assert _problem_calls("ProblemCollector('a').add_at(1, '', 'x')") == 0

@@ -27,6 +27,7 @@ EXPECTED = {
     "evaluate_run",
     "reformulations",  # issue 27: one row per query reformulation
     "EvaluationResult",  # issue 22: the one result protocol of both evaluations
+    "load_cast",  # issue 22: load_<format>; load_runs_as_sessions its deprecated alias
 }  # fmt: skip
 
 

@@ -49,7 +49,7 @@ Examples
 ...     "session_id": ["s1"] * 4, "user_id": ["u1"] * 4, "topic_id": ["t"] * 4,
 ...     "system_id": ["A"] * 4, "query_pos": [1, 1, 2, 2], "query_text": ["ipod", "ipod",
 ...     "ipod nano", "ipod nano"], "rank": [1, 2, 1, 2], "doc_id": ["d1", "d2", "d2", "d3"]})
->>> frame, _ = frame_from_flat(flat)
+>>> frame = frame_from_flat(flat).frame
 >>> qrels = judgments_from_records([("t", "d3", 2)], scale=GradeScale.default())
 >>> ev = evaluate(frame, qrels, SessionConfig(cutoff=2))
 >>> row = reformulations(ev, qrels).iloc[0]

@@ -37,7 +37,7 @@ from ..measures.registry import Measure, parse_measures
 from ..measures.run_lists import ranked_lists
 from ..problems import line_list
 from ..progress import ProgressLike, as_progress, counted
-from ..validate.collect import LocatedProblems
+from ..validate.collect import ProblemCollector
 from ..validate.ids import spelling_notes
 from ..validate.judgments import (
     GRADE_COLUMNS,
@@ -448,7 +448,7 @@ class _QrelsTable:
         q = pick_column(table, TOPIC_COLUMNS, source, "the query of each judgment")
         d = pick_column(table, ("doc_id",), source, "the judged document")
         g = pick_column(table, GRADE_COLUMNS, source, "the grade, an integer")
-        problems = LocatedProblems(source, 50, unit="row", container="table")
+        problems = ProblemCollector(source, limit=50, unit="row", container="table")
         grade, _ = check_grades(table[g], problems, lambda: np.arange(len(table)))
         problems.raise_if_any("judgments")
         out = pd.DataFrame({"query_id": table[q], "doc_id": table[d], "grade": grade}, copy=False)

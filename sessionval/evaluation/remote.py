@@ -1,7 +1,7 @@
 """A partitioned study validated and scored on the workers of a Dask cluster.
 
 :func:`load_remote` validates each partition file on a worker (the same loader
-as :func:`~sessionval.io.partitioned.read_partitioned_study`) and keeps the
+as :func:`~sessionval.io.partitioned.load_partitioned_study`) and keeps the
 validated frame there.  The client gathers only the books, the problems and each
 partition's sessions and queries (its result rows stay on the worker), and
 combines them into the study's frame without results: a :class:`RemoteStudy`.
@@ -72,7 +72,7 @@ class RemoteStudy(LoadedStudy):
     """A validated partitioned study whose result rows stay on the workers.
 
     ``frame`` holds the sessions and queries of every partition (in file order,
-    as :func:`~sessionval.io.partitioned.read_partitioned_study` combines them)
+    as :func:`~sessionval.io.partitioned.load_partitioned_study` combines them)
     and no result rows (the results table keeps its columns and categories);
     ``parts`` are the futures of the partitions' frames on the workers, in file
     order (empty when they were not kept); ``part_sessions`` their numbers of
@@ -177,7 +177,7 @@ def load_remote(
 ) -> RemoteStudy:
     """Validate the partitions of ``path`` on the workers and keep them there.
 
-    Parameters are those of :func:`~sessionval.io.partitioned.read_partitioned_study`
+    Parameters are those of :func:`~sessionval.io.partitioned.load_partitioned_study`
     (a folder or glob of Parquet files partitioned by session), and ``keep``:
     ``False`` drops each partition's rows once its books are counted (what
     ``validate`` needs; such a study cannot be scored, :func:`score_remote` can).

@@ -393,7 +393,7 @@ def evaluate(
     >>> from sessionval.validate.flat import frame_from_flat
     >>> flat = pd.DataFrame({"session_id": "s", "user_id": "u", "topic_id": "T",
     ...     "system_id": "S", "query_pos": 1, "rank": [1, 2, 3], "doc_id": ["a", "b", "c"]})
-    >>> frame, _ = frame_from_flat(flat)
+    >>> frame = frame_from_flat(flat).frame
     >>> qrels = pd.DataFrame({"topic_id": "T", "doc_id": ["a", "c"], "grade": [1, 3],
     ...     "assessor": ""}).astype({"topic_id": "category", "doc_id": "category",
     ...     "grade": "int16", "assessor": "category"})

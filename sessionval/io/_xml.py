@@ -22,6 +22,7 @@ from typing import Final
 
 from ..errors import ParseError
 from ..problems import Problem
+from ..validate.collect import ProblemCollector
 from .text import check_encoding, decode_text
 
 #: characters that entity references may add beyond the file's own text (an absolute
@@ -204,7 +205,7 @@ def repair_xml(text: str, source: str) -> tuple[str, list[Problem]]:
     One note per kind of repair: how many, and where the first few were.
     """
     index: _LineIndex | None = None
-    notes: list[Problem] = []
+    notes = ProblemCollector(source)
     for pattern, what in (
         (_BARE_AMP, "bare '&' escaped as '&amp;'"),
         (_CONTROL, "control character removed"),
@@ -218,18 +219,16 @@ def repair_xml(text: str, source: str) -> tuple[str, list[Problem]]:
         where = ", ".join(_at(index, m) for m in first)
         more = f" and {count - len(first):,} more" if count > len(first) else ""
         line, col = index.line_col(first[0].start())
-        notes.append(
-            Problem(
-                source,
-                f"line {line}:{col}",
-                "",
-                f"{what}: {count:,} time(s), at line:column {where}{more}",
-                repr(first[0].group()),
-            )
+        notes.add_at(
+            line,
+            "",
+            f"{what}: {count:,} time(s), at line:column {where}{more}",
+            repr(first[0].group()),
+            column=col,
         )
-    if notes:
+    if notes.problems:
         text = _CONTROL.sub("", _BARE_AMP.sub("&amp;", text))
-    return text, notes
+    return text, notes.problems
 
 
 def _at(index: _LineIndex, m: re.Match[str]) -> str:
@@ -254,7 +253,7 @@ def parse_by_session(text: str, source: str) -> tuple[list[XmlNode], list[Proble
     root_tag = root_m.group(1) if root_m else ""
     index = _LineIndex(text)
     nodes: list[XmlNode] = []
-    problems: list[Problem] = []
+    problems = ProblemCollector(source)
     for k, start in enumerate(starts):
         end = starts[k + 1] if k + 1 < len(starts) else len(text)
         chunk = text[start:end]
@@ -270,16 +269,14 @@ def parse_by_session(text: str, source: str) -> tuple[list[XmlNode], list[Proble
         except XmlError as exc:
             line = exc.line + line0 - 1
             col = exc.col + (col0 - 1 if exc.line == 1 else 0)
-            problems.append(
-                Problem(
-                    source,
-                    f"line {line}:{col}",
-                    "session",
-                    f"malformed XML: {exc.what}",
-                    record=sid or f"line{line0}",
-                )
+            problems.add_at(
+                line,
+                "session",
+                f"malformed XML: {exc.what}",
+                column=col,
+                record=sid or f"line{line0}",
             )
-    return nodes, problems, root_tag
+    return nodes, problems.problems, root_tag
 
 
 def _shift(node: XmlNode, dline: int, dcol: int) -> XmlNode:
@@ -353,11 +350,11 @@ def decode_xml(
         if bom is not None:
             codec, data = bom[1], data[len(bom[0]) :]
         text = data.decode(codec or "utf-8", errors="replace")
-        note = Problem(
-            source,
-            "",
+        note = ProblemCollector(source)
+        note.add_at(
+            None,
             "",
             f"bytes not valid in the file's encoding replaced by U+FFFD "
             f"({text.count(chr(0xFFFD)):,} in all; the first: {exc})",
         )
-        return text, [note]
+        return text, note.problems

@@ -22,12 +22,13 @@ from typing import Any, Final, Literal
 
 from ..errors import InputFormatError, ParseError
 from ..frame import LoadedStudy, QrelsKey
-from ..problems import Mode, Problem
+from ..problems import Mode
+from ..validate.collect import ProblemCollector
 from ..validate.ids import spelling_notes
-from .cast import is_cast_input, read_cast
-from .lab_tables import is_lab_tables_input, read_lab_tables
-from .partitioned import PARTITIONED, has_glob, is_partitioned_input, read_partitioned_study
-from .toolkit import is_flat_input, is_jsonl_input, read_flat_study, read_study
+from .cast import is_cast_input, load_cast
+from .lab_tables import is_lab_tables_input, load_lab_tables
+from .partitioned import PARTITIONED, has_glob, is_partitioned_input, load_partitioned_study
+from .toolkit import is_flat_input, is_jsonl_input, load_flat_study, load_toolkit_study
 from .trec_session import is_trec_session_input, load_trec_session
 
 __all__ = [
@@ -135,7 +136,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
         InputFormat(
             "jsonl",
             "the toolkit's JSON-lines log (one session per line) and study.json",
-            read_study,
+            load_toolkit_study,
             is_jsonl_input,
             "sessions.jsonl in a folder, or a *.jsonl file",
             (_HEADER, _MAX_RANK, ENCODING_OPTION, QRELS_MAP_OPTION),
@@ -143,7 +144,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
         InputFormat(
             "flat",
             "a flat table, one row per result (CSV, TSV, Parquet), optionally column-mapped",
-            read_flat_study,
+            load_flat_study,
             is_flat_input,
             "sessions.parquet/.csv/.tsv in a folder, or a *.parquet/.csv/.tsv file",
             (
@@ -161,7 +162,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
         InputFormat(
             PARTITIONED,
             "a folder or glob of flat Parquet files partitioned by session (docs/scale-out.md)",
-            read_partitioned_study,
+            load_partitioned_study,
             is_partitioned_input,
             "*.parquet files in a folder (or its sessions/), or a glob of them",
             (
@@ -197,7 +198,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
         InputFormat(
             "lab-tables",
             "per-session lab tables (session, results, per-session qrels; Jiang & Allan 2016)",
-            read_lab_tables,
+            load_lab_tables,
             is_lab_tables_input,
             "session and results tables in a folder",
             (ENCODING_OPTION,),
@@ -206,7 +207,7 @@ FORMATS: Final[Mapping[str, InputFormat]] = {
         InputFormat(
             "cast",
             "TREC runs over topic_turn ids as sessions (TREC CAsT)",
-            read_cast,
+            load_cast,
             is_cast_input,
             "*.run files in a folder, or a *.run file",
             (
@@ -359,8 +360,10 @@ def _with_spelling_notes(loaded: LoadedStudy, source: str) -> LoadedStudy:
     notes = spelling_notes(judged, loaded.frame.results["doc_id"])
     if not notes:
         return loaded
-    extra = tuple(Problem(source, "", "doc_id", note) for note in notes)
-    return replace(loaded, notes=(*loaded.notes, *extra))
+    extra = ProblemCollector(source)
+    for note in notes:
+        extra.add_at(None, "doc_id", note)
+    return replace(loaded, notes=(*loaded.notes, *extra.problems))
 
 
 def formats_markdown() -> str:

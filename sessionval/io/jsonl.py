@@ -23,18 +23,19 @@ import pandas as pd
 from pydantic import ValidationError
 
 from ..errors import ParseError, ValidationFailed, raise_if_any
-from ..frame import SessionFrame
+from ..frame import LoadedStudy, SessionFrame
 from ..models.judgments import GradeScale
-from ..models.session import Session
+from ..models.session import REPAIR_LATER, Session
 from ..problems import LoadReport, Mode, Problem, line_list
 from ..progress import NO_PROGRESS, ProgressLike, as_progress
-from ..validate.flat import frame_from_flat
+from ..validate.collect import ProblemCollector
+from ..validate.flat import frame_and_report, loaded_without_judgments
 from .jsonl_columns import JsonlBatches
-from .jsonl_repair import remove_repeated_documents
 from .text import CHUNK_BYTES, count_lines, iter_input_text
 
 __all__ = [
     "iter_sessions",
+    "jsonl_frame",
     "load_jsonl",
 ]
 
@@ -63,9 +64,9 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
 
 
 def _problems_from_validation(
-    exc: ValidationError, source: str, line: int, record: str
-) -> list[Problem]:
-    probs = []
+    exc: ValidationError, problems: ProblemCollector, line: int, record: str
+) -> None:
+    """One problem per error of the model on ``line`` (none repeats another)."""
     errors = exc.errors(include_url=False)
     # a list whose items failed is reported again as too short (pydantic counts the valid
     # ones): that second message only repeats the first, and says nothing to fix
@@ -84,8 +85,7 @@ def _problems_from_validation(
         if inner:
             field = f"{field}.{inner.group(1)}" if field else inner.group(1)
             msg, shown = inner.group(2), ""
-        probs.append(Problem(source, f"line {line}", field, msg, shown, record))
-    return probs
+        problems.add_at(line, field, msg, shown, record=record)
 
 
 def _read_lines(
@@ -180,7 +180,6 @@ def iter_sessions(
     *,
     report: LoadReport | None = None,
     encoding: str | None = None,
-    repair: bool = False,
     chunk_bytes: int = CHUNK_BYTES,
 ) -> Iterator[tuple[int, Session]]:
     """Yield ``(line number, Session)`` for each valid line; record problems in ``report``.
@@ -196,59 +195,55 @@ def iter_sessions(
         Collects counts and problems; a fresh one is used when ``None``.
     encoding
         Text encoding (default UTF-8; a byte-order mark wins; gzip is read).
-    repair
-        Lenient mode: a document listed twice in one result list keeps its first
-        copy and the repair is listed in ``report.repairs``
-        (:func:`~sessionval.io.jsonl_repair.remove_repeated_documents`) instead of
-        rejecting the session.
     chunk_bytes
         The file is read and decoded this many bytes at a time.
     """
     p = Path(path)
     rep = report if report is not None else LoadReport(source=str(p))
     seen: dict[str, int] = {}
-    for lineno, session, repairs in _parse_lines(p, rep, encoding, repair, chunk_bytes):
+    problems = ProblemCollector(str(p), into=rep.problems)
+    for lineno, session in _parse_lines(p, rep, encoding, False, chunk_bytes):
         if session.session_id in seen:
-            rep.problems.append(_repeated(p, lineno, session.session_id, seen[session.session_id]))
+            _repeated(problems, lineno, session.session_id, seen[session.session_id])
             rep.sessions_rejected += 1
             continue
         seen[session.session_id] = lineno
-        rep.repairs.extend(repairs)  # listed only for a session that is kept
         yield lineno, session
 
 
-def _repeated(p: Path, lineno: int, sid: str, first: int) -> Problem:
+def _repeated(problems: ProblemCollector, lineno: int, sid: str, first: int) -> None:
     """The problem of a later line that repeats the session id first read on line ``first``."""
-    return Problem(
-        str(p),
-        f"line {lineno}",
+    problems.add_at(
+        lineno,
         "session_id",
         f"duplicate session id (first on line {first}); session ids must be unique",
         repr(sid),
-        sid,
+        record=sid,
     )
 
 
 def _parse_lines(
     p: Path, rep: LoadReport, encoding: str | None, repair: bool, chunk_bytes: int
-) -> Iterator[tuple[int, Session, list[Problem]]]:
-    """``(line, Session, repairs)`` of each line the model accepts; the others go to ``rep``.
+) -> Iterator[tuple[int, Session]]:
+    """``(line, Session)`` of each line the model accepts; the others go to ``rep``.
 
     Session ids are not compared here (see :func:`iter_sessions` and :func:`load_jsonl`).
+    ``repair`` (lenient mode): the model lets a document repeated in one result list
+    through, for the repair of the flat table (:mod:`sessionval.validate.repair`).
     """
+    context = REPAIR_LATER if repair else None
+    problems = ProblemCollector(str(p), into=rep.problems)
     for lineno, line in _read_lines(p, encoding, chunk_bytes=chunk_bytes):
         rep.records_read += 1
         deep = _too_deep(line)
         if deep is not None:
-            rep.problems.append(Problem(str(p), f"line {lineno}", "", deep))
+            problems.add_at(lineno, "", deep)
             rep.sessions_rejected += 1
             continue
         try:
             obj: Any = json.loads(line)
         except RecursionError:  # unreachable below MAX_DEPTH; kept as a guard
-            rep.problems.append(
-                Problem(str(p), f"line {lineno}", "", f"JSON nested too deeply (> {MAX_DEPTH})")
-            )
+            problems.add_at(lineno, "", f"JSON nested too deeply (> {MAX_DEPTH})")
             rep.sessions_rejected += 1
             continue
         except json.JSONDecodeError as exc:
@@ -259,54 +254,37 @@ def _parse_lines(
                     "; the line holds a carriage return (\\r): JSON-lines lines end with \\n "
                     "(or \\r\\n), not with \\r alone; convert the line endings"
                 )
-            rep.problems.append(
-                Problem(
-                    str(p),
-                    f"line {lineno}",
-                    "",
-                    f"invalid JSON: {exc.msg} (column {exc.colno}){hint}",
-                )
-            )
+            problems.add_at(lineno, "", f"invalid JSON: {exc.msg} (column {exc.colno}){hint}")
             rep.sessions_rejected += 1
             continue
         record = str(obj.get("session_id", "")) if isinstance(obj, dict) else ""
         if not isinstance(obj, dict):
-            rep.problems.append(
-                Problem(
-                    str(p),
-                    f"line {lineno}",
-                    "",
-                    "must be a JSON object (one session per line)",
-                    type(obj).__name__,
-                )
+            problems.add_at(
+                lineno, "", "must be a JSON object (one session per line)", type(obj).__name__
             )
             rep.sessions_rejected += 1
             continue
         big = list(_big_ints(obj)) if _LONG_DIGITS.search(line) else []
         if big:
-            rep.problems.extend(
-                Problem(
-                    str(p),
-                    f"line {lineno}",
+            for field, value in big:
+                problems.add_at(
+                    lineno,
                     field,
                     f"integer out of range: integers must be from {INT64_MIN} to {INT64_MAX}",
                     str(value),  # JSON integers have one spelling: this is the text in the file
-                    record,
+                    record=record,
                 )
-                for field, value in big
-            )
             rep.sessions_rejected += 1
             continue
-        repairs = remove_repeated_documents(obj, str(p), lineno) if repair else []
         try:
-            session = Session.model_validate(obj)
+            session = Session.model_validate(obj, context=context)
         except ValidationError as exc:
-            rep.problems.extend(_problems_from_validation(exc, str(p), lineno, record))
+            _problems_from_validation(exc, problems, lineno, record)
             rep.sessions_rejected += 1
             continue
         if _sub_micro(obj):  # rare: a time the model's datetimes would cut
             session = with_nanoseconds(session, obj)
-        yield lineno, session, repairs
+        yield lineno, session
 
 
 def _long_time(value: Any) -> bool:
@@ -365,19 +343,14 @@ def with_nanoseconds(session: Session, obj: dict[str, Any]) -> Session:
 _BATCH: Final = 500
 
 
-def _reject_repeated_ids(
-    batches: JsonlBatches,
-    report: LoadReport,
-    repairs: list[tuple[int, list[Problem]]],
-) -> npt.NDArray[np.bool_] | None:
+def _reject_repeated_ids(batches: JsonlBatches, report: LoadReport) -> npt.NDArray[np.bool_] | None:
     """Reject every line of a session id that more than one line gives; the sessions kept.
 
     Which of the lines is right cannot be known, so none is kept: the same rule as
     a flat table (where the rows of both merge into one inconsistent session) and
     TREC Session XML; each line is one rejected record.  The ids are compared once
     all batches are read (vectorised), so no Python object per session is held
-    meanwhile.  The repairs of the lines kept, and of the first line of a repeated
-    id, are listed (as :func:`iter_sessions` lists them).
+    meanwhile.
 
     Returns
     -------
@@ -392,32 +365,33 @@ def _reject_repeated_ids(
         lines = batches.session_lines()[at]
         first: dict[str, int] = {}
         repeated: dict[str, list[int]] = {}
-        source = Path(report.source)
+        problems = ProblemCollector(report.source, into=report.problems)
         for sid, line in zip(ids.iloc[at].tolist(), lines.tolist(), strict=True):
             if sid in first:
                 repeated[sid].append(line)
                 later.add(line)
-                report.problems.append(_repeated(source, line, sid, first[sid]))
+                _repeated(problems, line, sid, first[sid])
             else:
                 first[sid], repeated[sid] = line, []
         for sid, lines_after in repeated.items():
-            report.problems.append(
-                Problem(
-                    report.source,
-                    f"line {first[sid]}",
-                    "session_id",
-                    f"session id repeated on line(s) {line_list(lines_after)}; "
-                    "every line of a repeated session id is rejected",
-                    repr(sid),
-                    sid,
-                )
+            problems.add_at(
+                first[sid],
+                "session_id",
+                f"session id repeated on line(s) {line_list(lines_after)}; "
+                "every line of a repeated session id is rejected",
+                repr(sid),
+                record=sid,
             )
         report.sessions_rejected += len(at)
         report.problems.sort(key=lambda q: _line_number(q.location))
-    for line, fixes in repairs:
-        if line not in later:  # a later line of a repeated id is not read on: its repairs neither
-            report.repairs.extend(fixes)
     return ~dup if later else None
+
+
+def _whole_file(source: str, message: str) -> list[Problem]:
+    """The one problem of a file as a whole (no line)."""
+    problems = ProblemCollector(source)
+    problems.add_at(None, "", message)
+    return problems.problems
 
 
 def _line_number(location: str) -> int:
@@ -437,7 +411,7 @@ def load_jsonl(
     encoding: str | None = None,
     batch_size: int | None = None,
     chunk_bytes: int = CHUNK_BYTES,
-) -> tuple[SessionFrame, LoadReport]:
+) -> LoadedStudy:
     """Load a JSON-lines session log into a validated :class:`SessionFrame`.
 
     The file is read as a stream: ``chunk_bytes`` of it are decoded at a time, and
@@ -475,8 +449,42 @@ def load_jsonl(
 
     Returns
     -------
-    (SessionFrame, LoadReport)
-        The report's ``records_read`` counts non-blank lines and equals accepted + rejected.
+    LoadedStudy
+        The frame, the report (its ``records_read`` counts non-blank lines and equals
+        accepted + rejected), a header naming the study after the file (a study
+        folder's ``study.json`` is read by :func:`~sessionval.io.study.load_study`) and
+        no judgments.
+    """
+    frame, report = jsonl_frame(
+        path,
+        mode=mode,
+        max_problems=max_problems,
+        user_grade_scale=user_grade_scale,
+        progress=progress,
+        raise_problems=raise_problems,
+        encoding=encoding,
+        batch_size=batch_size,
+        chunk_bytes=chunk_bytes,
+    )
+    return loaded_without_judgments(frame, report, Path(path).name.split(".")[0])
+
+
+def jsonl_frame(
+    path: str | os.PathLike[str],
+    *,
+    mode: Mode = "strict",
+    max_problems: int = 50,
+    user_grade_scale: GradeScale | None = None,
+    progress: ProgressLike = None,
+    raise_problems: bool = True,
+    encoding: str | None = None,
+    batch_size: int | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> tuple[SessionFrame, LoadReport]:
+    """The frame and the load report of :func:`load_jsonl` (same parameters).
+
+    For the readers that build their own :class:`~sessionval.frame.LoadedStudy`
+    (:func:`~sessionval.io.toolkit.load_sessions` with the study's header).
     """
     p = Path(path)
     report = LoadReport(source=str(p))
@@ -484,18 +492,15 @@ def load_jsonl(
     batches = JsonlBatches()
     batch: list[Session] = []
     lines: list[int] = []
-    repairs: list[tuple[int, list[Problem]]] = []  # listed once repeated ids are known
     shown = as_progress(progress)
     # the phase-name callback hears the flat-table phases only, as before counts came
     parsing = shown if shown.counting else NO_PROGRESS
     total = count_lines(p, encoding) if shown.counting else None
     parsing.start("parsing lines", total, "lines")
     done = 0  # lines counted on the bar, each batch's when it is kept
-    for lineno, session, fixes in _parse_lines(p, report, encoding, mode == "lenient", chunk_bytes):
+    for lineno, session in _parse_lines(p, report, encoding, mode == "lenient", chunk_bytes):
         batch.append(session)
         lines.append(lineno)
-        if fixes:
-            repairs.append((lineno, fixes))
         if len(batch) == size:
             batches.add(batch, lines)  # the batch's models are dropped: only columns stay
             batch.clear()
@@ -508,17 +513,16 @@ def load_jsonl(
     parsing.advance((total if total is not None else last) - done)
     parsing.finish()
     del batch, lines
-    keep = _reject_repeated_ids(batches, report, repairs)
+    keep = _reject_repeated_ids(batches, report)
     if mode == "strict" and raise_problems:
         raise_if_any(report.problems, limit=max_problems)
     if not (sum(batches.batch_sessions) if keep is None else int(keep.sum())):
         raise ValidationFailed(
-            report.problems[:max_problems]
-            or [Problem(str(p), "", "", "no valid session in the file")]
+            report.problems[:max_problems] or _whole_file(str(p), "no valid session in the file")
         )
     columns = batches.columns(str(p), keep)
     del batches
-    frame, inner = frame_from_flat(
+    frame, inner = frame_and_report(
         columns,
         source=str(p),
         mode=mode,
@@ -529,8 +533,9 @@ def load_jsonl(
         progress=progress,
         raise_problems=raise_problems,
     )
-    report.rows_read = inner.rows_read + len(report.repairs)  # the removed copies were read
+    report.rows_read = inner.rows_read  # the removed copies of repaired lists included
     report.sessions_accepted = inner.sessions_accepted
     report.sessions_rejected += inner.sessions_rejected
     report.problems.extend(inner.problems)
+    report.repairs.extend(inner.repairs)
     return frame, report

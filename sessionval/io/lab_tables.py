@@ -40,8 +40,8 @@ from ..errors import (
 from ..frame import JudgmentFrame, LoadedStudy
 from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode, Problem, line_list
-from ..validate.collect import LocatedProblems
-from ..validate.flat import frame_from_flat
+from ..validate.collect import ProblemCollector
+from ..validate.flat import frame_and_report
 from ..validate.ids import strip_ids
 from ..validate.judgments import judgment_frame
 from ..validate.references import unjudged_keys
@@ -56,7 +56,6 @@ __all__ = [
     "find_lab_table",
     "is_lab_tables_input",
     "load_lab_tables",
-    "read_lab_tables",
 ]
 
 #: the grades of the Jiang & Allan qrels (the meaning of −1 is not documented there)
@@ -127,7 +126,7 @@ def _need(df: pd.DataFrame, cols: list[str], path: Path, what: str) -> None:
 
 def load_lab_tables(
     session: str | os.PathLike[str],
-    results: str | os.PathLike[str],
+    results: str | os.PathLike[str] | None = None,
     qrels: str | os.PathLike[str] | None = None,
     *,
     columns: LabColumns | None = None,
@@ -151,7 +150,10 @@ def load_lab_tables(
     Parameters
     ----------
     session, results, qrels
-        The three tab-separated files (qrels optional).
+        The three tab-separated files (qrels optional).  Without ``results``,
+        ``session`` is a folder (or its session table) holding tables named
+        ``session``, ``results`` and optionally ``qrels`` (each with no suffix or
+        ``.tsv``, ``.txt``, ``.csv``); ``qrels`` then defaults to the folder's.
     columns
         Column names (default: Jiang & Allan's).
     grade_scale
@@ -176,6 +178,8 @@ def load_lab_tables(
         ``empty_serps`` (result pages marked empty).
     """
     c = columns or LabColumns()
+    if results is None:
+        session, results, qrels = _folder_tables(Path(session), qrels)
     sp, rp = Path(session), Path(results)
     check_encoding(encoding)
     sess, res = _read_tables(sp, rp, c, encoding)
@@ -187,7 +191,7 @@ def load_lab_tables(
             lab.problems[:max_problems] if mode == "strict" else lab.problems,
             truncated=mode == "strict" and len(lab.problems) > max_problems,
         )
-    frame, inner = frame_from_flat(
+    frame, inner = frame_and_report(
         lab.flat,
         source=str(rp),
         mode=mode,
@@ -214,17 +218,16 @@ def load_lab_tables(
         judgments = _read_session_qrels(Path(qrels), c, grade_scale, encoding)
         known = set(strip_ids(sess[c.session].dropna().astype(str)))
         stray = sorted(set(judgments.table["topic_id"].astype(str)) - known)
-        notes += [
-            Problem(
-                str(qrels),
-                "",
+        strays = ProblemCollector(str(qrels))
+        for sid in stray:
+            strays.add_at(
+                None,
                 c.session,
                 "judgments for a session not in the session table",
                 repr(sid),
                 record=sid,
             )
-            for sid in stray
-        ]
+        notes += strays.problems
     return LoadedStudy(
         study=study_header(frame, judgments=judgments, name=sp.parent.name),
         frame=frame,
@@ -295,35 +298,27 @@ def _flat_from_lab(
     rating is not a number, or no result row names them; result rows of ids the
     session table does not list are each reported (their id is one rejected record).
     """
-    problems: list[Problem] = []
+    # records rejected before the rules, in input order: the session table's, then the results'
+    in_sess, in_res = ProblemCollector(str(sp)), ProblemCollector(str(rp))
     sess_id, res_id = _ids(sess[c.session]), _ids(res[c.res_session])
     s_line = np.arange(len(sess), dtype=np.int64) + 2  # the header is line 1
     r_line = np.arange(len(res), dtype=np.int64) + 2
     bad_row = sess_id.isna().to_numpy(dtype=bool).copy()
     for i in np.flatnonzero(bad_row).tolist():
-        problems.append(
-            Problem(
-                str(sp),
-                f"line {int(s_line[i])}",
-                c.session,
-                "is required (blank session id)",
-                repr(sess[c.session].iloc[i]) if pd.notna(sess[c.session].iloc[i]) else "",
-            )
-        )
+        written = sess[c.session].iloc[i]
+        shown = repr(written) if pd.notna(written) else ""
+        in_sess.add_at(int(s_line[i]), c.session, "is required (blank session id)", shown)
     dup = sess_id.duplicated(keep=False).to_numpy() & ~bad_row
     for i in np.flatnonzero(dup).tolist():
         sid = str(sess_id.iloc[i])
         lines = s_line[(sess_id == sid).to_numpy(dtype=bool, na_value=False)].tolist()
-        problems.append(
-            Problem(
-                str(sp),
-                f"line {int(s_line[i])}",
-                c.session,
-                f"session id listed more than once (lines {line_list(lines)}); "
-                "every row of it is rejected",
-                repr(sid),
-                record=sid,
-            )
+        in_sess.add_at(
+            int(s_line[i]),
+            c.session,
+            f"session id listed more than once (lines {line_list(lines)}); "
+            "every row of it is rejected",
+            repr(sid),
+            record=sid,
         )
     bad_row |= dup
     ratings: dict[str, npt.NDArray[np.float64]] = {}
@@ -333,15 +328,12 @@ def _flat_from_lab(
         vals = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
         not_num = np.isnan(vals) & raw.notna().to_numpy()
         for i in np.flatnonzero(not_num & ~bad_row).tolist():
-            problems.append(
-                Problem(
-                    str(sp),
-                    f"line {int(s_line[i])}",
-                    str(col),
-                    "must be a number (a post-task rating) or empty",
-                    repr(raw.iloc[i]),
-                    record=str(sess_id.iloc[i]),
-                )
+            in_sess.add_at(
+                int(s_line[i]),
+                str(col),
+                "must be a number (a post-task rating) or empty",
+                repr(raw.iloc[i]),
+                record=str(sess_id.iloc[i]),
             )
         bad_row |= not_num
         ratings[name] = vals
@@ -357,45 +349,34 @@ def _flat_from_lab(
         n_unknown_ids = int(u_ids.fillna("").nunique())
         for i, sid in zip(np.flatnonzero(unknown).tolist(), u_ids.tolist(), strict=True):
             missing = sid is None or sid is pd.NA
-            problems.append(
-                Problem(
-                    str(rp),
-                    f"line {int(r_line[i])}",
-                    c.res_session,
-                    "is required (blank session id)"
-                    if missing
-                    else "session id not in the session table",
-                    "" if missing else repr(sid),
-                    record="" if missing else str(sid),
-                )
+            in_res.add_at(
+                int(r_line[i]),
+                c.res_session,
+                "is required (blank session id)"
+                if missing
+                else "session id not in the session table",
+                "" if missing else repr(sid),
+                record="" if missing else str(sid),
             )
     if len(sess) == 0:
-        problems.append(
-            Problem(
-                str(sp),
-                "line 1",
-                "",
-                "the session table has a header but no rows (one row per session expected)",
-            )
+        in_sess.add_at(
+            1, "", "the session table has a header but no rows (one row per session expected)"
         )
     keep = pos >= 0
     has_rows = np.zeros(len(sess), dtype=bool)
     has_rows[pos[keep]] = True
     for i in np.flatnonzero(~has_rows & ~bad_row).tolist():
         sid = str(sess_id.iloc[i])
-        problems.append(
-            Problem(
-                str(sp),
-                f"line {int(s_line[i])}",
-                c.session,
-                "session has no result rows (a session needs at least one query; an empty "
-                f"result page is a row 'SessionID Qno {c.no_results}')",
-                repr(sid),
-                record=sid,
-            )
+        in_sess.add_at(
+            int(s_line[i]),
+            c.session,
+            "session has no result rows (a session needs at least one query; an empty "
+            f"result page is a row 'SessionID Qno {c.no_results}')",
+            repr(sid),
+            record=sid,
         )
     n_rejected = int(bad_row.sum()) + int((~has_rows & ~bad_row).sum()) + n_unknown_ids
-    problems.sort(key=lambda p: (p.source != str(sp), _line_of(p)))  # session table first
+    problems = [*in_sess.in_order(), *in_res.in_order()]
     names = sorted(ratings)  # a fixed order whatever the table's column order
     if not keep.any():
         return _LabFlat(None, r_line[:0], problems, n_rejected, tuple(names), 0, [])
@@ -414,23 +395,16 @@ def _unrated(
 ) -> list[Problem]:
     """A note per kept session row with an empty rating, or cut short before one (CV-2)."""
     empty = sess[cols].isna().to_numpy(dtype=bool) & kept[:, None]
-    return [
-        Problem(
-            str(sp),
-            f"line {i + 2}",
+    notes = ProblemCollector(str(sp))
+    for i in np.flatnonzero(empty.any(axis=1)).tolist():
+        notes.add_at(
+            i + 2,
             ", ".join(str(c) for c, e in zip(cols, empty[i], strict=True) if e),
             "no value (the field is empty, or the row ends before it): the session is kept "
             "without this post-task rating",
             record=str(ids.iloc[i]),
         )
-        for i in np.flatnonzero(empty.any(axis=1)).tolist()
-    ]
-
-
-def _line_of(p: Problem) -> int:
-    """The line a problem names (0: none)."""
-    line = p.location.removeprefix("line ")
-    return int(line) if line.isdigit() else 0
+    return notes.problems
 
 
 def _empty_marker(res: pd.DataFrame, c: LabColumns) -> npt.NDArray[np.bool_]:
@@ -490,7 +464,7 @@ def _read_session_qrels(
         source=str(path),
         scale=scale,
         what="qrels",
-        problems=LocatedProblems(str(path), 50),
+        problems=ProblemCollector(str(path), limit=50),
         line_at=lambda: line_of,
     )
     if scale is None and set(j.scale.grades) <= set(JIANG_ALLAN_SCALE.grades):
@@ -528,39 +502,20 @@ def is_lab_tables_input(path: Path) -> bool:
     )
 
 
-def read_lab_tables(
-    path: str | os.PathLike[str],
-    *,
-    qrels: str | os.PathLike[str] | None = None,
-    mode: Mode = "strict",
-    max_problems: int = 50,
-    progress: Callable[[str], None] | None = None,
-    encoding: str | None = None,
-) -> LoadedStudy:
-    """Load the lab tables of a folder (``session``, ``results``, optional ``qrels``).
-
-    ``path`` is the folder or its session table; ``qrels`` defaults to the folder's
-    ``qrels`` table when there is one; ``encoding`` is that of the three tables
-    (default UTF-8).  See :func:`load_lab_tables`.
+def _folder_tables(
+    p: Path, qrels: str | os.PathLike[str] | None
+) -> tuple[Path, Path, str | os.PathLike[str] | None]:
+    """The session, results and qrels tables of a folder (``p``: it, or its session table).
 
     Raises
     ------
     InputFormatError
         The folder has no session or results table.
     """
-    p = Path(path)
     folder = p if p.is_dir() else p.parent
     session = p if p.is_file() else _need_table(folder, "session")
     q = qrels if qrels is not None else find_lab_table(folder, "qrels")
-    return load_lab_tables(
-        session,
-        _need_table(folder, "results"),
-        q,
-        mode=mode,
-        max_problems=max_problems,
-        progress=progress,
-        encoding=encoding,
-    )
+    return session, _need_table(folder, "results"), q
 
 
 def _need_table(folder: Path, stem: str) -> Path:

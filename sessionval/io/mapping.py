@@ -27,7 +27,7 @@ import pandas as pd
 from ..errors import InputFormatError
 from ..frame import FLAT_COLUMNS, LoadedStudy, QrelsKey, SessionFrame
 from ..problems import Mode
-from ..validate.flat import frame_from_flat
+from ..validate.flat import frame_and_report
 from ..validate.references import unjudged_keys
 from .column_map import constant, parse_pairs
 from .flat import read_flat_table
@@ -173,9 +173,10 @@ def with_qrels_key(frame: SessionFrame, *, by: QrelsKey | pd.Series) -> SessionF
 
     Examples
     --------
+    >>> from sessionval.validate.flat import frame_from_flat
     >>> flat = pd.DataFrame({"session_id": ["s1"], "user_id": "u", "topic_id": "T",
     ...     "system_id": "S", "query_pos": [1], "rank": [1], "doc_id": ["d"]})
-    >>> f = with_qrels_key(frame_from_flat(flat)[0], by="session")
+    >>> f = with_qrels_key(frame_from_flat(flat).frame, by="session")
     >>> f.queries["qrels_id"].tolist()
     ['s1']
     """
@@ -257,7 +258,7 @@ def load_mapped_table(
     else:
         table, name = read_flat_table(path, encoding=encoding), source or str(path)
     flat = apply_mapping(table, mp, source=name)
-    frame, report = frame_from_flat(
+    frame, report = frame_and_report(
         flat,
         source=name,
         mode=mode,

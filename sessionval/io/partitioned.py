@@ -6,7 +6,7 @@ A log too large for one file (or written by ``sessionval convert ...
 subfolder, with ``study.json`` beside them), or a glob of such files.  Every
 session must sit whole in one file.
 
-:func:`read_partitioned_study` validates each file on its own with the same
+:func:`load_partitioned_study` validates each file on its own with the same
 loader as a single file (:func:`~sessionval.io.toolkit.load_sessions`, then the
 study-level references against the header and the judgments, which every
 partition receives), so every problem names its file and row.  The partitions
@@ -44,7 +44,7 @@ from ..progress import ProgressLike, as_progress
 from ..validate.references import attach_entities, check_references, unjudged_keys
 from .header import STUDY_JSON, find_header
 from .lab_tables import is_lab_tables_input
-from .toolkit import load_judgments, load_sessions
+from .toolkit import load_judgments, sessions_frame
 
 __all__ = [
     "PARTITIONED",
@@ -55,9 +55,9 @@ __all__ = [
     "has_glob",
     "is_partitioned_input",
     "load_partition",
+    "load_partitioned_study",
     "partition_files",
     "prepare_partitions",
-    "read_partitioned_study",
     "without_results",
 ]
 
@@ -158,13 +158,13 @@ def load_partition(
     ``header`` is the study header read from ``study.json`` (``None``: none), which
     sets the scale of the searchers' grades; ``study`` the header the references
     are checked against (built from the judgments when there is no file), as
-    :func:`~sessionval.io.toolkit.read_study` does for one file.  Pure (a function
+    :func:`~sessionval.io.toolkit.load_toolkit_study` does for one file.  Pure (a function
     of its arguments and the file), so it runs on any worker.  A strict-mode
     failure is returned, not raised, so the problems of every partition are
     reported together.
     """
     try:
-        frame, report = load_sessions(
+        frame, report = sessions_frame(
             path,
             mode=mode,
             max_problems=max_problems,
@@ -347,7 +347,7 @@ def prepare_partitions(
 ) -> PartitionSetup:
     """The partition files, the header and judgments read once, and the per-file load.
 
-    Parameters are those of :func:`read_partitioned_study`.
+    Parameters are those of :func:`load_partitioned_study`.
     """
     files = partition_files(path)
     root = files[0].parent
@@ -433,7 +433,7 @@ def combine_partitions(
     )
 
 
-def read_partitioned_study(
+def load_partitioned_study(
     path: str | os.PathLike[str],
     *,
     qrels: str | os.PathLike[str] | None = None,

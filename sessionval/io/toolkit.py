@@ -2,7 +2,7 @@
 
 A study folder holds ``sessions.jsonl`` (or ``sessions.parquet`` / ``.csv`` /
 ``.tsv``), optionally ``study.json`` (the header) and the reference judgments
-given with ``qrels=``.  :func:`read_study` reads it (the readers of the ``jsonl``
+given with ``qrels=``.  :func:`load_toolkit_study` reads it (the readers of the ``jsonl``
 and ``flat`` formats of :data:`sessionval.io.formats.FORMATS`): it validates the
 sessions (models at the edges, vectorised rules on the columns), checks the
 study-level references (every session's user, topic and system known; every
@@ -22,12 +22,12 @@ from ..errors import InputFormatError, ParseError, raise_if_any
 from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
 from ..models.study import Study
 from ..problems import LoadReport, Mode
-from ..validate.flat import frame_from_flat
+from ..validate.flat import frame_and_report, loaded_without_judgments
 from ..validate.references import attach_entities, check_references, unjudged_keys
 from ..validate.sources import ParquetColumns
 from .flat import read_flat_table
 from .header import find_header
-from .jsonl import load_jsonl
+from .jsonl import jsonl_frame
 from .mapping import load_mapped_table
 from .trec import read_judgments
 
@@ -37,10 +37,11 @@ __all__ = [
     "SESSION_FILES",
     "is_flat_input",
     "is_jsonl_input",
+    "load_flat_study",
     "load_judgments",
     "load_sessions",
-    "read_flat_study",
-    "read_study",
+    "load_toolkit_study",
+    "sessions_frame",
 ]
 
 #: the session log of a study folder, looked for in this order
@@ -86,7 +87,7 @@ def load_sessions(
     columns: Sequence[str] | None = None,
     encoding: str | None = None,
     raise_problems: bool = True,
-) -> tuple[SessionFrame, LoadReport]:
+) -> LoadedStudy:
     """Load a session log file by its extension: ``.jsonl``, ``.csv``/``.tsv`` or ``.parquet``.
 
     ``max_rank`` reads only the results down to that rank: enough for session
@@ -96,13 +97,54 @@ def load_sessions(
     ``encoding`` is the text encoding of a CSV/TSV table (default UTF-8).
     ``raise_problems=False``: strict mode returns the problems in the report instead
     of raising, for a caller that raises them with its study-level ones.
+
+    Returns
+    -------
+    LoadedStudy
+        The sessions and their load report, with ``study`` as the header (when
+        given; else one naming the study after the file) and no judgments.
+        :func:`~sessionval.io.study.load_study` reads a whole study (header,
+        judgments, references checked).
+    """
+    frame, report = sessions_frame(
+        path,
+        mode=mode,
+        max_problems=max_problems,
+        study=study,
+        progress=progress,
+        max_rank=max_rank,
+        columns=columns,
+        encoding=encoding,
+        raise_problems=raise_problems,
+    )
+    if study is None:
+        return loaded_without_judgments(frame, report, Path(path).stem)
+    return LoadedStudy(study=study, frame=frame, judgments=None, report=report)
+
+
+def sessions_frame(
+    path: str | os.PathLike[str],
+    *,
+    mode: Mode = "strict",
+    max_problems: int = 50,
+    study: Study | None = None,
+    progress: Callable[[str], None] | None = None,
+    max_rank: int | None = None,
+    columns: Sequence[str] | None = None,
+    encoding: str | None = None,
+    raise_problems: bool = True,
+) -> tuple[SessionFrame, LoadReport]:
+    """The frame and the load report of :func:`load_sessions` (same parameters).
+
+    For the readers that check the study's references before building their
+    :class:`~sessionval.frame.LoadedStudy` (:func:`load_toolkit_study`, the partitions).
     """
     p = Path(path)
     scale = (study.user_grade_scale or study.grade_scale) if study is not None else None
     if is_jsonl_input(p):
         if max_rank is not None:
             raise InputFormatError(f"{p}: max_rank is for Parquet and flat tables, not JSON-lines")
-        return load_jsonl(
+        return jsonl_frame(
             p,
             mode=mode,
             max_problems=max_problems,
@@ -121,7 +163,7 @@ def load_sessions(
             if ranks is not None:
                 flat = flat[(ranks <= max_rank) | flat["rank"].isna()]
     kind: Literal["row", "line"] = "row" if _is_parquet(p) else "line"
-    return frame_from_flat(
+    return frame_and_report(
         flat,
         source=str(p),
         mode=mode,
@@ -164,7 +206,7 @@ def _locate_sessions(root: Path) -> Path:
     raise InputFormatError(f"{root}: no session log found (looked for {', '.join(SESSION_FILES)})")
 
 
-def read_study(
+def load_toolkit_study(
     path: str | os.PathLike[str],
     *,
     qrels: str | os.PathLike[str] | None = None,
@@ -199,7 +241,7 @@ def read_study(
     root = p if p.is_dir() else p.parent
     sessions_path = _locate_sessions(p) if p.is_dir() else p
     study = find_header(p, header=header, encoding=encoding)
-    frame, report = load_sessions(
+    frame, report = sessions_frame(
         sessions_path,
         mode=mode,
         max_problems=max_problems,
@@ -241,7 +283,7 @@ def read_study(
     )
 
 
-def read_flat_study(
+def load_flat_study(
     path: str | os.PathLike[str],
     *,
     qrels: str | os.PathLike[str] | None = None,
@@ -254,7 +296,7 @@ def read_flat_study(
     encoding: str | None = None,
     qrels_map: str | Mapping[str, str] | None = None,
 ) -> LoadedStudy:
-    """Read a flat table: the toolkit's layout (:func:`read_study`), or any table via ``mapping``.
+    """Read a flat table: the toolkit's layout (:func:`load_toolkit_study`), or any via ``mapping``.
 
     With a column ``mapping`` (``"session=SessionID,query_pos=Qno,..."``) the table
     goes through :func:`~sessionval.io.mapping.load_mapped_table`; ``header`` and
@@ -262,7 +304,7 @@ def read_flat_study(
     the text encoding of a CSV/TSV table (default UTF-8; a byte-order mark overrides it).
     """
     if mapping is None:
-        return read_study(
+        return load_toolkit_study(
             path,
             qrels=qrels,
             header=header,

@@ -43,7 +43,7 @@ from ..errors import InputFormatError, ParseError
 from ..frame import JudgmentFrame
 from ..models.judgments import GradeScale
 from ..progress import ProgressLike, counted
-from ..validate.collect import LocatedProblems
+from ..validate.collect import ProblemCollector
 from ..validate.fields import exact_integers
 from ..validate.ids import checked_id_column, strip_ids
 from ..validate.judgments import GRADE_RANGE, judgment_frame
@@ -109,7 +109,7 @@ def read_qrels(
         (topic, doc) judged twice with different grades.
     """
     p = Path(path)
-    problems = LocatedProblems(str(p), max_problems)
+    problems = ProblemCollector(str(p), limit=max_problems)
     df, line_at = read_fields(
         p, _QRELS_FIELDS, "qrels", encoding, problems, chunk_bytes, progress=progress
     )
@@ -175,7 +175,7 @@ def read_judgments_csv(
             "or map them with --qrels-map topic=YourTopic,doc=YourDoc,grade=YourGrade "
             "(qrels_map= in Python)"
         )
-    problems = LocatedProblems(str(p), max_problems)
+    problems = ProblemCollector(str(p), limit=max_problems)
     line_of = np.arange(len(df), dtype=np.int64) + 2  # header is line 1
     for col in ("topic_id", "doc_id"):  # the whitespace rule of every reader
         df[col] = strip_ids(df[col])
@@ -184,7 +184,7 @@ def read_judgments_csv(
     for col in ("topic_id", "doc_id", "grade"):
         absent = empty[col].to_numpy() & ~blank
         for i in problems.first(absent):
-            problems.add(int(line_of[i]), col, "is empty (or the row has too few fields)")
+            problems.add_at(int(line_of[i]), col, "is empty (or the row has too few fields)")
         blank |= absent
     df = df[~blank].reset_index(drop=True)
     line_of = line_of[~blank]
@@ -295,7 +295,7 @@ def read_run(
         and the value as written.
     """
     p = Path(path)
-    problems = LocatedProblems(str(p), max_problems)
+    problems = ProblemCollector(str(p), limit=max_problems)
     df, line_at = read_fields(
         p, _RUN_FIELDS, "run", encoding, problems, chunk_bytes, progress=progress
     )

@@ -67,7 +67,8 @@ from ..errors import JudgmentError, ParseError, ValidationFailed, raise_if_any
 from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
 from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode, Problem
-from ..validate.flat import frame_from_flat
+from ..validate.collect import ProblemCollector
+from ..validate.flat import frame_and_report
 from ..validate.references import unjudged_keys
 from ._xml import XmlError, XmlNode, decode_xml, parse_by_session, parse_tree, repair_xml
 from .header import study_header
@@ -332,13 +333,12 @@ def load_trec_session(
     notes.extend(log.notes)
     if not log.row_lines:
         raise ValidationFailed(
-            rejected[:max_problems]
-            or [Problem(src, "", "", f"no session found in {Path(src).name}")],
+            rejected[:max_problems] or _no_session(src),
             truncated=len(rejected) > max_problems,
         )
 
     def build() -> tuple[SessionFrame, LoadReport]:
-        return frame_from_flat(
+        return frame_and_report(
             _flat_table(log, time_origin),
             source=src,
             mode=mode,
@@ -418,16 +418,21 @@ def _parse_sessions(
         root = parse_tree(text)
         return root.tag, root.findall("session"), []
     except XmlError as exc:
-        notes.append(
-            Problem(
-                src,
-                f"line {exc.line}:{exc.col}",
-                "",
-                f"document not well-formed ({exc.what}); each <session> parsed on its own",
-            )
+        ProblemCollector(src, into=notes).add_at(
+            exc.line,
+            "",
+            f"document not well-formed ({exc.what}); each <session> parsed on its own",
+            column=exc.col,
         )
     session_nodes, rejected, root_tag = parse_by_session(text, src)
     return root_tag, session_nodes, rejected
+
+
+def _no_session(src: str) -> list[Problem]:
+    """The problem of a file without any session."""
+    problems = ProblemCollector(src)
+    problems.add_at(None, "", f"no session found in {Path(src).name}")
+    return problems.problems
 
 
 def _topic_map(

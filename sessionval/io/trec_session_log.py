@@ -18,6 +18,7 @@ import numpy as np
 
 from ..frame import FLAT_COLUMNS
 from ..problems import Mode, Problem
+from ..validate.collect import ProblemCollector
 from ..validate.ids import strip_id
 from ._xml import XmlNode, child_text
 
@@ -228,12 +229,14 @@ class SessionLogWalk:
     def _problem(
         self, s: _Session, node: XmlNode | _Result, fld: str, msg: str, val: str = ""
     ) -> None:
-        s.problems.append(Problem(self.source, f"line {node.line}", fld, msg, val, record=s.sid))
+        ProblemCollector(self.source, into=s.problems).add_at(
+            node.line, fld, msg, val, record=s.sid
+        )
 
     def _repair(
         self, s: _Session, node: XmlNode | _Result, fld: str, msg: str, val: str = ""
     ) -> None:
-        s.repairs.append(Problem(self.source, f"line {node.line}", fld, msg, val, record=s.sid))
+        ProblemCollector(self.source, into=s.repairs).add_at(node.line, fld, msg, val, record=s.sid)
 
     def _topic(self, s: _Session, snode: XmlNode) -> str:
         """The session's topic: ``<topic num>``, else the map's; a conflict is a problem."""

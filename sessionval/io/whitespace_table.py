@@ -7,7 +7,7 @@ other character is data.  :func:`read_fields` reads a file's fields in pieces of
 parsed in one pass of pandas' C parser, so memory beyond the table read stays bounded;
 a line's number is found again only when a message needs it (:class:`RowLines`).
 Problems are collected in file order by
-:class:`~sessionval.validate.collect.LocatedProblems` and raised together.
+:class:`~sessionval.validate.collect.ProblemCollector` and raised together.
 :mod:`sessionval.io.trec` gives the fields their meaning (ids, grades, ranks).
 """
 
@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..errors import ParseError
 from ..progress import Progress, ProgressLike, as_progress, counted
-from ..validate.collect import LocatedProblems
+from ..validate.collect import ProblemCollector
 from .text import count_lines, iter_input_utf8
 
 __all__ = ["PIECE_BYTES", "RowLines", "read_fields"]
@@ -89,7 +89,7 @@ def read_fields(
     names: Sequence[str],
     what: str,
     encoding: str | None,
-    problems: LocatedProblems,
+    problems: ProblemCollector,
     chunk_bytes: int,
     progress: ProgressLike = None,
 ) -> tuple[pd.DataFrame, RowLines]:
@@ -112,7 +112,7 @@ def _read_fields(
     names: Sequence[str],
     what: str,
     encoding: str | None,
-    problems: LocatedProblems,
+    problems: ProblemCollector,
     chunk_bytes: int,
     shown: Progress,
 ) -> tuple[pd.DataFrame, RowLines]:
@@ -131,7 +131,7 @@ def _read_fields(
     if last and not last.endswith(b"\n"):
         shown.advance()  # the last line, without a line end
     if not frames:
-        if not problems.found:
+        if not problems.problems:
             raise ParseError(f"{path}: file is empty (expected {what} lines)")
         return pd.DataFrame({c: pd.Series([], dtype=str) for c in names}), rows
     out = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
@@ -145,7 +145,7 @@ def _parsed(
     k: int,
     names: Sequence[str],
     what: str,
-    problems: LocatedProblems,
+    problems: ProblemCollector,
     rows: RowLines,
 ) -> pd.DataFrame | None:
     """The rows of piece ``k`` (``None``: none), every line of the wrong length reported."""
@@ -160,7 +160,7 @@ def _parsed(
 
 
 def _diagnose(
-    piece: bytes, before: int, names: Sequence[str], what: str, problems: LocatedProblems
+    piece: bytes, before: int, names: Sequence[str], what: str, problems: ProblemCollector
 ) -> tuple[pd.DataFrame, npt.NDArray[np.int64]]:
     """The well-formed lines of a piece and their line numbers; the others reported."""
     n = len(names)
@@ -172,8 +172,8 @@ def _diagnose(
         if k == n:
             good.append(line)
             line_of.append(lineno)
-        elif len(problems.found) < problems.limit:  # the first problems a file can have
-            problems.add(
+        elif len(problems.problems) < problems.limit:  # the first problems a file can have
+            problems.add_at(
                 lineno,
                 "",
                 f"{what} line has {k} field{'s' if k != 1 else ''}, "

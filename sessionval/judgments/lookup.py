@@ -27,6 +27,7 @@ from .._types import FloatArray, IntArray
 from ..errors import JudgmentError, MeasureSpecError
 from ..frame import JudgmentFrame, SessionFrame
 from ..kernels.segments import offsets_from_counts
+from ..validate.ranking import string_ranks
 
 __all__ = [
     "GradeLookup",
@@ -73,24 +74,6 @@ def index_in(values: pd.Index, lookup: pd.Index) -> IntArray:
         )
         return np.asarray(res.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
     return np.asarray(lookup.get_indexer(values), dtype=np.int64)
-
-
-def string_ranks(values: pd.Index) -> IntArray:
-    """Rank (0-based) of each id in byte order (C ``strcmp``, as trec_eval sorts)."""
-    if len(values) == 0:
-        return np.zeros(0, dtype=np.int64)
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    arr = pa.array(
-        np.asarray(values.astype(str), dtype=object)
-        if values.dtype == object
-        else values.astype(str).array
-    )
-    order = np.asarray(pc.sort_indices(arr).to_numpy(), dtype=np.int64)
-    ranks = np.empty(len(values), dtype=np.int64)
-    ranks[order] = np.arange(len(values), dtype=np.int64)
-    return ranks
 
 
 @dataclass(frozen=True, slots=True)

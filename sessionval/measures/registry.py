@@ -368,7 +368,7 @@ def measures_markdown() -> str:
         "the default: what trec_eval, and so pytrec_eval, ir_measures and gdeval, do), by",
         "document id ascending (`--ties doc_id`) or in file order (`--ties input`). Logs",
         "(`RankedLists.from_frame`) keep their ranks; CAsT runs read as sessions",
-        "(`load_runs_as_sessions`) are ordered as trec_eval too. Run topics without",
+        "(`load_cast`) are ordered as trec_eval too. Run topics without",
         "judgments are skipped and counted; `-c` adds judged topics missing from the run as",
         "empty lists (trec_eval `-c`). `sessionval evaluate` and `evaluate_run` score a",
         "judged topic without relevant documents 0, as trec_eval (`--empty nan` leaves it",

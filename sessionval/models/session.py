@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Final, Self
 
-from pydantic import AwareDatetime, Field, model_validator
+from pydantic import AwareDatetime, Field, ValidationInfo, model_validator
 
 from .._types import DocId, Grade, Identifier, NonNegativeFloat, Position, Rank, Text
 from ..rules import check_one_to_n, check_unique_within, scan_depth_fix
 from ._base import Model
 
 __all__ = [
+    "REPAIR_LATER",
     "Query",
     "Result",
     "Session",
 ]
+
+
+#: validation context of a lenient load: a document listed twice in one result list is let
+#: through, for the one repair of the flat table (``sessionval.validate.repair``) to fix
+REPAIR_LATER: Final = {"repeated_documents": "repair later"}
 
 
 class Result(Model):
@@ -52,12 +58,17 @@ class Query(Model):
     results: tuple[Result, ...] = ()
 
     @model_validator(mode="after")
-    def _ranked_list(self) -> Self:
+    def _ranked_list(self, info: ValidationInfo) -> Self:
         bad = check_one_to_n([r.rank for r in self.results], what="rank")
         if bad:
             raise ValueError(f"results[{int(bad.rows[0])}].rank: {bad.messages[0]}")
         codes = {d: i for i, d in enumerate(dict.fromkeys(r.doc_id for r in self.results))}
-        dup = check_unique_within([codes[r.doc_id] for r in self.results])
+        # a lenient load repairs a repeated document in the flat table (REPAIR_LATER)
+        dup = (
+            None
+            if info.context == REPAIR_LATER
+            else check_unique_within([codes[r.doc_id] for r in self.results])
+        )
         if dup:
             i = int(dup.rows[0])
             raise ValueError(f"results[{i}].doc_id: {dup.messages[0]} ({self.results[i].doc_id!r})")

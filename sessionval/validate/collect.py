@@ -1,9 +1,13 @@
-"""Problems of a flat table, collected per row and tied to the session each one rejects.
+"""The one problem collector of every input: :class:`ProblemCollector`.
 
-The vectorised checks of :mod:`sessionval.validate.phases` find the offending rows
-of a whole column at once; a :class:`ProblemCollector` turns them into
-:class:`~sessionval.problems.Problem` records that name the file row or line, and
-remembers which sessions they reject (lenient mode drops those sessions whole).
+The vectorised checks find the offending rows of a whole column at once; a
+:class:`ProblemCollector` turns them into :class:`~sessionval.problems.Problem`
+records that name the file line, the table row or the record, keeps the first
+``limit`` of each check (the others are counted), and raises them together in input
+order.  Given the session of each row (a flat table,
+:mod:`sessionval.validate.phases`), it also remembers which sessions they reject
+(lenient mode drops those sessions whole); a file without sessions (qrels, runs, the
+tables of a reader before its flat table) has none.
 """
 
 from __future__ import annotations
@@ -19,7 +23,6 @@ from ..errors import JudgmentError, ParseError
 from ..problems import Problem
 
 __all__ = [
-    "LocatedProblems",
     "ProblemCollector",
     "row_locator",
 ]
@@ -51,8 +54,8 @@ def row_locator(
     return lambda row: f"{kind} {int(located[row])}"
 
 
-class LocatedProblems:
-    """Problems of one input, collected in input order up to a limit, raised together.
+class ProblemCollector:
+    """Problems of one input, by line, row or record, and the sessions they reject.
 
     Each problem names where it is: ``line 7`` of a file, ``row 6`` of a table
     (0-based, as ``DataFrame.iloc``) or ``record 6`` of records given in code.
@@ -61,23 +64,61 @@ class LocatedProblems:
     ----------
     source
         The file or table name used in every problem.
+    session_codes
+        Session code of each table row (``-1``: the row has no session id), for
+        :meth:`add`; ``None``: an input without sessions.
+    names
+        Session id of each code.
+    locate
+        ``row -> location`` of :meth:`add` (:func:`row_locator`; default
+        ``"<unit> <row>"``).
     limit
-        Problems listed at most (the others are counted).
+        Problems of one check listed at most (:meth:`first`), and problems listed by
+        :meth:`raise_if_any` (the others are counted).
     unit
         What a location counts: ``"line"``, ``"row"`` or ``"record"``.
     container
         What the input is, in the error's first line: ``"file"``, ``"table"``, ...
+    into
+        The list to keep the problems in (a :class:`~sessionval.problems.LoadReport`'s,
+        for a reader that reports as it streams); a new one by default.
+
+    Examples
+    --------
+    >>> p = ProblemCollector("q.txt", limit=5)
+    >>> p.add_at(3, "grade", "must be an integer", "'x'")
+    >>> p.add_at(2, "", "qrels line has 3 fields, expected 4")
+    >>> [str(x) for x in p.in_order()]
+    ['q.txt:2: qrels line has 3 fields, expected 4', "q.txt:3: grade: must be an integer (got 'x')"]
     """
 
     def __init__(
-        self, source: str, limit: int, *, unit: str = "line", container: str = "file"
+        self,
+        source: str,
+        session_codes: npt.NDArray[np.int32] | None = None,
+        names: pd.Index | None = None,
+        locate: Callable[[int], str] | None = None,
+        *,
+        limit: int = 50,
+        unit: str = "line",
+        container: str = "file",
+        into: list[Problem] | None = None,
     ) -> None:
         self.source = source
+        self.session_codes = session_codes
+        self.names = names if names is not None else pd.Index([], dtype=object)
+        self.locate: Callable[[int], str] = (
+            locate if locate is not None else (lambda row: f"{unit} {row}")
+        )
         self.limit = max(int(limit), 1)
         self.unit = unit
         self.container = container
-        self.found: list[tuple[int, Problem, bool]] = []  # (place, problem, judgment kind)
-        self.uncounted = 0  # problems found beyond the limit of their kind, not kept
+        self.problems: list[Problem] = [] if into is None else into
+        self._before = len(self.problems)  # problems the list held before this collector
+        self.bad_sessions: set[int] = set()
+        self.uncounted = 0  # problems found beyond the limit of their check, not kept
+        self._places: list[int] = []  # where each problem is, for the input order
+        self._judgment: list[bool] = []  # whether each problem is about a grade
 
     def first(self, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.intp]:
         """Rows of ``mask`` to report: the first ``limit`` (the rest are only counted)."""
@@ -86,67 +127,13 @@ class LocatedProblems:
         return rows[: self.limit]
 
     def add(
-        self, line: int, field: str, message: str, value: str = "", *, judgment: bool = False
-    ) -> None:
-        """Keep one problem found at ``line`` (a line, row or record; ``judgment``: a grade's)."""
-        where = f"{self.unit} {line}"
-        self.found.append((line, Problem(self.source, where, field, message, value), judgment))
-
-    def raise_if_any(self, what: str) -> None:
-        """Raise one error listing every problem (JudgmentError when all are about grades)."""
-        if not self.found:
-            return
-        ordered = sorted(self.found, key=lambda t: t[0])
-        shown = ordered[: self.limit]
-        n = len(ordered) + self.uncounted
-        more = f" (the first {self.limit} are listed)" if n > self.limit else ""
-        head = (
-            f"{self.source}: {n} problem{'s' if n != 1 else ''} in the {what} "
-            f"{self.container}{more}:"
-        )
-        text = str(shown[0][1]) if n == 1 else "\n".join([head, *(f"  {p}" for _, p, _ in shown)])
-        if all(j for _, _, j in ordered):
-            raise JudgmentError(text)
-        raise ParseError(text)
-
-
-class ProblemCollector:
-    """Collect problems per row and the sessions they reject.
-
-    Parameters
-    ----------
-    source
-        File name used in every problem.
-    session_codes
-        Session code of each table row (``-1``: the row has no session id).
-    names
-        Session id of each code.
-    locate
-        ``row -> location`` (:func:`row_locator`).
-    """
-
-    def __init__(
-        self,
-        source: str,
-        session_codes: npt.NDArray[np.int32],
-        names: pd.Index,
-        locate: Callable[[int], str],
-    ) -> None:
-        self.source = source
-        self.session_codes = session_codes
-        self.names = names
-        self.locate = locate
-        self.problems: list[Problem] = []
-        self.bad_sessions: set[int] = set()
-
-    def add(
         self,
         rows: npt.ArrayLike,
         field_name: str,
         messages: str | Sequence[str],
         values: Sequence[object] | None = None,
     ) -> None:
-        """Record one problem per row (in the order given) and mark the rows' sessions bad.
+        """Record one problem per table row (in the order given) and mark the rows' sessions bad.
 
         Parameters
         ----------
@@ -161,11 +148,13 @@ class ProblemCollector:
         """
         rows_arr = np.asarray(rows, dtype=np.int64)
         texts = [messages] * len(rows_arr) if isinstance(messages, str) else messages
+        codes = self.session_codes
         for k, row in enumerate(rows_arr.tolist()):
-            code = int(self.session_codes[row])
+            code = -1 if codes is None else int(codes[row])
             if code >= 0:  # a row without a session id is dropped with its own problem
                 self.bad_sessions.add(code)
-            self.problems.append(
+            self._keep(
+                row,
                 Problem(
                     source=self.source,
                     location=self.locate(row),
@@ -173,5 +162,60 @@ class ProblemCollector:
                     message=texts[k],
                     value="" if values is None else repr(values[k]),
                     record=str(self.names[code]) if code >= 0 else "",
-                )
+                ),
             )
+
+    def add_at(
+        self,
+        place: int | None,
+        field: str,
+        message: str,
+        value: str = "",
+        *,
+        column: int | None = None,
+        record: str = "",
+        judgment: bool = False,
+    ) -> None:
+        """Keep one problem found at ``place`` (a line, row or record; ``judgment``: a grade's).
+
+        ``value`` is shown as given (already ``repr``-ed, or the text as written);
+        ``column`` makes the location ``line 7:12``; ``place=None``: the problem is
+        about the whole input (no location; listed first).
+        """
+        where = "" if place is None else f"{self.unit} {place}"
+        if column is not None and place is not None:
+            where += f":{column}"
+        problem = Problem(self.source, where, field, message, value, record)
+        self._keep(-1 if place is None else place, problem, judgment)
+
+    def _keep(self, place: int, problem: Problem, judgment: bool = False) -> None:
+        self.problems.append(problem)
+        self._places.append(place)
+        self._judgment.append(judgment)
+
+    def in_order(self) -> list[Problem]:
+        """Every problem kept, in input order (by place; ties in the order found)."""
+        mine = self.problems[self._before :]
+        order = sorted(range(len(mine)), key=self._places.__getitem__)
+        return [mine[i] for i in order]
+
+    def raise_if_any(self, what: str) -> None:
+        """Raise one error listing every problem (JudgmentError when all are about grades).
+
+        ``what`` names the input in the error's first line (``"qrels"``: "... in the
+        qrels file").
+        """
+        ordered = self.in_order()
+        if not ordered:
+            return
+        shown = ordered[: self.limit]
+        n = len(ordered) + self.uncounted
+        more = f" (the first {self.limit} are listed)" if n > self.limit else ""
+        head = (
+            f"{self.source}: {n} problem{'s' if n != 1 else ''} in the {what} "
+            f"{self.container}{more}:"
+        )
+        text = str(shown[0]) if n == 1 else "\n".join([head, *(f"  {p}" for p in shown)])
+        if all(self._judgment):
+            raise JudgmentError(text)
+        raise ParseError(text)

@@ -16,7 +16,7 @@ import numpy.typing as npt
 import pandas as pd
 from pandas.core.arrays.masked import BaseMaskedArray
 
-from .collect import LocatedProblems, ProblemCollector
+from .collect import ProblemCollector
 from .ids import strip_id_categories
 
 __all__ = [
@@ -169,7 +169,7 @@ def exact_integers(
     name: str,
     bounds: tuple[int, int],
     storage: str,
-    problems: LocatedProblems,
+    problems: ProblemCollector,
     line_at: Callable[[], npt.NDArray[Any]],
     *,
     judgment: bool = False,
@@ -199,9 +199,9 @@ def exact_integers(
         raw = col.to_numpy()
         for i in problems.first(not_int):
             message = INEXACT_WHOLE if inexact[i] else "must be an integer"
-            problems.add(int(lines[i]), name, message, repr(str(raw[i])))
+            problems.add_at(int(lines[i]), name, message, repr(str(raw[i])))
         for i in problems.first(out):
-            problems.add(
+            problems.add_at(
                 int(lines[i]),
                 name,
                 f"must be an integer from {bounds[0]} to {bounds[1]} ({storage})",

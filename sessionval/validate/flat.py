@@ -17,14 +17,17 @@ The work is done in named phases (:mod:`sessionval.validate.phases` and
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ..frame import FLAT_COLUMNS, SessionFrame
+from ..frame import FLAT_COLUMNS, LoadedStudy, SessionFrame
 from ..models.judgments import GradeScale
+from ..models.study import Study
 from ..problems import LoadReport, Mode
 from ..progress import ProgressLike, as_progress
 from .assemble import build_frame
@@ -36,8 +39,10 @@ from .sources import Columns
 
 __all__ = [
     "LOAD_PHASES",
+    "frame_and_report",
     "frame_from_flat",
     "frame_to_flat",
+    "loaded_without_judgments",
 ]
 
 
@@ -74,7 +79,7 @@ def frame_from_flat(
     progress: ProgressLike = None,
     max_rank: int | None = None,
     raise_problems: bool = True,
-) -> tuple[SessionFrame, LoadReport]:
+) -> LoadedStudy:
     """Validate a flat table and build the columnar :class:`SessionFrame`.
 
     The rules (:mod:`sessionval.rules`) are checked for all rows at once:
@@ -122,16 +127,64 @@ def frame_from_flat(
 
     Returns
     -------
-    (SessionFrame, LoadReport)
+    LoadedStudy
+        The frame, the load report (its repairs also in ``notes``), a header that
+        names the study after ``source``'s stem and lists no entities (the frame
+        holds the users, topics and systems; as ``load_study`` reads a folder without
+        ``study.json``), and no judgments.
 
     Examples
     --------
     >>> flat = pd.DataFrame({"session_id": ["s1"] * 3, "user_id": "u1", "topic_id": "T1",
     ...     "system_id": "S1", "query_pos": [1, 1, 2], "rank": [1, 2, None],
     ...     "doc_id": ["d1", "d2", None]})
-    >>> frame, report = frame_from_flat(flat)
-    >>> frame.queries["n_results"].tolist(), report.summary_line()
+    >>> loaded = frame_from_flat(flat)
+    >>> loaded.frame.queries["n_results"].tolist(), loaded.report.summary_line()
     ([2, 0], '1 records read = 1 sessions accepted + 0 rejected')
+    """
+    frame, report = frame_and_report(
+        flat,
+        source=source,
+        mode=mode,
+        max_problems=max_problems,
+        user_grade_scale=user_grade_scale,
+        location_kind=location_kind,
+        row_locations=row_locations,
+        progress=progress,
+        max_rank=max_rank,
+        raise_problems=raise_problems,
+    )
+    return loaded_without_judgments(frame, report, "" if source is None else Path(source).stem)
+
+
+def loaded_without_judgments(frame: SessionFrame, report: LoadReport, name: str) -> LoadedStudy:
+    """The :class:`LoadedStudy` of sessions read without a header or judgments.
+
+    Its header names the study and the searchers' grade scale only: building the
+    entity lists from the frame would cost a model per user (seconds for 50,000
+    users), and the frame holds them already.
+    """
+    header = Study(name=name, user_grade_scale=frame.grade_scale)
+    return LoadedStudy(study=header, frame=frame, judgments=None, report=report)
+
+
+def frame_and_report(
+    flat: pd.DataFrame | Columns,
+    *,
+    source: str | None = None,
+    mode: Mode = "strict",
+    max_problems: int = 50,
+    user_grade_scale: GradeScale | None = None,
+    location_kind: Literal["row", "line"] = "row",
+    row_locations: npt.NDArray[np.integer[Any]] | None = None,
+    progress: Callable[[str], None] | None = None,
+    max_rank: int | None = None,
+    raise_problems: bool = True,
+) -> tuple[SessionFrame, LoadReport]:
+    """The frame and the load report of :func:`frame_from_flat` (same parameters).
+
+    What the readers build their :class:`~sessionval.frame.LoadedStudy` from: they
+    add their own header, judgments and problems to the pair.
     """
     return _load(
         flat,
@@ -245,7 +298,7 @@ def frame_to_flat(frame: SessionFrame) -> pd.DataFrame:
     --------
     >>> flat = pd.DataFrame({"session_id": ["s1", "s1"], "user_id": "u", "topic_id": "T",
     ...     "system_id": "S", "query_pos": [1, 2], "rank": [1, None], "doc_id": ["d1", None]})
-    >>> frame_to_flat(frame_from_flat(flat)[0])[["query_pos", "rank", "doc_id"]].to_dict("list")
+    >>> frame_to_flat(frame_from_flat(flat).frame)[["query_pos", "rank", "doc_id"]].to_dict("list")
     {'query_pos': [1, 2], 'rank': [1, None], 'doc_id': ['d1', None]}
     """
     q, r, s = frame.queries, frame.results, frame.sessions

@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .collect import LocatedProblems
+from .collect import ProblemCollector
 
 __all__ = [
     "checked_id_column",
@@ -97,7 +97,7 @@ def strip_coded(
 
 
 def checked_id_column(
-    col: pd.Series, name: str, problems: LocatedProblems, line_at: Callable[[], npt.NDArray[Any]]
+    col: pd.Series, name: str, problems: ProblemCollector, line_at: Callable[[], npt.NDArray[Any]]
 ) -> tuple[pd.Categorical, npt.NDArray[np.bool_]]:
     """Ids by the whitespace rule (a sorted categorical) and the rows that have none.
 
@@ -108,9 +108,9 @@ def checked_id_column(
 
     Examples
     --------
-    >>> p = LocatedProblems("t", 5, unit="row", container="table")
+    >>> p = ProblemCollector("t", limit=5, unit="row", container="table")
     >>> cat, bad = checked_id_column(pd.Series([10, 9, None]), "doc_id", p, lambda: np.arange(3))
-    >>> list(cat.categories), bad.tolist(), str(p.found[0][1])
+    >>> list(cat.categories), bad.tolist(), str(p.problems[0])
     (['10', '9'], [False, False, True], 't (row 2): doc_id: is missing (every row needs one)')
     """
     if isinstance(col.dtype, pd.CategoricalDtype):  # already coded: the rule on its categories
@@ -135,9 +135,9 @@ def checked_id_column(
     if blank.any() or missing.any():
         lines, raw = line_at(), col.to_numpy()
         for i in problems.first(missing):
-            problems.add(int(lines[i]), name, "is missing (every row needs one)")
+            problems.add_at(int(lines[i]), name, "is missing (every row needs one)")
         for i in problems.first(blank):
-            problems.add(
+            problems.add_at(
                 int(lines[i]), name, "is only whitespace (ids must not be empty)", repr(raw[i])
             )
     return pd.Categorical.from_codes(codes, categories=cats), blank | missing

@@ -36,7 +36,7 @@ from ..errors import InputFormatError
 from ..frame import JudgmentFrame
 from ..models.judgments import GradeScale
 from ..problems import line_list
-from .collect import LocatedProblems
+from .collect import ProblemCollector
 from .fields import exact_integers
 from .ids import checked_id_column
 
@@ -62,7 +62,7 @@ LineAt = Callable[[], npt.NDArray[Any]]
 
 def check_grades(
     grade: pd.Series,
-    problems: LocatedProblems,
+    problems: ProblemCollector,
     line_at: LineAt,
     *,
     scale: GradeScale | None = None,
@@ -74,9 +74,9 @@ def check_grades(
 
     Examples
     --------
-    >>> p = LocatedProblems("q.txt", 5)
+    >>> p = ProblemCollector("q.txt", limit=5)
     >>> vals, bad = check_grades(pd.Series(["1", "2.5", "40000"]), p, lambda: np.arange(3) + 1)
-    >>> vals[0], bad.tolist(), [str(x[1]) for x in p.found][:1]
+    >>> vals[0], bad.tolist(), [str(x) for x in p.problems][:1]
     (np.float64(1.0), [False, True, True], ["q.txt:2: grade: must be an integer (got '2.5')"])
     """
     name = str(grade.name or "grade")  # the input's own column name
@@ -94,7 +94,7 @@ def check_grades(
         if off.any():
             lines, raw = line_at(), grade.to_numpy()
             for i in problems.first(off):
-                problems.add(
+                problems.add_at(
                     int(lines[i]),
                     name,
                     f"not on the scale {scale.name!r} "
@@ -109,7 +109,7 @@ def check_grades(
 def _one_grade_each(
     t: pd.DataFrame,
     row_index: npt.NDArray[np.intp],
-    problems: LocatedProblems,
+    problems: ProblemCollector,
     line_at: LineAt,
     field: str,
 ) -> npt.NDArray[np.bool_] | None:
@@ -132,7 +132,7 @@ def _one_grade_each(
             rows = np.flatnonzero(((t["topic_id"] == top) & (t["doc_id"] == doc_id)).to_numpy())
             at = [int(lines[row_index[r]]) for r in rows]
             grades = line_list(t["grade"].to_numpy()[rows])  # as many as lines listed
-            problems.add(
+            problems.add_at(
                 at[1],
                 field,
                 f"document {doc_id!r} is judged more than once for topic {top!r} with "
@@ -160,7 +160,7 @@ def judgment_frame(
     source: str,
     scale: GradeScale | None = None,
     what: str = "judgments",
-    problems: LocatedProblems | None = None,
+    problems: ProblemCollector | None = None,
     line_at: LineAt | None = None,
 ) -> JudgmentFrame:
     """Judgments from their columns, every rule of the module checked, every problem located.
@@ -207,7 +207,7 @@ def judgment_frame(
     """
     n = len(grade)
     if problems is None:
-        problems = LocatedProblems(source, 50, unit="row", container="table")
+        problems = ProblemCollector(source, limit=50, unit="row", container="table")
     if line_at is None:
         line_at = lambda: np.arange(n)  # noqa: E731  (rows of a table, as iloc counts them)
     vals, bad = check_grades(grade, problems, line_at, scale=scale)
@@ -358,5 +358,5 @@ def judgments_from_records(
         cols[3] if width > 3 else None,
         source=source,
         scale=scale,
-        problems=LocatedProblems(source, 50, unit="record", container="records"),
+        problems=ProblemCollector(source, limit=50, unit="record", container="records"),
     )

@@ -163,7 +163,7 @@ def unjudged_keys(frame: SessionFrame, judgments: JudgmentFrame | None) -> tuple
     >>> from sessionval.validate.judgments import judgments_from_records
     >>> flat = pd.DataFrame({"session_id": ["s1", "s2"], "user_id": "u", "topic_id": ["B", "A"],
     ...     "system_id": "S", "query_pos": 1, "rank": 1, "doc_id": "d"})
-    >>> unjudged_keys(frame_from_flat(flat)[0], judgments_from_records([("A", "d", 1)]))
+    >>> unjudged_keys(frame_from_flat(flat).frame, judgments_from_records([("A", "d", 1)]))
     ('B',)
     """
     if judgments is None:

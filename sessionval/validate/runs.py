@@ -26,7 +26,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from ..errors import InputFormatError
-from .collect import LocatedProblems
+from .collect import ProblemCollector
 
 __all__ = ["RUN_COLUMNS", "check_run_table", "check_scores"]
 
@@ -35,16 +35,16 @@ RUN_COLUMNS: Final = ("query_id", "doc_id", "score")
 
 
 def check_scores(
-    score: pd.Series, problems: LocatedProblems, line_at: Callable[[], npt.NDArray[Any]]
+    score: pd.Series, problems: ProblemCollector, line_at: Callable[[], npt.NDArray[Any]]
 ) -> npt.NDArray[np.float64]:
     """Scores as float64; a score that is not a number is a problem of its row.
 
     Examples
     --------
-    >>> p = LocatedProblems("r.run", 5)
+    >>> p = ProblemCollector("r.run", limit=5)
     >>> check_scores(pd.Series(["1.5", "high"], name="score"), p, lambda: np.array([1, 2]))
     array([1.5, nan])
-    >>> str(p.found[0][1])
+    >>> str(p.problems[0])
     "r.run:2: score: must be a number (got 'high')"
     """
     vals = pd.to_numeric(score, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
@@ -52,7 +52,7 @@ def check_scores(
     if nan.any():
         lines, raw = line_at(), score.to_numpy()
         for i in problems.first(nan):
-            problems.add(int(lines[i]), "score", "must be a number", repr(str(raw[i])))
+            problems.add_at(int(lines[i]), "score", "must be a number", repr(str(raw[i])))
     return vals
 
 
@@ -95,7 +95,7 @@ def check_run_table(
                 "ir_measures' names are query_id, doc_id, score (run) and query_id, doc_id, "
                 "relevance (qrels)"
             )
-    problems = LocatedProblems(source, max_problems, unit="row", container="table")
+    problems = ProblemCollector(source, limit=max_problems, unit="row", container="table")
 
     def rows() -> npt.NDArray[np.int64]:
         return np.arange(len(run), dtype=np.int64)
@@ -106,7 +106,7 @@ def check_run_table(
     for col in ("query_id", "doc_id"):
         missing = run[col].isna().to_numpy(dtype=bool)
         for i in problems.first(missing):
-            problems.add(i, col, "is missing (every row needs one)")
+            problems.add_at(i, col, "is missing (every row needs one)")
     problems.raise_if_any("run")
     return pd.DataFrame(
         {"query_id": run["query_id"], "doc_id": run["doc_id"], "score": score}, copy=False

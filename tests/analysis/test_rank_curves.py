@@ -193,7 +193,7 @@ CONFIGS = [
 
 def _random_ev(seed: int, config: SessionConfig) -> SessionEvaluation:
     study = generate_study(n_sessions=12 + seed % 9, seed=seed, jsonl=False)
-    frame = frame_from_flat(study.flat.to_pandas())[0]
+    frame = frame_from_flat(study.flat.to_pandas()).frame
     judgments = builders.judgments(study.judgments.itertuples(index=False, name=None))
     return evaluate(frame, judgments, config)
 

@@ -114,7 +114,7 @@ def _flat(texts, docs, times=None):
             if times is not None:
                 row["query_time"] = times[pos - 1]
             rows.append(row)
-    return frame_from_flat(pd.DataFrame(rows))[0]
+    return frame_from_flat(pd.DataFrame(rows)).frame
 
 
 def test_small_session_by_hand():

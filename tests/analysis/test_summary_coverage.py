@@ -36,7 +36,8 @@ def _study(n_sessions: int) -> LoadedStudy:
             "user_grade": pd.array(np.where(np.arange(rows) % 5 == 0, 1, None), dtype="Int64"),
         }
     )
-    frame, report = frame_from_flat(flat)
+    loaded = frame_from_flat(flat)
+    frame, report = loaded.frame, loaded.report
     j = builders.judgments([(t, f"d{d}", d % 4) for t in "AB" for d in range(0, 40, 3)])
     return LoadedStudy(study=Study(name="x"), frame=frame, judgments=j, report=report)
 
@@ -82,7 +83,8 @@ def test_coverage_holds_no_per_row_table():
 
 
 def test_coverage_of_a_study_without_results():
-    frame, report = frame_from_flat(builders.flat_table([("s1", "u", "A", "S", [[]])]))
+    loaded = frame_from_flat(builders.flat_table([("s1", "u", "A", "S", [[]])]))
+    frame, report = loaded.frame, loaded.report
     loaded = LoadedStudy(study=Study(name="x"), frame=frame, judgments=None, report=report)
     table = _coverage(loaded)
     assert table.index.tolist() == ["all"] and table.loc["all", "results"] == 0

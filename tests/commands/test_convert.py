@@ -8,7 +8,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sessionval.cli import main
-from sessionval.io.cast import load_runs_as_sessions
+from sessionval.io.cast import load_cast
 from sessionval.io.jsonl import load_jsonl
 from sessionval.io.lab_tables import load_lab_tables
 from sessionval.io.mapping import load_mapped_table
@@ -42,7 +42,7 @@ def sources(fx):
             "session",
         ),
         "cast": (
-            lambda: load_runs_as_sessions(
+            lambda: load_cast(
                 [c / "runA.run", c / "runB.run"], qrels=c / "qrels.txt", topics=c / "topics.json"
             ),
             [
@@ -109,7 +109,7 @@ def test_convert_mapped_flat_and_jsonl_input(fx, tmp_path, same_frame):
         )
         == 0
     )
-    first = load_jsonl(out / "sessions.jsonl")[0]
+    first = load_jsonl(out / "sessions.jsonl").frame
     again = tmp_path / "again.parquet"
     assert (
         main(
@@ -252,10 +252,10 @@ def flat_tables(draw):
 def test_writers_round_trip_any_frame(tmp_path_factory, same_frame, flat):
     # frame_to_flat (validate/flat.py) cannot flatten a frame without any result row
     assume(flat["doc_id"].notna().any())
-    frame, _ = frame_from_flat(flat)
+    frame = frame_from_flat(flat).frame
     out = tmp_path_factory.mktemp("rt")
     write_jsonl(frame, out)
-    same_frame(frame, load_jsonl(out / "sessions.jsonl")[0])
+    same_frame(frame, load_jsonl(out / "sessions.jsonl").frame)
     write_flat(frame, out / "f.parquet")
     same_frame(frame, load_mapped_table(out / "f.parquet", "").frame)
 
@@ -288,11 +288,12 @@ def test_convert_sessions_without_results(tmp_path, make_session, write_jsonl, s
     sessions = [make_session("s1", queries=[[]]), make_session("s2", queries=[[], []])]
     src = write_jsonl(tmp_path / "in" / "sessions.jsonl", sessions)
     assert main(["validate", str(src)]) == 0
-    original, _ = load_jsonl(src)
+    original = load_jsonl(src).frame
     assert original.n_results == 0
     out = tmp_path / "out"
     assert main(["convert", str(src), "--from", "jsonl", "--out", str(out)]) == 0
-    back, report = load_jsonl(out / "sessions.jsonl")
+    loaded = load_jsonl(out / "sessions.jsonl")
+    back, report = loaded.frame, loaded.report
     assert report.sessions_accepted == 2
     same_frame(original, back)
     for to in ("parquet", "csv"):

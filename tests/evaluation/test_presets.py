@@ -27,7 +27,7 @@ def keyed_by_session(specs):
     """The frame of ``specs`` with each query's judgment key = its session (per-session qrels)."""
     flat = builders.flat_table(specs)
     flat["qrels_id"] = flat["session_id"]
-    return frame_from_flat(flat)[0]
+    return frame_from_flat(flat).frame
 
 
 def random_sessions(seed: int, *, n: int = 25, depth: int = 9, max_q: int = 7, grades=(-1, 2)):

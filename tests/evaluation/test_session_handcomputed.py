@@ -178,7 +178,7 @@ def test_no_repeat_needs_one_key_per_session() -> None:
             "doc_id": ["a", "b"],
         }
     )
-    fr = frame_from_flat(flat)[0]
+    fr = frame_from_flat(flat).frame
     q = fr.queries.copy()
     q["qrels_id"] = pd.Categorical(["s:1", "s:2"])
     fr2 = type(fr)(sessions=fr.sessions, queries=q, results=fr.results)
@@ -264,7 +264,7 @@ def test_jiang_allan_preset_by_hand() -> None:
             "doc_id": ["a", "b", "c"],
         }
     )
-    fr = frame_from_flat(flat)[0]
+    fr = frame_from_flat(flat).frame
     q = fr.queries.copy()
     q["qrels_id"] = pd.Categorical(["s", "s"])
     fr = type(fr)(sessions=fr.sessions, queries=q, results=fr.results)
@@ -320,7 +320,7 @@ def test_searcher_judgments() -> None:
             "user_grade": [1, 3],
         }
     )
-    fr = frame_from_flat(flat)[0]
+    fr = frame_from_flat(flat).frame
     ev = evaluate(fr, None, SessionConfig(cutoff=2, judgments="searcher"))
     # gains 1, 100 -> 1 + 100/2 = 51; ideal from the searchers' grades: 100 + 1/2
     s = ev.per_session().iloc[0]

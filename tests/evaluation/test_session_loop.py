@@ -247,7 +247,7 @@ def test_vectorised_equals_loop(study: tuple[list, dict, dict]) -> None:
         rows = [("T1", "zz", 0)]
     judg = judgments_frame(rows)
     judged_topics = {t for t, _, _ in rows}
-    frame, _ = frame_from_flat(flat_table(sessions, scan))
+    frame = frame_from_flat(flat_table(sessions, scan)).frame
     cfg = SessionConfig(**cfg_kw)
     # small chunks: sessions are processed in several vectorised chunks
     ev = evaluate(frame, judg, cfg, engine=LocalEngine(chunk_rows=extra["chunk"]))

@@ -55,7 +55,7 @@ def test_ideal_sessions_score_one_everywhere(
     rest = [d for d in DOCS if d not in ideal_list]
     sessions = [[ideal_list + rest[:2]] * n for n in n_queries]
     opts = {**opts, "duplicates": "every", "short_lists": "pad"}
-    ev = evaluate(frame_from_flat(flat(sessions))[0], _judgments(qrels), SessionConfig(**opts))
+    ev = evaluate(frame_from_flat(flat(sessions)).frame, _judgments(qrels), SessionConfig(**opts))
     pos = ev.per_position()
     defined = pos["ideal"] > 0
     np.testing.assert_allclose(pos.loc[defined, "nsdcg"], 1.0, rtol=1e-12)
@@ -65,7 +65,7 @@ def test_ideal_sessions_score_one_everywhere(
 @settings(deadline=None, max_examples=40)
 @given(study, qrels_st, options)
 def test_padding_never_adds_gain(sessions: list, qrels: dict[str, int], opts: dict) -> None:
-    frame = frame_from_flat(flat(sessions))[0]
+    frame = frame_from_flat(flat(sessions)).frame
     j = _judgments(qrels)
     finals = []
     for short in ("pad", "none", "min:3"):
@@ -81,7 +81,7 @@ def test_padding_never_adds_gain(sessions: list, qrels: dict[str, int], opts: di
 @settings(deadline=None, max_examples=40)
 @given(study, qrels_st, options)
 def test_first_never_exceeds_every(sessions: list, qrels: dict[str, int], opts: dict) -> None:
-    frame = frame_from_flat(flat(sessions))[0]
+    frame = frame_from_flat(flat(sessions)).frame
     j = _judgments(qrels)
     every = evaluate(frame, j, SessionConfig(**{**opts, "duplicates": "every"}))
     first = evaluate(frame, j, SessionConfig(**{**opts, "duplicates": "first"}))
@@ -98,8 +98,8 @@ def test_session_order_changes_nothing(
     rnd.shuffle(order)
     j = _judgments(qrels)
     cfg = SessionConfig(**opts)
-    a = evaluate(frame_from_flat(flat(sessions))[0], j, cfg).per_session()
-    b = evaluate(frame_from_flat(flat(sessions, order))[0], j, cfg).per_session()
+    a = evaluate(frame_from_flat(flat(sessions)).frame, j, cfg).per_session()
+    b = evaluate(frame_from_flat(flat(sessions, order)).frame, j, cfg).per_session()
     a = a.assign(session_id=a["session_id"].astype(str)).set_index("session_id").sort_index()
     b = b.assign(session_id=b["session_id"].astype(str)).set_index("session_id").sort_index()
     for c in ("user_id", "topic_id", "system_id"):
@@ -113,7 +113,7 @@ def test_session_order_changes_nothing(
 def test_query_discount_and_vectors_monotone(
     sessions: list, qrels: dict[str, int], opts: dict
 ) -> None:
-    ev = evaluate(frame_from_flat(flat(sessions))[0], _judgments(qrels), SessionConfig(**opts))
+    ev = evaluate(frame_from_flat(flat(sessions)).frame, _judgments(qrels), SessionConfig(**opts))
     q = ev.per_query()
     # query discount never increases along a session; equals 1 for the first query
     assert (q.loc[q["query_pos"] == 1, "qd"] == 1).all()

@@ -22,7 +22,7 @@ def _study():
             "doc_id": ["a", "b", "a", "b", "c"],
         }
     )
-    frame, _ = frame_from_flat(flat)
+    frame = frame_from_flat(flat).frame
     return frame, judgments_from_records([("A", "a", 1), ("A", "b", 2)])
 
 

@@ -71,7 +71,7 @@ def _write_and_read(frame: SessionFrame, fmt: str, folder: Path) -> SessionFrame
 
 
 def _round_trip(flat: pd.DataFrame, fmt: str) -> None:
-    frame, _ = frame_from_flat(flat)
+    frame = frame_from_flat(flat).frame
     with tempfile.TemporaryDirectory() as tmp:
         back = _write_and_read(frame, fmt, Path(tmp))
     assert_same_frame(frame.in_id_order(), back.in_id_order())

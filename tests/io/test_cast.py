@@ -5,7 +5,8 @@ import inspect
 import pytest
 
 from sessionval.errors import InputFormatError, JudgmentError, ParseError, ValidationFailed
-from sessionval.io.cast import CAST_GRADE_SCALE, load_runs_as_sessions, read_cast_topics
+from sessionval.io.cast import CAST_GRADE_SCALE, load_cast
+from sessionval.io.cast_topics import read_cast_topics
 from sessionval.io.trec import read_run
 
 
@@ -13,7 +14,7 @@ def load(fx, **kw):
     d = fx / "cast"
     kw.setdefault("qrels", d / "qrels.txt")
     kw.setdefault("topics", d / "topics.json")
-    return load_runs_as_sessions([d / "runA.run", d / "runB.run"], **kw)
+    return load_cast([d / "runA.run", d / "runB.run"], **kw)
 
 
 def docs_of(frame, session, pos):
@@ -73,7 +74,7 @@ def test_judgments_per_turn(fx):
 
 def test_without_topics_file_turns_come_from_runs(fx):
     d = fx / "cast"
-    r = load_runs_as_sessions(d / "runB.run")
+    r = load_cast(d / "runB.run")
     f = r.frame
     assert f.sessions["session_id"].astype(str).tolist() == ["runB:201", "runB:202"]
     assert f.queries["query_id"].tolist() == ["201_1", "201_3", "202_1"]
@@ -85,8 +86,8 @@ def test_bad_turn_id(fx, tmp_path):
     run = tmp_path / "bad.run"
     run.write_text("201 Q0 d1 1 1.0 x\n201_1 Q0 d1 1 1.0 x\n")
     with pytest.raises(ValidationFailed, match=r"bad\.run:1: qid: turn id must be <topic>_<turn>"):
-        load_runs_as_sessions(run)
-    r = load_runs_as_sessions(run, mode="lenient")
+        load_cast(run)
+    r = load_cast(run, mode="lenient")
     assert r.frame.n_queries == 1 and len(r.report.problems) == 1 and not r.notes
 
 
@@ -94,29 +95,44 @@ def test_duplicate_document_in_a_run(fx, tmp_path):
     run = tmp_path / "dup.run"
     run.write_text("1_1 Q0 d1 1 2.0 x\n1_1 Q0 d1 2 1.0 x\n1_1 Q0 d2 3 0.5 x\n")
     with pytest.raises(ValidationFailed, match="occurs more than once"):
-        load_runs_as_sessions(run)
-    r = load_runs_as_sessions(run, mode="lenient")
+        load_cast(run)
+    r = load_cast(run, mode="lenient")
     assert r.frame.results["doc_id"].astype(str).tolist() == ["d1", "d2"]
     assert r.frame.results["rank"].tolist() == [1, 2]
     # a repair, not a rejection: listed with both ranks, the session kept
     assert not r.report.problems and r.report.sessions_rejected == 0
     (rep,) = r.report.repairs
-    assert rep.location == "line 2" and rep.value == "'d1'" and rep.record == "1_1"
-    assert "kept at rank 1, removed at rank 2" in rep.message
+    # the one repair of every session table (validate/repair.py), named by the run line
+    assert rep.source == str(run) and rep.location == "line 2" and rep.value == "'d1'"
+    assert rep.field == "doc_id" and rep.record == "x:1"
+    assert "listed twice" in rep.message and "kept at rank 1, removed at rank 2" in rep.message
     assert r.notes == (rep,)
+    # the depth cut counts documents: the repaired list still holds `depth` of them
+    cut = load_cast(run, mode="lenient", depth=2)
+    assert cut.frame.results["doc_id"].astype(str).tolist() == ["d1", "d2"]
+
+
+def test_problems_of_the_table_name_the_run_file_and_line(tmp_path):
+    a, b = tmp_path / "a.run", tmp_path / "b.run"
+    a.write_text("1_1 Q0 d1 1 2.0 x\n")
+    b.write_text("1_1 Q0 d3 1 2.0 y\n1_1 Q0 d4 2 1.5 y\n1_1 Q0 d3 3 1.0 y\n")
+    with pytest.raises(ValidationFailed) as err:
+        load_cast([a, b])
+    (p,) = err.value.problems
+    assert (p.source, p.location, p.field) == (str(b), "line 3", "doc_id")
 
 
 def test_malformed_run_and_qrels_surface_with_lines(fx, tmp_path):
     run = tmp_path / "r.run"
     run.write_text("1_1 Q0 d1 1 2.0 x\n1_1 Q0 d2 one 1.0 x\n")
     with pytest.raises(ParseError, match=r"r\.run:2: rank: must be an integer \(got 'one'\)"):
-        load_runs_as_sessions(run)
+        load_cast(run)
     good = tmp_path / "g.run"
     good.write_text("1_1 Q0 d1 1 2.0 x\n")
     q = tmp_path / "q.txt"
     q.write_text("1_1 0 d1 1\n1_1 0 d1 2\n")
     with pytest.raises(JudgmentError, match="judged more than once for topic '1_1'"):
-        load_runs_as_sessions(good, qrels=q)
+        load_cast(good, qrels=q)
 
 
 def test_read_cast_topics_errors(tmp_path):
@@ -128,13 +144,13 @@ def test_read_cast_topics_errors(tmp_path):
 
 def test_read_cast_reads_a_folder_of_runs(fx, tmp_path):
     from sessionval.errors import InputFormatError
-    from sessionval.io.cast import read_cast
+    from sessionval.io.cast import load_cast
 
-    r = read_cast(fx / "cast", qrels=fx / "cast" / "qrels.txt", topics=fx / "cast" / "topics.json")
+    r = load_cast(fx / "cast", qrels=fx / "cast" / "qrels.txt", topics=fx / "cast" / "topics.json")
     assert r.details["systems"] == ("runA", "runB") and r.qrels_key == "query_id"
     assert r.report.summary_line() == load(fx).report.summary_line()
     with pytest.raises(InputFormatError, match=r"no \*\.run file in the folder"):
-        read_cast(tmp_path)
+        load_cast(tmp_path)
 
 
 def test_unjudged_turns_are_the_turns_without_qrels(fx):
@@ -150,7 +166,7 @@ def test_strict_lists_at_most_max_problems(tmp_path):
     run = tmp_path / "bad.run"
     run.write_text("".join(f"{i} Q0 d1 1 1.0 x\n" for i in range(5)) + "1_1 Q0 d1 1 1.0 x\n")
     with pytest.raises(ValidationFailed) as err:
-        load_runs_as_sessions(run, max_problems=3)
+        load_cast(run, max_problems=3)
     assert len(err.value.problems) == 3 and err.value.truncated
 
 
@@ -183,7 +199,7 @@ def test_topics_of_the_wrong_shape_are_located_errors(tmp_path, topics, where):
     run = tmp_path / "a.run"
     run.write_text("201_1 Q0 d1 1 1.0 runA\n")
     with pytest.raises((InputFormatError, ParseError), match=where):
-        load_runs_as_sessions(run, topics=_topics(tmp_path, topics))
+        load_cast(run, topics=_topics(tmp_path, topics))
 
 
 def test_topics_list_every_problem_at_once(tmp_path):
@@ -191,7 +207,7 @@ def test_topics_list_every_problem_at_once(tmp_path):
     run.write_text("201_1 Q0 d1 1 1.0 runA\n")
     t = _topics(tmp_path, '[{"number": 1, "turn": [{"number": "x"}, {"number": "y"}]}, 3]')
     with pytest.raises(InputFormatError, match="3 problem") as err:
-        load_runs_as_sessions(run, topics=t)
+        load_cast(run, topics=t)
     assert "turn[1].number" in str(err.value) and "topics[1]" in str(err.value)
 
 
@@ -199,8 +215,8 @@ def test_turn_number_too_long_is_a_problem_not_an_overflow(tmp_path):
     run = tmp_path / "c.run"
     run.write_text("201_99999999999999999999 Q0 d1 1 1.0 runA\n201_1 Q0 d1 1 1.0 runA\n")
     with pytest.raises(ValidationFailed, match=r"c\.run:1: qid: turn number has more than 18"):
-        load_runs_as_sessions(run)
-    r = load_runs_as_sessions(run, mode="lenient")
+        load_cast(run)
+    r = load_cast(run, mode="lenient")
     assert r.frame.queries["query_id"].tolist() == ["201_1"]
     assert [p.location for p in r.report.problems] == ["line 1"]
     # the dropped line is a record read and rejected (the books left it out: fuzz campaign)
@@ -208,22 +224,24 @@ def test_turn_number_too_long_is_a_problem_not_an_overflow(tmp_path):
     # every line flagged: the problems, not a traceback
     run.write_text("201_99999999999999999999 Q0 d1 1 1.0 runA\n")
     with pytest.raises(ValidationFailed, match="more than 18 digits"):
-        load_runs_as_sessions(run, mode="lenient")
+        load_cast(run, mode="lenient")
 
 
 def test_non_ascii_digits_are_not_a_turn_number(tmp_path):
     run = tmp_path / "d.run"
     run.write_text("201_\u0663 Q0 d1 1 1.0 runA\n", encoding="utf-8")
     with pytest.raises(ValidationFailed, match="turn id must be <topic>_<turn>"):
-        load_runs_as_sessions(run)
+        load_cast(run)
 
 
 def test_cr_only_line_ends_are_read_with_their_lines(tmp_path):
     run = tmp_path / "cr.run"
     run.write_bytes(b"201_1 Q0 d1 1 1.0 runA\r201_1 Q0 d1 2 0.5 runA\r201_2 Q0 d2 1 0.5 runA\r")
-    with pytest.raises(ValidationFailed, match=r"cr\.run:2: doc: document occurs more than once"):
-        load_runs_as_sessions(run)
-    r = load_runs_as_sessions(run, mode="lenient")
+    with pytest.raises(
+        ValidationFailed, match=r"cr\.run:2: doc_id: document occurs more than once"
+    ):
+        load_cast(run)
+    r = load_cast(run, mode="lenient")
     assert r.frame.queries["query_id"].tolist() == ["201_1", "201_2"]
 
 
@@ -232,8 +250,8 @@ def test_tags_differing_only_by_whitespace_are_a_located_error(tmp_path, space):
     run = tmp_path / "t.run"
     run.write_text(f"T_1 Q0 d1 1 2.0 runA\nT_1 Q0 d2 2 1.0 runA{space}\n", encoding="utf-8")
     with pytest.raises(ValidationFailed, match=r"t\.run:2: tag: run tag differs from 'runA' only"):
-        load_runs_as_sessions(run)
-    r = load_runs_as_sessions(run, mode="lenient")
+        load_cast(run)
+    r = load_cast(run, mode="lenient")
     assert r.details["systems"] == ("runA",)
     assert r.report.sessions_accepted == 1 and len(r.report.problems) == 1
 
@@ -242,7 +260,7 @@ def test_strict_lists_problems_of_every_kind_in_one_error(tmp_path):
     run = tmp_path / "m.run"
     run.write_text("bad Q0 d1 1 1.0 x\n1_1 Q0 d1 1 2.0 x\n1_1 Q0 d1 2 1.0 x\n")
     with pytest.raises(ValidationFailed) as err:
-        load_runs_as_sessions(run)
+        load_cast(run)
     msgs = [p.message for p in err.value.problems]
     assert any("turn id" in m for m in msgs) and any("more than once" in m for m in msgs)
 
@@ -251,7 +269,7 @@ def test_non_utf8_run_and_topics_are_located_errors(tmp_path):
     run = tmp_path / "l.run"
     run.write_bytes(b"201_1 Q0 d1 1 1.0 runA\n201_1 Q0 d\xe9 2 0.5 runA\n")
     with pytest.raises(ParseError, match=r"l\.run:2: byte offset 33: b'\\xe9' is not valid"):
-        load_runs_as_sessions(run)
+        load_cast(run)
     good = tmp_path / "g.run"
     good.write_text("201_1 Q0 d1 1 1.0 runA\n")
     t = tmp_path / "t.json"
@@ -259,11 +277,11 @@ def test_non_utf8_run_and_topics_are_located_errors(tmp_path):
         '[{"number": 201, "turn": [{"number": 1, "raw_utterance": "caf\u00e9"}]}]'.encode("latin-1")
     )
     with pytest.raises(ParseError, match=r"t\.json:1: byte offset \d+: b'\\xe9'"):
-        load_runs_as_sessions(good, topics=t)
-    r = load_runs_as_sessions(good, topics=t, encoding="latin-1")
+        load_cast(good, topics=t)
+    r = load_cast(good, topics=t, encoding="latin-1")
     assert r.frame.queries["text"].tolist() == ["caf\u00e9"]
     with pytest.raises(ParseError, match="encoding 'klingon' is not known"):
-        load_runs_as_sessions(good, encoding="klingon")
+        load_cast(good, encoding="klingon")
 
 
 @pytest.mark.skipif(
@@ -273,5 +291,33 @@ def test_non_utf8_run_and_topics_are_located_errors(tmp_path):
 def test_a_latin1_run_reads_with_encoding(tmp_path):
     run = tmp_path / "l.run"
     run.write_bytes(b"201_1 Q0 d1 1 1.0 runA\n201_1 Q0 d\xe9 2 0.5 runA\n")
-    r = load_runs_as_sessions(run, encoding="latin-1")
+    r = load_cast(run, encoding="latin-1")
     assert r.frame.results["doc_id"].astype(str).tolist() == ["d1", "d\u00e9"]
+
+
+def test_load_runs_as_sessions_is_a_deprecated_alias_of_load_cast(fx):
+    import sessionval
+
+    with pytest.warns(DeprecationWarning, match="call sessionval.load_cast"):
+        old = sessionval.load_runs_as_sessions([fx / "cast" / "runA.run"])
+    new = sessionval.load_cast(fx / "cast" / "runA.run")
+    assert old.report.summary_line() == new.report.summary_line()
+    assert old.frame.results.equals(new.frame.results)
+
+
+def test_runs_are_ranked_by_the_one_trec_eval_order(fx, monkeypatch):
+    """Issue 22: the lists of runs read as sessions come from validate.ranking.run_order."""
+    from sessionval.io import runs_as_sessions
+    from sessionval.measures import ranking as measures_ranking
+    from sessionval.validate import ranking
+
+    assert measures_ranking.run_order is ranking.run_order  # one rule, re-exported
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs["ties"])
+        return ranking.run_order(*args, **kwargs)
+
+    monkeypatch.setattr(runs_as_sessions, "run_order", spy)
+    load(fx)
+    assert calls == ["trec_eval"]

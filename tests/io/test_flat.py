@@ -15,8 +15,8 @@ def test_csv_and_parquet_give_the_same_frame(tmp_path: Path):
     df = small_flat(clicks=[1, 0, None, 2], dwell=[3.5, None, None, 1.0])
     df.to_csv(tmp_path / "f.csv", index=False)
     df.to_parquet(tmp_path / "f.parquet", index=False)
-    a, _ = frame_from_flat(read_flat_table(tmp_path / "f.csv"))
-    b, _ = frame_from_flat(read_flat_table(tmp_path / "f.parquet"))
+    a = frame_from_flat(read_flat_table(tmp_path / "f.csv")).frame
+    b = frame_from_flat(read_flat_table(tmp_path / "f.parquet")).frame
     for name in ("sessions", "queries", "results"):
         pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name), check_categorical=False)
 

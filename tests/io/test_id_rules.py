@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from sessionval.errors import ParseError
-from sessionval.io.cast import read_cast
+from sessionval.io.cast import load_cast
 from sessionval.io.lab_tables import load_lab_tables
 from sessionval.io.study import load_study
 from sessionval.io.trec import read_judgments_csv, read_qrels, read_run
@@ -112,7 +112,7 @@ def test_cast_run_and_qrels_agree(tmp_path: Path, space: str) -> None:
     run.write_text(
         run.read_text(encoding="utf-8").replace(" d1 ", f" d1{space} "), encoding="utf-8"
     )
-    study = read_cast(d, qrels=d / "qrels.txt", topics=d / "topics.json")
+    study = load_cast(d, qrels=d / "qrels.txt", topics=d / "topics.json")
     assert "d1" in _judged_results(study)
     assert not any(space in x for x in _docs(study.frame.results["doc_id"]))
 

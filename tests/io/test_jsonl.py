@@ -13,7 +13,8 @@ def test_jsonl_builds_the_frame(tmp_path: Path, make_session, write_jsonl):
     p = write_jsonl(
         tmp_path / "s.jsonl", [make_session("s1"), make_session("s2", queries=[[], ["x"]])]
     )
-    frame, report = load_jsonl(p)
+    loaded = load_jsonl(p)
+    frame, report = loaded.frame, loaded.report
     assert report.records_read == 2 == report.sessions_accepted
     assert frame.queries["n_results"].tolist() == [2, 1, 0, 1]
     assert frame.results["query_idx"].tolist() == [0, 0, 1, 3]
@@ -83,7 +84,8 @@ def test_lenient_counts_in_equal_counts_out(tmp_path: Path, make_session, write_
     p = write_jsonl(
         tmp_path / "s.jsonl", [make_session("s1"), "{not json", bad, make_session("s4")]
     )
-    frame, report = load_jsonl(p, mode="lenient")
+    loaded = load_jsonl(p, mode="lenient")
+    frame, report = loaded.frame, loaded.report
     assert report.records_read == 4
     assert report.sessions_accepted == 2 and report.sessions_rejected == 2
     assert report.records_read == report.sessions_accepted + report.sessions_rejected
@@ -114,7 +116,7 @@ def test_non_utf8_is_located_and_reads_with_an_encoding(tmp_path: Path, make_ses
     p.write_bytes(b"\n" + json.dumps(s, ensure_ascii=False).encode("latin-1") + b"\n")
     with pytest.raises(ParseError, match=r"s\.jsonl:2: byte offset \d+: b'\\xe9'"):
         load_jsonl(p)
-    frame, _ = load_jsonl(p, encoding="latin-1")
+    frame = load_jsonl(p, encoding="latin-1").frame
     assert frame.queries["text"].tolist()[0] == "caf\u00e9"
 
 
@@ -127,7 +129,8 @@ def test_unicode_line_separators_inside_strings_do_not_split_lines(
     lines = [json.dumps(make_session("s1")), json.dumps(s, ensure_ascii=False), "{bad"]
     p = tmp_path / "s.jsonl"
     p.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    frame, report = load_jsonl(p, mode="lenient")
+    loaded = load_jsonl(p, mode="lenient")
+    frame, report = loaded.frame, loaded.report
     assert report.records_read == 3
     assert report.sessions_accepted == 2 and report.sessions_rejected == 1
     assert [pr.location for pr in report.problems] == ["line 3"]
@@ -138,7 +141,7 @@ def test_vertical_tab_and_form_feed_do_not_split_lines(tmp_path: Path, make_sess
     p = tmp_path / "s.jsonl"
     body = json.dumps(make_session("s1"))
     p.write_bytes(b'{"x": 1}\x0b\x0c\n' + body.encode() + b"\r\n")
-    _, report = load_jsonl(p, mode="lenient")
+    report = load_jsonl(p, mode="lenient").report
     assert report.records_read == 2 == report.sessions_accepted + report.sessions_rejected
     assert [pr.location for pr in report.problems] == ["line 1"]
 
@@ -151,7 +154,8 @@ def test_deep_nesting_is_a_located_error_and_a_lenient_rejection(tmp_path: Path,
     p.write_text(json.dumps(ok) + "\n" + deep + "\n", encoding="utf-8")
     with pytest.raises(ValidationFailed, match=r"s\.jsonl:2: JSON nested 3001 levels deep"):
         load_jsonl(p)
-    frame, report = load_jsonl(p, mode="lenient")
+    loaded = load_jsonl(p, mode="lenient")
+    frame, report = loaded.frame, loaded.report
     assert report.records_read == 2
     assert report.sessions_accepted == 1 and report.sessions_rejected == 1
     assert "at most 64 levels" in report.problems[0].message
@@ -190,7 +194,7 @@ def test_integers_beyond_int64_are_located(tmp_path: Path, make_session, where, 
     msg = str(exc.value)
     assert f"s.jsonl:1: queries[0].results[1].{where}: integer out of range" in msg
     assert f"(got {value})" in msg
-    _, report = load_jsonl(p, mode="lenient")
+    report = load_jsonl(p, mode="lenient").report
     assert report.sessions_accepted == 1 and report.sessions_rejected == 1
 
 
@@ -219,7 +223,8 @@ def test_lenient_repairs_a_document_listed_twice_like_every_format(tmp_path):
     path.write_text(line + "\n", encoding="utf-8")
     with pytest.raises(ValidationFailed, match="more than once"):
         load_jsonl(path)  # strict: the error stays
-    frame, report = load_jsonl(path, mode="lenient")
+    loaded = load_jsonl(path, mode="lenient")
+    frame, report = loaded.frame, loaded.report
     assert report.summary_line().startswith("1 records read = 1 sessions accepted + 0 rejected")
     assert frame.results["doc_id"].astype(str).tolist() == ["d1", "d2", "d3"]
     assert frame.results["rank"].tolist() == [1, 2, 3]
@@ -241,7 +246,7 @@ def test_times_keep_their_nanoseconds(tmp_path, make_session, write_jsonl):
     ns = make_session("s1", start_time="2020-01-01T00:00:00.000000001+01:00")
     ns["queries"][0]["time"] = "2020-01-01T00:00:00.123456789Z"
     ns["queries"][1]["time"] = "2020-01-01T00:00:00.1234567Z"
-    frame, _ = load_jsonl(write_jsonl(tmp_path / "s.jsonl", [plain, ns]), batch_size=1)
+    frame = load_jsonl(write_jsonl(tmp_path / "s.jsonl", [plain, ns]), batch_size=1).frame
     assert frame.queries["time"].tolist() == [
         pd.Timestamp("2020-01-01T00:00:00.25Z"),
         pd.NaT,

@@ -36,9 +36,11 @@ def _log(tmp_path, n):
 @pytest.mark.parametrize("batch", [1, 2, 3])
 def test_batches_give_the_same_frame(tmp_path, monkeypatch, same_frame, batch):
     path = _log(tmp_path, 9)
-    whole, report = jsonl.load_jsonl(path)
+    loaded = jsonl.load_jsonl(path)
+    whole, report = loaded.frame, loaded.report
     monkeypatch.setattr(jsonl, "_BATCH", batch)
-    parts, report2 = jsonl.load_jsonl(path)
+    loaded = jsonl.load_jsonl(path)
+    parts, report2 = loaded.frame, loaded.report
     same_frame(whole, parts)
     assert report2.summary_line() == report.summary_line()
     for c in whole.sessions.columns:
@@ -52,7 +54,8 @@ def test_problems_keep_their_line_numbers_across_batches(tmp_path, monkeypatch):
     lines[5] = lines[5].replace('"rank": 2', '"rank": 3')  # a gap in the ranks of s5
     path.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(jsonl, "_BATCH", 2)
-    frame, report = jsonl.load_jsonl(path, mode="lenient")
+    loaded = jsonl.load_jsonl(path, mode="lenient")
+    frame, report = loaded.frame, loaded.report
     assert frame.n_sessions == 6 and report.sessions_rejected == 1
     assert report.problems[0].location == "line 6"
 
@@ -109,7 +112,7 @@ def test_row_lines_are_the_line_of_each_row_in_32_bits(tmp_path):
 def test_result_text_with_values_survives_the_release(tmp_path):
     s = builders.make_session("s1", queries=[["d1", "d2"]])
     s["queries"][0]["results"][1].update(url="https://x.org/2", title="Two", snippet="two")
-    frame, _ = jsonl.load_jsonl(builders.write_jsonl(tmp_path / "sessions.jsonl", [s]))
+    frame = jsonl.load_jsonl(builders.write_jsonl(tmp_path / "sessions.jsonl", [s])).frame
     results = frame.results
     assert results["url"].tolist()[1] == "https://x.org/2" and results["url"].isna().tolist()[0]
     assert results["title"].tolist()[1] == "Two" and results["snippet"].tolist()[1] == "two"
@@ -125,7 +128,8 @@ def test_integers_in_any_width_keep_their_values_and_messages(tmp_path):
     grade = builders.make_session("s3")
     grade["queries"][0]["results"][1].update(clicks=3, user_grade=2**35)
     path = builders.write_jsonl(tmp_path / "sessions.jsonl", [wide, clicks, grade])
-    frame, report = jsonl.load_jsonl(path, mode="lenient")
+    loaded = jsonl.load_jsonl(path, mode="lenient")
+    frame, report = loaded.frame, loaded.report
     assert frame.results["rank"].tolist() == list(range(1, 301))
     assert [(p.location, p.field, p.value) for p in report.problems] == [
         ("line 2", "user_grade", "-40000"),

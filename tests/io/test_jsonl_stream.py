@@ -49,7 +49,8 @@ def _write(path: Path, eol: str = "\n") -> Path:
 
 
 def _outcome(path: Path, mode: str, **kw: int) -> tuple[object, ...]:
-    frame, report = load_jsonl(path, mode=mode, raise_problems=False, **kw)  # type: ignore[arg-type]
+    loaded = load_jsonl(path, mode=mode, raise_problems=False, **kw)
+    frame, report = loaded.frame, loaded.report  # type: ignore[arg-type]
     return frame, (
         report.summary_line(),
         report.rows_read,
@@ -92,7 +93,8 @@ def test_u2028_inside_a_string_is_kept_across_chunks(tmp_path):
     path = tmp_path / "s.jsonl"
     path.write_bytes((line + "\r\n" + json.dumps(builders.make_session("s2")) + "\r\n").encode())
     for chunk in CHUNKS:
-        frame, report = load_jsonl(path, chunk_bytes=chunk, batch_size=1)
+        loaded = load_jsonl(path, chunk_bytes=chunk, batch_size=1)
+        frame, report = loaded.frame, loaded.report
         assert report.records_read == 2, chunk
         assert frame.queries["text"].tolist()[0] == "a\u2028b\u2029c\u0085d\u00e9", chunk
 
@@ -102,7 +104,8 @@ def test_repeated_id_at_and_across_a_batch_boundary(tmp_path):
     lines[3] = json.dumps(builders.make_session("s1"))  # line 4 repeats line 2
     path = builders.write_jsonl(tmp_path / "s.jsonl", lines)
     for batch in (1, 2, 3, 4):
-        frame, report = load_jsonl(path, mode="lenient", batch_size=batch, chunk_bytes=5)
+        loaded = load_jsonl(path, mode="lenient", batch_size=batch, chunk_bytes=5)
+        frame, report = loaded.frame, loaded.report
         assert [(p.location, p.record) for p in report.problems] == [
             ("line 2", "s1"),
             ("line 4", "s1"),
@@ -173,9 +176,11 @@ def test_batches_of_different_widths_join(tmp_path, same_frame):
     path = builders.write_jsonl(
         tmp_path / "s.jsonl", [wide, narrow, empty, narrow | {"session_id": "s4"}]
     )
-    whole, report = load_jsonl(path)
+    loaded = load_jsonl(path)
+    whole, report = loaded.frame, loaded.report
     for batch in (1, 2, 3):
-        parts, report2 = load_jsonl(path, batch_size=batch)
+        loaded = load_jsonl(path, batch_size=batch)
+        parts, report2 = loaded.frame, loaded.report
         same_frame(whole, parts)
         assert report2.summary_line() == report.summary_line()
     assert whole.results["clicks"].max() == 30_000
@@ -190,5 +195,5 @@ def test_documents_of_rejected_repeats_leave_no_category(tmp_path):
     ]
     path = builders.write_jsonl(tmp_path / "s.jsonl", lines)
     for batch in (1, 500):
-        frame, _ = load_jsonl(path, mode="lenient", batch_size=batch)
+        frame = load_jsonl(path, mode="lenient", batch_size=batch).frame
         assert frame.results["doc_id"].cat.categories.tolist() == ["b", "a", "x"], batch

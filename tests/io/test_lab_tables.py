@@ -140,15 +140,16 @@ def test_per_session_pool_drives_the_ideal(fx):
     np.testing.assert_allclose(pq["ideal_dcg"].iloc[4], 3.0)
 
 
-def test_read_lab_tables_finds_the_folders_tables(fx, tmp_path):
-    from sessionval.io.lab_tables import read_lab_tables
-
-    r = read_lab_tables(fx / "lab")
+def test_load_lab_tables_finds_the_folders_tables(fx, tmp_path):
+    r = load_lab_tables(fx / "lab")
     assert r.judgments is not None and r.qrels_key == "session"
     assert r.report.summary_line() == load(fx).report.summary_line()
     (tmp_path / "session").write_text((fx / "lab" / "session").read_text())
     with pytest.raises(InputFormatError, match=r"no 'results' table \(looked for results, "):
-        read_lab_tables(tmp_path)
+        load_lab_tables(tmp_path)
+    # the folder's session table named instead of the folder: the same tables
+    same = load_lab_tables(fx / "lab" / "session")
+    assert same.report.summary_line() == r.report.summary_line()
 
 
 def test_lenient_lists_every_row_of_unknown_sessions(fx, tmp_path):

@@ -148,8 +148,10 @@ def test_top_first_row_groups_are_skipped_by_a_top_x_read(sample, tmp_path):
 def test_top_first_reads_give_the_plain_files_frame_and_scores(sample, tmp_path, max_rank):
     plain = write_parquet_file(sample.frame, tmp_path / "plain.parquet")
     top = write_parquet_file(sample.frame, tmp_path / "top.parquet", top_first=3)
-    a, ra = sv.load_sessions(plain, max_rank=max_rank)
-    b, rb = sv.load_sessions(top, max_rank=max_rank)
+    loaded = sv.load_sessions(plain, max_rank=max_rank)
+    a, ra = loaded.frame, loaded.report
+    loaded = sv.load_sessions(top, max_rank=max_rank)
+    b, rb = loaded.frame, loaded.report
     assert_same_tables(a, b)
     assert (ra.records_read, ra.sessions_accepted, ra.rows_read) == (
         rb.records_read,
@@ -171,7 +173,7 @@ def test_top_first_with_partitions(sample, tmp_path):
     assert len(files) > 1 and all(top_first_of(f) == 10 for f in files)
     for max_rank in (None, 10):
         back = load_study(out, max_rank=max_rank)
-        ref, _ = sv.load_sessions(SAMPLE / "sessions.parquet", max_rank=max_rank)
+        ref = sv.load_sessions(SAMPLE / "sessions.parquet", max_rank=max_rank).frame
         assert_same_tables(ref, back.frame)
 
 

@@ -14,8 +14,8 @@ from sessionval.io.formats import detect_format, load_input
 from sessionval.io.partitioned import (
     PARTITIONED,
     combine_frames,
+    load_partitioned_study,
     partition_files,
-    read_partitioned_study,
 )
 from sessionval.validate.flat import frame_to_flat
 from tests import builders
@@ -84,7 +84,7 @@ def test_lenient_books_add_up_and_problems_name_their_file(sample_flat, tmp_path
     flat.loc[flat.index[(sid == last_part_session).to_numpy()][0], "rank"] = 0
     flat.loc[flat.index[0], "rank"] = -3
     files = builders.write_partitions(flat, tmp_path / "p", 3)
-    loaded = read_partitioned_study(tmp_path / "p", mode="lenient")
+    loaded = load_partitioned_study(tmp_path / "p", mode="lenient")
     r = loaded.report
     assert (r.records_read, r.sessions_accepted, r.sessions_rejected) == (120, 118, 2)
     assert r.records_read == r.sessions_accepted + r.sessions_rejected
@@ -93,7 +93,7 @@ def test_lenient_books_add_up_and_problems_name_their_file(sample_flat, tmp_path
     assert set(r.rejects["record"]) == {sid.iloc[0], last_part_session}
     # strict: the problems of every failing partition, together
     with pytest.raises(ValidationFailed) as err:
-        read_partitioned_study(tmp_path / "p")
+        load_partitioned_study(tmp_path / "p")
     assert {p.source for p in err.value.problems} == {str(files[0]), str(files[2])}
 
 
@@ -104,7 +104,7 @@ def test_a_session_in_two_files_is_an_error_naming_both(sample_flat, tmp_path):
     again = head[head["session_id"].astype(str) == first]
     pd.concat([pd.read_parquet(files[1]), again], ignore_index=True).to_parquet(files[1])
     with pytest.raises(InputFormatError) as err:
-        read_partitioned_study(tmp_path / "p")
+        load_partitioned_study(tmp_path / "p")
     msg = str(err.value)
     assert f"session {first!r} is in {files[0]} and {files[1]}" in msg
     assert "1 session(s) are split" in msg
@@ -121,7 +121,7 @@ def test_no_partition_is_a_located_error(tmp_path):
 def test_one_partition_is_the_file_itself(tmp_path):
     flat = frame_to_flat(builders.frame([("s1", "u", "T", "S", [["a", "b"], []])]))
     builders.write_partitions(flat, tmp_path / "p", 1)
-    loaded = read_partitioned_study(tmp_path / "p")
+    loaded = load_partitioned_study(tmp_path / "p")
     assert loaded.frame.source == str(tmp_path / "p")
     assert loaded.frame.queries["n_results"].tolist() == [2, 0]
     assert np.array_equal(loaded.frame.results["query_idx"].to_numpy(), [0, 0])
@@ -135,8 +135,8 @@ def test_the_mapper_loads_the_partitions(sample_flat, tmp_path):
         seen.extend(files)
         return [fn(f) for f in reversed(files)][::-1]
 
-    a = read_partitioned_study(tmp_path / "p", mapper=mapper)
-    b = read_partitioned_study(tmp_path / "p")
+    a = load_partitioned_study(tmp_path / "p", mapper=mapper)
+    b = load_partitioned_study(tmp_path / "p")
     assert len(seen) == 4
     builders.assert_same_frame(a.frame, b.frame)
 
@@ -144,7 +144,7 @@ def test_the_mapper_loads_the_partitions(sample_flat, tmp_path):
 def test_progress_names_each_partition(sample_flat, tmp_path):
     builders.write_partitions(sample_flat, tmp_path / "p", 3)
     seen: list[str] = []
-    read_partitioned_study(tmp_path / "p", progress=seen.append)
+    load_partitioned_study(tmp_path / "p", progress=seen.append)
     assert seen == [
         "loading 3 partitions",
         "partition 1/3: part-00000.parquet",

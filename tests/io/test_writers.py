@@ -82,7 +82,7 @@ def _awkward_frame() -> pd.DataFrame:
 
 
 def test_chunked_jsonl_is_the_same_whatever_the_chunk(tmp_path, same_frame):
-    frame, _ = frame_from_flat(_awkward_frame())
+    frame = frame_from_flat(_awkward_frame()).frame
     texts = []
     for rows in (1, 3, 10_000):
         out = tmp_path / f"c{rows}"
@@ -95,7 +95,8 @@ def test_chunked_jsonl_is_the_same_whatever_the_chunk(tmp_path, same_frame):
         Session.model_validate_json(line)
         # compact, the model's field order, exactly what the streaming writers emit
         assert line == session_json_line(json.loads(line))
-    back, report = load_jsonl(tmp_path / "c1" / "sessions.jsonl")
+    loaded = load_jsonl(tmp_path / "c1" / "sessions.jsonl")
+    back, report = loaded.frame, loaded.report
     assert report.summary_line().endswith(f"{frame.n_sessions} sessions accepted + 0 rejected")
     same_frame(frame, back)
 
@@ -115,7 +116,7 @@ def test_jsonl_text_of_one_session():
             "query_time": ["2020-01-01T10:00:00.000001Z", "2020-01-01T10:00:00.000001Z", None],
         }
     )
-    frame, _ = frame_from_flat(flat)
+    frame = frame_from_flat(flat).frame
     text = writers.JsonlText(frame).chunk(next(writers.frame_chunks(frame, 100)))[0].as_py()
     assert text == (
         '{"session_id":"s1","user_id":"u","topic_id":"T","system_id":"S","queries":['
@@ -145,7 +146,7 @@ def _big_frame(n_sessions: int) -> pd.DataFrame:
 def test_writers_hold_one_chunk_at_a_time(tmp_path, to):
     """Item 7: memory bounded by a chunk, not by the study (one dict per row took 400 kB
     per session before)."""
-    frame, _ = frame_from_flat(_big_frame(1500))  # 90,000 result rows
+    frame = frame_from_flat(_big_frame(1500)).frame  # 90,000 result rows
     seen: list[int] = []
     chunks = writers.frame_chunks
 
@@ -175,7 +176,7 @@ def test_writers_hold_one_chunk_at_a_time(tmp_path, to):
 
 @pytest.mark.parametrize("to", ["parquet", "csv"])
 def test_chunked_flat_round_trip(tmp_path, to, same_frame):
-    frame, _ = frame_from_flat(_awkward_frame())
+    frame = frame_from_flat(_awkward_frame()).frame
     out = tmp_path / f"t.{to}"
     write_flat(frame, out, to=to, chunk_rows=2)  # type: ignore[arg-type]
     same_frame(frame, load_mapped_table(out, "").frame)
@@ -188,9 +189,9 @@ def test_chunked_flat_round_trip(tmp_path, to, same_frame):
 def test_sessions_without_results_are_written(tmp_path, same_frame):
     """T3: a study whose sessions have no results at all converts (as validate accepts it)."""
     flat = builders.flat_table([("s1", "u", "T", "S", [[]]), ("s2", "u", "T", "S", [[], []])])
-    frame, _ = frame_from_flat(flat)
+    frame = frame_from_flat(flat).frame
     write_jsonl(frame, tmp_path / "j")
-    back, _ = load_jsonl(tmp_path / "j" / "sessions.jsonl")
+    back = load_jsonl(tmp_path / "j" / "sessions.jsonl").frame
     same_frame(frame, back)
     for to in ("parquet", "csv"):
         write_flat(frame, tmp_path / f"f.{to}", to=to)  # type: ignore[arg-type]
@@ -223,7 +224,7 @@ def test_qrels_with_whitespace_in_an_id_go_to_csv(tmp_path):
 
 def test_interrupted_write_keeps_the_older_files(tmp_path, monkeypatch):
     """Item 6: an interrupted write leaves the older complete outputs, no partial file."""
-    frame, _ = frame_from_flat(_big_frame(50))
+    frame = frame_from_flat(_big_frame(50)).frame
     out = tmp_path / "o"
     write_jsonl(frame, out, chunk_rows=100)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
@@ -272,7 +273,8 @@ def test_writers_never_write_through_a_link(tmp_path):
 def test_empty_frame_writes_header_only(tmp_path):
     bad = builders.flat_table([("s1", "u", "T", "S", [["d1", "d1"]])])
     bad["rank"] = 1  # rank 1 twice: the only session is rejected
-    frame, report = frame_from_flat(bad, mode="lenient")
+    loaded = frame_from_flat(bad, mode="lenient")
+    frame, report = loaded.frame, loaded.report
     assert frame.n_sessions == 0 and report.sessions_rejected == 1
     write_flat(frame, tmp_path / "e.csv")
     assert (tmp_path / "e.csv").read_text().startswith("session_id,user_id,topic_id,system_id")
@@ -289,7 +291,7 @@ def test_written_file_permissions_follow_the_umask(tmp_path):
 
 
 def test_chunks_cover_whole_sessions():
-    frame, _ = frame_from_flat(_big_frame(7))  # 60 rows per session
+    frame = frame_from_flat(_big_frame(7)).frame  # 60 rows per session
     got = list(writers.frame_chunks(frame, 100))
     assert [c.sessions for c in got] == [slice(i, i + 1) for i in range(7)] or all(
         (c.results.stop - c.results.start) % 60 == 0 for c in got
@@ -314,7 +316,7 @@ def test_sessions_without_any_rating_are_written(tmp_path, same_frame, ratings):
     flat = builders.flat_table([(f"s{i}", "u", "T", "S", [["d1"]]) for i in range(3)])
     for k, col in enumerate(ratings):
         flat[col] = [4.0 - k, np.nan, 2.0 + k if k else np.nan]
-    frame, _ = frame_from_flat(flat)
+    frame = frame_from_flat(flat).frame
     write_jsonl(frame, tmp_path / "j")
     lines = (tmp_path / "j" / "sessions.jsonl").read_text().splitlines()
     assert [json.loads(line).get("ratings") for line in lines] == [
@@ -322,5 +324,5 @@ def test_sessions_without_any_rating_are_written(tmp_path, same_frame, ratings):
         None,
         {"diff": 3.0} if len(ratings) == 2 else None,
     ]
-    back, _ = load_jsonl(tmp_path / "j" / "sessions.jsonl")
+    back = load_jsonl(tmp_path / "j" / "sessions.jsonl").frame
     same_frame(frame, back)

@@ -10,10 +10,10 @@ import pytest
 from sessionval.evaluation.lists import evaluate_lists
 from sessionval.frame import JudgmentFrame
 from sessionval.judgments.lookup import JudgmentIndex
-from sessionval.measures import ranking as single
 from sessionval.measures.lists import RankedLists
-from sessionval.measures.ranking import _score_order, factorize_ids
 from sessionval.models.judgments import GradeScale
+from sessionval.validate import ranking as single
+from sessionval.validate.ranking import _score_order, factorize_ids
 
 
 def _judgments(qrels: pd.DataFrame) -> JudgmentFrame:

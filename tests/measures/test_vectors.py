@@ -138,7 +138,7 @@ def test_from_run_tie_breaks() -> None:
 
 
 def test_score_order_and_duplicates_match_simple_definitions() -> None:
-    from sessionval.measures.ranking import _score_order, first_duplicate
+    from sessionval.validate.ranking import _score_order, first_duplicate
 
     rng = np.random.default_rng(11)
     for trial in range(300):

@@ -2,7 +2,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
+from sessionval.errors import JudgmentError, ParseError
+from sessionval.problems import Problem
 from sessionval.validate.collect import ProblemCollector, row_locator
 
 
@@ -28,3 +31,39 @@ def test_collector_ties_problems_to_sessions():
         "t.csv:4: session_id: is required",
     ]
     assert [p.record for p in coll.problems] == ["s1", "s2", ""]
+
+
+def test_located_problems_are_raised_in_input_order_up_to_the_limit():
+    p = ProblemCollector("q.txt", limit=2)
+    for line in (9, 3, 5):
+        p.add_at(line, "grade", "must be an integer", "'x'")
+    p.uncounted += 4  # found beyond a check's limit
+    with pytest.raises(ParseError) as err:
+        p.raise_if_any("qrels")
+    lines = str(err.value).splitlines()
+    assert lines[0] == "q.txt: 7 problems in the qrels file (the first 2 are listed):"
+    assert lines[1:] == [
+        "  q.txt:3: grade: must be an integer (got 'x')",
+        "  q.txt:5: grade: must be an integer (got 'x')",
+    ]
+
+
+def test_only_grade_problems_raise_a_judgment_error():
+    p = ProblemCollector("q.txt")
+    p.add_at(2, "grade", "not on the scale", judgment=True)
+    with pytest.raises(JudgmentError):
+        p.raise_if_any("qrels")
+    p.add_at(1, "", "qrels line has 3 fields")
+    with pytest.raises(ParseError):
+        p.raise_if_any("qrels")
+
+
+def test_columns_whole_input_problems_and_a_reports_list():
+    report: list[Problem] = [Problem("other", "", "", "kept first")]
+    p = ProblemCollector("log.xml", into=report)
+    p.add_at(12, "session", "malformed XML", column=4, record="7")
+    p.add_at(None, "", "no session found")
+    assert [x.location for x in report] == ["", "line 12:4", ""]
+    assert str(report[1]) == "log.xml:12:4: session: malformed XML"
+    # its own problems in input order (a whole-input problem first); the list's others kept
+    assert [x.message for x in p.in_order()] == ["no session found", "malformed XML"]

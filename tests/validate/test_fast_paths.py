@@ -35,7 +35,8 @@ def _write(table: pd.DataFrame, path: Path, *, row_group_size: int = 3) -> Path:
 
 
 def _load(path: Path, **kwargs: Any) -> tuple[Any, Any]:
-    return frame_from_flat(ParquetColumns(path), **kwargs)
+    loaded = frame_from_flat(ParquetColumns(path), **kwargs)
+    return loaded.frame, loaded.report
 
 
 def _without_fast_paths(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,10 +137,10 @@ def test_rank_and_document_problems_are_those_of_the_full_checks(
             "doc_id": docs,
         }
     )
-    fast_report = frame_from_flat(flat, mode="lenient")[1]
+    fast_report = frame_from_flat(flat, mode="lenient").report
     with monkeypatch.context() as m:
         _without_fast_paths(m)
-        full_report = frame_from_flat(flat, mode="lenient")[1]
+        full_report = frame_from_flat(flat, mode="lenient").report
     assert [str(p) for p in fast_report.problems] == [str(p) for p in full_report.problems]
     assert fast_report.repairs == full_report.repairs
     assert fast_report.problems or fast_report.repairs
@@ -185,7 +186,8 @@ def test_a_sparse_rank_table_goes_to_the_full_check(monkeypatch: pytest.MonkeyPa
         return original(*args, **kwargs)
 
     monkeypatch.setattr(list_rules, "check_unique_within", spy)
-    frame, report = frame_from_flat(flat)
+    loaded = frame_from_flat(flat)
+    frame, report = loaded.frame, loaded.report
     assert calls == [200 + n_short]  # too sparse: the sort of keys decided, once
     assert not report.problems and frame.n_results == 200 + n_short
 

@@ -44,7 +44,7 @@ def test_flat_session_constants():
 
 def test_flat_unsorted_rows_are_ordered():
     df = small_flat().iloc[[3, 2, 1, 0]]
-    frame, _ = frame_from_flat(df)
+    frame = frame_from_flat(df).frame
     assert list(frame.sessions["session_id"].astype(str)) == ["s2", "s1"]
     assert frame.results["doc_id"].astype(str).tolist() == ["a", "a", "b"]
 
@@ -69,8 +69,8 @@ def test_frame_flat_round_trip(tmp_path: Path, make_session, write_jsonl):
         tmp_path / "s.jsonl",
         [make_session("s1", ratings={"sat": 4}), make_session("s2", queries=[[]])],
     )
-    frame, _ = load_jsonl(p)
-    again, _ = frame_from_flat(frame_to_flat(frame))
+    frame = load_jsonl(p).frame
+    again = frame_from_flat(frame_to_flat(frame)).frame
     for name in ("sessions", "queries", "results"):
         pd.testing.assert_frame_equal(
             getattr(frame, name), getattr(again, name), check_categorical=False
@@ -81,7 +81,8 @@ def test_frame_flat_round_trip(tmp_path: Path, make_session, write_jsonl):
 
 def test_bulk_lenient_drops_whole_sessions(tmp_path: Path):
     df = pd.concat([small_flat(), small_flat(session_id=["s3"] * 3 + ["s4"], rank=[1, 1, None, 1])])
-    frame, report = frame_from_flat(df, mode="lenient")
+    loaded = frame_from_flat(df, mode="lenient")
+    frame, report = loaded.frame, loaded.report
     assert report.records_read == 4 == report.sessions_accepted + report.sessions_rejected
     assert set(frame.sessions["session_id"].astype(str)) == {"s1", "s2", "s4"}
     assert frame.results["query_idx"].tolist() == [0, 0, 2, 3]
@@ -94,6 +95,16 @@ def test_frame_to_flat_columns_follow_the_flat_layout(fx):
 
     flat = frame_to_flat(load_trec_session(fx / "ts2013.xml").frame)
     assert list(flat.columns) == [c.name for c in FLAT_COLUMNS]
-    frame, _ = frame_from_flat(small_flat(rating_sat=[1.0, 1.0, 1.0, 2.0]))
+    frame = frame_from_flat(small_flat(rating_sat=[1.0, 1.0, 1.0, 2.0])).frame
     names = [c.name for c in FLAT_COLUMNS if c.name not in ("url", "title", "snippet")]
     assert list(frame_to_flat(frame).columns) == [*names, "rating_sat"]
+
+
+def test_frame_from_flat_returns_a_loaded_study_with_a_bare_header():
+    """Issue 22: one loader result type; the header names the study, the frame its entities."""
+    from sessionval.frame import LoadedStudy
+
+    loaded = frame_from_flat(small_flat(), source="logs/lab.csv")
+    assert isinstance(loaded, LoadedStudy) and loaded.judgments is None
+    assert loaded.study.name == "lab" and loaded.study.users == () and loaded.unjudged == ()
+    assert loaded.report.sessions_accepted == loaded.frame.n_sessions

@@ -203,7 +203,7 @@ def test_build_frame_equals_frame_from_flat():
     del c
     built = build_frame(handed, keep, grade_scale=None)
     assert not handed  # the build took the only reference
-    direct, _ = frame_from_flat(flat, source="t.csv", location_kind="line")
+    direct = frame_from_flat(flat, source="t.csv", location_kind="line").frame
     for name in ("sessions", "queries", "results", "users", "topics", "systems"):
         pd.testing.assert_frame_equal(getattr(built, name), getattr(direct, name))
 
@@ -253,11 +253,12 @@ def test_rows_without_a_session_id_are_records_read_and_rejected():
         {"session_id": ["s1", None, None], "user_id": "u", "topic_id": "T", "system_id": "S",
          "query_pos": 1, "rank": [1, 1, 2], "doc_id": ["d1", "d1", "d2"]}
     )  # fmt: skip
-    frame, report = frame_from_flat(flat, mode="lenient")
+    loaded = frame_from_flat(flat, mode="lenient")
+    frame, report = loaded.frame, loaded.report
     assert report.summary_line() == "3 records read = 1 sessions accepted + 2 rejected"
     assert (frame.n_sessions, report.rows_read) == (1, 3)
     assert [p.location for p in report.problems if p.field == "session_id"] == ["row 2", "row 3"]
-    _, report = frame_from_flat(flat.iloc[1:], mode="lenient")
+    report = frame_from_flat(flat.iloc[1:], mode="lenient").report
     assert report.summary_line() == "2 records read = 0 sessions accepted + 2 rejected"
 
 

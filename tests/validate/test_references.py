@@ -11,7 +11,8 @@ from tests import builders
 
 def two_sessions():
     flat = builders.small_flat(user_id=["u1", "u1", "u1", "u2"], topic_id=["B", "B", "B", "A"])
-    return frame_from_flat(flat)
+    loaded = frame_from_flat(flat)
+    return loaded.frame, loaded.report
 
 
 def test_unjudged_keys_in_order_of_first_use():

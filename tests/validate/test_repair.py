@@ -32,7 +32,8 @@ def test_strict_mode_still_reports_the_repeat():
 
 
 def test_lenient_keeps_the_first_copy_and_moves_the_list_up():
-    frame, report = frame_from_flat(table(), mode="lenient")
+    loaded = frame_from_flat(table(), mode="lenient")
+    frame, report = loaded.frame, loaded.report
     # s3 also has a rank gap: rejected as before, its repeat listed among its problems
     assert frame.sessions["session_id"].astype(str).tolist() == ["s1", "s2"]
     assert (report.records_read, report.sessions_accepted, report.sessions_rejected) == (3, 2, 1)
@@ -55,22 +56,23 @@ def test_lenient_keeps_the_first_copy_and_moves_the_list_up():
 
 def test_lines_named_by_the_callers_row_locations():
     flat = table().iloc[:5]
-    _, report = frame_from_flat(
+    report = frame_from_flat(
         flat, mode="lenient", location_kind="line", row_locations=pd.Series([7, 8, 9, 10, 11])
-    )
+    ).report
     assert [p.location for p in report.repairs] == ["line 9"]
 
 
 def test_a_clean_load_has_no_repairs():
     flat = table(doc_id=["a", "b", "d", "c", None, "x", "y", "z", "p", "q"])
     flat["rank"] = [1, 2, 3, 4, None, 3, 2, 1, 1, 2]
-    _, report = frame_from_flat(flat, mode="lenient")
+    report = frame_from_flat(flat, mode="lenient").report
     assert report.repairs == [] and report.sessions_rejected == 0
 
 
 def test_text_ranks_as_in_a_csv():
     flat = table().astype({"rank": "string", "clicks": "string"})
-    frame, report = frame_from_flat(flat, mode="lenient")
+    loaded = frame_from_flat(flat, mode="lenient")
+    frame, report = loaded.frame, loaded.report
     assert frame.results["rank"].tolist() == [1, 2, 3, 1, 2] and len(report.repairs) == 2
 
 
@@ -94,8 +96,42 @@ def test_rows_without_a_session_id_repeating_a_document_are_rejected_not_repaire
          "query_pos": [1, 1], "rank": [1, 1], "doc_id": ["d1", "d1"]}
     )  # fmt: skip
     flat = pd.concat([flat, blank], ignore_index=True)
-    frame, report = frame_from_flat(flat, mode="lenient")
+    loaded = frame_from_flat(flat, mode="lenient")
+    frame, report = loaded.frame, loaded.report
     assert frame.n_sessions == int(with_session)
     assert [p.record for p in report.repairs] == (["s1"] if with_session else [])
     missing = [p for p in report.problems if p.field == "session_id"]
     assert [p.message for p in missing] == ["is required", "is required"]
+
+
+def _repeats(tmp_path):
+    """One session repeating document d1 (at ranks 1 and 3), in three input formats."""
+    from tests import builders
+
+    s = builders.make_session("s1", queries=[["d1", "d2", "d1", "d3"]])
+    jsonl = builders.write_jsonl(tmp_path / "s.jsonl", [s])
+    run = tmp_path / "r.run"
+    run.write_text(
+        "".join(f"1_1 Q0 {d} {i} {9 - i}.0 x\n" for i, d in enumerate(["d1", "d2", "d1", "d3"], 1))
+    )
+    csv = tmp_path / "t.csv"
+    table().to_csv(csv, index=False)
+    return {"jsonl": jsonl, "cast": run, "flat": csv}
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "cast", "flat"])
+def test_every_format_repairs_with_the_one_repair(tmp_path, monkeypatch, fmt):
+    """Issue 22: JSON lines, CAsT runs and tables are repaired by validate/repair.py only."""
+    from sessionval.validate import flat
+
+    calls = []
+    one = flat.remove_repeated_documents
+
+    def spy(*args, **kwargs):
+        calls.append(fmt)
+        return one(*args, **kwargs)
+
+    monkeypatch.setattr(flat, "remove_repeated_documents", spy)
+    loaded = load_input(_repeats(tmp_path)[fmt], fmt, mode="lenient")
+    assert calls == [fmt] and loaded.report.repairs
+    assert all(p.field == "doc_id" and "listed twice" in p.message for p in loaded.report.repairs)

@@ -21,8 +21,8 @@ def test_parquet_bulk_path_matches_dataframe_path(tmp_path: Path):
         qrels_id=["k1", "k1", None, "k2"],
     )
     df.to_parquet(tmp_path / "f.parquet", index=False)
-    a, _ = frame_from_flat(df)
-    b, _ = frame_from_flat(ParquetColumns(tmp_path / "f.parquet"))
+    a = frame_from_flat(df).frame
+    b = frame_from_flat(ParquetColumns(tmp_path / "f.parquet")).frame
     for name in ("sessions", "queries", "results"):
         pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name), check_categorical=False)
     assert b.queries["qrels_id"].astype(str).tolist() == ["k1", "T", "k2"]

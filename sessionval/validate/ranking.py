@@ -1,0 +1,302 @@
+"""Ordering a scored run into ranked lists: score order, tie-breaks, duplicate check.
+
+The one place of trec_eval's order (score descending, ties by document id in byte
+order, descending): :meth:`RankedLists.from_run` and the runs read as sessions
+(:mod:`sessionval.io.runs_as_sessions`) both rank with :func:`run_order`.  It sits
+below ``io`` (which may not import ``measures``); :mod:`sessionval.measures.ranking`
+re-exports it.  TREC runs usually list each query's documents together, best first;
+the helpers detect that in O(n) and otherwise sort whole lists as rows of a padded
+matrix, in fixed-size blocks (bounded memory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import pairwise
+from typing import Final, Literal
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from .._types import FloatArray, IntArray
+from ..kernels.blocks import for_blocks
+from ..kernels.segments import gather_ranges, offsets_from_counts
+
+__all__ = [
+    "SORT_BLOCK_ROWS",
+    "coded_doc_ranks",
+    "factorize_ids",
+    "first_duplicate",
+    "run_order",
+    "string_ranks",
+]
+
+
+def string_ranks(values: pd.Index) -> IntArray:
+    """Rank (0-based) of each id in byte order (C ``strcmp``, as trec_eval sorts).
+
+    Examples
+    --------
+    >>> string_ranks(pd.Index(["b", "B", "a"])).tolist()
+    [2, 0, 1]
+    """
+    if len(values) == 0:
+        return np.zeros(0, dtype=np.int64)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = pa.array(
+        np.asarray(values.astype(str), dtype=object)
+        if values.dtype == object
+        else values.astype(str).array
+    )
+    order = np.asarray(pc.sort_indices(arr).to_numpy(), dtype=np.int64)
+    ranks = np.empty(len(values), dtype=np.int64)
+    ranks[order] = np.arange(len(values), dtype=np.int64)
+    return ranks
+
+
+def _id_ranks(codes: npt.NDArray[np.integer], cats: pd.Index) -> IntArray:
+    """Byte-order rank (``strcmp``, as trec_eval) of the ids ``cats[codes]``, as int64.
+
+    Only relative order matters: when ``cats`` are strings already in order (pandas
+    sorts categories; UTF-8 byte order is code-point order) the codes are the ranks.
+    """
+    c = codes.astype(np.int64)
+    if pd.api.types.is_string_dtype(cats.dtype) and cats.dtype != object:
+        if cats.is_monotonic_increasing:
+            return c
+    uniq, inv = np.unique(c, return_inverse=True)
+    out: IntArray = string_ranks(pd.Index(cats[uniq]))[inv]
+    return out
+
+
+def _blocks(q: npt.NDArray[np.integer]) -> tuple[IntArray, IntArray]:
+    """Starts and lengths of the runs of equal values in ``q``."""
+    n = q.size
+    starts = np.concatenate([[0], np.flatnonzero(q[1:] != q[:-1]) + 1]).astype(np.int64)
+    return starts, np.diff(np.concatenate([starts, [n]])).astype(np.int64)
+
+
+SORT_BLOCK_ROWS: Final[int] = 1 << 20
+"""Rows per block when whole lists are sorted or checked as padded matrices (bounds memory)."""
+
+
+def _padded(n: int, lengths: IntArray) -> bool:
+    """Whether a (blocks x longest block) matrix stays small (per-row sorts pay off)."""
+    return lengths.size > 0 and lengths.size * int(lengths.max()) <= 4 * n + 1024
+
+
+def _score_order(
+    q: npt.NDArray[np.integer],
+    score: FloatArray,
+    *,
+    stable: bool = True,
+    block: int = SORT_BLOCK_ROWS,
+) -> IntArray:
+    """Order rows by query rank, then score descending.
+
+    With ``stable=True`` rows of equal query and score keep their input order; with
+    ``stable=False`` their order is unspecified (callers that break ties themselves
+    use the faster unstable sort).
+
+    TREC runs usually list each query's documents together, best first: then only the
+    blocks move (an O(n) check, no sort of the rows).  Otherwise rows are grouped by
+    query (blocks moved, or a stable sort when a query's rows are scattered) and each
+    query's scores are sorted as one row of a padded matrix, which is much faster than
+    one global lexsort; when every query has the same number of rows the matrix is a
+    reshape of the grouped scores.  ``block``: rows per padded matrix.
+    """
+    n = q.size
+    kind: Literal["stable", "quicksort"] = "stable" if stable else "quicksort"
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts, lengths = _blocks(q)
+    block_q = q[starts]
+    grouped: IntArray | None
+    if np.unique(block_q).size == block_q.size:
+        # each query's rows are contiguous: move whole blocks into query order
+        border = np.argsort(block_q, kind="stable")
+        new_len = lengths[border]
+        new_start = offsets_from_counts(new_len)[:-1]
+        if np.array_equal(border, np.arange(border.size)):
+            grouped, gs = None, score
+        else:
+            grouped = gather_ranges(starts[border], new_len)
+            gs = score[grouped]
+        # already best first within each query?  (block boundaries always pass)
+        ok = gs[1:] <= gs[:-1]
+        ok[new_start[1:] - 1] = True
+        if ok.all():
+            return np.arange(n, dtype=np.int64) if grouped is None else grouped
+        del ok
+        starts, lengths = new_start, new_len
+    else:
+        grouped = np.argsort(q, kind="stable").astype(np.int64)
+        gs = score[grouped]
+        starts, lengths = _blocks(q[grouped])
+    if not _padded(n, lengths):
+        return np.asarray(np.lexsort((-score, q)), dtype=np.int64)
+    # +inf padding must sort after every real row: a stable sort keeps real +inf
+    # (score -inf) rows before it; without such scores any sort does
+    if not stable and np.isinf(gs).any():
+        kind = "stable"
+    # the result overwrites ``grouped`` block by block (a block only reads its own rows)
+    out = np.empty(n, dtype=np.int64) if grouped is None else grouped
+    # whole lists in blocks of about ``block`` rows (a loop over fixed-size blocks,
+    # not over lists): the matrices stay small, which bounds peak memory
+    firsts = np.unique(np.searchsorted(starts, np.arange(0, n, block), side="right") - 1)
+    bounds = np.append(firsts, lengths.size).tolist()
+
+    def sort_block(l0: int, l1: int) -> None:
+        r0 = int(starts[l0])
+        r1 = int(starts[l1]) if l1 < lengths.size else n
+        local = _sort_rows(gs[r0:r1], starts[l0:l1] - r0, lengths[l0:l1], kind)
+        local += r0
+        out[r0:r1] = local if grouped is None else grouped[local]  # gather, then store
+
+    for_blocks(sort_block, bounds)  # blocks read and write only their own rows
+    return out
+
+
+def run_order(
+    query_codes: npt.NDArray[np.integer],
+    query_ranks: npt.NDArray[np.integer],
+    score: FloatArray,
+    doc_ranks: Callable[[IntArray], IntArray],
+    *,
+    ties: Literal["doc_id", "trec_eval", "input"],
+) -> IntArray:
+    """Rows of a run in ranked order: query rank, score descending, then the tie-break.
+
+    ``query_codes`` code each row's query; ``query_ranks`` rank the query codes (the
+    order lists are printed in).  Ties in score are broken by document id ascending
+    (``"doc_id"``), descending (``"trec_eval"``) or kept in input order
+    (``"input"``).  Only tied rows have their ids compared: ``doc_ranks(rows)`` ranks
+    the ids of those rows in byte order (:func:`coded_doc_ranks` for dictionary codes).
+    """
+    # ties are broken by doc id below unless ties="input": the sort need not be stable
+    rows = _score_order(query_ranks[query_codes], score, stable=ties == "input")
+    if ties == "input" or rows.size < 2:
+        return rows
+    q_rows = query_codes[rows]
+    ss = score[rows]
+    same = (q_rows[1:] == q_rows[:-1]) & (ss[1:] == ss[:-1])
+    del ss, q_rows
+    if not same.any():
+        return rows
+    tied = np.zeros(rows.size, dtype=bool)
+    tied[1:] |= same
+    tied[:-1] |= same
+    at = np.flatnonzero(tied)
+    del tied
+    # a tied row opens a new group unless it ties with the row before it
+    group = np.cumsum(~np.concatenate([[False], same])[at])
+    at_rows = rows[at]
+    dkey = doc_ranks(at_rows)
+    if ties == "trec_eval":
+        dkey = int(dkey.max()) - dkey
+    # one argsort of a packed (group, doc rank) key instead of a lexsort
+    packed = group * (int(dkey.max()) + 1) + dkey
+    rows[at] = at_rows[np.argsort(packed)]
+    return rows
+
+
+def coded_doc_ranks(
+    doc_codes: npt.NDArray[np.integer], doc_categories: pd.Index
+) -> Callable[[IntArray], IntArray]:
+    """``doc_ranks`` of :func:`run_order` for ids coded against ``doc_categories``."""
+
+    def ranks(rows: IntArray) -> IntArray:
+        return _id_ranks(doc_codes[rows], doc_categories)
+
+    return ranks
+
+
+def _sort_rows(
+    gs: FloatArray, starts: IntArray, lengths: IntArray, kind: Literal["stable", "quicksort"]
+) -> IntArray:
+    """Order of the rows of consecutive lists by score descending (one matrix row each)."""
+    n, rows = gs.size, lengths.size
+    width = int(lengths.max())
+    if rows * width == n:
+        # equal lengths: the scores are the matrix
+        o = np.argsort(np.negative(gs).reshape(rows, width), axis=1, kind=kind)
+        o += starts[:, None]
+        return np.asarray(o.ravel(), dtype=np.int64)
+    # scatter row i of list b to b * width + (i - starts[b]); pad with +inf
+    flat = gather_ranges(np.arange(rows, dtype=np.int64) * width, lengths)
+    m = np.full(rows * width, np.inf)
+    m[flat] = np.negative(gs)
+    o = np.argsort(m.reshape(rows, width), axis=1, kind=kind)
+    valid = np.arange(width)[None, :] < lengths[:, None]
+    return np.asarray((o + starts[:, None])[valid], dtype=np.int64)
+
+
+def first_duplicate(
+    q_rows: npt.NDArray[np.integer],
+    d_rows: npt.NDArray[np.integer],
+    *,
+    block: int = SORT_BLOCK_ROWS,
+) -> int:
+    """Row of a document repeated within its list (rows grouped by list), or -1.
+
+    ``block``: rows per padded matrix of lists.
+    """
+    n = q_rows.size
+    if n < 2:
+        return -1
+    starts, lengths = _blocks(q_rows)
+    if _padded(n, lengths):
+        # one padded row per list, sorted, in fixed-size blocks of lists
+        firsts = np.unique(np.searchsorted(starts, np.arange(0, n, block), side="right") - 1)
+        for l0, l1 in pairwise(np.append(firsts, lengths.size).tolist()):
+            r0 = int(starts[l0])
+            r1 = int(starts[l1]) if l1 < lengths.size else n
+            ln = lengths[l0:l1]
+            width = int(ln.max())
+            flat = gather_ranges(np.arange(ln.size, dtype=np.int64) * width, ln)
+            m = np.full(ln.size * width, -1, dtype=d_rows.dtype)
+            m[flat] = d_rows[r0:r1]
+            del flat
+            m2 = m.reshape(ln.size, width)
+            m2.sort(axis=1)
+            hit = np.flatnonzero(((m2[:, 1:] == m2[:, :-1]) & (m2[:, 1:] >= 0)).any(axis=1))
+            if hit.size == 0:
+                continue
+            b = l0 + int(hit[0])
+            docs = d_rows[starts[b] : starts[b] + lengths[b]]
+            _, first = np.unique(docs, return_index=True)
+            dup = np.setdiff1d(np.arange(docs.size), first)
+            return int(starts[b] + dup[0])
+        return -1
+    pair = q_rows.astype(np.int64) * (int(d_rows.max()) + 1) + d_rows
+    order = np.argsort(pair, kind="stable")
+    same = np.flatnonzero(pair[order][1:] == pair[order][:-1])
+    return -1 if same.size == 0 else int(order[same[0] + 1])
+
+
+def factorize_ids(col: pd.Series) -> tuple[npt.NDArray[np.int32], pd.Index]:
+    """Integer codes of an id column and the ids they stand for (``pd.factorize``, faster).
+
+    Categoricals keep their codes; Arrow-backed strings use Arrow's hash encoder; a
+    missing id gets code -1.
+    """
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes = col.cat.codes.to_numpy()
+        return codes.astype(np.int32, copy=False), pd.Index(col.cat.categories)
+    if isinstance(col.dtype, pd.StringDtype) and col.dtype.storage == "pyarrow":
+        # Arrow-backed strings (pandas' default ``str``): Arrow's hash encoder on the
+        # zero-copy array is faster than pd.factorize (no round trip through pandas)
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        enc = pc.dictionary_encode(pa.chunked_array(pa.array(col.array)))
+        enc = enc.unify_dictionaries()
+        idx = [ch.indices.fill_null(-1).to_numpy(zero_copy_only=False) for ch in enc.chunks]
+        acodes = np.concatenate([np.zeros(0, dtype=np.int32), *idx]).astype(np.int32)
+        dictionary = enc.chunk(0).dictionary if enc.num_chunks else pa.array([], pa.string())
+        return acodes, pd.Index(pd.array(dictionary, dtype=col.dtype))
+    fcodes, uniq = pd.factorize(col if pd.api.types.is_string_dtype(col.dtype) else col.astype(str))
+    return fcodes.astype(np.int32), pd.Index(uniq)
