@@ -77,7 +77,7 @@ def _notebook(
 
 def _random_ev(seed: int, config: SessionConfig) -> tuple[SessionEvaluation, JudgmentFrame]:
     study = generate_study(n_sessions=15, seed=seed, jsonl=False)
-    frame = frame_from_flat(study.flat.to_pandas())[0]
+    frame = frame_from_flat(study.flat.to_pandas()).frame
     judgments = builders.judgments(study.judgments.itertuples(index=False, name=None))
     return evaluate(frame, judgments, config), judgments
 

@@ -67,8 +67,8 @@ def test_a_top_read_gives_the_frame_of_the_rows_kept(tmp_path: Path, layout: str
         pq.write_table(table, path, row_group_size=int(top.sum()))
     else:
         pq.write_table(table, path, row_group_size=7, write_statistics=layout != "no-statistics")
-    got, _ = frame_from_flat(ParquetColumns(path, max_rank=x))
-    want, _ = frame_from_flat(flat[top].reset_index(drop=True))
+    got = frame_from_flat(ParquetColumns(path, max_rank=x)).frame
+    want = frame_from_flat(flat[top].reset_index(drop=True)).frame
     for name in ("sessions", "queries", "results"):
         pd.testing.assert_frame_equal(
             getattr(got, name), getattr(want, name), check_categorical=False, check_dtype=False
