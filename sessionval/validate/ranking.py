@@ -12,7 +12,6 @@ matrix, in fixed-size blocks (bounded memory).
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import pairwise
 from typing import Final, Literal
 
 import numpy as np
@@ -22,6 +21,7 @@ import pandas as pd
 from .._types import FloatArray, IntArray
 from ..kernels.blocks import for_blocks
 from ..kernels.segments import gather_ranges, offsets_from_counts
+from .list_rules import first_repeated_document
 
 __all__ = [
     "SORT_BLOCK_ROWS",
@@ -242,39 +242,23 @@ def first_duplicate(
 ) -> int:
     """Row of a document repeated within its list (rows grouped by list), or -1.
 
-    ``block``: rows per padded matrix of lists.
+    The first such row in row order, found by the one detection of a repeated
+    document (:func:`~sessionval.validate.list_rules.first_repeated_document`, which
+    the flat load's checks use too); ``block``: rows per piece of whole lists.
+
+    Examples
+    --------
+    >>> first_duplicate(np.array([0, 0, 1, 1, 1]), np.array([3, 4, 5, 6, 5]))
+    4
     """
-    n = q_rows.size
-    if n < 2:
+    if q_rows.size < 2:
         return -1
-    starts, lengths = _blocks(q_rows)
-    if _padded(n, lengths):
-        # one padded row per list, sorted, in fixed-size blocks of lists
-        firsts = np.unique(np.searchsorted(starts, np.arange(0, n, block), side="right") - 1)
-        for l0, l1 in pairwise(np.append(firsts, lengths.size).tolist()):
-            r0 = int(starts[l0])
-            r1 = int(starts[l1]) if l1 < lengths.size else n
-            ln = lengths[l0:l1]
-            width = int(ln.max())
-            flat = gather_ranges(np.arange(ln.size, dtype=np.int64) * width, ln)
-            m = np.full(ln.size * width, -1, dtype=d_rows.dtype)
-            m[flat] = d_rows[r0:r1]
-            del flat
-            m2 = m.reshape(ln.size, width)
-            m2.sort(axis=1)
-            hit = np.flatnonzero(((m2[:, 1:] == m2[:, :-1]) & (m2[:, 1:] >= 0)).any(axis=1))
-            if hit.size == 0:
-                continue
-            b = l0 + int(hit[0])
-            docs = d_rows[starts[b] : starts[b] + lengths[b]]
-            _, first = np.unique(docs, return_index=True)
-            dup = np.setdiff1d(np.arange(docs.size), first)
-            return int(starts[b] + dup[0])
-        return -1
-    pair = q_rows.astype(np.int64) * (int(d_rows.max()) + 1) + d_rows
-    order = np.argsort(pair, kind="stable")
-    same = np.flatnonzero(pair[order][1:] == pair[order][:-1])
-    return -1 if same.size == 0 else int(order[same[0] + 1])
+    # the one detection wants lists numbered in ascending row order
+    starts = np.empty(q_rows.size, dtype=bool)
+    starts[0] = True
+    np.not_equal(q_rows[1:], q_rows[:-1], out=starts[1:])
+    lists = np.cumsum(starts) - 1
+    return first_repeated_document(lists, d_rows, block=block)
 
 
 def factorize_ids(col: pd.Series) -> tuple[npt.NDArray[np.int32], pd.Index]:
