@@ -371,7 +371,10 @@ def rank_row_groups(metadata: Any, max_rank: int) -> tuple[list[int], bool] | No
     schema = metadata.schema.to_arrow_schema()
     if "rank" not in schema.names or not pa.types.is_integer(schema.field("rank").type):
         return None
-    col = metadata.schema.names.index("rank")  # a flat table: one leaf column per field
+    leaves = [metadata.schema.column(i).path for i in range(metadata.num_columns)]
+    if "rank" not in leaves:
+        return None
+    col = leaves.index("rank")
     groups, whole = [], True
     for g in range(metadata.num_row_groups):
         rg = metadata.row_group(g)
