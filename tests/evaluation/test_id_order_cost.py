@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 import sessionval.validate.ids as ids_module
-from sessionval import frame as frame_module
+from sessionval.frame import order as frame_module
 from sessionval.validate.ids import spelling_variants
 from tests.builders import frame
 
