@@ -128,6 +128,15 @@ class SessionEvaluation(EvaluationResult):
         """Position of each query's judgment key in :attr:`ideal_source` (−1: none)."""
         return self._ctx.query_ideal
 
+    def forget_per_position(self) -> None:
+        """Drop the cached per-position table (rebuilt if asked again).
+
+        One row per position of every session is the largest table of an evaluation;
+        the run drops it once ``tables/per_position`` is written, so it does not add
+        to the memory of the figures (which keep the per-position arrays).
+        """
+        self._cache.pop("position", None)
+
     # ---- helpers
     def _attach(self, df: pd.DataFrame) -> pd.DataFrame:
         df.attrs["config"] = self.config.model_dump(mode="json")
