@@ -209,8 +209,12 @@ def cumulated_squares(
             with np.errstate(divide="ignore", invalid="ignore"):
                 cum = cum / matrix[row[q0:q1]]
         cells = query_cell[q0:q1]
-        keep = cells >= 0
-        np.add.at(out, cells[keep], cum[keep] ** 2)
+        keep = np.flatnonzero(cells >= 0)
+        # the lists of each cell summed as one segment (np.add.at on rows: 10x slower)
+        order = keep[np.argsort(cells[keep], kind="stable")]
+        cell = cells[order]
+        first = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]]) if cell.size else cell
+        out[cell[first]] += np.add.reduceat(cum[order] ** 2, first, axis=0)
     return out
 
 
