@@ -196,11 +196,20 @@ class SessionEvaluation(EvaluationResult):
         return qidx, rank, gain
 
     def _kept_gains(self) -> tuple[IntArray, FloatArray, IntArray]:
-        """(frame rows kept, their gains, per-query offsets) after the unjudged policy."""
-        ctx = self._ctx
-        grades = ctx.grades(0, ctx.query_session.size)
-        gain = ctx.scheme.gains(grades, negative=ctx.negative)
-        gain, offsets, rows = apply_unjudged(gain, ctx.query_row_offsets, policy=ctx.unjudged)
+        """(frame rows kept, their gains, per-query offsets) after the unjudged policy.
+
+        Cached, read-only: the grade join over every result row is the costly part, and
+        the run's figures ask for it three times (Figure 1 twice, the CG curves).
+        """
+        if "kept_gains" not in self._cache:
+            ctx = self._ctx
+            grades = ctx.grades(0, ctx.query_session.size)
+            gain = ctx.scheme.gains(grades, negative=ctx.negative)
+            kept = apply_unjudged(gain, ctx.query_row_offsets, policy=ctx.unjudged)
+            for a in kept:
+                a.setflags(write=False)
+            self._cache["kept_gains"] = kept
+        gain, offsets, rows = self._cache["kept_gains"]
         return rows, gain, offsets
 
     # ---- tables
