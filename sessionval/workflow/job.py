@@ -9,6 +9,8 @@ as soon as no later stage and not the result reads it, so the study's per-result
 and the evaluation do not outlive the stages that need them.  Each stage is a
 :func:`~sessionval.errors.phase` naming its rows, with the advice of
 :class:`~sessionval.workflow.advice.MemoryAdvice`, and a step of the progress bar.
+The mechanism (:class:`Stage`, :class:`RunState`, :func:`execute`) is
+:mod:`sessionval.workflow.run_state`.
 
 Every stage writes into the run's staging folder (:class:`~sessionval.workflow.outputs.RunOutputs`);
 only a run that went through every stage swaps its files into ``--out``, so a failed
@@ -17,37 +19,40 @@ or interrupted run leaves the previous outputs as they were.
 
 from __future__ import annotations
 
-import gc
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import pandas as pd
 
-from ..analysis.summary import StudySummary
 from ..errors import InputFormatError, SessionvalError, ValidationFailed, phase
 from ..evaluation.dask_engine import DaskEngine
 from ..evaluation.engine import Engine, LocalEngine
 from ..evaluation.remote import RemoteStudy, load_remote, score_partitions
-from ..evaluation.result import SessionEvaluation
 from ..frame import LoadedStudy
 from ..io.partitioned import prepare_partitions
-from ..output.report import ReportFigure, ReportSection
-from ..problems import LoadReport
 from ..progress import Stages, stages
-from ..validate.memory import release_free_memory
 from .advice import MemoryAdvice
 from .correlations import correlation_step
-from .figures import FigureCell, draw_figures, figure_cell, figure_data, write_figure_tables
+from .figures import draw_figures, figure_cell, figure_data, write_figure_tables
 from .outputs import RunOutputs
 from .plan import TABLE_FORMATS, RunPlan, RunRequest, resolve
-from .reformulations import NO_RESULT_ROWS, ReformulationResult, reformulation_step
+from .reformulations import NO_RESULT_ROWS, reformulation_step
+from .run_state import (
+    STATE_FIELDS,
+    Drawn,
+    OnePass,
+    RunState,
+    Stage,
+    StageProfile,
+    Validated,
+    execute,
+    need,
+)
 from .settings import NO_JUDGMENTS
-from .statistics import StatisticsResult, statistics_step
+from .statistics import statistics_step
 from .steps import (
-    ScoreTables,
     evaluate_step,
     load_step,
     peak_memory_mb,
@@ -63,11 +68,14 @@ from .steps import (
 __all__ = [
     "NO_EXPORTS",
     "NO_FIGURES",
+    "RESULT_READS",
     "STAGES",
+    "STATE_FIELDS",
     "RunResult",
     "RunState",
     "Stage",
     "StageProfile",
+    "execute",
     "input_files",
     "run",
 ]
@@ -83,116 +91,6 @@ NO_FIGURES: Final = (
     "figures not drawn (--no-figures): the report and tables/ have every score; "
     "figures/ is not written"
 )
-
-_T = TypeVar("_T")
-
-
-@dataclass(frozen=True)
-class Validated:
-    """What the report keeps of the load: the summary written, the load report, the title."""
-
-    summary: StudySummary
-    report: LoadReport
-    name: str | None
-    n_sessions: int
-
-
-@dataclass(frozen=True)
-class OnePass:
-    """A one-pass load's scores and the plan they were scored on (settled from the judgments)."""
-
-    plan: RunPlan
-    evaluation: SessionEvaluation
-
-
-@dataclass(frozen=True)
-class Drawn:
-    """The figures drawn for the report and the notes on those skipped."""
-
-    figures: tuple[ReportFigure, ...]
-    notes: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class StageProfile:
-    """One stage's wall time (s), the process's peak and current resident memory (MB) after it."""
-
-    name: str
-    seconds: float
-    peak_mb: float
-    rss_mb: float
-
-
-@dataclass(eq=False)
-class RunState:
-    """The run in progress: the plan and the outputs given, then what each stage wrote.
-
-    The fields after ``advice`` are the stages' (:data:`STATE_FIELDS`): each is written
-    by one stage, once (a second write is a bug and raises), and released (set to
-    ``None``, listed in ``released``) when no later stage and not the result reads it.
-    """
-
-    plan: RunPlan
-    outputs: RunOutputs
-    bar: Stages
-    advice: MemoryAdvice
-    engine: Engine
-    # written by the stages
-    loaded: LoadedStudy | None = None
-    one_pass: OnePass | None = None
-    validated: Validated | None = None
-    settled: RunPlan | None = None
-    cell: FigureCell | None = None
-    evaluation: SessionEvaluation | None = None
-    tables: ScoreTables | None = None
-    drawn: Drawn | None = None
-    reformulations: ReformulationResult | None = None
-    statistics: StatisticsResult | None = None
-    correlations: ReportSection | None = None
-    exported: tuple[str, ...] | None = None
-    scores: pd.DataFrame | None = None
-    # the runner's bookkeeping
-    stage: str = ""
-    written: dict[str, str] = field(default_factory=dict)
-    released: list[str] = field(default_factory=list)
-    profile: list[StageProfile] = field(default_factory=list)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name in STATE_FIELDS and self.__dict__.get("stage"):
-            if name in self.written:  # a bug in a stage, not a user error
-                raise RuntimeError(
-                    f"stage {self.stage!r} wrote {name!r}, already written by "
-                    f"stage {self.written[name]!r}"
-                )
-            self.written[name] = self.stage
-        super().__setattr__(name, value)
-
-    def release(self, name: str) -> None:
-        """Drop a field no later stage reads (its memory goes back once unreferenced)."""
-        object.__setattr__(self, name, None)
-        self.released.append(name)
-
-
-def need(value: _T | None, name: str) -> _T:
-    """A field an earlier stage wrote (``None`` here is a bug in :data:`STAGES`' order)."""
-    if value is None:
-        raise RuntimeError(f"the run read {name!r} before a stage wrote it")
-    return value
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One stage of the run: its name on the progress bar, its function, what it reads and writes.
-
-    ``reads`` and ``writes`` name fields of :class:`RunState`; ``reads`` decides how
-    long each field lives (``tests/workflow/test_stages.py`` checks both against what
-    the function does).
-    """
-
-    name: str
-    run: Callable[[RunState], None]
-    reads: tuple[str, ...] = ()
-    writes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -338,7 +236,7 @@ def run(
         ) as bar,
     ):
         state = RunState(plan, outputs, bar, MemoryAdvice(plan), _with_progress(engine, bar))
-        execute(state)
+        execute(state, STAGES, keep=RESULT_READS)
         removed = outputs.finish()
     settled = need(state.settled, "settled")
     return RunResult(
@@ -351,49 +249,6 @@ def run(
         notes=(*settled.settings.notes, *_run_notes(state)),
         stages=tuple(state.profile),
     )
-
-
-def execute(state: RunState, stages: Sequence[Stage] | None = None) -> None:
-    """Run each stage in order, one step of the bar each; drop what no later stage reads.
-
-    After each stage, :func:`~sessionval.validate.memory.release_free_memory` gives the
-    memory of the dropped fields back, and its wall time and memory join
-    ``state.profile``.
-    """
-    todo = tuple(STAGES if stages is None else stages)
-    for i, stage in enumerate(todo):
-        t0 = time.perf_counter()
-        state.stage = stage.name
-        state.bar.phase(stage.name)
-        stage.run(state)
-        later = {name for s in todo[i + 1 :] for name in s.reads}
-        dropped = [
-            name
-            for name in state.written
-            if name not in later and name not in RESULT_READS and name not in state.released
-        ]
-        for name in dropped:
-            state.release(name)
-        if dropped:
-            gc.collect()  # the frame's tables hold reference cycles (attrs, caches)
-            release_free_memory()
-        state.profile.append(
-            StageProfile(stage.name, time.perf_counter() - t0, peak_memory_mb(), _rss_mb())
-        )
-        state.bar.update()
-    state.stage = ""
-
-
-def _rss_mb() -> float:
-    """Resident memory of this process now, in MB (``/proc``; NaN where there is none)."""
-    import os
-
-    try:
-        with open("/proc/self/statm", encoding="ascii") as f:
-            pages = int(f.read().split()[1])
-    except (OSError, ValueError, IndexError):
-        return float("nan")
-    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def _with_progress(engine: Engine | None, bar: Stages) -> Engine:
@@ -693,14 +548,6 @@ STAGES: Final[tuple[Stage, ...]] = (
         ),
         ("scores",),
     ),
-)
-
-#: The stages' fields of :class:`RunState`.
-STATE_FIELDS: Final = frozenset(
-    f.name
-    for f in fields(RunState)
-    if f.name not in ("plan", "outputs", "bar", "advice", "engine")
-    and f.name not in ("stage", "written", "released", "profile")
 )
 
 #: The fields :func:`run`'s result and notes read after the last stage: never released.
