@@ -100,11 +100,12 @@ def rank_gains(ev: SessionEvaluation, ranks: int) -> RankGains:
     list ends).
     """
     qidx, rank, gain = ev.ranked_gains()
-    cut = rank <= ranks
+    if rank.size and int(rank.max()) > ranks:  # a copy of every row only when some are cut
+        cut = rank <= ranks
+        qidx, rank, gain = qidx[cut], rank[cut], gain[cut]
     disc = rank_discount(np.arange(1, ranks + 1), b=ev.config.b, kind=ev.config.discount)
-    r = rank[cut]
     return RankGains(
-        query=qidx[cut], rank=r, gain=gain[cut], discounted=gain[cut] / disc[r - 1], discount=disc
+        query=qidx, rank=rank, gain=gain, discounted=gain / disc[rank - 1], discount=disc
     )
 
 
