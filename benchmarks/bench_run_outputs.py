@@ -4,11 +4,18 @@ Not a test.  Each command runs in its own process (one after the other); the rep
 gives its wall time and peak resident memory (``ru_maxrss`` of that child, from
 ``os.wait4``), and for ``run`` the bytes written per kind of output (``tables/``,
 ``figures/``, ``exports/``, ``report.html``, the rest), the largest file of each kind
-and the largest figure file.  Issue 26's targets: run at most 2x the wall time and
-1.5x the peak memory of validate, all outputs under 1 GB, no figure file over 5 MB.
+and the largest figure file, and each stage of the run (:data:`sessionval.workflow.job.STAGES`):
+its wall time, the process's peak resident memory after it (the stage that raises it
+is the one that sets the run's peak) and the memory still resident after it.  Issue
+26's targets: run at most 2x the wall time and 1.5x the peak memory of validate, all
+outputs under 1 GB, no figure file over 5 MB.
 
     sessionval synth --sessions 200000 --format parquet --out /tmp/big
     python benchmarks/bench_run_outputs.py --study /tmp/big --out /tmp/big-run
+
+The run is :func:`sessionval.workflow.run` with the defaults of ``sessionval run``
+(options after ``--``: ``--config FILE``, ``--no-per-position``, ``--tables parquet``,
+``--no-figures``, ``--no-exports``).
 
 ``--csv N`` instead compares the CSV writers on a long score table of N rows (ids, a
 categorical measure, a float value with missing values): pandas' ``to_csv`` against
@@ -26,6 +33,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -36,22 +44,67 @@ KINDS = ("tables", "figures", "exports", "report.html")
 def timed(argv: list[str]) -> dict[str, float]:
     """Wall time (s) and peak resident memory (MB) of one command in its own process."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
+    with tempfile.TemporaryFile() as err_file:  # a file: the child never blocks on stderr
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err_file)
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)  # ru_maxrss of this child alone
+        err_file.seek(0)
+        err = err_file.read()
     wall = time.perf_counter() - t0
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         sys.exit(f"{' '.join(argv)} ended with {code}: {err.decode(errors='replace')[-2000:]}")
     notes = [ln for ln in err.decode(errors="replace").splitlines() if ln.startswith("note:")]
-    return {"wall_s": wall, "peak_mb": usage.ru_maxrss / 1024, "notes": notes}  # type: ignore[dict-item]
+    result = {"wall_s": wall, "peak_mb": usage.ru_maxrss / 1024, "notes": notes}
+    for line in out.decode(errors="replace").splitlines():
+        if line.startswith(_STAGES_LINE):  # the run's own profile of its stages
+            result.update(json.loads(line[len(_STAGES_LINE) :]))
+    return result  # type: ignore[return-value]
+
+
+_STAGES_LINE = "stages: "
+
+#: The child that runs ``sessionval run``: the workflow's ``run`` with the command's
+#: defaults, printing its notes and its stages' profile.
+_RUN_CHILD = """
+import json, sys
+from pathlib import Path
+from sessionval.workflow import run
+study, qrels, out, config, per_position, tables, figures, exports = json.loads(sys.argv[1])
+res = run(
+    Path(study), qrels=Path(qrels), out=Path(out), progress=False,
+    config_path=Path(config) if config else None, per_position=per_position,
+    table_formats=tables, figures=figures, exports=exports,
+)
+for note in res.notes:
+    print("note:", note, file=sys.stderr)
+stages = [dict(name=s.name, s=round(s.seconds, 1), peak_mb=round(s.peak_mb),
+               rss_mb=round(s.rss_mb)) for s in res.stages]
+print("stages: " + json.dumps({"stages": stages}))
+"""
+
+
+def run_child(study: Path, qrels: Path, out: Path, extra: list[str]) -> list[str]:
+    """The argv of the run's child process, from ``sessionval run``'s options in ``extra``."""
+    ap = argparse.ArgumentParser(prog="sessionval run (benchmark)")
+    ap.add_argument("--config", default=None)
+    ap.add_argument("--per-position", action=argparse.BooleanOptionalAction, default=True)
+    ap.add_argument("--tables", choices=["both", "csv", "parquet"], default="both")
+    ap.add_argument("--figures", action=argparse.BooleanOptionalAction, default=True)
+    ap.add_argument("--exports", action=argparse.BooleanOptionalAction, default=None)
+    opts = ap.parse_args(extra)
+    tables = ["csv", "parquet"] if opts.tables == "both" else [opts.tables]
+    given = [str(study), str(qrels), str(out), opts.config, opts.per_position, tables,
+             opts.figures, opts.exports]  # fmt: skip
+    return [sys.executable, "-c", _RUN_CHILD, json.dumps(given)]
 
 
 def output_sizes(out: Path) -> dict[str, object]:
     """Bytes per kind of output, the largest file of each kind, the largest figure file."""
     total: dict[str, int] = defaultdict(int)
     largest: dict[str, tuple[int, str]] = {}
+    image = (0, "")
     for path in out.rglob("*"):
         if not path.is_file():
             continue
@@ -61,11 +114,14 @@ def output_sizes(out: Path) -> dict[str, object]:
         total[kind] += size
         if size > largest.get(kind, (-1, ""))[0]:
             largest[kind] = (size, rel.as_posix())
+        if path.suffix in (".png", ".svg", ".pdf") and size > image[0]:
+            image = (size, rel.as_posix())
     mb = {k: round(v / 1e6, 1) for k, v in sorted(total.items())}
     return {
         "total_mb": round(sum(total.values()) / 1e6, 1),
         "mb_by_kind": mb,
         "largest": {k: f"{v[1]} ({v[0] / 1e6:.1f} MB)" for k, v in sorted(largest.items())},
+        "largest_image": f"{image[1]} ({image[0] / 1e6:.2f} MB)",
     }
 
 
@@ -74,9 +130,7 @@ def bench_run(study: Path, qrels: Path, out: Path, extra: list[str]) -> dict[str
     validate = timed([*cli, "validate", str(study), "--qrels", str(qrels)])
     if out.exists():
         shutil.rmtree(out)
-    run = timed(
-        [*cli, "run", str(study), "--qrels", str(qrels), "--out", str(out), "--no-progress", *extra]
-    )
+    run = timed(run_child(study, qrels, out, extra))
     sizes = output_sizes(out)
     return {
         "validate": validate,

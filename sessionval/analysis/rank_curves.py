@@ -102,11 +102,12 @@ def rank_gains(ev: SessionEvaluation, ranks: int) -> RankGains:
     list ends).
     """
     qidx, rank, gain = ev.ranked_gains()
-    cut = rank <= ranks
+    if rank.size and int(rank.max()) > ranks:  # a copy of every row only when some are cut
+        cut = rank <= ranks
+        qidx, rank, gain = qidx[cut], rank[cut], gain[cut]
     disc = rank_discount(np.arange(1, ranks + 1), b=ev.config.b, kind=ev.config.discount)
-    r = rank[cut]
     return RankGains(
-        query=qidx[cut], rank=r, gain=gain[cut], discounted=gain[cut] / disc[r - 1], discount=disc
+        query=qidx, rank=rank, gain=gain, discounted=gain / disc[rank - 1], discount=disc
     )
 
 
@@ -175,8 +176,12 @@ def cumulated_squares(
             with np.errstate(divide="ignore", invalid="ignore"):
                 cum = cum / matrix[row[q0:q1]]
         cells = query_cell[q0:q1]
-        keep = cells >= 0
-        np.add.at(out, cells[keep], cum[keep] ** 2)
+        keep = np.flatnonzero(cells >= 0)
+        # the lists of each cell summed as one segment (np.add.at on rows: 10x slower)
+        order = keep[np.argsort(cells[keep], kind="stable")]
+        cell = cells[order]
+        first = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]]) if cell.size else cell
+        out[cell[first]] += np.add.reduceat(cum[order] ** 2, first, axis=0)
     return out
 
 

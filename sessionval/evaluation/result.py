@@ -122,6 +122,15 @@ class SessionEvaluation(EvaluationResult):
         """Position of each query's judgment key in :attr:`ideal_source` (−1: none)."""
         return self._ctx.query_ideal
 
+    def forget_per_position(self) -> None:
+        """Drop the cached per-position table (rebuilt if asked again).
+
+        One row per position of every session is the largest table of an evaluation;
+        the run drops it once ``tables/per_position`` is written, so it does not add
+        to the memory of the figures (which keep the per-position arrays).
+        """
+        self._cache.pop("position", None)
+
     # ---- helpers
     def _attach(self, df: pd.DataFrame) -> pd.DataFrame:
         df.attrs["config"] = self.config.model_dump(mode="json")
@@ -181,11 +190,20 @@ class SessionEvaluation(EvaluationResult):
         return qidx, rank, gain
 
     def _kept_gains(self) -> tuple[IntArray, FloatArray, IntArray]:
-        """(frame rows kept, their gains, per-query offsets) after the unjudged policy."""
-        ctx = self._ctx
-        grades = ctx.grades(0, ctx.query_session.size)
-        gain = ctx.scheme.gains(grades, negative=ctx.negative)
-        gain, offsets, rows = apply_unjudged(gain, ctx.query_row_offsets, policy=ctx.unjudged)
+        """(frame rows kept, their gains, per-query offsets) after the unjudged policy.
+
+        Cached, read-only: the grade join over every result row is the costly part, and
+        the run's figures ask for it three times (Figure 1 twice, the CG curves).
+        """
+        if "kept_gains" not in self._cache:
+            ctx = self._ctx
+            grades = ctx.grades(0, ctx.query_session.size)
+            gain = ctx.scheme.gains(grades, negative=ctx.negative)
+            kept = apply_unjudged(gain, ctx.query_row_offsets, policy=ctx.unjudged)
+            for a in kept:
+                a.setflags(write=False)
+            self._cache["kept_gains"] = kept
+        gain, offsets, rows = self._cache["kept_gains"]
         return rows, gain, offsets
 
     # ---- tables

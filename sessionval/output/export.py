@@ -26,6 +26,7 @@ pyreadstat (extra ``export``) is imported only when ``.dta``/``.sav`` is written
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -337,6 +338,7 @@ def write_exports(
     title: str = "sessionval scores",
     csv_safe: bool = False,
     large_rows: int | None = LARGE_ROWS,
+    copies: Mapping[str, Mapping[str, Path]] | None = None,
 ) -> ExportResult:
     """Write per-session and per-query scores in long and wide form, plus the codebook.
 
@@ -369,6 +371,11 @@ def write_exports(
         A table of more rows is written in the compact formats only
         (:func:`export_formats`) and ``ExportResult.notes`` says which; ``None``: every
         table in every format.
+    copies
+        Files that already hold a table exactly as it would be written, by stem and
+        format (``{"per_session_wide": {"csv": Path("tables/per_session.csv")}}``: the
+        run's ``tables/``, written from the same table with the same ``csv_safe``):
+        copied instead of converted again.  Only CSV and Parquet are copied.
 
     Returns
     -------
@@ -385,16 +392,21 @@ def write_exports(
         chosen = export_formats(stem, len(table), fmts, large_rows)
         if chosen != fmts:
             slimmed[stem] = (len(table), chosen)
-        files.extend(
-            write_table(
-                table,
-                out / stem,
-                formats=chosen,
-                label_maps=maps,
-                file_label=f"{title}: {stem}",
-                csv_safe=csv_safe,
-            )
+        given = (copies or {}).get(stem, {})
+        same = {f: src for f, src in given.items() if f in chosen and f in _COMPACT}
+        for fmt, src in same.items():
+            path = out / f"{stem}.{fmt}"
+            with writing(path):
+                shutil.copyfile(src, path)
+        write_table(
+            table,
+            out / stem,
+            formats=[f for f in chosen if f not in same],
+            label_maps=maps,
+            file_label=f"{title}: {stem}",
+            csv_safe=csv_safe,
         )
+        files.extend(out / f"{stem}.{f}" for f in FORMATS if f in chosen)  # write_table's order
     names = {
         stem: stats_names(table.columns, systems=maps.get("system_id", ()))
         for stem, table in tables.items()

@@ -25,8 +25,8 @@ configuration); 3 out of memory; 70 internal error (``docs/reliability.md``).
 The configuration file (TOML) is one typed model, :mod:`sessionval.workflow.config_file`
 (``docs/configuration.md`` is generated from it by :mod:`sessionval.workflow.config_text`);
 the run's named steps are in :mod:`sessionval.workflow.steps` and
-:mod:`sessionval.workflow.figures`, and :func:`run` chains them
-(:mod:`sessionval.workflow.job`).  The command
+:mod:`sessionval.workflow.figures`, and :func:`run` executes them as the stages of
+:data:`STAGES` on a resolved plan (:mod:`sessionval.workflow.job`).  The command
 ``sessionval run`` is a thin wrapper around :func:`run`.
 """
 
@@ -62,6 +62,8 @@ from .steps import (
     evaluate_step,
     load_step,
     peak_memory_mb,
+    write_config_json,
+    write_config_toml,
     write_configuration,
     write_exports_step,
     write_report_step,
@@ -103,6 +105,8 @@ __all__ = [
     "run",
     "run_settings",
     "to_toml",
+    "write_config_json",
+    "write_config_toml",
     "write_configuration",
     "write_exports_step",
     "write_figure_tables",

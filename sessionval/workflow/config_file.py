@@ -166,12 +166,12 @@ class RunOptions(Section):
         False,
         description="write every export in every one of formats whatever its size; false: "
         "a table of more than large_export_rows rows is written as Parquet and CSV (long "
-        "form: Parquet) only, and the report says so",
+        "form and tables/per_position: Parquet) only, and the report says so",
     )
     large_export_rows: int = Field(
         LARGE_ROWS,
         ge=1,
-        description="rows above which an export is large (see all_formats)",
+        description="rows above which an export or tables/per_position is large (see all_formats)",
     )
     csv_safe: bool = Field(
         False,

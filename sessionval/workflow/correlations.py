@@ -116,18 +116,20 @@ def _figure(
     ext = "parquet" if len(per_session) > RASTER_POINTS else "csv"
     points = f"figures/rating_correlations.{ext}"
     outputs.write_frame(points, _points(per_session, measures, ratings))
-    formats = settings.figures.formats  # [figures] formats, as every other figure
     written = plots.save_figure(
-        fig, outputs.root / "figures" / "rating_correlations", formats=formats
+        fig, outputs.root / "figures" / "rating_correlations", formats=settings.figures.formats
     )
     outputs.add(*written)
-    svg = [p for p in written if p.suffix == ".svg"]
+    files = {p.suffix: p for p in written}
+    # the report shows the PNG just written: a panel per measure and rating of every
+    # session's point is the costliest figure to render again
+    png = files[".png"].read_bytes() if ".png" in files else plots.figure_bytes(fig, "png", dpi=110)
     return (
         ReportFigure(
             "Each measure against each rating",
-            plots.figure_bytes(fig, "png", dpi=110),
+            png,
             caption="One point per session; the black line joins the mean per rating "
             f"level (the points: {points}). " + plots.params_text(params),
-            svg=svg[0].read_bytes() if svg else None,
+            svg=files[".svg"].read_bytes() if ".svg" in files else None,
         ),
     )

@@ -1,7 +1,19 @@
-"""The run job: the named steps of :mod:`sessionval.workflow.steps` chained, with a progress bar.
+"""The run job: :data:`STAGES`, named stages executed in order on one :class:`RunState`.
 
-Every step writes into the run's staging folder (:class:`~sessionval.workflow.outputs.RunOutputs`);
-only a run that went through every step swaps its files into ``--out``, so a failed
+:func:`run` resolves the request into a :class:`~sessionval.workflow.plan.RunPlan`
+(every option decided before a session is read), then executes each :class:`Stage`
+of :data:`STAGES` in order on a :class:`RunState`.  A stage reads the fields that
+earlier stages wrote and writes its own, each once (:attr:`Stage.reads`,
+:attr:`Stage.writes`, checked by ``tests/workflow/test_stages.py``); a field is dropped
+as soon as no later stage and not the result reads it, so the study's per-result frame
+and the evaluation do not outlive the stages that need them.  Each stage is a
+:func:`~sessionval.errors.phase` naming its rows, with the advice of
+:class:`~sessionval.workflow.advice.MemoryAdvice`, and a step of the progress bar.
+The mechanism (:class:`Stage`, :class:`RunState`, :func:`execute`) is
+:mod:`sessionval.workflow.run_state`.
+
+Every stage writes into the run's staging folder (:class:`~sessionval.workflow.outputs.RunOutputs`);
+only a run that went through every stage swaps its files into ``--out``, so a failed
 or interrupted run leaves the previous outputs as they were.
 """
 
@@ -14,27 +26,38 @@ from typing import Any, Final
 
 import pandas as pd
 
-from ..errors import InputFormatError, SessionvalError, ValidationFailed, memory_advice, phase
+from ..errors import InputFormatError, SessionvalError, ValidationFailed, phase
 from ..evaluation.dask_engine import DaskEngine
 from ..evaluation.engine import Engine, LocalEngine
 from ..evaluation.remote import RemoteStudy, load_remote, score_partitions
-from ..evaluation.result import SessionEvaluation
 from ..frame import LoadedStudy
 from ..io.partitioned import prepare_partitions
-from ..output.report import ReportFigure
 from ..progress import Stages, stages
+from .advice import MemoryAdvice
 from .correlations import correlation_step
-from .figures import FigureCell, draw_figures, figure_cell, figure_data, write_figure_tables
+from .figures import draw_figures, figure_cell, figure_data, write_figure_tables
 from .outputs import RunOutputs
 from .plan import TABLE_FORMATS, RunPlan, RunRequest, resolve
 from .reformulations import NO_RESULT_ROWS, reformulation_step
-from .settings import NO_JUDGMENTS, RunSettings
+from .run_state import (
+    STATE_FIELDS,
+    Drawn,
+    OnePass,
+    RunState,
+    Stage,
+    StageProfile,
+    Validated,
+    execute,
+    need,
+)
+from .settings import NO_JUDGMENTS
 from .statistics import statistics_step
 from .steps import (
     evaluate_step,
     load_step,
     peak_memory_mb,
-    write_configuration,
+    write_config_json,
+    write_config_toml,
     write_exports_step,
     write_report_step,
     write_tables,
@@ -43,35 +66,31 @@ from .steps import (
 )
 
 __all__ = [
+    "NO_EXPORTS",
+    "NO_FIGURES",
+    "RESULT_READS",
     "STAGES",
+    "STATE_FIELDS",
     "RunResult",
+    "RunState",
+    "Stage",
+    "StageProfile",
+    "execute",
     "input_files",
     "run",
 ]
 
-#: The stages the progress bar shows.
-STAGES: Final = (
-    "load and validate",
-    "evaluate",
-    "tables",
-    "aggregate",
-    "figures",
-    "exports",
-    "report",
+#: The run's note when the exports are left out (``--no-exports``).
+NO_EXPORTS: Final = (
+    "exports not written (--no-exports or [run] exports = false): tables/ has every score; "
+    "exports/ is not written"
 )
 
-
-def _with_progress(engine: Engine | None, bar: Stages) -> Engine:
-    """The engine reporting its chunks to the bar (``stage: 3/25``)."""
-
-    def tick(done: int, total: int) -> None:
-        bar.phase(f"{bar.names[min(bar.bar.n, len(bar.names) - 1)]}: {done}/{total}")
-
-    if engine is None:
-        return LocalEngine(progress=tick)
-    if isinstance(engine, LocalEngine | DaskEngine):
-        return replace(engine, progress=tick)
-    return engine
+#: The run's note when the figures are left out (``--no-figures``).
+NO_FIGURES: Final = (
+    "figures not drawn (--no-figures): the report and tables/ have every score; "
+    "figures/ is not written"
+)
 
 
 @dataclass
@@ -80,7 +99,8 @@ class RunResult:
 
     ``rejected`` counts the sessions lenient mode rejected (listed in
     ``out/rejects.csv`` and ``out/validation.txt``); ``notes`` are the run's notes
-    (gain scheme chosen, figures skipped, …) as the report lists them.
+    (gain scheme chosen, figures skipped, …) as the report lists them; ``stages``
+    the wall time and memory of each stage (``benchmarks/bench_run_outputs.py``).
     """
 
     out: Path
@@ -90,6 +110,7 @@ class RunResult:
     score_table: pd.DataFrame
     rejected: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    stages: tuple[StageProfile, ...] = field(default_factory=tuple)
 
 
 def input_files(
@@ -203,130 +224,83 @@ def run(
         exports=exports,
     )
     plan = resolve(request)  # every option decided before a session is read
-    with RunOutputs(
-        out,
-        force=force,
-        inputs=input_files(logs, qrels, config_path, input_options),
-        csv_safe=plan.settings.csv_safe,
-    ) as outputs:
-        advice = _MemoryAdvice(plan.settings, engine, per_position, figures, table_formats)
-        with stages(STAGES, disable=None if progress is None else not progress) as bar:
-            try:
-                with phase(f"loading and validating {logs}", advice=advice.for_loading):
-                    loaded, plan, scored = _load(plan, bar)
-            except ValidationFailed as exc:
-                where = write_validation_failure(outputs, logs, exc)
-                exc.add_note(f"the problems are also in {where}; other files in {out} unchanged")
-                raise
-            summary = write_validation(outputs, loaded, peak_memory=peak_memory_mb())
-            if loaded.judgments is None and plan.settings.config.judgments == "reference":
-                raise InputFormatError(f"{logs}: {NO_JUDGMENTS}")
-            if loaded.frame.n_sessions == 0:
-                raise InputFormatError(f"{logs}: no session left to evaluate")
-            # the one change after resolve(): gains = "auto" fitted to the data (a no-op when
-            # a one-pass load fitted it from the judgments already)
-            plan = plan.settled(
-                loaded.judgments, loaded.frame, user_scale=loaded.study.user_grade_scale
-            )
-            settings = plan.settings
-            cell = figure_cell(loaded, settings.figures) if figures else None
-            bar.update()
-
-            eng = _with_progress(engine, bar)
-            n = loaded.frame.n_results
-            with phase("evaluating", n, "result rows", advice=advice.for_evaluating):
-                ev = (
-                    scored
-                    if scored is not None
-                    else evaluate_step(
-                        loaded, settings.config, measures=settings.measures.all, engine=eng
-                    )
-                )
-            bar.update()
-
-            with phase("writing the tables of", n, "result rows", advice=advice.for_tables):
-                tables = write_tables(
-                    outputs, ev, per_position=per_position, formats=plan.table_formats
-                )
-                write_configuration(outputs, settings, ev)
-                correlations = correlation_step(
-                    outputs, tables.per_session, settings, figure=figures
-                )
-                reform = (
-                    None
-                    if isinstance(loaded, RemoteStudy)
-                    else reformulation_step(
-                        outputs,
-                        ev,
-                        loaded.judgments,
-                        tables.per_session,
-                        settings.statistics,
-                        formats=plan.table_formats,
-                        figure=figures,
-                        params=settings.config.model_dump(mode="json"),
-                        figure_formats=settings.figures.formats,
-                    )
-                )
-            bar.update()
-
-            figure_notes: tuple[str, ...] = (NO_FIGURES,)
-            drawn: list[ReportFigure] = []
-            if cell is not None:
-                figure_notes, drawn = _figures(outputs, loaded, ev, cell, settings, eng, advice)
-            bar.update(2)
-
-            export_notes: tuple[str, ...] = (NO_EXPORTS,)
-            if settings.exports:
-                n_sessions = loaded.frame.n_sessions
-                with phase(
-                    "writing the exports of", n_sessions, "sessions", advice=advice.for_exports
-                ):
-                    title = loaded.study.name or "sessionval scores"
-                    export_notes = write_exports_step(outputs, tables, settings, title=title).notes
-            bar.update()
-
-            with phase(
-                "comparing the systems over",
-                loaded.frame.n_sessions,
-                "sessions",
-                advice=advice.for_statistics,
-            ):
-                statistics = statistics_step(outputs, tables.per_session, settings.statistics)
-            notes = (*figure_notes, *export_notes, *(() if reform else (NO_RESULT_ROWS,)))
-            scores = write_report_step(
-                outputs,
-                loaded=loaded,
-                summary=summary,
-                tables=tables,
-                settings=settings,
-                figures=drawn,
-                source=logs,
-                notes=notes,
-                sections=[
-                    *statistics.sections,
-                    *([correlations] if correlations is not None else []),
-                    *([reform.section] if reform and reform.section else []),
-                ],
-            )
-            bar.update()
+    with (
+        RunOutputs(
+            out,
+            force=force,
+            inputs=input_files(logs, qrels, config_path, input_options),
+            csv_safe=plan.settings.csv_safe,
+        ) as outputs,
+        stages(
+            [stage.name for stage in STAGES], disable=None if progress is None else not progress
+        ) as bar,
+    ):
+        state = RunState(plan, outputs, bar, MemoryAdvice(plan), _with_progress(engine, bar))
+        execute(state, STAGES, keep=RESULT_READS)
         removed = outputs.finish()
+    settled = need(state.settled, "settled")
     return RunResult(
         out=out,
         files=outputs.written,
         removed=removed,
-        per_session=tables.per_session,
-        score_table=scores,
-        rejected=loaded.report.sessions_rejected,
-        notes=(*settings.notes, *notes),
+        per_session=need(state.tables, "tables").per_session,
+        score_table=need(state.scores, "scores"),
+        rejected=need(state.validated, "validated").report.sessions_rejected,
+        notes=(*settled.settings.notes, *_run_notes(state)),
+        stages=tuple(state.profile),
     )
 
 
-def _load(plan: RunPlan, bar: Stages) -> tuple[LoadedStudy, RunPlan, SessionEvaluation | None]:
-    """Read and validate the study where the plan places it; a one-pass load also scores.
+def _with_progress(engine: Engine | None, bar: Stages) -> Engine:
+    """The engine reporting its chunks to the bar (``evaluate: 3/25 chunks``)."""
 
-    Returns the study, the plan (settled from the judgments before the first
-    partition, when each partition is scored as it is validated) and those scores.
+    def tick(done: int, total: int) -> None:
+        bar.phase(f"{bar.names[min(bar.bar.n, len(bar.names) - 1)]}: {done}/{total} chunks")
+
+    if engine is None:
+        return LocalEngine(progress=tick)
+    if isinstance(engine, LocalEngine | DaskEngine):
+        return replace(engine, progress=tick)
+    return engine
+
+
+# ---------------------------------------------------------------------------------------------
+# the stages
+
+
+def load_stage(state: RunState) -> None:
+    """Read and validate the study where the plan places it; ``validation.txt``, ``rejects.csv``.
+
+    A one-pass load (no row-level output asked, a partitioned input on Dask) also
+    scores each partition as it is validated.
     """
+    plan, outputs = state.plan, state.outputs
+    logs = plan.request.logs
+    try:
+        with phase(f"loading and validating {logs}", advice=state.advice.for_loading):
+            loaded, one_pass = _load(plan, state.bar)
+    except ValidationFailed as exc:
+        where = write_validation_failure(outputs, logs, exc)
+        out = plan.request.out
+        exc.add_note(f"the problems are also in {where}; other files in {out} unchanged")
+        raise
+    summary = write_validation(outputs, loaded, peak_memory=peak_memory_mb())
+    if loaded.judgments is None and plan.settings.config.judgments == "reference":
+        raise InputFormatError(f"{logs}: {NO_JUDGMENTS}")
+    if loaded.frame.n_sessions == 0:
+        raise InputFormatError(f"{logs}: no session left to evaluate")
+    state.loaded = loaded
+    state.one_pass = one_pass
+    state.validated = Validated(
+        summary,
+        loaded.report,
+        loaded.study.name,
+        loaded.frame.n_sessions,
+    )
+
+
+def _load(plan: RunPlan, bar: Stages) -> tuple[LoadedStudy, OnePass | None]:
+    """Read and validate the study where the plan places it; a one-pass load also scores."""
     request = plan.request
     options = dict(plan.load_options)
     if plan.placement == "local":
@@ -336,7 +310,7 @@ def _load(plan: RunPlan, bar: Stages) -> tuple[LoadedStudy, RunPlan, SessionEval
             mode=plan.mode,
             input_options={**options, "progress": bar.phase},
         )
-        return loaded, plan, None
+        return loaded, None
     engine = request.engine
     if not isinstance(engine, DaskEngine):  # resolve() places on workers only with Dask
         raise SessionvalError(f"placement {plan.placement!r} needs a Dask engine")
@@ -345,7 +319,7 @@ def _load(plan: RunPlan, bar: Stages) -> tuple[LoadedStudy, RunPlan, SessionEval
             request.logs, engine, qrels=request.qrels, mode=plan.mode, progress=bar.phase,
             **options,
         )  # fmt: skip
-        return loaded, plan, None
+        return loaded, None
     # one pass: no row-level output, so each partition is scored as it is validated
     setup = prepare_partitions(request.logs, qrels=request.qrels, mode=plan.mode, **options)
     plan = plan.settled(setup.judgments)
@@ -353,97 +327,63 @@ def _load(plan: RunPlan, bar: Stages) -> tuple[LoadedStudy, RunPlan, SessionEval
         setup, engine, plan.settings.config,
         measures=plan.settings.measures.all, progress=bar.phase,
     )  # fmt: skip
-    return loaded, plan, scored
+    return loaded, OnePass(plan, scored)
 
 
-#: The run's note when the exports are left out (``--no-exports``).
-NO_EXPORTS: Final = (
-    "exports not written (--no-exports or [run] exports = false): tables/ has every score; "
-    "exports/ is not written"
-)
+def settle_stage(state: RunState) -> None:
+    """The one change after :func:`resolve`: ``gains = "auto"`` fitted to the data; ``config.toml``.
 
-
-@dataclass(frozen=True)
-class _MemoryAdvice:
-    """What would help each phase of a run that runs out of memory, from the options in force.
-
-    Each phase names only the options that lighten it and that this run does not
-    already use (``--no-exports`` is not suggested to a run that gave it).
+    A no-op for the gains when a one-pass load fitted them from the judgments already;
+    ``config.toml`` is written from the settled plan, before any scoring.
     """
-
-    settings: RunSettings
-    engine: Engine | None
-    per_position: bool
-    figures: bool
-    table_formats: Sequence[str]
-
-    @property
-    def _dask(self) -> bool:
-        return isinstance(self.engine, DaskEngine)
-
-    @property
-    def for_loading(self) -> str:
-        if self._dask:
-            return memory_advice()
-        return memory_advice("run --engine dask with a partitioned input (docs/scale-out.md)")
-
-    @property
-    def for_evaluating(self) -> str:
-        if not self._dask:
-            return memory_advice("run --engine dask to spread the sessions", _FEWER_MEASURES)
-        flags = (("--no-figures", self.figures), ("--no-per-position", self.per_position))
-        one_pass = " ".join(flag for flag, on in flags if on)
-        hint = f"run {one_pass} (a partitioned input is then scored in one pass)"
-        return memory_advice(*([hint] if one_pass else []), _FEWER_MEASURES)
-
-    @property
-    def for_tables(self) -> str:
-        hints = ["run --no-per-position"] if self.per_position else []
-        if "csv" in self.table_formats:
-            hints.append("run --tables parquet")
-        return memory_advice(*hints, _FEWER_MEASURES)
-
-    @property
-    def for_figures(self) -> str:
-        return memory_advice("run --no-figures")
-
-    @property
-    def for_statistics(self) -> str:
-        # the blocked models grow with the searchers (a column per searcher); the paired
-        # means by searcher do not (200k sessions of 50k searchers: 5.5 s)
-        searcher = self.settings.statistics.block == "searcher"
-        return memory_advice(*([] if searcher else ['[statistics] block = "searcher"']))
-
-    @property
-    def for_exports(self) -> str:
-        hints = ["run --no-exports"]
-        if self.settings.file.run.all_formats:  # large tables were to be written in every format
-            hints.append("[run] all_formats = false in the configuration")
-        if len(self.settings.formats) > 1:
-            hints.append("fewer [run] formats in the configuration")
-        return memory_advice(*hints)
+    loaded = need(state.loaded, "loaded")
+    plan = state.one_pass.plan if state.one_pass is not None else state.plan
+    settled = plan.settled(loaded.judgments, loaded.frame, user_scale=loaded.study.user_grade_scale)
+    write_config_toml(state.outputs, settled.settings)
+    state.settled = settled
+    state.cell = figure_cell(loaded, settled.settings.figures) if settled.request.figures else None
 
 
-_FEWER_MEASURES: Final = "fewer measures ([measures] in the configuration)"
+def evaluate_stage(state: RunState) -> None:
+    """Score every session (a one-pass load scored them already)."""
+    loaded, settings = need(state.loaded, "loaded"), need(state.settled, "settled").settings
+    with phase(
+        "evaluating", loaded.frame.n_results, "result rows", advice=state.advice.for_evaluating
+    ):
+        state.evaluation = (
+            state.one_pass.evaluation
+            if state.one_pass is not None
+            else evaluate_step(
+                loaded, settings.config, measures=settings.measures.all, engine=state.engine
+            )
+        )
 
 
-#: The run's note when the figures are left out (``--no-figures``).
-NO_FIGURES: Final = (
-    "figures not drawn (--no-figures): the report and tables/ have every score; "
-    "figures/ is not written"
-)
+def tables_stage(state: RunState) -> None:
+    """``tables/`` (per position, query, session) and ``config.json`` (with the counts)."""
+    ev, plan = need(state.evaluation, "evaluation"), need(state.settled, "settled")
+    with phase(
+        "writing the tables of", ev.frame.n_results, "result rows", advice=state.advice.for_tables
+    ):
+        run = plan.settings.file.run
+        state.tables = write_tables(
+            state.outputs,
+            ev,
+            per_position=plan.request.per_position,
+            formats=plan.table_formats,
+            large_rows=None if run.all_formats else run.large_export_rows,
+        )
+        write_config_json(state.outputs, plan.settings, ev)
 
 
-def _figures(
-    outputs: RunOutputs,
-    loaded: LoadedStudy,
-    ev: SessionEvaluation,
-    cell: FigureCell,
-    settings: RunSettings,
-    engine: Engine,
-    advice: _MemoryAdvice,
-) -> tuple[tuple[str, ...], list[ReportFigure]]:
-    """The figures' tables and images written; the notes on the figures skipped, the drawn ones."""
+def figures_stage(state: RunState) -> None:
+    """The figures' tables and images (the CG curves evaluated with their own gains)."""
+    plan = need(state.settled, "settled")
+    if state.cell is None:
+        state.drawn = Drawn((), (NO_FIGURES,))
+        return
+    loaded, ev = need(state.loaded, "loaded"), need(state.evaluation, "evaluation")
+    settings, advice = plan.settings, state.advice
     n = loaded.frame.n_results
     with phase(
         "evaluating the cumulated-gain figures of", n, "result rows", advice=advice.for_figures
@@ -451,18 +391,166 @@ def _figures(
         cg_ev = (
             ev
             if settings.cg_config is None
-            else evaluate_step(loaded, settings.cg_config, engine=engine)
+            else evaluate_step(loaded, settings.cg_config, engine=state.engine)
         )
     stats = settings.statistics
     data = figure_data(
         ev,
-        cell,
+        state.cell,
         settings.figures,
         cg_ev=cg_ev,
         confidence=stats.confidence if stats.bands else None,
     )
-    write_figure_tables(outputs, data)
+    del cg_ev
+    write_figure_tables(state.outputs, data)
     n_sessions = loaded.frame.n_sessions
     with phase("drawing the figures of", n_sessions, "sessions", advice=advice.for_figures):
-        drawn = draw_figures(outputs, data, settings)
-    return data.notes, drawn
+        drawn = draw_figures(state.outputs, data, settings)
+    state.drawn = Drawn(tuple(drawn), data.notes)
+
+
+def reformulations_stage(state: RunState) -> None:
+    """The reformulation tables, figures and report section (a study gathered in this process)."""
+    loaded, ev = need(state.loaded, "loaded"), need(state.evaluation, "evaluation")
+    plan, tables = need(state.settled, "settled"), need(state.tables, "tables")
+    if isinstance(loaded, RemoteStudy):  # no result row in this process
+        state.reformulations = None
+        return
+    settings = plan.settings
+    with phase(
+        "comparing the reformulations of",
+        ev.frame.n_queries,
+        "queries",
+        advice=state.advice.for_reformulations,
+    ):
+        state.reformulations = reformulation_step(
+            state.outputs,
+            ev,
+            loaded.judgments,
+            tables.per_session,
+            settings.statistics,
+            formats=plan.table_formats,
+            figure=plan.request.figures,
+            params=settings.config.model_dump(mode="json"),
+            figure_formats=settings.figures.formats,
+        )
+
+
+def statistics_stage(state: RunState) -> None:
+    """The comparison of the systems as the design asks, and the mixed model."""
+    plan, tables = need(state.settled, "settled"), need(state.tables, "tables")
+    with phase(
+        "comparing the systems over",
+        len(tables.per_session),
+        "sessions",
+        advice=state.advice.for_statistics,
+    ):
+        state.statistics = statistics_step(
+            state.outputs, tables.per_session, plan.settings.statistics
+        )
+
+
+def correlations_stage(state: RunState) -> None:
+    """The measures against the searchers' ratings (``None``: no session has a rating)."""
+    plan, tables = need(state.settled, "settled"), need(state.tables, "tables")
+    with phase(
+        "correlating the ratings of",
+        len(tables.per_session),
+        "sessions",
+        advice=state.advice.for_correlations,
+    ):
+        state.correlations = correlation_step(
+            state.outputs, tables.per_session, plan.settings, figure=plan.request.figures
+        )
+
+
+def exports_stage(state: RunState) -> None:
+    """``exports/`` for R, SPSS and Stata (large tables in the compact formats only)."""
+    plan, tables = need(state.settled, "settled"), need(state.tables, "tables")
+    validated = need(state.validated, "validated")
+    if not plan.settings.exports:
+        state.exported = (NO_EXPORTS,)
+        return
+    with phase(
+        "writing the exports of",
+        validated.n_sessions,
+        "sessions",
+        advice=state.advice.for_exports,
+    ):
+        title = validated.name or "sessionval scores"
+        res = write_exports_step(state.outputs, tables, plan.settings, title=title)
+    state.exported = res.notes
+
+
+def report_stage(state: RunState) -> None:
+    """``report.html``: the scores, the sections of the stages before, the run's notes."""
+    plan, validated = need(state.settled, "settled"), need(state.validated, "validated")
+    statistics, reform = need(state.statistics, "statistics"), state.reformulations
+    with phase("writing the report of", validated.n_sessions, "sessions"):
+        state.scores = write_report_step(
+            state.outputs,
+            report=validated.report,
+            name=validated.name,
+            summary=validated.summary,
+            tables=need(state.tables, "tables"),
+            settings=plan.settings,
+            figures=list(need(state.drawn, "drawn").figures),
+            source=plan.request.logs,
+            notes=_run_notes(state),
+            sections=[
+                *statistics.sections,
+                *([state.correlations] if state.correlations is not None else []),
+                *([reform.section] if reform and reform.section else []),
+            ],
+        )
+
+
+def _run_notes(state: RunState) -> tuple[str, ...]:
+    """The stages' notes on the run: figures and exports skipped, reformulations not made."""
+    reform = () if state.reformulations is not None else (NO_RESULT_ROWS,)
+    return (
+        *need(state.tables, "tables").notes,
+        *need(state.drawn, "drawn").notes,
+        *need(state.exported, "exported"),
+        *reform,
+    )
+
+
+#: The stages of ``sessionval run``, in order (the progress bar shows their names).
+STAGES: Final[tuple[Stage, ...]] = (
+    Stage("load and validate", load_stage, (), ("loaded", "one_pass", "validated")),
+    Stage("settle parameters", settle_stage, ("loaded", "one_pass"), ("settled", "cell")),
+    Stage("evaluate", evaluate_stage, ("loaded", "one_pass", "settled"), ("evaluation",)),
+    Stage("tables", tables_stage, ("evaluation", "settled"), ("tables",)),
+    Stage("figures", figures_stage, ("loaded", "evaluation", "settled", "cell"), ("drawn",)),
+    # before the statistics: the last stage that needs the result rows, which are then dropped
+    Stage(
+        "reformulations",
+        reformulations_stage,
+        ("loaded", "evaluation", "settled", "tables"),
+        ("reformulations",),
+    ),
+    Stage("statistics", statistics_stage, ("settled", "tables"), ("statistics",)),
+    Stage("correlations", correlations_stage, ("settled", "tables"), ("correlations",)),
+    Stage("exports", exports_stage, ("settled", "tables", "validated"), ("exported",)),
+    Stage(
+        "report",
+        report_stage,
+        (
+            "settled",
+            "validated",
+            "tables",
+            "drawn",
+            "statistics",
+            "correlations",
+            "reformulations",
+            "exported",
+        ),
+        ("scores",),
+    ),
+)
+
+#: The fields :func:`run`'s result and notes read after the last stage: never released.
+RESULT_READS: Final = frozenset(
+    {"settled", "tables", "scores", "validated", "drawn", "exported", "reformulations"}
+)

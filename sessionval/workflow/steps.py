@@ -23,8 +23,8 @@ called in :func:`sessionval.workflow.job.run` and passed to :func:`write_report_
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -41,7 +41,7 @@ from ..evaluation.result import SessionEvaluation
 from ..evaluation.session import evaluate
 from ..frame import LoadedStudy
 from ..io.study import load_study
-from ..output.export import ExportResult, Format, write_exports
+from ..output.export import ExportResult, Format, export_formats, write_exports
 from ..output.report import (
     ReportFigure,
     ReportSection,
@@ -49,7 +49,7 @@ from ..output.report import (
     unequal_counts,
     unjudged_sessions,
 )
-from ..problems import Mode
+from ..problems import LoadReport, Mode
 from .config_text import config_tables, to_toml
 from .outputs import RunOutputs
 from .settings import RunSettings
@@ -60,6 +60,8 @@ __all__ = [
     "evaluate_step",
     "load_step",
     "peak_memory_mb",
+    "write_config_json",
+    "write_config_toml",
     "write_configuration",
     "write_exports_step",
     "write_report_step",
@@ -186,10 +188,15 @@ class ScoreTables:
 
     ``per_session`` carries the covariates of each session (times, order, searcher
     attributes: :func:`~sessionval.analysis.covariates.with_covariates`) after the scores.
+    ``files`` are the files written, by table name and format (the exports copy those
+    they would write again byte for byte); ``notes`` say which large table was written
+    in fewer formats.
     """
 
     per_query: pd.DataFrame
     per_session: pd.DataFrame
+    files: Mapping[str, Mapping[str, Path]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 def write_tables(
@@ -198,49 +205,89 @@ def write_tables(
     *,
     per_position: bool = True,
     formats: Sequence[str] = ("csv", "parquet"),
+    large_rows: int | None = None,
 ) -> ScoreTables:
     """Write ``tables/per_position``, ``per_query`` and ``per_session`` as CSV and Parquet.
 
     A large study may leave out the per-position table (``per_position=False``: one
     row per position of every session grows to billions of rows) and write Parquet
     only (``formats=("parquet",)``: CSV of hundreds of millions of rows is slow and
-    large).
+    large).  A per-position table of more than ``large_rows`` rows (``[run]
+    large_export_rows``, unless ``[run] all_formats``) is written in one format, Parquet
+    when asked for (:func:`~sessionval.output.export.export_formats`' rule for a long
+    table: its CSV is the largest file of a run), and the result's notes say so;
+    ``None`` writes every format.
     """
     per_session = with_covariates(ev.per_session(), ev.frame)
     per_session.attrs = dict(ev.per_session().attrs)
-    tables = ScoreTables(per_query=ev.per_query(), per_session=per_session)
-    written: list[tuple[str, Callable[[], pd.DataFrame]]] = [
-        ("per_query", lambda: tables.per_query),
-        ("per_session", lambda: tables.per_session),
-    ]
+    per_query = ev.per_query()
+    files: dict[str, dict[str, Path]] = {}
+    notes: list[str] = []
     if per_position:
-        written.insert(0, ("per_position", ev.per_position))
-    for name, table in written:
-        for ext in formats:
-            outputs.write_frame(f"tables/{name}.{ext}", table())
-    return tables
+        table = ev.per_position()
+        chosen = export_formats("per_position_long", len(table), _formats(formats), large_rows)
+        if tuple(chosen) != _formats(formats):
+            notes.append(_one_format_note(len(table), chosen, large_rows))
+        files["per_position"] = _write(outputs, "per_position", table, chosen)
+        del table
+        ev.forget_per_position()  # built for this file only: the largest table, not kept
+    for name, table in (("per_query", per_query), ("per_session", per_session)):
+        files[name] = _write(outputs, name, table, formats)
+    return ScoreTables(per_query, per_session, files, tuple(notes))
+
+
+def _formats(formats: Sequence[str]) -> tuple[Format, ...]:
+    return tuple(cast("Format", f) for f in formats)
+
+
+def _write(
+    outputs: RunOutputs, name: str, table: pd.DataFrame, formats: Sequence[str]
+) -> dict[str, Path]:
+    return {ext: outputs.write_frame(f"tables/{name}.{ext}", table) for ext in formats}
+
+
+def _one_format_note(n_rows: int, chosen: Sequence[str], large_rows: int | None) -> str:
+    """The note on a per-position table written in fewer formats, and how to ask for all."""
+    listed = ", ".join("." + f for f in chosen)
+    return (
+        f"tables/per_position has {n_rows:,} rows (more than [run] large_export_rows = "
+        f"{large_rows:,}): written as {listed} only; [run] all_formats = true writes every "
+        "format of --tables"
+    )
 
 
 def write_configuration(outputs: RunOutputs, settings: RunSettings, ev: SessionEvaluation) -> None:
     """Write the configuration actually used: ``config.toml`` (re-runnable) and ``config.json``.
 
-    What the run decided on the user's behalf (``settings.notes``, e.g. the gain scheme
-    fitted to the data's grade scale) heads ``config.toml`` as comments and is listed
-    in ``config.json``.
+    :func:`write_config_toml` and :func:`write_config_json` together (the run writes the
+    first from its settled plan before scoring, the second with the evaluation's counts).
     """
-    tables = config_tables(settings)
+    write_config_toml(outputs, settings)
+    write_config_json(outputs, settings, ev)
+
+
+def write_config_toml(outputs: RunOutputs, settings: RunSettings) -> None:
+    """Write ``config.toml``, the re-runnable configuration of the settled plan.
+
+    What the run decided on the user's behalf (``settings.notes``, e.g. the gain scheme
+    fitted to the data's grade scale) heads it as comments.
+    """
     header = [
         "sessionval run: the configuration actually used.",
         "Re-run with: sessionval run LOGS --qrels QRELS --out DIR --config config.toml",
         *(f"Note: {note}" for note in settings.notes),
     ]
-    outputs.write_text("config.toml", to_toml(tables, header="\n".join(header)))
-    evaluation = ev.counts()
+    outputs.write_text("config.toml", to_toml(config_tables(settings), header="\n".join(header)))
+
+
+def write_config_json(outputs: RunOutputs, settings: RunSettings, ev: SessionEvaluation) -> None:
+    """Write ``config.json``: the configuration, the run's notes and the evaluation's counts."""
+    tables = config_tables(settings)
     document = {
         "session": settings.config.model_dump(mode="json"),
         **{name: table for name, table in tables.items() if name},
         "notes": list(settings.notes),
-        "evaluation": evaluation,
+        "evaluation": ev.counts(),
     }
     outputs.write_text("config.json", json.dumps(document, indent=2) + "\n")
 
@@ -267,6 +314,10 @@ def write_exports_step(
         title=title,
         csv_safe=settings.csv_safe,
         large_rows=None if run.all_formats else run.large_export_rows,
+        # the wide tables are tables/' own files, written with the same csv_safe: copied
+        copies={
+            f"{name}_wide": files for name, files in tables.files.items() if name != "per_position"
+        },
     )
     outputs.add(*res.files)
     return res
@@ -275,7 +326,8 @@ def write_exports_step(
 def write_report_step(
     outputs: RunOutputs,
     *,
-    loaded: LoadedStudy,
+    report: LoadReport,
+    name: str | None,
     summary: StudySummary,
     tables: ScoreTables,
     settings: RunSettings,
@@ -285,6 +337,9 @@ def write_report_step(
     notes: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Write ``report.html`` and return its per-system score table.
+
+    ``report`` is the load's (records read, rejected, problems), ``name`` the study's
+    (the title; ``None``: the source's file name).
 
     The report shows the per-system scores of :data:`REPORT_MEASURES` and of the
     ``[measures] session`` measures (with a note
@@ -308,10 +363,10 @@ def write_report_step(
         parameters=settings.config.model_dump(mode="json"),
         figures=figures,
         summary=summary,
-        validation_line=loaded.report.summary_line(),
-        validation_ok=not loaded.report.problems,
-        rejects=loaded.report.rejects,
-        title=f"sessionval report: {loaded.study.name or Path(source).name}",
+        validation_line=report.summary_line(),
+        validation_ok=not report.problems,
+        rejects=report.rejects,
+        title=f"sessionval report: {name or Path(source).name}",
         source=str(source),
         sections=all_sections,
         score_notes=(*unjudged_sessions(per_session), *unequal_counts(scores)),

@@ -272,3 +272,13 @@ def test_ranks_argument():
         cg_curves(ev, ranks=0)
     with pytest.raises(MeasureSpecError, match="compare"):
         query_curves(ev, compare="first")  # type: ignore[arg-type]
+
+
+def test_the_kept_gains_are_joined_once_and_read_only(sample_ev):
+    """The figures ask for the ranked gains three times: the grade join runs once."""
+    _, rank, gain = sample_ev.ranked_gains()
+    rows, again = sample_ev.row_gains()
+    assert again is gain and not gain.flags.writeable and not rows.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        gain[0] = 1.0
+    np.testing.assert_array_equal(sample_ev.ranked_gains()[1], rank)

@@ -231,3 +231,22 @@ def test_no_row_limit_writes_every_table_in_every_format(tmp_path):
     ps = per_session_table()
     res = write_exports(tmp_path, per_session=ps, parameters=PARAMS, large_rows=None)
     assert len(res.files) == 3 * 4 + 2 and not res.notes
+
+
+def test_copies_are_copied_instead_of_written(tmp_path):
+    """A file given as holding a table in a format is copied (the run's tables/), not rebuilt."""
+    ps = per_session_table()
+    given = tmp_path / "given.csv"
+    given.write_text("the run's own file\n", encoding="utf-8")
+    res = export.write_exports(
+        tmp_path / "out",
+        per_session=ps,
+        parameters=PARAMS,
+        formats=("csv", "parquet"),
+        copies={"per_session_wide": {"csv": given, "dta": given}},
+    )
+    out = tmp_path / "out"
+    assert (out / "per_session_wide.csv").read_text(encoding="utf-8") == "the run's own file\n"
+    assert {out / "per_session_wide.csv", out / "per_session_wide.parquet"} <= set(res.files)
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "per_session_wide.parquet"), ps)
+    assert not (out / "per_session_wide.dta").exists()  # a format not asked for is not copied

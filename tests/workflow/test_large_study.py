@@ -105,3 +105,48 @@ def test_large_exports_are_written_once_or_twice_and_all_formats_asks_for_every_
     exports = {p.name for p in (out2 / "exports").iterdir()}
     assert {"per_session_long.csv", "per_session_long.dta", "per_session_wide.dta"} <= exports
     assert note not in capsys.readouterr().out
+
+
+def test_a_large_per_position_table_is_written_once_and_said(study_dir, tmp_path, capsys):
+    """Issue 26: above ``[run] large_export_rows`` tables/per_position is Parquet alone."""
+    from sessionval.cli import main
+
+    common = ["run", str(study_dir), "--qrels", str(study_dir / "qrels.txt"), "--no-progress"]
+    common += ["--no-figures", "--no-exports"]
+    slim = tmp_path / "slim.toml"
+    slim.write_text(FAST + "large_export_rows = 2\n", encoding="utf-8")
+    out = tmp_path / "o"
+    assert main([*common, "--out", str(out), "--config", str(slim)]) == 0
+    said = capsys.readouterr().err
+    tables = {p.name for p in (out / "tables").iterdir()}
+    assert "per_position.parquet" in tables and "per_position.csv" not in tables
+    assert {"per_query.csv", "per_session.csv"} <= tables  # the wide tables keep both
+    note = "tables/per_position has 50 rows (more than [run] large_export_rows = 2): written as"
+    assert f"{note} .parquet only" in said
+    assert note in (out / "report.html").read_text()
+    # --tables csv: the one format asked for; all_formats: every format
+    as_csv = ["--out", str(tmp_path / "c"), "--config", str(slim), "--tables", "csv"]
+    assert main([*common, *as_csv]) == 0
+    assert (tmp_path / "c" / "tables" / "per_position.csv").is_file()
+    every = tmp_path / "every.toml"
+    every.write_text(FAST + "large_export_rows = 2\nall_formats = true\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main([*common, "--out", str(tmp_path / "e"), "--config", str(every)]) == 0
+    assert (tmp_path / "e" / "tables" / "per_position.csv").is_file()
+    assert "tables/per_position has" not in capsys.readouterr().err
+
+
+def test_the_wide_exports_are_the_tables_files(study_dir, tmp_path):
+    """exports/per_*_wide.{csv,parquet} hold the bytes of tables/per_*: copied, not rewritten."""
+    from sessionval.cli import main
+
+    config = tmp_path / "safe.toml"
+    config.write_text(FAST.replace('["csv"]', '["csv", "parquet", "dta"]'), encoding="utf-8")
+    out = tmp_path / "o"
+    args = ["run", str(study_dir), "--qrels", str(study_dir / "qrels.txt"), "--no-progress"]
+    assert main([*args, "--out", str(out), "--config", str(config), "--csv-safe"]) == 0
+    for table, export in (("per_session", "per_session_wide"), ("per_query", "per_query_wide")):
+        for ext in ("csv", "parquet"):
+            exported = (out / "exports" / f"{export}.{ext}").read_bytes()
+            assert exported == (out / "tables" / f"{table}.{ext}").read_bytes()
+    assert (out / "exports" / "per_session_wide.dta").is_file()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tomllib
 
@@ -172,3 +173,32 @@ def test_the_points_behind_the_rating_figure_are_parquet_when_it_is_rasterised(t
     points = pd.read_csv if kind == "csv" else pd.read_parquet
     assert len(points(outputs.root / f"figures/rating_correlations.{kind}")) == n
     assert f"(the points: figures/rating_correlations.{kind})" in section.figures[0].caption
+
+
+@pytest.mark.parametrize("formats", [("png",), ("svg", "pdf")])
+def test_the_rating_figure_is_written_in_the_figure_formats_and_rendered_once(tmp_path, formats):
+    """``[figures] formats`` holds for the rating figure; the report shows the PNG written."""
+    import numpy as np
+
+    from sessionval.workflow.settings import FigureSettings
+
+    rng = np.random.default_rng(4)
+    ps = pd.DataFrame(
+        {
+            "session_id": [f"s{i}" for i in range(30)],
+            "nsdcg": rng.random(30),
+            "rating_satisfaction": rng.integers(1, 6, 30).astype(float),
+        }
+    )
+    outputs = RunOutputs(tmp_path)
+    settings = run_settings(None, lenient=None, has_qrels=True)
+    settings = dataclasses.replace(settings, figures=FigureSettings(formats=formats))
+    section = correlation_step(outputs, ps, settings)
+    images = {f for f in outputs.written if f.startswith("figures/") and "." in f}
+    stems = {f.rsplit(".", 1)[1] for f in images} - {"csv", "parquet"}
+    assert stems == set(formats)
+    figure = section.figures[0]
+    assert figure.png.startswith(b"\x89PNG")
+    if "png" in formats:
+        assert figure.png == (outputs.root / "figures/rating_correlations.png").read_bytes()
+    assert (figure.svg is not None) == ("svg" in formats)

@@ -139,7 +139,8 @@ def test_tables_configuration_figures_exports_report(loaded, tmp_path):
     summary = write_validation(outputs, loaded)
     scores = write_report_step(
         outputs,
-        loaded=loaded,
+        report=loaded.report,
+        name=loaded.study.name,
         summary=summary,
         tables=tables,
         settings=settings,
