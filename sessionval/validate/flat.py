@@ -17,7 +17,6 @@ The work is done in named phases (:mod:`sessionval.validate.phases` and
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -177,7 +176,7 @@ def frame_and_report(
     user_grade_scale: GradeScale | None = None,
     location_kind: Literal["row", "line"] = "row",
     row_locations: npt.NDArray[np.integer[Any]] | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressLike = None,
     max_rank: int | None = None,
     raise_problems: bool = True,
 ) -> tuple[SessionFrame, LoadReport]:
