@@ -25,7 +25,7 @@ is the figures' length, not the cut-off X of the session measures
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -52,6 +52,10 @@ __all__ = [
 ]
 
 CG_MEASURES: Final[tuple[str, ...]] = ("CG", "DCG", "nCG", "nDCG")
+
+#: Queries per chunk of the curves (and per dense block of :func:`cumulated_squares`):
+#: the curves hold a chunk's rows at a time, not every result row of the study.
+QUERY_BLOCK: Final[int] = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,27 @@ def rank_gains(ev: SessionEvaluation, ranks: int) -> RankGains:
     )
 
 
+def _query_chunks(
+    ev: SessionEvaluation, ranks: int
+) -> Iterator[tuple[int, IntArray, IntArray, FloatArray]]:
+    """``(q0, query, rank, gain)``: the rows of :func:`rank_gains`, by :data:`QUERY_BLOCK` queries.
+
+    The rows of queries ``q0 .. q0 + QUERY_BLOCK - 1`` (``query`` is non-decreasing), cut
+    at ``ranks``: the same rows in the same order as :func:`rank_gains`, so sums added
+    chunk after chunk in row order are bit for bit the one-call sums.
+    """
+    qidx, rank, gain = ev.ranked_gains()
+    n_q = ev.query_session.size
+    starts = np.searchsorted(qidx, np.arange(0, n_q + QUERY_BLOCK, QUERY_BLOCK))
+    for b, q0 in enumerate(range(0, n_q, QUERY_BLOCK)):
+        s = slice(int(starts[b]), int(starts[b + 1]))
+        q, r, g = qidx[s], rank[s], gain[s]
+        if r.size and int(r.max()) > ranks:
+            cut = r <= ranks
+            q, r, g = q[cut], r[cut], g[cut]
+        yield q0, q, r, g
+
+
 def cumulated_squares(
     query: IntArray,
     rank: IntArray,
@@ -120,7 +145,8 @@ def cumulated_squares(
     n_cells: int,
     ranks: int,
     divisor: tuple[FloatArray, IntArray] | None = None,
-    block: int = 1 << 14,
+    block: int = QUERY_BLOCK,
+    out: FloatArray | None = None,
 ) -> FloatArray:
     r"""Sum over each cell's lists of the squared cumulated vector, :math:`\sum_q C_q[i]^2`.
 
@@ -146,6 +172,9 @@ def cumulated_squares(
         ideal vector of its topic, for nCG and nDCG).
     block
         Lists per dense block.
+    out
+        ``(n_cells, ranks)`` sums to add to in place (and return): the squares of a
+        study taken chunk by chunk of ``block`` lists (list indices from 0 in each).
 
     Returns
     -------
@@ -162,7 +191,8 @@ def cumulated_squares(
     """
     v = np.asarray(values, dtype=np.float64)
     n_q = query_cell.size
-    out = np.zeros((n_cells, ranks))
+    if out is None:
+        out = np.zeros((n_cells, ranks))
     starts = np.searchsorted(query, np.arange(0, n_q + block, block))
     for b, q0 in enumerate(range(0, n_q, block)):
         q1 = min(n_q, q0 + block)
@@ -281,25 +311,36 @@ def query_curves(
     qclass = np.where(is_sel, 0, 1)  # 0: last/best, 1: other
     qgroup = gcode[ev.query_session] * 2 + qclass
     n_cls = n_g * 2
-    rg = rank_gains(ev, ranks)
-    cells = qgroup[rg.query]
     n_per = np.bincount(qgroup, minlength=n_cls).astype(np.int64)
-    dcg = cumulate_by_rank(cells, rg.rank, rg.discounted, n_cells=n_cls, ranks=ranks)
-    sdcg = cumulate_by_rank(
-        cells, rg.rank, rg.discounted * ev.queries["qd"][rg.query], n_cells=n_cls, ranks=ranks
-    )
+    disc = rank_discount(np.arange(1, ranks + 1), b=cfg.b, kind=cfg.discount)
+    qd = np.asarray(ev.queries["qd"], dtype=np.float64)
+    # the (cell, rank) sums chunk by chunk of queries: a chunk's rows in memory, not all
+    sums = {"dcg": np.zeros((n_cls, ranks)), "sdcg": np.zeros((n_cls, ranks))}
+    dcg = sdcg = np.zeros((n_cls, ranks))  # the curves of a study without results
+    squares: dict[str, FloatArray] = {}
+    if confidence is not None:
+        squares = {"sdcg_q": np.zeros((n_cls, ranks)), "dcg_q": np.zeros((n_cls, ranks))}
+    for q0, q, r, g in _query_chunks(ev, ranks):
+        d = g / disc[r - 1]
+        dq = d * qd[q]
+        cells = qgroup[q]
+        dcg = cumulate_by_rank(cells, r, d, n_cells=n_cls, ranks=ranks, sums=sums["dcg"])
+        sdcg = cumulate_by_rank(cells, r, dq, n_cells=n_cls, ranks=ranks, sums=sums["sdcg"])
+        for measure, vals in (("sdcg_q", dq), ("dcg_q", d)) if squares else ():
+            cumulated_squares(
+                q - q0,
+                r,
+                vals,
+                qgroup[q0 : q0 + QUERY_BLOCK],
+                n_cells=n_cls,
+                ranks=ranks,
+                out=squares[measure],
+            )
     with np.errstate(divide="ignore", invalid="ignore"):
         dcg_m = dcg / n_per[:, None]
         sdcg_m = sdcg / n_per[:, None]
     names = ("last", "non-last") if compare == "last" else ("best", "other")
     rank_axis = np.arange(1, ranks + 1)
-    squares: dict[str, FloatArray] = {}
-    if confidence is not None:
-        qd_rows = rg.discounted * np.asarray(ev.queries["qd"], dtype=np.float64)[rg.query]
-        for measure, vals in (("sdcg_q", qd_rows), ("dcg_q", rg.discounted)):
-            squares[measure] = cumulated_squares(
-                rg.query, rg.rank, vals, qgroup, n_cells=n_cls, ranks=ranks
-            )
     parts = []
     for measure, arr in (("sdcg_q", sdcg_m), ("dcg_q", dcg_m)):
         part = pd.DataFrame(
@@ -403,19 +444,48 @@ def cg_curves(
     # topics (ideal positions) actually used, compressed to 0..n_t-1 (-1: no judgments)
     used, qtop = np.unique(np.asarray(ev.query_ideal, dtype=np.int64), return_inverse=True)
     n_t = used.size
-    rg = rank_gains(ev, ranks)
+    disc = rank_discount(np.arange(1, ranks + 1), b=ev.config.b, kind=ev.config.discount)
     ioff, ivals = ev.ideal_source.segments(used, depth=ranks)  # -1 gives an empty list
     icg = cumulate_lists(ioff, ivals, ranks=ranks)  # (n_t, ranks)
-    idcg = cumulate_lists(ioff, ivals, ranks=ranks, discount=rg.discount)
-    cells = qsys[rg.query] * n_t + qtop[rg.query]
+    idcg = cumulate_lists(ioff, ivals, ranks=ranks, discount=disc)
+    defined = icg[:, 0] > 0  # topic has a relevant document (CG_I and DCG_I > 0 at every rank)
+    # the (cell, rank) sums chunk by chunk of queries: a chunk's rows in memory, not all
     shape = (n_g, n_t, ranks)
-    cg = cumulate_by_rank(cells, rg.rank, rg.gain, n_cells=n_g * n_t, ranks=ranks).reshape(shape)
-    dcg = cumulate_by_rank(cells, rg.rank, rg.discounted, n_cells=n_g * n_t, ranks=ranks).reshape(
-        shape
-    )
+    sums = {"cg": np.zeros((n_g * n_t, ranks)), "dcg": np.zeros((n_g * n_t, ranks))}
+    cg = dcg = np.zeros((n_g * n_t, ranks))  # the curves of a study without results
+    squares: dict[str, FloatArray] = {}
+    if confidence is not None:
+        squares = {m: np.zeros((n_g, ranks)) for m in CG_MEASURES}
+    defined_cell = np.where(defined[qtop], qsys, -1)
+    for q0, q, r, g in _query_chunks(ev, ranks):
+        d = g / disc[r - 1]
+        cells = qsys[q] * n_t + qtop[q]
+        cg = cumulate_by_rank(cells, r, g, n_cells=n_g * n_t, ranks=ranks, sums=sums["cg"])
+        dcg = cumulate_by_rank(cells, r, d, n_cells=n_g * n_t, ranks=ranks, sums=sums["dcg"])
+        q1 = q0 + QUERY_BLOCK
+        for m, vals, qcell, div in (
+            (
+                ("CG", g, qsys, None),
+                ("DCG", d, qsys, None),
+                ("nCG", g, defined_cell, (icg, qtop[q0:q1])),
+                ("nDCG", d, defined_cell, (idcg, qtop[q0:q1])),
+            )
+            if squares
+            else ()
+        ):
+            cumulated_squares(
+                q - q0,
+                r,
+                vals,
+                qcell[q0:q1],
+                n_cells=n_g,
+                ranks=ranks,
+                divisor=div,
+                out=squares[m],
+            )
+    cg, dcg = cg.reshape(shape), dcg.reshape(shape)
     count = np.bincount(qsys * n_t + qtop, minlength=n_g * n_t).reshape(n_g, n_t).astype(float)
     n_sys = count.sum(axis=1)  # queries per system
-    defined = icg[:, 0] > 0  # topic has a relevant document (CG_I and DCG_I > 0 at every rank)
     n_norm = count[:, defined].sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = {
@@ -432,18 +502,6 @@ def cg_curves(
             "nDCG": np.ones(ranks),
         }
     rank_axis = np.arange(1, ranks + 1, dtype=np.int64)
-    squares: dict[str, FloatArray] = {}
-    if confidence is not None:
-        defined_cell = np.where(defined[qtop], qsys, -1)
-        for m, vals, cells, div in (
-            ("CG", rg.gain, qsys, None),
-            ("DCG", rg.discounted, qsys, None),
-            ("nCG", rg.gain, defined_cell, (icg, qtop)),
-            ("nDCG", rg.discounted, defined_cell, (idcg, qtop)),
-        ):
-            squares[m] = cumulated_squares(
-                rg.query, rg.rank, vals, cells, n_cells=n_g, ranks=ranks, divisor=div
-            )
     parts = []
     for m in CG_MEASURES:
         nqs = n_norm if m.startswith("n") else n_sys

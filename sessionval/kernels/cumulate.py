@@ -22,7 +22,13 @@ __all__ = ["cumulate_by_rank", "cumulate_lists"]
 
 
 def cumulate_by_rank(
-    cells: IntArray, rank: IntArray, values: npt.ArrayLike, *, n_cells: int, ranks: int
+    cells: IntArray,
+    rank: IntArray,
+    values: npt.ArrayLike,
+    *,
+    n_cells: int,
+    ranks: int,
+    sums: FloatArray | None = None,
 ) -> FloatArray:
     r"""Sum ``values`` per (cell, rank) and cumulate along ranks.
 
@@ -36,6 +42,12 @@ def cumulate_by_rank(
         What each row adds at its rank (a gain, a discounted gain, …).
     n_cells, ranks
         Shape of the result.
+    sums
+        The (cell, rank) sums of the rows of earlier chunks, ``(n_cells, ranks)``
+        C-contiguous: these rows are added to it in place, and the result cumulates it.
+        Rows passed chunk after chunk in row order give bit for bit the sums of one call
+        (``np.add.at`` adds each row in order, as ``bincount`` does; a ``bincount`` per
+        chunk added up would not), holding a chunk of rows in memory, not every row.
 
     Returns
     -------
@@ -52,8 +64,21 @@ def cumulate_by_rank(
     ...                  n_cells=2, ranks=3)
     array([[4., 6., 6.],
            [0., 0., 0.]])
+
+    The same rows in two chunks:
+
+    >>> sums = np.zeros((2, 3))
+    >>> _ = cumulate_by_rank(np.array([0, 0]), np.array([1, 2]), [3.0, 2.0],
+    ...                      n_cells=2, ranks=3, sums=sums)
+    >>> cumulate_by_rank(np.array([0]), np.array([1]), [1.0], n_cells=2, ranks=3, sums=sums)
+    array([[4., 6., 6.],
+           [0., 0., 0.]])
     """
-    flat = segment_sum(values, cells * ranks + rank - 1, n_cells * ranks)
+    if sums is None:
+        flat = segment_sum(values, cells * ranks + rank - 1, n_cells * ranks)
+    else:
+        flat = sums
+        np.add.at(flat.reshape(-1), cells * ranks + rank - 1, np.asarray(values, dtype=np.float64))
     out: FloatArray = np.cumsum(flat.reshape(n_cells, ranks), axis=1)
     return out
 

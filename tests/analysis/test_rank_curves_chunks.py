@@ -1,0 +1,68 @@
+"""The run's curves sum their rows chunk by chunk of queries: bit for bit the one-call sums."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sessionval.analysis import rank_curves
+from sessionval.analysis.rank_curves import cg_curves, query_curves
+from sessionval.evaluation.config import SessionConfig
+from sessionval.evaluation.session import evaluate
+from sessionval.kernels.cumulate import cumulate_by_rank
+from sessionval.synth import generate_study
+from sessionval.validate.flat import frame_from_flat
+from tests import builders
+
+
+def test_sums_added_chunk_by_chunk_are_the_one_call_sums() -> None:
+    rng = np.random.default_rng(7)
+    n = 5_000
+    cells = np.sort(rng.integers(0, 6, n))
+    rank = rng.integers(1, 11, n)
+    values = rng.random(n) * 10.0 ** rng.integers(-8, 8, n)  # rounding depends on order
+    whole = cumulate_by_rank(cells, rank, values, n_cells=6, ranks=10)
+    sums = np.zeros((6, 10))
+    for s in np.array_split(np.arange(n), 7):
+        chunked = cumulate_by_rank(cells[s], rank[s], values[s], n_cells=6, ranks=10, sums=sums)
+    np.testing.assert_array_equal(chunked, whole)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [SessionConfig(), SessionConfig(b=4, discount="jk2002", gains="0-1-2-3", unjudged="condense")],
+    ids=["default", "jk2002-condense"],
+)
+def test_curves_in_many_chunks_are_the_curves_in_one(
+    config: SessionConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    study = generate_study(n_sessions=20, seed=5, jsonl=False)
+    frame = frame_from_flat(study.flat.to_pandas()).frame
+    ev = evaluate(
+        frame, builders.judgments(study.judgments.itertuples(index=False, name=None)), config
+    )
+    n_q = ev.query_session.size
+
+    def tables() -> list[pd.DataFrame]:
+        return [
+            query_curves(ev, compare=c, ranks=8, confidence=conf)
+            for c in ("last", "best")
+            for conf in (None, 0.9)
+        ] + [cg_curves(ev, ranks=8, confidence=conf) for conf in (None, 0.9)]
+
+    assert n_q > 4 * 3  # several chunks of 3 queries, the last one short
+    one = tables()  # one chunk
+    monkeypatch.setattr(rank_curves, "QUERY_BLOCK", 3)
+    bands = ["se", "ci_low", "ci_high"]
+    for a, b in zip(one, tables(), strict=True):
+        # the means are sums of rows: bit for bit whatever the chunks
+        pd.testing.assert_frame_equal(
+            a.drop(columns=bands, errors="ignore"),
+            b.drop(columns=bands, errors="ignore"),
+            check_exact=True,
+        )
+        # the bands sum squares of whole lists per chunk, as cumulated_squares per block:
+        # the order of those sums follows the chunks (the run's chunk is one block: exact)
+        for c in bands if "se" in a.columns else []:
+            np.testing.assert_allclose(b[c], a[c], rtol=1e-12, atol=0)
