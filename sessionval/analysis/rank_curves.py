@@ -124,12 +124,8 @@ def _query_chunks(
     at ``ranks``: the same rows in the same order as :func:`rank_gains`, so sums added
     chunk after chunk in row order are bit for bit the one-call sums.
     """
-    qidx, rank, gain = ev.ranked_gains()
-    n_q = ev.query_session.size
-    starts = np.searchsorted(qidx, np.arange(0, n_q + QUERY_BLOCK, QUERY_BLOCK))
-    for b, q0 in enumerate(range(0, n_q, QUERY_BLOCK)):
-        s = slice(int(starts[b]), int(starts[b + 1]))
-        q, r, g = qidx[s], rank[s], gain[s]
+    for q0 in range(0, ev.query_session.size, QUERY_BLOCK):
+        q, r, g = ev.ranked_gains(queries=(q0, q0 + QUERY_BLOCK))
         if r.size and int(r.max()) > ranks:
             cut = r <= ranks
             q, r, g = q[cut], r[cut], g[cut]

@@ -375,10 +375,15 @@ class RemoteEvaluation(SessionEvaluation):
         out: dict[str, npt.NDArray[Any]] = self._cache["ranked"]
         return out
 
-    def ranked_gains(self) -> tuple[IntArray, IntArray, FloatArray]:
+    def ranked_gains(
+        self, queries: tuple[int, int] | None = None
+    ) -> tuple[IntArray, IntArray, FloatArray]:
         """Each kept result row's query index, rank and gain (computed on the workers)."""
         p = self._ranked()
-        return p["query"], p["rank"], p["gain"]
+        if queries is None:
+            return p["query"], p["rank"], p["gain"]
+        lo, hi = np.searchsorted(p["query"], queries)  # rows in query order
+        return p["query"][lo:hi], p["rank"][lo:hi], p["gain"][lo:hi]
 
     def row_gains(self) -> tuple[IntArray, FloatArray]:
         """Rows of the study kept after the unjudged policy and their gains (on the workers)."""

@@ -178,15 +178,24 @@ class SessionEvaluation(EvaluationResult):
         rows, gain, _ = self._kept_gains()
         return rows, gain
 
-    def ranked_gains(self) -> tuple[IntArray, IntArray, FloatArray]:
+    def ranked_gains(
+        self, queries: tuple[int, int] | None = None
+    ) -> tuple[IntArray, IntArray, FloatArray]:
         """Each kept result row's query index, rank and gain, after the unjudged policy.
 
         Under ``condense`` unjudged rows leave their list and later rows move up, so
         ``rank`` is the position in the condensed list; otherwise the logged rank.
+        ``queries=(q0, q1)``: the rows of queries ``q0 .. q1 - 1`` only (a chunk of the
+        figures' curves: its index and rank arrays, not every row's).
         """
         rows, gain, offsets = self._kept_gains()
+        lo, hi = 0, rows.size
+        if queries is not None:
+            n_q = offsets.size - 1
+            lo, hi = int(offsets[min(queries[0], n_q)]), int(offsets[min(queries[1], n_q)])
+            rows, gain = rows[lo:hi], gain[lo:hi]
         qidx = self.frame.results["query_idx"].to_numpy()[rows].astype(np.int64)
-        rank = np.arange(qidx.size, dtype=np.int64) - offsets[qidx] + 1
+        rank = np.arange(lo, hi, dtype=np.int64) - offsets[qidx] + 1
         return qidx, rank, gain
 
     def _kept_gains(self) -> tuple[IntArray, FloatArray, IntArray]:

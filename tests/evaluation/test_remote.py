@@ -117,6 +117,15 @@ def test_scored_on_the_workers_gives_the_local_tables(engine, parts, config) -> 
     for a, b in [(ev.ranked_gains(), ref.ranked_gains()), (ev.row_gains(), ref.row_gains())]:
         for x, y in zip(a, b, strict=True):
             np.testing.assert_array_equal(x, y)
+    # by chunks of queries (the figures' curves): the same rows, here and on the workers
+    n_q = ref.query_session.size
+    chunks = [(0, 0), (0, 7), (7, n_q // 2), (n_q // 2, n_q + 5)]
+    for k in range(3):
+        whole = ref.ranked_gains()[k]
+        parts_k = [ref.ranked_gains(queries=c)[k] for c in chunks]
+        np.testing.assert_array_equal(np.concatenate(parts_k), whole)
+        for c, part in zip(chunks, parts_k, strict=True):
+            np.testing.assert_array_equal(ev.ranked_gains(queries=c)[k], part)
     p, q = ev.positions(), ref.positions()
     for name in ("session", "query", "slot", "frame_row", "grade", "gain", "sdcg", "ideal"):
         np.testing.assert_array_equal(getattr(p, name), getattr(q, name), err_msg=name)
