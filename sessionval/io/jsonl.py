@@ -23,19 +23,18 @@ import pandas as pd
 from pydantic import ValidationError
 
 from ..errors import ParseError, ValidationFailed, raise_if_any
-from ..frame import LoadedStudy, SessionFrame
+from ..frame import LoadedStudy
 from ..models.judgments import GradeScale
 from ..models.session import REPAIR_LATER, Session
 from ..problems import LoadReport, Mode, Problem, line_list
 from ..progress import NO_PROGRESS, ProgressLike, as_progress
 from ..validate.collect import ProblemCollector
-from ..validate.flat import frame_and_report, loaded_without_judgments
+from ..validate.flat import frame_from_flat, loaded_without_judgments
 from .jsonl_columns import JsonlBatches
 from .text import CHUNK_BYTES, count_lines, iter_input_text
 
 __all__ = [
     "iter_sessions",
-    "jsonl_frame",
     "load_jsonl",
 ]
 
@@ -455,37 +454,6 @@ def load_jsonl(
         folder's ``study.json`` is read by :func:`~sessionval.io.study.load_study`) and
         no judgments.
     """
-    frame, report = jsonl_frame(
-        path,
-        mode=mode,
-        max_problems=max_problems,
-        user_grade_scale=user_grade_scale,
-        progress=progress,
-        raise_problems=raise_problems,
-        encoding=encoding,
-        batch_size=batch_size,
-        chunk_bytes=chunk_bytes,
-    )
-    return loaded_without_judgments(frame, report, Path(path).name.split(".")[0])
-
-
-def jsonl_frame(
-    path: str | os.PathLike[str],
-    *,
-    mode: Mode = "strict",
-    max_problems: int = 50,
-    user_grade_scale: GradeScale | None = None,
-    progress: ProgressLike = None,
-    raise_problems: bool = True,
-    encoding: str | None = None,
-    batch_size: int | None = None,
-    chunk_bytes: int = CHUNK_BYTES,
-) -> tuple[SessionFrame, LoadReport]:
-    """The frame and the load report of :func:`load_jsonl` (same parameters).
-
-    For the readers that build their own :class:`~sessionval.frame.LoadedStudy`
-    (:func:`~sessionval.io.toolkit.load_sessions` with the study's header).
-    """
     p = Path(path)
     report = LoadReport(source=str(p))
     size = max(1, batch_size or _BATCH)
@@ -522,7 +490,7 @@ def jsonl_frame(
         )
     columns = batches.columns(str(p), keep)
     del batches
-    frame, inner = frame_and_report(
+    loaded = frame_from_flat(
         columns,
         source=str(p),
         mode=mode,
@@ -533,9 +501,10 @@ def jsonl_frame(
         progress=progress,
         raise_problems=raise_problems,
     )
+    frame, inner = loaded.frame, loaded.report
     report.rows_read = inner.rows_read  # the removed copies of repaired lists included
     report.sessions_accepted = inner.sessions_accepted
     report.sessions_rejected += inner.sessions_rejected
     report.problems.extend(inner.problems)
     report.repairs.extend(inner.repairs)
-    return frame, report
+    return loaded_without_judgments(frame, report, p.name.split(".")[0])

@@ -41,7 +41,7 @@ from ..frame import JudgmentFrame, LoadedStudy
 from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode, Problem, line_list
 from ..validate.collect import ProblemCollector
-from ..validate.flat import frame_and_report
+from ..validate.flat import frame_from_flat
 from ..validate.ids import strip_ids
 from ..validate.judgments import judgment_frame
 from ..validate.references import unjudged_keys
@@ -191,7 +191,7 @@ def load_lab_tables(
             lab.problems[:max_problems] if mode == "strict" else lab.problems,
             truncated=mode == "strict" and len(lab.problems) > max_problems,
         )
-    frame, inner = frame_and_report(
+    loaded = frame_from_flat(
         lab.flat,
         source=str(rp),
         mode=mode,
@@ -201,6 +201,7 @@ def load_lab_tables(
         progress=progress,
         raise_problems=False,
     )
+    frame, inner = loaded.frame, loaded.report
     report = LoadReport(
         source=str(rp),
         records_read=lab.n_rejected,

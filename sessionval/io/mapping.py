@@ -27,7 +27,7 @@ import pandas as pd
 from ..errors import InputFormatError
 from ..frame import FLAT_COLUMNS, LoadedStudy, QrelsKey, SessionFrame
 from ..problems import Mode
-from ..validate.flat import frame_and_report
+from ..validate.flat import frame_from_flat
 from ..validate.references import unjudged_keys
 from .column_map import constant, parse_pairs
 from .flat import read_flat_table
@@ -258,7 +258,7 @@ def load_mapped_table(
     else:
         table, name = read_flat_table(path, encoding=encoding), source or str(path)
     flat = apply_mapping(table, mp, source=name)
-    frame, report = frame_and_report(
+    loaded = frame_from_flat(
         flat,
         source=name,
         mode=mode,
@@ -267,6 +267,7 @@ def load_mapped_table(
         row_locations=np.arange(len(flat), dtype=np.int64) + 2,
         progress=progress,
     )
+    frame, report = loaded.frame, loaded.report
     if "qrels_id" in flat.columns:
         frame = apply_flat_qrels_id(frame, flat)
     judgments = (

@@ -44,7 +44,7 @@ from ..progress import ProgressLike, as_progress
 from ..validate.references import attach_entities, check_references, unjudged_keys
 from .header import STUDY_JSON, find_header
 from .lab_tables import is_lab_tables_input
-from .toolkit import load_judgments, sessions_frame
+from .toolkit import load_judgments, load_sessions
 
 __all__ = [
     "PARTITIONED",
@@ -164,7 +164,7 @@ def load_partition(
     reported together.
     """
     try:
-        frame, report = sessions_frame(
+        loaded = load_sessions(
             path,
             mode=mode,
             max_problems=max_problems,
@@ -173,6 +173,7 @@ def load_partition(
             columns=columns,
             raise_problems=False,  # strict: raised below with the study-level problems
         )
+        frame, report = loaded.frame, loaded.report
         frame, report = check_references(
             frame,
             report,

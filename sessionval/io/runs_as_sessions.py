@@ -11,10 +11,11 @@ CAsT built on it.
 Ranked lists are in trec_eval's order (:func:`sessionval.validate.ranking.run_order`:
 score descending, ties by document id descending), or by the file's rank column
 (``order="rank"``, ties the same way); in-list ranks come from the segment library.
-The rows then pass through the flat-table rules (:func:`frame_and_report`) like every
-other input, so a document twice in one list is a problem in strict mode and repaired
-in lenient mode by the one repair (:mod:`sessionval.validate.repair`).  Each problem
-of the table is named by its run file and line (a turn without results by its turn).
+The rows then pass through the flat-table rules
+(:func:`~sessionval.validate.flat.frame_from_flat`) like every other input, so a
+document twice in one list is a problem in strict mode and repaired in lenient mode by
+the one repair (:mod:`sessionval.validate.repair`).  Each problem of the table is named
+by its run file and line (a turn without results by its turn).
 
 What is checked here, before the table (strict: one error listing every problem with
 the table's own; lenient: the run lines concerned are dropped and listed): a query id
@@ -42,7 +43,7 @@ from ..frame import SessionFrame
 from ..kernels.segments import offsets_from_counts, segment_cumsum_int, segment_ranks
 from ..problems import LoadReport, Mode, Problem
 from ..validate.collect import ProblemCollector
-from ..validate.flat import frame_and_report
+from ..validate.flat import frame_from_flat
 from ..validate.ranking import coded_doc_ranks, factorize_ids, run_order
 from .trec import read_run, run_line_numbers
 
@@ -144,7 +145,7 @@ def runs_as_sessions(
 
     def build() -> tuple[SessionFrame, LoadReport]:
         try:
-            frame, report = frame_and_report(
+            loaded = frame_from_flat(
                 flat,
                 source=source,
                 mode=mode,
@@ -153,6 +154,7 @@ def runs_as_sessions(
                 row_locations=located,
                 progress=progress,
             )
+            frame, report = loaded.frame, loaded.report
         except ValidationFailed as exc:
             raise ValidationFailed(runs.relocate(exc.problems), truncated=exc.truncated) from None
         report.problems = runs.relocate(report.problems)

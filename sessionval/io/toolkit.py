@@ -13,21 +13,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Final, Literal
 
 import pandas as pd
 
 from ..errors import InputFormatError, ParseError, raise_if_any
-from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
+from ..frame import JudgmentFrame, LoadedStudy
 from ..models.study import Study
-from ..problems import LoadReport, Mode
-from ..validate.flat import frame_and_report, loaded_without_judgments
+from ..problems import Mode
+from ..validate.flat import frame_from_flat, loaded_without_judgments
 from ..validate.references import attach_entities, check_references, unjudged_keys
 from ..validate.sources import ParquetColumns
 from .flat import read_flat_table
 from .header import find_header
-from .jsonl import jsonl_frame
+from .jsonl import load_jsonl
 from .mapping import load_mapped_table
 from .trec import read_judgments
 
@@ -41,7 +42,6 @@ __all__ = [
     "load_judgments",
     "load_sessions",
     "load_toolkit_study",
-    "sessions_frame",
 ]
 
 #: the session log of a study folder, looked for in this order
@@ -106,45 +106,12 @@ def load_sessions(
         :func:`~sessionval.io.study.load_study` reads a whole study (header,
         judgments, references checked).
     """
-    frame, report = sessions_frame(
-        path,
-        mode=mode,
-        max_problems=max_problems,
-        study=study,
-        progress=progress,
-        max_rank=max_rank,
-        columns=columns,
-        encoding=encoding,
-        raise_problems=raise_problems,
-    )
-    if study is None:
-        return loaded_without_judgments(frame, report, Path(path).stem)
-    return LoadedStudy(study=study, frame=frame, judgments=None, report=report)
-
-
-def sessions_frame(
-    path: str | os.PathLike[str],
-    *,
-    mode: Mode = "strict",
-    max_problems: int = 50,
-    study: Study | None = None,
-    progress: Callable[[str], None] | None = None,
-    max_rank: int | None = None,
-    columns: Sequence[str] | None = None,
-    encoding: str | None = None,
-    raise_problems: bool = True,
-) -> tuple[SessionFrame, LoadReport]:
-    """The frame and the load report of :func:`load_sessions` (same parameters).
-
-    For the readers that check the study's references before building their
-    :class:`~sessionval.frame.LoadedStudy` (:func:`load_toolkit_study`, the partitions).
-    """
     p = Path(path)
     scale = (study.user_grade_scale or study.grade_scale) if study is not None else None
     if is_jsonl_input(p):
         if max_rank is not None:
             raise InputFormatError(f"{p}: max_rank is for Parquet and flat tables, not JSON-lines")
-        return jsonl_frame(
+        loaded = load_jsonl(
             p,
             mode=mode,
             max_problems=max_problems,
@@ -153,27 +120,33 @@ def sessions_frame(
             raise_problems=raise_problems,
             encoding=encoding,
         )
-    # Parquet is read column by column (a million sessions never sit in one wide table)
-    if _is_parquet(p):
-        flat: pd.DataFrame | ParquetColumns = ParquetColumns(p, max_rank=max_rank, columns=columns)
     else:
-        flat = read_flat_table(p, encoding=encoding)
-        if max_rank is not None:
-            ranks = pd.to_numeric(flat["rank"], errors="coerce") if "rank" in flat else None
-            if ranks is not None:
-                flat = flat[(ranks <= max_rank) | flat["rank"].isna()]
-    kind: Literal["row", "line"] = "row" if _is_parquet(p) else "line"
-    return frame_and_report(
-        flat,
-        source=str(p),
-        mode=mode,
-        max_problems=max_problems,
-        user_grade_scale=scale,
-        location_kind=kind,
-        progress=progress,
-        max_rank=max_rank,
-        raise_problems=raise_problems,
-    )
+        # Parquet is read column by column (a million sessions never sit in one wide table)
+        if _is_parquet(p):
+            flat: pd.DataFrame | ParquetColumns = ParquetColumns(
+                p, max_rank=max_rank, columns=columns
+            )
+        else:
+            flat = read_flat_table(p, encoding=encoding)
+            if max_rank is not None:
+                ranks = pd.to_numeric(flat["rank"], errors="coerce") if "rank" in flat else None
+                if ranks is not None:
+                    flat = flat[(ranks <= max_rank) | flat["rank"].isna()]
+        kind: Literal["row", "line"] = "row" if _is_parquet(p) else "line"
+        loaded = frame_from_flat(
+            flat,
+            source=str(p),
+            mode=mode,
+            max_problems=max_problems,
+            user_grade_scale=scale,
+            location_kind=kind,
+            progress=progress,
+            max_rank=max_rank,
+            raise_problems=raise_problems,
+        )
+    if study is None:
+        return loaded_without_judgments(loaded.frame, loaded.report, p.stem)
+    return replace(loaded, study=study)
 
 
 def load_judgments(
@@ -241,7 +214,7 @@ def load_toolkit_study(
     root = p if p.is_dir() else p.parent
     sessions_path = _locate_sessions(p) if p.is_dir() else p
     study = find_header(p, header=header, encoding=encoding)
-    frame, report = sessions_frame(
+    loaded = load_sessions(
         sessions_path,
         mode=mode,
         max_problems=max_problems,
@@ -251,6 +224,7 @@ def load_toolkit_study(
         encoding=encoding,
         raise_problems=False,  # strict: raised below with the study-level problems
     )
+    frame, report = loaded.frame, loaded.report
     judgments = (
         load_judgments(
             qrels, study=study, encoding=encoding, max_problems=max_problems, qrels_map=qrels_map

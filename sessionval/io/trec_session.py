@@ -68,7 +68,7 @@ from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
 from ..models.judgments import GradeScale
 from ..problems import LoadReport, Mode, Problem
 from ..validate.collect import ProblemCollector
-from ..validate.flat import frame_and_report
+from ..validate.flat import frame_from_flat
 from ..validate.references import unjudged_keys
 from ._xml import XmlError, XmlNode, decode_xml, parse_by_session, parse_tree, repair_xml
 from .header import study_header
@@ -338,7 +338,7 @@ def load_trec_session(
         )
 
     def build() -> tuple[SessionFrame, LoadReport]:
-        return frame_and_report(
+        loaded = frame_from_flat(
             _flat_table(log, time_origin),
             source=src,
             mode=mode,
@@ -347,6 +347,7 @@ def load_trec_session(
             row_locations=np.asarray(log.row_lines, dtype=np.int64),
             progress=progress,
         )
+        return loaded.frame, loaded.report
 
     if mode == "strict" and rejected:
         # one pass: the problems the table checks find in the other sessions join these

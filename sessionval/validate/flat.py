@@ -38,7 +38,6 @@ from .sources import Columns
 
 __all__ = [
     "LOAD_PHASES",
-    "frame_and_report",
     "frame_from_flat",
     "frame_to_flat",
     "loaded_without_judgments",
@@ -141,7 +140,7 @@ def frame_from_flat(
     >>> loaded.frame.queries["n_results"].tolist(), loaded.report.summary_line()
     ([2, 0], '1 records read = 1 sessions accepted + 0 rejected')
     """
-    frame, report = frame_and_report(
+    frame, report = _load(
         flat,
         source=source,
         mode=mode,
@@ -151,6 +150,7 @@ def frame_from_flat(
         row_locations=row_locations,
         progress=progress,
         max_rank=max_rank,
+        repair=mode == "lenient",
         raise_problems=raise_problems,
     )
     return loaded_without_judgments(frame, report, "" if source is None else Path(source).stem)
@@ -165,39 +165,6 @@ def loaded_without_judgments(frame: SessionFrame, report: LoadReport, name: str)
     """
     header = Study(name=name, user_grade_scale=frame.grade_scale)
     return LoadedStudy(study=header, frame=frame, judgments=None, report=report)
-
-
-def frame_and_report(
-    flat: pd.DataFrame | Columns,
-    *,
-    source: str | None = None,
-    mode: Mode = "strict",
-    max_problems: int = 50,
-    user_grade_scale: GradeScale | None = None,
-    location_kind: Literal["row", "line"] = "row",
-    row_locations: npt.NDArray[np.integer[Any]] | None = None,
-    progress: ProgressLike = None,
-    max_rank: int | None = None,
-    raise_problems: bool = True,
-) -> tuple[SessionFrame, LoadReport]:
-    """The frame and the load report of :func:`frame_from_flat` (same parameters).
-
-    What the readers build their :class:`~sessionval.frame.LoadedStudy` from: they
-    add their own header, judgments and problems to the pair.
-    """
-    return _load(
-        flat,
-        source=source,
-        mode=mode,
-        max_problems=max_problems,
-        user_grade_scale=user_grade_scale,
-        location_kind=location_kind,
-        row_locations=row_locations,
-        progress=progress,
-        max_rank=max_rank,
-        repair=mode == "lenient",
-        raise_problems=raise_problems,
-    )
 
 
 def _load(
