@@ -13,12 +13,15 @@ import numpy as np
 import pandas as pd
 
 from ..evaluation.remote import RemoteStudy
-from ..frame import LoadedStudy
-from ..judgments.coverage import BASE, coverage_counts
+from ..frame import JudgmentFrame, LoadedStudy, SessionFrame
+from ..judgments.coverage import BASE, coverage_counts, sum_counts
 
 __all__ = [
     "StudySummary",
+    "SummaryCounts",
     "summarize",
+    "summary_counts",
+    "summary_from_counts",
 ]
 
 
@@ -100,6 +103,112 @@ class StudySummary:
         return "\n".join(parts)
 
 
+@dataclass(frozen=True)
+class SummaryCounts:
+    """What the study summary is made of, as counts that add up over partitions.
+
+    A partitioned study's summary is its partitions' counts added up
+    (:meth:`combine`) and finished by :func:`summary_from_counts`; a study in one
+    piece goes through the same two functions (:func:`summarize`), so both are the
+    same tables.  The size grows with the searchers, topics and systems (their
+    distinct ids and the system x topic and system x queries-per-session cells),
+    not with the sessions.
+    """
+
+    users: pd.Index  # distinct searcher ids (strings)
+    topics: pd.Index
+    systems: pd.Index
+    design: pd.Series  # sessions per (system, topic)
+    queries_per_session: pd.Series  # sessions per (system, number of queries)
+    n_sessions: int
+    n_queries: int
+    n_results: int
+    no_results: int  # queries without a result
+    unjudged_queries: int
+    qrels_used: pd.Index  # the qrels ids the queries use
+    coverage: pd.DataFrame  # coverage_counts
+
+    def combine(self, other: SummaryCounts) -> SummaryCounts:
+        """The counts of both parts of a study (sessions in one part only)."""
+
+        def add(a: pd.Series, b: pd.Series) -> pd.Series:
+            return a.add(b, fill_value=0).astype(np.int64)
+
+        return SummaryCounts(
+            users=self.users.union(other.users, sort=False),
+            topics=self.topics.union(other.topics, sort=False),
+            systems=self.systems.union(other.systems, sort=False),
+            design=add(self.design, other.design),
+            queries_per_session=add(self.queries_per_session, other.queries_per_session),
+            n_sessions=self.n_sessions + other.n_sessions,
+            n_queries=self.n_queries + other.n_queries,
+            n_results=self.n_results + other.n_results,
+            no_results=self.no_results + other.no_results,
+            unjudged_queries=self.unjudged_queries + other.unjudged_queries,
+            qrels_used=self.qrels_used.union(other.qrels_used, sort=False),
+            coverage=sum_counts([self.coverage, other.coverage]),
+        )
+
+
+def _distinct(values: pd.Series) -> pd.Index:
+    return pd.Index(pd.unique(values.astype(str).to_numpy()), dtype=object)
+
+
+def summary_counts(
+    frame: SessionFrame,
+    judgments: JudgmentFrame | None,
+    *,
+    n_results: int | None = None,
+    coverage: pd.DataFrame | None = None,
+) -> SummaryCounts:
+    """The summary's counts of ``frame`` (a study, or one partition of it).
+
+    ``n_results`` and ``coverage`` are given when the frame's result rows were
+    counted elsewhere (a study whose rows stay on a cluster's workers).
+    """
+    s, q = frame.sessions, frame.queries
+    unjudged = 0
+    if judgments is not None:
+        judged_keys = set(judgments.topics.astype(str))
+        unjudged = int((~q["qrels_id"].astype(str).isin(judged_keys)).sum())
+    system = s["system_id"].astype(str).to_numpy()
+    nq = s["n_queries"].to_numpy().astype(np.int64)
+    design = (
+        pd.Series(
+            1,
+            index=pd.MultiIndex.from_arrays(
+                [system, s["topic_id"].astype(str).to_numpy()], names=["system", "topic"]
+            ),
+            dtype=np.int64,
+        )
+        .groupby(level=[0, 1])
+        .sum()
+    )
+    qps = (
+        pd.Series(
+            1,
+            index=pd.MultiIndex.from_arrays([system, nq], names=["system", "n_queries"]),
+            dtype=np.int64,
+        )
+        .groupby(level=[0, 1])
+        .sum()
+    )
+    return SummaryCounts(
+        users=_distinct(s["user_id"]),
+        topics=_distinct(s["topic_id"]),
+        systems=_distinct(s["system_id"]),
+        design=design,
+        queries_per_session=qps,
+        n_sessions=len(s),
+        n_queries=len(q),
+        n_results=len(frame.results) if n_results is None else n_results,
+        no_results=int((q["n_results"] == 0).sum()),
+        unjudged_queries=unjudged,
+        qrels_used=_distinct(q["qrels_id"]),
+        coverage=coverage_counts(frame, judgments) if coverage is None else coverage,
+    )
+
+
 def summarize(loaded: LoadedStudy) -> StudySummary:
     """Summarise a loaded study.
 
@@ -112,13 +221,21 @@ def summarize(loaded: LoadedStudy) -> StudySummary:
     -------
     StudySummary
     """
-    f = loaded.frame
-    s, q, r = f.sessions, f.queries, f.results
-    unjudged_queries = 0
-    if loaded.judgments is not None:
-        judged_keys = set(loaded.judgments.topics.astype(str))
-        unjudged_queries = int((~q["qrels_id"].astype(str).isin(judged_keys)).sum())
-    counts = pd.DataFrame(
+    remote = loaded if isinstance(loaded, RemoteStudy) else None  # rows counted on the workers
+    counts = summary_counts(
+        loaded.frame,
+        loaded.judgments,
+        n_results=remote.n_results if remote is not None else None,
+        coverage=remote.coverage if remote is not None else None,
+    )
+    return summary_from_counts(counts, loaded.judgments, loaded.report.summary_line())
+
+
+def summary_from_counts(
+    counts: SummaryCounts, judgments: JudgmentFrame | None, report_line: str
+) -> StudySummary:
+    """The study summary's tables from its counts (:func:`summary_counts`, added up)."""
+    table = pd.DataFrame(
         {
             "what": [
                 "searchers",
@@ -131,52 +248,61 @@ def summarize(loaded: LoadedStudy) -> StudySummary:
                 "queries without judgments",
             ],
             "count": [
-                s["user_id"].nunique(),
-                s["topic_id"].nunique(),
-                s["system_id"].nunique(),
-                len(s),
-                len(q),
-                loaded.n_results if isinstance(loaded, RemoteStudy) else len(r),
-                int((q["n_results"] == 0).sum()),
-                unjudged_queries,
+                len(counts.users),
+                len(counts.topics),
+                len(counts.systems),
+                counts.n_sessions,
+                counts.n_queries,
+                counts.n_results,
+                counts.no_results,
+                counts.unjudged_queries,
             ],
         }
     )
-    design = pd.crosstab(
-        s["system_id"].astype(str), s["topic_id"].astype(str), margins=True, margins_name="total"
-    )
+    design = _with_margins(counts.design.unstack(fill_value=0))  # noqa: PD010 - a Series
     design.index.name, design.columns.name = "system", "topic"
 
-    nq = s["n_queries"].to_numpy()
-    qps = pd.crosstab(s["system_id"].astype(str), nq)
-    qps = qps.reindex(columns=range(1, int(nq.max()) + 1 if len(nq) else 1), fill_value=0)
+    cells = counts.queries_per_session
+    qps = cells.unstack(fill_value=0).sort_index()  # noqa: PD010 - a Series
+    deepest = int(cells.index.get_level_values(1).max()) if len(cells) else 0
+    qps = qps.reindex(columns=range(1, deepest + 1 if deepest else 2), fill_value=0)
     qps.columns = [str(c) for c in qps.columns]
-    grouped = pd.Series(nq, index=s["system_id"].astype(str).to_numpy()).groupby(level=0)
-    qps["sessions"] = grouped.size()
-    qps["queries"] = grouped.sum()
-    qps["avg per session"] = grouped.mean()
+    qps.columns.name = None
+    nq = cells.index.get_level_values(1).to_numpy()
+    per_system = (
+        pd.DataFrame(
+            {"sessions": cells.to_numpy(), "queries": cells.to_numpy() * nq},
+            index=cells.index.get_level_values(0),
+        )
+        .groupby(level=0)
+        .sum()
+    )
+    qps["sessions"] = per_system["sessions"]
+    qps["queries"] = per_system["queries"]
+    qps["avg per session"] = per_system["queries"] / per_system["sessions"]
     total = qps.sum(numeric_only=True)
-    total["avg per session"] = float(nq.mean()) if len(nq) else np.nan
+    n_s, n_q = int(per_system["sessions"].sum()), int(per_system["queries"].sum())
+    total["avg per session"] = n_q / n_s if n_s else np.nan
     qps.loc["all"] = total
     qps.index.name = "system"
 
-    coverage = _coverage(loaded)
     judg = pd.DataFrame()
-    if loaded.judgments is not None:
-        t = loaded.judgments.table
-        used = set(q["qrels_id"].astype(str))
-        t = t[t["topic_id"].astype(str).isin(used)]
+    if judgments is not None:
+        t = judgments.table
+        t = t[t["topic_id"].astype(str).isin(set(counts.qrels_used))]
         judg = pd.crosstab(
             t["topic_id"].astype(str), t["grade"], margins=True, margins_name="total"
         )
         judg.index.name, judg.columns.name = "topic", "grade"
-    return StudySummary(counts, design, qps, coverage, judg, loaded.report.summary_line())
+    return StudySummary(table, design, qps, _coverage_table(counts.coverage), judg, report_line)
 
 
-def _coverage(loaded: LoadedStudy) -> pd.DataFrame:
-    if isinstance(loaded, RemoteStudy):  # counted on the workers, where the result rows are
-        return _coverage_table(loaded.coverage)
-    return _coverage_table(coverage_counts(loaded.frame, loaded.judgments))
+def _with_margins(cells: pd.DataFrame) -> pd.DataFrame:
+    """``cells`` (sorted by both labels) with a ``total`` row and column, as ``pd.crosstab``."""
+    cells = cells.sort_index().sort_index(axis=1).astype(np.int64)
+    cells["total"] = cells.sum(axis=1)
+    cells.loc["total"] = cells.sum(axis=0)
+    return cells
 
 
 def _coverage_table(counts: pd.DataFrame) -> pd.DataFrame:

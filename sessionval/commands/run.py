@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -25,6 +25,7 @@ from ..cli import CommandFailed
 from ..errors import ValidationFailed
 from ..evaluation.config import PRESETS
 from ..workflow import run
+from ..workflow.plan import Results
 from ._options import (
     engine_options,
     input_format_options,
@@ -125,6 +126,16 @@ __all__ = [
     show_default=True,
     help="Formats of tables/ (parquet alone at scale: CSV of millions of rows is slow).",
 )
+@click.option(
+    "--results",
+    type=click.Choice(["workers", "client"]),
+    default="workers",
+    show_default=True,
+    help="With --engine dask and a partitioned study: leave the results on the workers "
+    "(they write tables/ as Parquet parts; the report, figures and statistics come from "
+    "their partial sums, the client's memory does not grow with the sessions) or gather "
+    "them to the client (every output of a local run).",
+)
 @engine_options
 def command(
     logs: Path,
@@ -144,6 +155,7 @@ def command(
     figures: bool,
     exports: bool | None,
     table_formats: str,
+    results: str,
     engine: str,
     scheduler: str | None,
     workers: int | None,
@@ -174,6 +186,7 @@ def command(
                 per_position=per_position,
                 figures=figures,
                 exports=exports,
+                results=cast("Results", results),
                 table_formats=("csv", "parquet") if table_formats == "both" else (table_formats,),
             )
     except ValidationFailed as exc:

@@ -172,16 +172,28 @@ class DaskEngine:
         error is raised as it was raised.  ``progress`` (and the engine's) is called
         with ``(done, total)`` as values arrive.
         """
+        out: list[Any] = [None] * len(futures)
+        for i, value in self.arriving(futures, progress):
+            out[i] = value
+        return out
+
+    def arriving(
+        self, futures: list[Any], progress: Progress | None = None
+    ) -> Iterator[tuple[int, Any]]:
+        """``(place in futures, value)`` of each future as its task finishes (:meth:`collect`).
+
+        ``futures`` is emptied, so a value is released on its worker once fetched: a
+        caller that folds the values as they come holds one at a time.
+        """
         where = {f.key: i for i, f in enumerate(futures)}
-        out: list[Any] = [None] * len(where)
+        total = len(where)
         arriving = _distributed().as_completed(futures, with_results=True)
         futures.clear()
         for done, (future, value) in enumerate(arriving, start=1):
-            out[where[future.key]] = value
+            yield where[future.key], value
             for report in (self.progress, progress):
                 if report is not None:
-                    report(done, len(out))
-        return out
+                    report(done, total)
 
     def broadcast(self, value: Any) -> Any:
         """A future of ``value`` copied to every worker once (judgments, parameters)."""

@@ -35,9 +35,10 @@ from ..io.partitioned import prepare_partitions
 from ..progress import Stages, stages
 from .advice import MemoryAdvice
 from .correlations import correlation_step
+# TEMP from .distributed_run import DISTRIBUTED_RESULT_READS, DISTRIBUTED_STAGES, distributed_notes
 from .figures import draw_figures, figure_cell, figure_data, write_figure_tables
 from .outputs import RunOutputs
-from .plan import TABLE_FORMATS, RunPlan, RunRequest, resolve
+from .plan import TABLE_FORMATS, Results, RunPlan, RunRequest, resolve
 from .reformulations import NO_RESULT_ROWS, reformulation_step
 from .run_state import (
     STATE_FIELDS,
@@ -56,6 +57,7 @@ from .steps import (
     evaluate_step,
     load_step,
     peak_memory_mb,
+    report_scores,
     write_config_json,
     write_config_toml,
     write_exports_step,
@@ -101,6 +103,8 @@ class RunResult:
     ``out/rejects.csv`` and ``out/validation.txt``); ``notes`` are the run's notes
     (gain scheme chosen, figures skipped, …) as the report lists them; ``stages``
     the wall time and memory of each stage (``benchmarks/bench_run_outputs.py``).
+    ``per_session`` is the per-session table, empty when the workers wrote it
+    (a distributed run: ``tables/per_session/``).
     """
 
     out: Path
@@ -146,6 +150,7 @@ def run(
     table_formats: Sequence[str] = TABLE_FORMATS,
     figures: bool = True,
     exports: bool | None = None,
+    results: Results = "workers",
 ) -> RunResult:
     """Validate, evaluate and write every output (the body of ``sessionval run``).
 
@@ -192,6 +197,14 @@ def run(
     exports
         Write ``exports/`` (``None``: the configuration's ``[run] exports``, default
         true); without them the report and ``config.toml`` say they were skipped.
+    results
+        Where the results of a partitioned study scored on a Dask engine go:
+        ``"workers"`` (the default) leaves them there (each worker writes its
+        partitions' tables as Parquet parts and the client builds the summary,
+        figures, statistics and report from their partial sums,
+        :mod:`sessionval.workflow.distributed_run`); ``"client"`` gathers the tables
+        into this process (every output of a local run).  Other inputs and engines
+        ignore it.
 
     Returns
     -------
@@ -222,8 +235,13 @@ def run(
         table_formats=tuple(table_formats),
         figures=figures,
         exports=exports,
+        results=results,
     )
     plan = resolve(request)  # every option decided before a session is read
+    distributed = plan.placement == "distributed"
+    todo, keep = (
+        (DISTRIBUTED_STAGES, DISTRIBUTED_RESULT_READS) if distributed else (STAGES, RESULT_READS)
+    )
     with (
         RunOutputs(
             out,
@@ -232,21 +250,25 @@ def run(
             csv_safe=plan.settings.csv_safe,
         ) as outputs,
         stages(
-            [stage.name for stage in STAGES], disable=None if progress is None else not progress
+            [stage.name for stage in todo], disable=None if progress is None else not progress
         ) as bar,
     ):
         state = RunState(plan, outputs, bar, MemoryAdvice(plan), _with_progress(engine, bar))
-        execute(state, STAGES, keep=RESULT_READS)
+        execute(state, todo, keep=keep)
         removed = outputs.finish()
     settled = need(state.settled, "settled")
     return RunResult(
         out=out,
         files=outputs.written,
         removed=removed,
-        per_session=need(state.tables, "tables").per_session,
+        # a distributed run's per-session table is tables/per_session/, on disk
+        per_session=pd.DataFrame() if distributed else need(state.tables, "tables").per_session,
         score_table=need(state.scores, "scores"),
         rejected=need(state.validated, "validated").report.sessions_rejected,
-        notes=(*settled.settings.notes, *_run_notes(state)),
+        notes=(
+            *settled.settings.notes,
+            *(distributed_notes(state) if distributed else _run_notes(state)),
+        ),
         stages=tuple(state.profile),
     )
 
@@ -373,7 +395,7 @@ def tables_stage(state: RunState) -> None:
             formats=plan.table_formats,
             large_rows=None if run.all_formats else run.large_export_rows,
         )
-        write_config_json(state.outputs, plan.settings, ev)
+        write_config_json(state.outputs, plan.settings, ev.counts())
 
 
 def figures_stage(state: RunState) -> None:
@@ -487,12 +509,14 @@ def report_stage(state: RunState) -> None:
     plan, validated = need(state.settled, "settled"), need(state.validated, "validated")
     statistics, reform = need(state.statistics, "statistics"), state.reformulations
     with phase("writing the report of", validated.n_sessions, "sessions"):
+        scores, score_notes = report_scores(need(state.tables, "tables").per_session, plan.settings)
         state.scores = write_report_step(
             state.outputs,
             report=validated.report,
             name=validated.name,
             summary=validated.summary,
-            tables=need(state.tables, "tables"),
+            scores=scores,
+            score_notes=score_notes,
             settings=plan.settings,
             figures=list(need(state.drawn, "drawn").figures),
             source=plan.request.logs,

@@ -32,8 +32,10 @@ from ..problems import Mode
 from .settings import RunSettings, run_settings
 
 __all__ = [
+    "RESULTS",
     "TABLE_FORMATS",
     "Placement",
+    "Results",
     "RunPlan",
     "RunRequest",
     "resolve",
@@ -42,16 +44,24 @@ __all__ = [
 #: Formats the tables may be written in (``table_formats``).
 TABLE_FORMATS: Final = ("csv", "parquet")
 
-Placement: TypeAlias = Literal["local", "workers", "one-pass"]
-"""Where a run loads and scores its sessions.
+Placement: TypeAlias = Literal["local", "workers", "one-pass", "distributed"]
+"""Where a run loads and scores its sessions, and where its results go.
 
 ``local``: loaded into this process (a partitioned input on a Dask cluster is
 validated on the workers and gathered) and scored on the engine; ``workers``: the
 partitions stay on the workers that validated them and are scored there
-(:func:`~sessionval.evaluation.remote.load_remote`); ``one-pass``: each partition
-is scored as soon as it is validated and dropped, when no row-level output is asked
-(:func:`~sessionval.evaluation.remote.score_partitions`).
+(:func:`~sessionval.evaluation.remote.load_remote`), the tables gathered;
+``one-pass``: each partition is scored as soon as it is validated and dropped, when
+no row-level output is asked (:func:`~sessionval.evaluation.remote.score_partitions`),
+the tables gathered; ``distributed`` (the default on Dask): each partition is
+validated, scored and written as Parquet parts by its worker, and the client folds
+the partitions' partial sums into the summary, figures, statistics and report
+(:mod:`sessionval.workflow.distributed`), in memory that does not grow with the sessions.
 """
+
+#: Where the results of a partitioned study on Dask go (``--results``).
+Results: TypeAlias = Literal["workers", "client"]
+RESULTS: Final = ("workers", "client")
 
 
 @dataclass(frozen=True)
@@ -77,6 +87,7 @@ class RunRequest:
     table_formats: Sequence[str] = TABLE_FORMATS
     figures: bool = True
     exports: bool | None = None
+    results: Results = "workers"
 
 
 @dataclass(frozen=True)
@@ -135,8 +146,10 @@ def _placement(request: RunRequest, fmt: str, settings: RunSettings) -> Placemen
     """Keep a partitioned input on a Dask cluster's workers, unless the searchers grade.
 
     The searchers' grades pool over the whole study (the ideal), so such a study is
-    gathered; without figures and the per-position table nothing needs the rows
-    after scoring, so each partition is scored as it is validated.
+    gathered.  Its results stay on the workers (``results="workers"``, the default)
+    or are gathered to the client (``"client"``): then, without figures and the
+    per-position table nothing needs the rows after scoring, so each partition is
+    scored as it is validated.
     """
     options = {**request.input_options, "fmt": fmt}
     configs = (settings.config, settings.cg_config)
@@ -145,6 +158,8 @@ def _placement(request: RunRequest, fmt: str, settings: RunSettings) -> Placemen
     )
     if not remote:
         return "local"
+    if request.results == "workers":
+        return "distributed"
     return "workers" if request.figures or request.per_position else "one-pass"
 
 
@@ -162,6 +177,8 @@ def resolve(request: RunRequest) -> RunPlan:
     """
     asked = str(request.input_options.get("fmt", "auto"))
     fmt = detect_format(request.logs) if asked == "auto" else asked
+    if request.results not in RESULTS:
+        raise SessionvalError(f"results {request.results!r} unknown; allowed: {list(RESULTS)}")
     bad = sorted(set(request.table_formats) - set(TABLE_FORMATS))
     if bad or not request.table_formats:
         raise SessionvalError(f"table formats {bad or []} unknown; allowed: {list(TABLE_FORMATS)}")

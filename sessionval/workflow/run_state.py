@@ -28,6 +28,7 @@ from ..problems import LoadReport
 from ..progress import Stages
 from ..validate.memory import release_free_memory
 from .advice import MemoryAdvice
+from .distributed import DistributedScores
 from .figures import FigureCell
 from .outputs import RunOutputs
 from .plan import RunPlan
@@ -114,6 +115,7 @@ class RunState:
     correlations: ReportSection | None = None
     exported: tuple[str, ...] | None = None
     scores: pd.DataFrame | None = None
+    scored: DistributedScores | None = None  # a distributed run's partials, folded
     # the runner's bookkeeping
     stage: str = ""
     written: dict[str, str] = field(default_factory=dict)

@@ -23,7 +23,7 @@ called in :func:`sessionval.workflow.job.run` and passed to :func:`write_report_
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
@@ -60,11 +60,14 @@ __all__ = [
     "evaluate_step",
     "load_step",
     "peak_memory_mb",
+    "report_measures",
+    "report_scores",
     "write_config_json",
     "write_config_toml",
     "write_configuration",
     "write_exports_step",
     "write_report_step",
+    "write_summary",
     "write_tables",
     "write_validation",
     "write_validation_failure",
@@ -150,7 +153,22 @@ def write_validation(
         The summary written (the report shows it too).
     """
     summary = summarize(loaded)
-    report = loaded.report
+    write_summary(outputs, summary, loaded.report, peak_memory=peak_memory)
+    return summary
+
+
+def write_summary(
+    outputs: RunOutputs,
+    summary: StudySummary,
+    report: LoadReport,
+    *,
+    peak_memory: float | None = None,
+) -> None:
+    """Write ``validation.txt`` (the summary, the problems) and ``rejects.csv`` of a load's books.
+
+    :func:`write_validation` of a study in this process; a study scored where it lies
+    (``workflow/distributed.py``) has its summary from counts added up.
+    """
     lines = [summary.to_text()]
     if report.problems:
         lines += [
@@ -162,7 +180,6 @@ def write_validation(
         lines += ["", f"peak memory of this process after loading: {peak_memory:,.0f} MB"]
     outputs.write_text("validation.txt", "\n".join(lines) + "\n")
     outputs.write_frame("rejects.csv", report.rejects)
-    return summary
 
 
 # ---------------------------------------------------------------------------------------------
@@ -263,7 +280,7 @@ def write_configuration(outputs: RunOutputs, settings: RunSettings, ev: SessionE
     first from its settled plan before scoring, the second with the evaluation's counts).
     """
     write_config_toml(outputs, settings)
-    write_config_json(outputs, settings, ev)
+    write_config_json(outputs, settings, ev.counts())
 
 
 def write_config_toml(outputs: RunOutputs, settings: RunSettings) -> None:
@@ -280,14 +297,20 @@ def write_config_toml(outputs: RunOutputs, settings: RunSettings) -> None:
     outputs.write_text("config.toml", to_toml(config_tables(settings), header="\n".join(header)))
 
 
-def write_config_json(outputs: RunOutputs, settings: RunSettings, ev: SessionEvaluation) -> None:
-    """Write ``config.json``: the configuration, the run's notes and the evaluation's counts."""
+def write_config_json(
+    outputs: RunOutputs, settings: RunSettings, counts: Mapping[str, int]
+) -> None:
+    """Write ``config.json``: the configuration, the run's notes and the evaluation's counts.
+
+    ``counts`` are :meth:`~sessionval.evaluation.result.SessionEvaluation.counts`
+    (added up over partitions when they were scored where they lie).
+    """
     tables = config_tables(settings)
     document = {
         "session": settings.config.model_dump(mode="json"),
         **{name: table for name, table in tables.items() if name},
         "notes": list(settings.notes),
-        "evaluation": ev.counts(),
+        "evaluation": dict(counts),
     }
     outputs.write_text("config.json", json.dumps(document, indent=2) + "\n")
 
@@ -323,35 +346,47 @@ def write_exports_step(
     return res
 
 
+def report_measures(columns: Iterable[object], settings: RunSettings) -> list[str]:
+    """The report's measures: :data:`REPORT_MEASURES`, then ``[measures] session`` (those given)."""
+    wanted = dict.fromkeys((*REPORT_MEASURES, *settings.measures.session))
+    present = {str(c) for c in columns}
+    return [m for m in wanted if m in present]
+
+
+def report_scores(
+    per_session: pd.DataFrame, settings: RunSettings
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """The report's per-system score table of a per-session table, and its notes."""
+    scores = score_table(per_session, measures=report_measures(per_session.columns, settings))
+    return scores, (*unjudged_sessions(per_session), *unequal_counts(scores))
+
+
 def write_report_step(
     outputs: RunOutputs,
     *,
     report: LoadReport,
     name: str | None,
     summary: StudySummary,
-    tables: ScoreTables,
+    scores: pd.DataFrame,
+    score_notes: Sequence[str],
     settings: RunSettings,
     figures: list[ReportFigure],
     source: Path,
     sections: Sequence[ReportSection] = (),
     notes: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """Write ``report.html`` and return its per-system score table.
+    """Write ``report.html`` with its per-system score table (:func:`report_scores`).
 
     ``report`` is the load's (records read, rejected, problems), ``name`` the study's
     (the title; ``None``: the source's file name).
 
     The report shows the per-system scores of :data:`REPORT_MEASURES` and of the
-    ``[measures] session`` measures (with a note
-    when scores are averaged over different numbers of sessions); ``sections``
+    ``[measures] session`` measures (``score_notes``: when scores are averaged over
+    different numbers of sessions, sessions without judgments); ``sections``
     (statistics: the one comparison of the systems, as the design asks; correlations)
     follow the scores, then a section of ``notes`` on the
     run (what it chose, the figures it skipped) when there are any.
     """
-    per_session = tables.per_session
-    wanted = dict.fromkeys((*REPORT_MEASURES, *settings.measures.session))
-    measures = [m for m in wanted if m in per_session.columns]
-    scores = score_table(per_session, measures=measures)
     run_notes = [*settings.notes, *notes]
     all_sections = list(sections)
     if run_notes:
@@ -369,7 +404,7 @@ def write_report_step(
         title=f"sessionval report: {name or Path(source).name}",
         source=str(source),
         sections=all_sections,
-        score_notes=(*unjudged_sessions(per_session), *unequal_counts(scores)),
+        score_notes=tuple(score_notes),
     )
     outputs.write_text("report.html", html)
     return scores

@@ -20,6 +20,7 @@ from sessionval.workflow import (
     figure_cell,
     figure_data,
     load_step,
+    report_scores,
     run_settings,
     write_configuration,
     write_exports_step,
@@ -137,12 +138,14 @@ def test_tables_configuration_figures_exports_report(loaded, tmp_path):
     res = write_exports_step(outputs, tables, settings, title="tiny")
     assert all(p.is_file() for p in res.files)
     summary = write_validation(outputs, loaded)
+    table, notes = report_scores(tables.per_session, settings)
     scores = write_report_step(
         outputs,
         report=loaded.report,
         name=loaded.study.name,
         summary=summary,
-        tables=tables,
+        scores=table,
+        score_notes=notes,
         settings=settings,
         figures=figures,
         source=tmp_path,

@@ -1,0 +1,221 @@
+"""``sessionval run --engine dask`` with the results left where they are computed.
+
+The stages of a run whose placement is ``distributed``
+(:data:`~sessionval.workflow.plan.Placement`): the partitions are validated, scored
+and written by the workers (:func:`~sessionval.workflow.distributed.run_partitions`),
+and the client finishes the run from the partials they return, never holding a
+session's row: the study summary from the counts, the report's scores and the
+design-aware comparisons from the sums per design cell
+(:mod:`sessionval.analysis.cell_sums`), the figures from the sums by rank
+(:mod:`sessionval.analysis.curve_partials`).  Their tables equal the local run's on
+a study that fits one machine (``tests/workflow/test_distributed_run.py``).
+
+What needs every session at once is not made here, and the report says so: the
+mixed model, the reformulation tables, the rank correlations with the ratings and
+the exports (the tables are Parquet parts: R's ``arrow::open_dataset``, pandas and
+DuckDB read a folder of them as one table).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Final
+
+from ..analysis import cell_sums as cells_mod
+from ..analysis.summary import summary_from_counts
+from ..errors import InputFormatError, SessionvalError, ValidationFailed, phase
+from ..evaluation.dask_engine import DaskEngine
+from ..io.partitioned import prepare_partitions
+from ..output.report import unequal_counts
+from .distributed import DistributedScores, PartitionJob, Reduction, ScoredPartition, run_partitions
+from .reformulations import NO_RESULT_ROWS
+from .run_state import RunState, Stage, Validated, need
+from .settings import NO_JUDGMENTS
+from .statistics import statistics_from_cells
+from .steps import (
+    peak_memory_mb,
+    report_measures,
+    write_config_json,
+    write_config_toml,
+    write_report_step,
+    write_summary,
+    write_validation_failure,
+)
+
+__all__ = [
+    "DISTRIBUTED_RESULT_READS",
+    "DISTRIBUTED_STAGES",
+    "NO_DISTRIBUTED_EXPORTS",
+    "distributed_notes",
+]
+
+#: The run's note on the exports of a distributed run.
+NO_DISTRIBUTED_EXPORTS: Final = (
+    "exports not written: the tables stayed on the cluster as Parquet parts "
+    "(tables/per_session/ and the others; arrow::open_dataset in R, pandas.read_parquet, "
+    "DuckDB read each folder as one table); --results client gathers them and writes exports/"
+)
+
+#: The run's note on the tables of a distributed run.
+PARTS_NOTE: Final = (
+    "tables/ holds one Parquet part per input partition of each table (written by the "
+    "workers; each part's sessions in session-id order): read a folder as one table"
+)
+
+#: The run's note when a searcher's sessions are in several partitions.
+SPAN_NOTE: Final = (
+    "some searchers' sessions are in more than one partition: session_order counts each "
+    "searcher's sessions within its partition (partition the log by searcher for the "
+    "study-wide order, which the Latin-square period effect uses)"
+)
+
+CELLS: Final = "cells"
+
+
+def _cells_of(part: ScoredPartition, measures: tuple[str, ...]) -> cells_mod.CellSums:
+    """On a worker: the partition's per-session table summed per design cell."""
+    return cells_mod.cell_sums(part.per_session, measures or None)
+
+
+def _reductions(state: RunState) -> tuple[Reduction[Any], ...]:
+    """The partials the workers return for this run's report, figures and statistics."""
+    return (Reduction(CELLS, partial(_cells_of, measures=()), cells_mod.combine),)
+
+
+def score_stage(state: RunState) -> None:
+    """Validate, score and write every partition on the workers; fold their partials."""
+    plan, outputs = state.plan, state.outputs
+    request = plan.request
+    engine = request.engine
+    if not isinstance(engine, DaskEngine):  # resolve() places on workers only with Dask
+        raise SessionvalError(f"placement {plan.placement!r} needs a Dask engine")
+    logs = request.logs
+    setup = prepare_partitions(logs, qrels=request.qrels, mode=plan.mode, **plan.load_options)
+    if setup.judgments is None and plan.settings.config.judgments == "reference":
+        raise InputFormatError(f"{logs}: {NO_JUDGMENTS}")
+    settled = plan.settled(setup.judgments)
+    write_config_toml(outputs, settled.settings)
+    settings = settled.settings
+    job = PartitionJob(
+        load=setup.load,
+        study=setup.study,
+        judgments=setup.judgments,
+        config=settings.config,
+        cg_config=settings.cg_config,
+        measures=tuple(settings.measures.all),
+        tables=outputs.root / "tables",
+        per_position=request.per_position,
+        reductions=_reductions(state),
+    )
+    bar = state.bar
+
+    def tick(done: int, total: int) -> None:
+        bar.phase(f"validating, scoring and writing {total} partitions: {done}/{total}")
+
+    try:
+        with phase(
+            f"validating and scoring {logs} on the workers", advice=state.advice.for_loading
+        ):
+            scores = run_partitions(
+                setup.files,
+                job,
+                engine,
+                source=setup.path,
+                max_problems=setup.max_problems,
+                progress=tick,
+            )
+    except ValidationFailed as exc:
+        where = write_validation_failure(outputs, logs, exc)
+        exc.add_note(f"the problems are also in {where}; other files in {request.out} unchanged")
+        raise
+    if scores.counts is None or scores.counts.n_sessions == 0:
+        raise InputFormatError(f"{logs}: no session left to evaluate")
+    outputs.add(*scores.files)
+    summary = summary_from_counts(scores.counts, setup.judgments, scores.report.summary_line())
+    write_summary(outputs, summary, scores.report, peak_memory=peak_memory_mb())
+    write_config_json(outputs, settings, scores.evaluation)
+    state.settled = settled
+    state.scored = scores
+    state.validated = Validated(summary, scores.report, setup.study.name, scores.counts.n_sessions)
+
+
+def statistics_stage(state: RunState) -> None:
+    """The comparison of the systems as the design asks, from the sums per design cell."""
+    plan, scores = need(state.settled, "settled"), need(state.scored, "scored")
+    with phase("comparing the systems", advice=state.advice.for_statistics):
+        state.statistics = statistics_from_cells(
+            state.outputs, scores.partials[CELLS], plan.settings.statistics
+        )
+
+
+def exports_stage(state: RunState) -> None:
+    """The exports of a distributed run: not written (the note says why and what to use)."""
+    state.exported = (NO_DISTRIBUTED_EXPORTS,)
+
+
+def distributed_notes(state: RunState) -> tuple[str, ...]:
+    """The notes of a distributed run: the parts, the searchers across files, what is not made."""
+    scores = need(state.scored, "scored")
+    return (
+        PARTS_NOTE,
+        *((SPAN_NOTE,) if scores.searchers_span_files else ()),
+        *need(state.drawn, "drawn").notes,
+        *need(state.exported, "exported"),
+        NO_RESULT_ROWS,
+    )
+
+
+def report_stage(state: RunState) -> None:
+    """``report.html`` from the folded partials."""
+    plan, validated = need(state.settled, "settled"), need(state.validated, "validated")
+    scores = need(state.scored, "scored")
+    cells = scores.partials[CELLS]
+    settings = plan.settings
+    measures = report_measures(cells.measures, settings)
+    table = cells_mod.score_table_from_cells(cells, measures=measures)
+    statistics = need(state.statistics, "statistics")
+    with phase("writing the report of", validated.n_sessions, "sessions"):
+        state.scores = write_report_step(
+            state.outputs,
+            report=validated.report,
+            name=validated.name,
+            summary=validated.summary,
+            scores=table,
+            score_notes=(*cells_mod.unjudged_notes(cells), *unequal_counts(table)),
+            settings=settings,
+            figures=list(need(state.drawn, "drawn").figures),
+            source=plan.request.logs,
+            notes=distributed_notes(state),
+            sections=[
+                *statistics.sections,
+                *([state.correlations] if state.correlations is not None else []),
+            ],
+        )
+
+
+def _unused(_: DistributedScores) -> None:  # pragma: no cover
+    pass
+
+
+#: The stages of a distributed run (placement ``distributed``), in order.
+DISTRIBUTED_STAGES: Final[tuple[Stage, ...]] = (
+    Stage(
+        "validate, score and write on the workers",
+        score_stage,
+        (),
+        ("settled", "scored", "validated"),
+    ),
+    Stage("statistics", statistics_stage, ("settled", "scored"), ("statistics",)),
+    Stage("exports", exports_stage, (), ("exported",)),
+    Stage(
+        "report",
+        report_stage,
+        ("settled", "validated", "scored", "drawn", "statistics", "correlations", "exported"),
+        ("scores",),
+    ),
+)
+
+#: The fields :func:`~sessionval.workflow.job.run` reads after a distributed run's last stage.
+DISTRIBUTED_RESULT_READS: Final = frozenset(
+    {"settled", "scores", "validated", "drawn", "exported", "scored"}
+)
