@@ -140,8 +140,11 @@ def _frame_of(part: PartitionLoad) -> SessionFrame:
 
 
 REMOTE_OPTIONS: Final = frozenset(
-    {"qrels", "header", "mode", "max_problems", "progress", "max_rank", "columns", "qrels_map"}
-)
+    {
+        "qrels", "header", "mode", "max_problems", "progress", "max_rank", "columns",
+        "qrels_map", "partitions",
+    }
+)  # fmt: skip
 """The options :func:`load_remote` takes (any other is left to the partitioned reader's checks)."""
 
 

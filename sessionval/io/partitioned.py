@@ -50,6 +50,7 @@ __all__ = [
     "PARTITIONED",
     "PartitionLoad",
     "PartitionSetup",
+    "checked_partition",
     "combine_frames",
     "combine_partitions",
     "has_glob",
@@ -173,10 +174,32 @@ def load_partition(
             columns=columns,
             raise_problems=False,  # strict: raised below with the study-level problems
         )
-        frame, report = loaded.frame, loaded.report
+    except ValidationFailed as exc:
+        return PartitionLoad(path, None, None, exc.problems, exc.truncated)
+    return checked_partition(
+        path, loaded, study=study, judgments=judgments, mode=mode, max_problems=max_problems
+    )
+
+
+def checked_partition(
+    path: Path,
+    loaded: LoadedStudy,
+    *,
+    study: Study,
+    judgments: JudgmentFrame | None,
+    mode: Mode,
+    max_problems: int,
+) -> PartitionLoad:
+    """A partition read by its loader (problems kept), checked against the header and judgments.
+
+    The one study-level check of a partition, whatever made it (a file,
+    :mod:`sessionval.synth.partitions`' generator).  Strict mode returns the
+    problems of the file and of its references together, not raised.
+    """
+    try:
         frame, report = check_references(
-            frame,
-            report,
+            loaded.frame,
+            loaded.report,
             study,
             judgments,
             source=str(path),
@@ -328,7 +351,7 @@ class PartitionSetup:
     """
 
     path: str
-    files: list[Path]
+    files: list[Any]  # the partition files (or what a generator takes: synth/partitions.py)
     study: Study
     judgments: JudgmentFrame | None
     load: Callable[[Path], PartitionLoad]

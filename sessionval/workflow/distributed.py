@@ -275,6 +275,7 @@ class DistributedScores:
     partials: dict[str, Any] = field(default_factory=dict)
     n_partitions: int = 0
     searchers_per_part: int = 0
+    sources: dict[int, str] = field(default_factory=dict)  # each partition's file, by index
 
     @property
     def searchers_span_files(self) -> bool:
@@ -300,6 +301,7 @@ class DistributedScores:
             old = self.partials.get(r.name)
             self.partials[r.name] = new if old is None else r.combine(old, new)
         self.n_partitions += 1
+        self.sources[outcome.index] = outcome.source
         self.searchers_per_part += outcome.span.get("searchers", 0)
 
 
@@ -364,17 +366,13 @@ def run_partitions(
     n_split = sum(n for n, _ in found)
     if n_split:
         name, parts = next(shown[0] for n, shown in found if n)
-        files = " and ".join(_item_name(items[i]) for i in parts)
+        files = " and ".join(scores.sources[i] for i in parts)
         raise InputFormatError(
             f"session {name.decode('utf-8')!r} is in {files}: a partitioned log must hold "
             f"each session whole in one file (partition by session); {n_split} session(s) "
             "are split"
         )
     return scores
-
-
-def _item_name(item: Any) -> str:
-    return str(item)
 
 
 def _bucket(result: tuple[PartitionOutcome, _IdBuckets], b: int) -> npt.NDArray[np.bytes_]:

@@ -25,7 +25,7 @@ from ..analysis import cell_sums as cells_mod
 from ..analysis.summary import summary_from_counts
 from ..errors import InputFormatError, SessionvalError, ValidationFailed, phase
 from ..evaluation.dask_engine import DaskEngine
-from ..io.partitioned import prepare_partitions
+from ..io.partitioned import PartitionSetup, prepare_partitions
 from ..output.report import unequal_counts
 from .distributed import DistributedScores, PartitionJob, Reduction, ScoredPartition, run_partitions
 from .reformulations import NO_RESULT_ROWS
@@ -90,7 +90,9 @@ def score_stage(state: RunState) -> None:
     if not isinstance(engine, DaskEngine):  # resolve() places on workers only with Dask
         raise SessionvalError(f"placement {plan.placement!r} needs a Dask engine")
     logs = request.logs
-    setup = prepare_partitions(logs, qrels=request.qrels, mode=plan.mode, **plan.load_options)
+    options = dict(plan.load_options)
+    given: PartitionSetup | None = options.pop("partitions", None)
+    setup = given or prepare_partitions(logs, qrels=request.qrels, mode=plan.mode, **options)
     if setup.judgments is None and plan.settings.config.judgments == "reference":
         raise InputFormatError(f"{logs}: {NO_JUDGMENTS}")
     settled = plan.settled(setup.judgments)

@@ -35,6 +35,7 @@ from ..io.partitioned import prepare_partitions
 from ..progress import Stages, stages
 from .advice import MemoryAdvice
 from .correlations import correlation_step
+
 # TEMP from .distributed_run import DISTRIBUTED_RESULT_READS, DISTRIBUTED_STAGES, distributed_notes
 from .figures import draw_figures, figure_cell, figure_data, write_figure_tables
 from .outputs import RunOutputs
