@@ -19,7 +19,7 @@ place of a folder's: each partition goes through the same validation
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Final
 
@@ -33,7 +33,7 @@ from ..models.study import Study
 from ..problems import Mode
 from ..validate.flat import frame_from_flat
 from .design import Design, header_of
-from .simulate import CHUNK_SESSIONS, n_chunks, simulate_chunk
+from .simulate import CHUNK_SESSIONS, simulate_chunk
 from .write import _chunk_table, _design, _judgment_frame, flat_schema
 
 __all__ = ["GeneratedPartitions"]
@@ -98,19 +98,12 @@ class GeneratedPartitions:
 
     def flat(self, i: int) -> pa.Table:
         """Partition ``i`` in the flat layout, its session ids prefixed ``g{i:05d}-``."""
-        d = self._design
-        k = i % n_chunks(d.n_sessions)
-        table = _chunk_table(d, simulate_chunk(d, k))
+        table = _base_chunk(self, i % self.base_chunks)
         where = table.schema.get_field_index("session_id")
         ids = table.column(where).combine_chunks()  # one dictionary entry per session
         names = [f"g{i:05d}-{s}" for s in ids.dictionary.to_pylist()]
         renamed = pa.DictionaryArray.from_arrays(ids.indices, pa.array(names, pa.string()))
-        table = table.set_column(where, table.schema.field(where), renamed)
-        if self.max_rank is not None:  # before the cast, which decodes every kept row
-            rank = table.column("rank")  # null: the row of a query without results
-            kept = pc.or_kleene(pc.is_null(rank), pc.less_equal(rank, self.max_rank))
-            table = table.filter(kept)
-        return table.cast(flat_schema())
+        return table.set_column(where, table.schema.field(where), renamed).cast(flat_schema())
 
     def setup(self, *, mode: Mode = "strict", max_problems: int = 50) -> PartitionSetup:
         """The partitions as the distributed run takes them: items ``0..n-1`` and their loader."""
@@ -127,6 +120,19 @@ class GeneratedPartitions:
         return PartitionSetup(
             GENERATED, list(range(self.n_partitions)), study, judgments, load, max_problems
         )
+
+
+@lru_cache(maxsize=8)
+def _base_chunk(generator: GeneratedPartitions, k: int) -> pa.Table:
+    """Chunk ``k`` of the base study (kept: each worker draws each base chunk once)."""
+    d = generator._design
+    table = _chunk_table(d, simulate_chunk(d, k))
+    if generator.max_rank is not None:  # before the cast, which decodes every kept row
+        rank = table.column("rank")  # null: the row of a query without results
+        table = table.filter(
+            pc.or_kleene(pc.is_null(rank), pc.less_equal(rank, generator.max_rank))
+        )
+    return table
 
 
 def _load_generated(
