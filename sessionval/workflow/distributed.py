@@ -92,15 +92,27 @@ class ScoredPartition:
     ev: SessionEvaluation
     cg_ev: SessionEvaluation
     per_session: pd.DataFrame
+    judgments: JudgmentFrame | None = None
+    tables: Path = Path()
+    written: dict[str, tuple[Path, int]] = field(default_factory=dict)
+
+    def write(self, name: str, table: pd.DataFrame) -> Path:
+        """Write ``table`` as this partition's part of ``tables/<name>/`` (and record it)."""
+        path = self.tables / name / part_name(self.index)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        table.to_parquet(path, index=False)
+        self.written[name] = (path, len(table))
+        return path
 
 
 @dataclass(frozen=True)
 class Reduction(Generic[P]):
     """A summary of the study computed per partition and combined on the client.
 
-    ``compute`` runs on the worker, on each :class:`ScoredPartition`; ``combine``
-    adds two partials (associative: the client folds them in the order they
-    arrive).  A partial's size must not grow with the sessions.
+    ``compute`` runs on the worker, on each :class:`ScoredPartition` (it may write a
+    table of its own there, :meth:`ScoredPartition.write`); ``combine`` adds two
+    partials (associative: the client folds them in the order they arrive).  A
+    partial's size must not grow with the sessions.
     """
 
     name: str
@@ -201,23 +213,15 @@ def score_and_write(
     )
     per_session = with_covariates(ev.per_session(), ev.frame)
     per_session.attrs = {}
-    tables: dict[str, Callable[[], pd.DataFrame]] = {
-        "per_session": lambda: per_session,
-        "per_query": ev.per_query,
-    }
+    scored = ScoredPartition(index, ev, cg_ev, per_session, job.judgments, job.tables)
+    scored.write("per_session", per_session)
+    scored.write("per_query", ev.per_query())
     if job.per_position:
-        tables["per_position"] = ev.per_position
-    files, rows = {}, {}
-    for name, build in tables.items():
-        table = build()
-        path = job.tables / name / part_name(index)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        table.to_parquet(path, index=False)
-        files[name], rows[name] = path, len(table)
-        del table
-    ev.forget_per_position()
-    scored = ScoredPartition(index, ev, cg_ev, per_session)
+        scored.write("per_position", ev.per_position())
+        ev.forget_per_position()  # built for its part only: the largest table, not kept
     partials = {r.name: r.compute(scored) for r in job.reductions}
+    files = {name: path for name, (path, _) in scored.written.items()}
+    rows = {name: n for name, (_, n) in scored.written.items()}
     sessions = frame.sessions
     outcome = PartitionOutcome(
         index,

@@ -38,7 +38,14 @@ from ..analysis.reformulation_effects import (
     reformulation_effects,
     reformulation_transitions,
 )
+from ..analysis.reformulation_partials import (
+    ReformulationPartial,
+    distribution_of,
+    effects_of,
+    transitions_of,
+)
 from ..analysis.reformulation_strategies import strategy_model
+from ..analysis.reformulation_types import TYPES
 from ..analysis.reformulations import reformulations
 from ..evaluation.result import SessionEvaluation
 from ..frame import JudgmentFrame
@@ -49,9 +56,11 @@ from .reformulation_figures import reformulation_figures
 from .settings import StatisticsSettings
 
 __all__ = [
+    "NOT_FROM_PARTIALS",
     "NO_RESULT_ROWS",
     "ReformulationResult",
     "reformulation_step",
+    "reformulation_step_from_partial",
 ]
 
 #: The run's note when the result rows stay on the workers (a partitioned study on Dask).
@@ -129,11 +138,76 @@ def reformulation_step(
             outputs, effects, transitions, params=params or {}, formats=figure_formats
         )
     section = (
-        _section(table, effects, comparisons, transitions, strategies, unit, figures)
+        _section(
+            _distribution(table),
+            (len(table), int(table["session_id"].nunique())),
+            effects,
+            comparisons,
+            transitions,
+            strategies,
+            unit,
+            figures,
+        )
         if len(table)
         else None
     )
     return ReformulationResult(table, effects, comparisons, transitions, strategies, section)
+
+
+#: The note of a distributed run on the analyses that need every reformulation row.
+NOT_FROM_PARTIALS: Final = (
+    "reformulations of a distributed run: the pairs are in tables/reformulations/ (one part "
+    "per partition) and the types, transitions and effects come from the partitions' sums; "
+    "the comparison of the systems per group and the strategy model need every session's "
+    "row and were not made: run them on the parts "
+    "(sessionval.stats.compare_reformulation_effects, strategy_model)"
+)
+
+
+def reformulation_step_from_partial(
+    outputs: RunOutputs,
+    partial: ReformulationPartial,
+    design: str,
+    statistics: StatisticsSettings,
+    *,
+    formats: Sequence[str] = ("parquet",),
+    figure: bool = True,
+    params: Mapping[str, Any] | None = None,
+    figure_formats: Sequence[ImageFormat] = ("png", "svg", "pdf"),
+) -> ReportSection | None:
+    """The reformulation tables, figures and section of a distributed run, from its partials.
+
+    ``design`` is the study's (:class:`~sessionval.analysis.design.Design`'s ``design``):
+    a user study averages each searcher first, a log each session, as
+    :func:`reformulation_step` does.  ``None`` when the study has no query pair.
+    """
+    if partial.n_pairs == 0:
+        return None
+    unit = "user_id" if design in ("within", "between") else "session_id"
+    effects = effects_of(partial, unit=unit, confidence=statistics.confidence)
+    transitions = transitions_of(partial)
+    for name, frame in (
+        ("reformulation_effects", effects),
+        ("reformulation_transitions", transitions),
+    ):
+        for ext in formats:
+            outputs.write_frame(f"tables/{name}.{ext}", frame)
+    figures: tuple[ReportFigure, ...] = ()
+    if figure:
+        figures = reformulation_figures(
+            outputs, effects, transitions, params=params or {}, formats=figure_formats
+        )
+    return _section(
+        distribution_of(partial),
+        (partial.n_pairs, partial.n_sessions),
+        effects,
+        pd.DataFrame(),
+        transitions,
+        None,
+        unit,
+        figures,
+        notes=(NOT_FROM_PARTIALS,),
+    )
 
 
 def _distribution(table: pd.DataFrame) -> pd.DataFrame:
@@ -144,27 +218,33 @@ def _distribution(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _section(
-    table: pd.DataFrame,
+    distribution: pd.DataFrame,
+    counts: tuple[int, int],
     effects: pd.DataFrame,
     comparisons: pd.DataFrame,
     transitions: pd.DataFrame,
-    strategies: pd.DataFrame,
+    strategies: pd.DataFrame | None,
     unit: str,
     figures: tuple[ReportFigure, ...],
+    notes: tuple[str, ...] = (),
 ) -> ReportSection:
-    """The report's section on the reformulations."""
+    """The report's section on the reformulations.
+
+    ``counts`` are the pairs and the sessions they lie in; ``strategies`` ``None``
+    when the strategy model was not fitted (a distributed run: ``notes`` say why).
+    """
     units = {"user_id": "searcher", "session_id": "session"}[unit]
     groups = effects[effects["level"] == "group"].drop(columns=["level", "unit"])
     matrix = transitions.pivot_table(
         index="from_type", columns="to_type", values="share", aggfunc="sum", fill_value=0.0
     )
-    order = [c for c in (*table["type"].cat.categories, "end") if c in matrix.columns]
-    rows = [c for c in table["type"].cat.categories if c in matrix.index]
+    order = [c for c in (*TYPES, "end") if c in matrix.columns]
+    rows = [c for c in TYPES if c in matrix.index]
     matrix = matrix.loc[rows, order].reset_index()
     tables = [
         ReportTable(
             "Types of reformulation (tables/reformulations.csv)",
-            _distribution(table),
+            distribution,
             note="share: of all consecutive query pairs of the study.",
             digits=3,
         ),
@@ -189,28 +269,32 @@ def _section(
                 digits=3,
             )
         )
-    tables += [
+    tables.append(
         ReportTable(
             "Which type follows which (tables/reformulation_transitions.csv)",
             matrix,
             note="share of each row; 'end': the searcher issued no further query.",
             digits=2,
-        ),
-        ReportTable(
-            "Strategies used and nsDCG (tables/reformulation_strategies.csv)",
-            strategies.drop(columns=["formula"]),
-            note=(strategies["formula"].iloc[0] if len(strategies) else "")
-            + ": ordinary least squares with the design's blocks as fixed effects; "
-            "associations, not causal effects.",
-            digits=3,
-        ),
-    ]
-    n_sessions = table["session_id"].nunique()
+        )
+    )
+    if strategies is not None:
+        tables.append(
+            ReportTable(
+                "Strategies used and nsDCG (tables/reformulation_strategies.csv)",
+                strategies.drop(columns=["formula"]),
+                note=(strategies["formula"].iloc[0] if len(strategies) else "")
+                + ": ordinary least squares with the design's blocks as fixed effects; "
+                "associations, not causal effects.",
+                digits=3,
+            )
+        )
+        notes = (*notes, *strategies.attrs.get("notes", ()))
+    n_pairs, n_sessions = counts
     return ReportSection(
         id="reformulations",
         title="Reformulations: what each query change did",
         intro=(
-            f"{len(table)} reformulations (consecutive query pairs) in {n_sessions} "
+            f"{n_pairs} reformulations (consecutive query pairs) in {n_sessions} "
             "sessions, each typed by the rules of Huang & Efthimiadis (CIKM 2009) and "
             "grouped after Boldi et al. (2009): specialisation, generalisation, parallel, "
             "repeat, new (docs/reformulations.md).",
@@ -220,5 +304,5 @@ def _section(
         ),
         tables=tuple(tables),
         figures=figures,
-        notes=tuple(strategies.attrs.get("notes", ())),
+        notes=tuple(notes),
     )
