@@ -27,8 +27,8 @@ from ..errors import InputFormatError, SessionvalError, ValidationFailed, phase
 from ..evaluation.dask_engine import DaskEngine
 from ..io.partitioned import PartitionSetup, prepare_partitions
 from ..output.report import unequal_counts
-from .distributed import DistributedScores, PartitionJob, Reduction, ScoredPartition, run_partitions
-from .reformulations import NO_RESULT_ROWS
+from .distributed import PartitionJob, Reduction, ScoredPartition, run_partitions
+from .reformulations import reformulation_step_from_partial
 from .run_state import RunState, Stage, Validated, need
 from .settings import NO_JUDGMENTS
 from .statistics import statistics_from_cells
@@ -70,6 +70,7 @@ SPAN_NOTE: Final = (
 )
 
 CELLS: Final = "cells"
+REFORMULATIONS: Final = "reformulations"
 
 
 def _cells_of(part: ScoredPartition, measures: tuple[str, ...]) -> cells_mod.CellSums:
@@ -150,6 +151,26 @@ def statistics_stage(state: RunState) -> None:
         )
 
 
+def reformulations_stage(state: RunState) -> None:
+    """The reformulation tables, figures and section from the partitions' sums."""
+    plan, scores = need(state.settled, "settled"), need(state.scored, "scored")
+    settings = plan.settings
+    stats = settings.statistics
+    design = cells_mod.design_from_cells(
+        scores.partials[CELLS], design=stats.design, block=stats.block
+    )
+    with phase("summing the reformulations", advice=state.advice.for_reformulations):
+        state.reformulation_section = reformulation_step_from_partial(
+            state.outputs,
+            scores.partials[REFORMULATIONS],
+            design.design,
+            stats,
+            figure=plan.request.figures,
+            params=settings.config.model_dump(mode="json"),
+            figure_formats=settings.figures.formats,
+        )
+
+
 def exports_stage(state: RunState) -> None:
     """The exports of a distributed run: not written (the note says why and what to use)."""
     state.exported = (NO_DISTRIBUTED_EXPORTS,)
@@ -163,7 +184,6 @@ def distributed_notes(state: RunState) -> tuple[str, ...]:
         *((SPAN_NOTE,) if scores.searchers_span_files else ()),
         *need(state.drawn, "drawn").notes,
         *need(state.exported, "exported"),
-        NO_RESULT_ROWS,
     )
 
 
@@ -191,12 +211,9 @@ def report_stage(state: RunState) -> None:
             sections=[
                 *statistics.sections,
                 *([state.correlations] if state.correlations is not None else []),
+                *([reform] if (reform := state.reformulation_section) is not None else []),
             ],
         )
-
-
-def _unused(_: DistributedScores) -> None:  # pragma: no cover
-    pass
 
 
 #: The stages of a distributed run (placement ``distributed``), in order.
@@ -207,12 +224,24 @@ DISTRIBUTED_STAGES: Final[tuple[Stage, ...]] = (
         (),
         ("settled", "scored", "validated"),
     ),
+    Stage(
+        "reformulations", reformulations_stage, ("settled", "scored"), ("reformulation_section",)
+    ),
     Stage("statistics", statistics_stage, ("settled", "scored"), ("statistics",)),
     Stage("exports", exports_stage, (), ("exported",)),
     Stage(
         "report",
         report_stage,
-        ("settled", "validated", "scored", "drawn", "statistics", "correlations", "exported"),
+        (
+            "settled",
+            "validated",
+            "scored",
+            "drawn",
+            "statistics",
+            "correlations",
+            "reformulation_section",
+            "exported",
+        ),
         ("scores",),
     ),
 )

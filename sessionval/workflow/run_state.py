@@ -113,6 +113,7 @@ class RunState:
     reformulations: ReformulationResult | None = None
     statistics: StatisticsResult | None = None
     correlations: ReportSection | None = None
+    reformulation_section: ReportSection | None = None  # a distributed run's, from partials
     exported: tuple[str, ...] | None = None
     scores: pd.DataFrame | None = None
     scored: DistributedScores | None = None  # a distributed run's partials, folded
