@@ -79,8 +79,9 @@ def test_validate_on_a_cluster_counts_the_partitions_validated(parts, scheduler,
 
 
 def test_run_on_a_local_cluster_writes_the_local_tables(parts, tmp_path) -> None:
-    """The multi-file study through `run --engine dask --workers 1` (a worker process: every
-    chunk and partition is pickled) writes the local run's tables byte for byte."""
+    """The multi-file study through `run --engine dask --workers 1 --results client` (a
+    worker process: every chunk and partition is pickled) writes the local run's tables
+    byte for byte."""
     qrels = str(parts / "qrels.txt")
     assert main(["run", str(parts), "--qrels", qrels, "--out", str(tmp_path / "local")]) == 0
     assert (
@@ -96,6 +97,8 @@ def test_run_on_a_local_cluster_writes_the_local_tables(parts, tmp_path) -> None
                 "dask",
                 "--workers",
                 "1",
+                "--results",
+                "client",
             ]
         )
         == 0
@@ -132,8 +135,8 @@ def test_run_on_a_local_cluster_writes_the_local_tables(parts, tmp_path) -> None
 def test_run_without_row_outputs_scores_in_one_pass(
     parts, scheduler, tmp_path, monkeypatch
 ) -> None:
-    """`run --no-figures --no-per-position --engine dask`: each partition scored as it is
-    validated (score_partitions), nothing kept on the workers; the local run's tables."""
+    """`run --no-figures --no-per-position --engine dask --results client`: each partition
+    scored as it is validated (score_partitions), nothing kept on the workers; the local run's tables."""
     import sessionval.workflow.job as job
 
     calls = []
@@ -150,7 +153,7 @@ def test_run_without_row_outputs_scores_in_one_pass(
     assert main(["run", str(parts), "--qrels", qrels, "--out", str(out["local"]), *lean]) == 0
     assert not calls
     args = ["run", str(parts), "--qrels", qrels, "--out", str(out["dask"]), *lean]
-    assert main([*args, "--engine", "dask", "--scheduler", scheduler]) == 0
+    assert main([*args, "--engine", "dask", "--scheduler", scheduler, "--results", "client"]) == 0
     assert len(calls) == 1 and len(calls[0].files) == 4
     for name in ("per_query", "per_session"):
         pd.testing.assert_frame_equal(

@@ -105,10 +105,15 @@ def test_the_placement_is_decided_up_front(tmp_path):
         return resolve(RunRequest(logs=parts, qrels=qrels, out=tmp_path / "out", **changes))
 
     assert plan().placement == "local" and "mapper" not in plan().load_options
-    assert plan(engine=dask).placement == "workers"
-    one_pass = plan(engine=dask, figures=False, per_position=False)
+    # the results stay on the workers by default; --results client gathers them
+    assert plan(engine=dask).placement == "distributed"
+    assert plan(engine=dask, figures=False, per_position=False).placement == "distributed"
+    assert plan(engine=dask, results="client").placement == "workers"
+    one_pass = plan(engine=dask, figures=False, per_position=False, results="client")
     assert one_pass.placement == "one-pass" and "fmt" not in one_pass.load_options
     # the searchers' grades pool over the whole study: validated on the workers, gathered
     searcher = plan(engine=dask, overrides={"judgments": "searcher"})
     assert searcher.placement == "local"
+    with pytest.raises(SessionvalError, match="results 'nowhere' unknown"):
+        plan(engine=dask, results="nowhere")
     assert searcher.load_options["mapper"] == dask.map_items
