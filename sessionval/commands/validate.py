@@ -7,9 +7,8 @@ from typing import Any
 
 import click
 
-from ..analysis.summary import summarize
-from ..errors import ValidationFailed, phase
-from ..evaluation.remote import load_remote
+from ..analysis.summary import StudySummary, summarize, summary_from_counts
+from ..errors import InputFormatError, ValidationFailed, phase
 from ..frame import LoadedStudy
 from ..io.formats import load_input
 from ..problems import LoadReport
@@ -90,10 +89,10 @@ def command(
                 "max_problems": max_problems,
                 "progress": bar,
             }
-            loaded: LoadedStudy
-            if keeps_partitions(logs, eng, kwargs):  # validated on the workers, rows dropped there
+            loaded: LoadedStudy | None = None
+            if keeps_partitions(logs, eng, kwargs):  # validated and counted on the workers
                 kwargs.pop("fmt", None)
-                loaded = load_remote(logs, eng, **options, **kwargs, keep=False)
+                summary, report = _count_on_workers(logs, eng, bar, options, kwargs)
             else:
                 loaded = load_input(
                     logs,
@@ -101,7 +100,8 @@ def command(
                     **kwargs,
                     **partition_mapper(logs, str(kwargs.get("fmt", "auto")), eng),
                 )
-        report = loaded.report
+        if loaded is not None:
+            report = loaded.report
         if report.sessions_rejected and not report.sessions_accepted:
             # every session rejected: the input fails validation (exit 1), as the JSON-lines,
             # XML and lab-table readers already decide when no valid session is left
@@ -109,12 +109,13 @@ def command(
             raise ValidationFailed(
                 report.problems[:max_problems], truncated=len(report.problems) > max_problems
             )
-        n = loaded.frame.n_results
-        with phase("summarising", n, "result rows"), counted(bar, "summarising", n) as shown:
-            summary = summarize(loaded)
-            shown.advance(n)
+        if loaded is not None:
+            n = loaded.frame.n_results
+            with phase("summarising", n, "result rows"), counted(bar, "summarising", n) as shown:
+                summary = summarize(loaded)
+                shown.advance(n)
     click.echo(summary.to_text())
-    if loaded.notes:
+    if loaded is not None and loaded.notes:
         click.echo(f"\n{len(loaded.notes)} repair(s) or note(s):", err=True)
         for p in loaded.notes[:max_problems]:
             click.echo(f"  {p}", err=True)
@@ -129,6 +130,38 @@ def command(
             click.echo(f"  {p}", err=True)
         _more(len(report.problems), max_problems)
         _write_rejects(report, rejects)
+
+
+def _count_on_workers(
+    logs: Path,
+    engine: Any,
+    bar: Any,
+    options: dict[str, Any],
+    kwargs: dict[str, Any],
+) -> tuple[StudySummary, LoadReport]:
+    """The summary and books of a partitioned study validated and counted on the workers.
+
+    Each partition's rows are dropped on its worker once counted; the client folds
+    the counts (:func:`~sessionval.workflow.distributed.count_partitions`), so its
+    memory does not grow with the sessions.
+    """
+    from ..io.partitioned import prepare_partitions
+    from ..progress import engine_ticks
+    from ..workflow.distributed import count_partitions
+
+    setup = prepare_partitions(
+        logs,
+        qrels=options["qrels"],
+        mode=options["mode"],
+        max_problems=options["max_problems"],
+        **kwargs,
+    )
+    ticks = engine_ticks(bar, f"validating {len(setup.files)} partitions", "files")
+    scores = count_partitions(setup, engine, progress=ticks)
+    if scores.counts is None:
+        raise InputFormatError(f"{logs}: no partition to combine")
+    line = scores.report.summary_line()
+    return summary_from_counts(scores.counts, setup.judgments, line), scores.report
 
 
 def _write_rejects(report: LoadReport, rejects: Path | None) -> None:

@@ -40,8 +40,8 @@ from ..evaluation.dask_engine import DaskEngine
 from ..evaluation.engine import LocalEngine
 from ..evaluation.result import SessionEvaluation
 from ..evaluation.session import evaluate
-from ..frame import JudgmentFrame
-from ..io.partitioned import PartitionLoad
+from ..frame import JudgmentFrame, SessionFrame
+from ..io.partitioned import PartitionLoad, PartitionSetup
 from ..models.study import Study
 from ..problems import LoadReport, Problem
 from ..validate.references import attach_entities
@@ -53,6 +53,7 @@ __all__ = [
     "PartitionOutcome",
     "Reduction",
     "ScoredPartition",
+    "count_partitions",
     "part_name",
     "run_partitions",
     "score_and_write",
@@ -143,6 +144,9 @@ class PartitionJob:
         Write the per-position table too.
     reductions
         The partials each task returns.
+    score
+        Score and write each partition (``False``: validate and count only, what
+        ``validate --engine dask`` needs).
     """
 
     load: Callable[[Any], PartitionLoad]
@@ -154,6 +158,7 @@ class PartitionJob:
     tables: Path
     per_position: bool = True
     reductions: tuple[Reduction[Any], ...] = ()
+    score: bool = True
 
 
 @dataclass(frozen=True)
@@ -205,6 +210,10 @@ def score_and_write(
     if part.frame is None or part.report is None:
         return PartitionOutcome(index, where, None, part.problems, part.truncated), ()
     frame = attach_entities(part.frame, job.study)
+    ids = _id_buckets(frame.sessions["session_id"], ID_BUCKETS)
+    if not job.score:
+        counted = summary_counts(frame, job.judgments)
+        return PartitionOutcome(index, where, part.report, counts=counted, span=_span(frame)), ids
     ev = evaluate(frame, job.judgments, job.config, measures=job.measures, engine=LocalEngine())
     cg_ev = (
         ev
@@ -222,7 +231,6 @@ def score_and_write(
     partials = {r.name: r.compute(scored) for r in job.reductions}
     files = {name: path for name, (path, _) in scored.written.items()}
     rows = {name: n for name, (_, n) in scored.written.items()}
-    sessions = frame.sessions
     outcome = PartitionOutcome(
         index,
         where,
@@ -232,13 +240,14 @@ def score_and_write(
         files=files,
         rows=rows,
         partials=partials,
-        span={
-            # each partition's distinct searchers: summed over partitions and compared
-            # with the study's, it tells whether a searcher's sessions span files
-            "searchers": int(sessions["user_id"].nunique()),
-        },
+        span=_span(frame),
     )
-    return outcome, _id_buckets(sessions["session_id"], ID_BUCKETS)
+    return outcome, ids
+
+
+def _span(frame: SessionFrame) -> dict[str, int]:
+    """The partition's distinct searchers (their sum exceeds the study's: one spans files)."""
+    return {"searchers": int(frame.sessions["user_id"].nunique())}
 
 
 def _split_sessions(*pieces: npt.NDArray[np.bytes_]) -> tuple[int, list[tuple[bytes, list[int]]]]:
@@ -382,3 +391,40 @@ def run_partitions(
 def _bucket(result: tuple[PartitionOutcome, _IdBuckets], b: int) -> npt.NDArray[np.bytes_]:
     ids = result[1]
     return ids[b] if ids else np.zeros(0, dtype="S1")
+
+
+def count_partitions(
+    setup: PartitionSetup,
+    engine: DaskEngine,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> DistributedScores:
+    """Validate every partition on the workers and fold their books and summary counts.
+
+    What ``validate --engine dask`` prints, in client memory that does not grow with
+    the sessions: the partitions are not scored, and their rows are dropped once
+    counted.
+
+    Raises
+    ------
+    ValidationFailed, InputFormatError
+        As :func:`run_partitions`.
+    """
+    job = PartitionJob(
+        load=setup.load,
+        study=setup.study,
+        judgments=setup.judgments,
+        config=SessionConfig(),
+        cg_config=None,
+        measures=(),
+        tables=Path(),
+        score=False,
+    )
+    return run_partitions(
+        setup.files,
+        job,
+        engine,
+        source=setup.path,
+        max_problems=setup.max_problems,
+        progress=progress,
+    )
