@@ -30,6 +30,9 @@ __all__ = [
 #: the curves hold a chunk's rows at a time, not every result row of the study.
 QUERY_BLOCK: Final[int] = 1 << 14
 
+#: Unit roundoff of float64, for the rounding error of the sums of squares.
+EPS: Final[float] = float(np.finfo(np.float64).eps) / 2
+
 
 def cumulated_squares(
     query: IntArray,
@@ -122,7 +125,10 @@ def add_bands(
 
     :math:`se = \sqrt{(\sum x^2 - n\bar x^2)/(n - 1)} / \sqrt n` and the Student t
     interval :math:`\bar x \pm t_{(1+c)/2,\,n-1}\, se` of each point's mean (NaN below
-    two lists or sessions).
+    two lists or sessions).  A residue :math:`\sum x^2 - n\bar x^2` within the rounding
+    error of the sums, :math:`2 n u \sum x^2` (Higham 2002, *Accuracy and Stability of
+    Numerical Algorithms*, section 4.2), is taken as 0: points whose values are all
+    equal have ``se`` 0, however their sums were taken (in one pass or by partitions).
 
     Parameters
     ----------
@@ -144,7 +150,11 @@ def add_bands(
     m = table[mean].to_numpy(dtype=np.float64)
     nn = np.asarray(n, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        var = np.maximum(np.asarray(sumsq, dtype=np.float64) - nn * m**2, 0.0) / (nn - 1.0)
+        sq = np.asarray(sumsq, dtype=np.float64)
+        resid = sq - nn * m**2
+        # within the rounding error of the sums ((n - 1) u sum(x^2), Higham 2002, 4.2) the
+        # residue is noise: equal values get se 0 whatever order their sums were taken in
+        var = np.where(resid > 2.0 * nn * EPS * sq, resid, 0.0) / (nn - 1.0)
         se = np.where(nn >= 2, np.sqrt(var / nn), np.nan)
         half = stats.t.ppf((1.0 + confidence) / 2.0, nn - 1.0) * se
     out = table.copy()
