@@ -29,6 +29,7 @@ from sessionval.workflow.figures import (
     write_figure_tables,
 )
 from sessionval.workflow.settings import FigureSettings
+from tests import builders
 from tests.figure_partitions import Study, random_split, synthetic_study
 
 FIGURES = FigureSettings(ranks=12, min_queries=3, max_sessions=3)
@@ -38,7 +39,9 @@ def assert_same_figures(local: FigureData, other: FigureData) -> None:
     """The same tables (1e-12 relative on values, exact elsewhere) and the same notes."""
     assert list(local.tables) == list(other.tables)
     for name, table in local.tables.items():
-        pd.testing.assert_frame_equal(table, other.tables[name], check_exact=False, rtol=1e-12)
+        pd.testing.assert_frame_equal(
+            table, other.tables[name], check_exact=False, rtol=1e-12, atol=0
+        )
     assert (local.cell, local.n_cell, local.n_shown, local.ranks) == (
         other.cell,
         other.n_cell,
@@ -207,3 +210,41 @@ def test_the_partials_must_match_the_figure_settings():
         figure_data(ev, cell, FIGURES), figure_data_from_partial(partial, cell, FIGURES)
     )
     assert np.isfinite(partial.sessions.sums["s"]).all()
+
+
+#: Sessions of every kind: no judgments (topic B), an empty list, ids whose text order is
+#: not their id order.
+EDGE = [
+    ("s1", "u1", "A", "S1", [["d1", "d2"], ["d3"]]),
+    ("s2", "u2", "A", "S2", [["d2"], [], ["d1", "d4"]]),
+    ("s3", "u1", "B", "S1", [["d5"]]),
+    ("s4", "u3", "A", "S1", [[]]),
+    ("s5", "u2", "B", "S2", [["d5", "d1"], ["d9"]]),
+    ("s10", "u3", "A", "S2", [["d1"], ["d2"], ["d3"], ["d4"]]),
+    ("s11", "u1", "A", "S1", [["d4"], ["d1"]]),
+]
+
+
+@pytest.mark.parametrize("numeric", [False, True], ids=["text-ids", "numeric-ids"])
+@pytest.mark.parametrize(
+    "config",
+    [SessionConfig(), SessionConfig(normalise="of-averages", empty_ideal="zero")],
+    ids=["default", "of-averages-zero"],
+)
+def test_sessions_without_judgments_or_results_in_any_partition(config, numeric):
+    specs = [(s[1:] if numeric else s, *rest) for s, *rest in EDGE]
+    flat = builders.flat_table(specs)
+    judgments = builders.judgments([("A", "d1", 3), ("A", "d2", 1), ("A", "d3", 0), ("A", "d4", 2)])
+    study = Study(flat=flat, judgments=judgments, loaded=frame_from_flat(flat))
+    figures = FigureSettings(ranks=5, min_queries=2, max_sessions=2)
+    cell = figure_cell(study.loaded, figures)
+    local = figure_data(study.evaluate(config), cell, figures, confidence=0.9)
+    assert local.n_shown < local.n_cell
+    # one partition of the session without judgments alone, one of the empty list alone
+    for split in ([0, 1, 0, 1, 0, 1, 0], [0, 0, 1, 0, 0, 0, 0], [2, 1, 0, 3, 1, 0, 2]):
+        partials = [
+            figure_partial_of(ev, figures, bands=True) for ev in study.evaluate_parts(split, config)
+        ]
+        combined = combine_figure_partials(*partials)
+        distributed = figure_data_from_partial(combined, cell, figures, confidence=0.9)
+        assert_same_figures(local, distributed)
