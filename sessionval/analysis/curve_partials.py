@@ -29,10 +29,10 @@ depends on the cell for every (topic, system) cell, which is exact and bounded:
 
 Nothing is kept per session: a partial's size depends on the numbers of systems,
 topics, judgment keys, searchers (the categories), positions and ranks (the synthetic
-design's, pickled: 0.32 MB at 4,000 sessions, 0.38 MB at 16,000, by the longer sessions).  Counts and the
-cell are exact.  Sums are added partition by partition (and, for the CG curves, topic
-by topic), not in the local run's row order, so the means differ from the local ones in
-the last bits (1e-12 relative).  The standard errors and interval bounds come from
+design's, pickled: 0.32 MB at 4,000 sessions, 0.38 MB at 16,000, by longer sessions).
+Counts and the cell are exact.  Sums are added partition by partition (and, for the CG
+curves, topic by topic), not in the local run's row order, so the means differ from the
+local ones in the last bits (1e-12 relative).  The standard errors and interval bounds come from
 :math:`\sum x^2 - n\bar x^2` in both paths, which multiplies that rounding by
 :math:`\bar x^2 / s^2`: 3e-12 relative at 4,000 sessions, 2e-11 at 16,000 on the ideal
 curve of Figure 2.  A residue within the rounding error of the sums is 0 in both
