@@ -368,16 +368,16 @@ def figure_data_from_partial(
     }
 
     def scenario(sums: SessionSums) -> pd.DataFrame | None:
+        """The scenario's curves per system; None when it has no session of ``sums``."""
         rows = np.flatnonzero(sums.labels["topic_id"].to_numpy() == cell.scenario)
-        if not rows.size:
+        if not rows.size and sums is p.scenario_long:
             return None
         return session_table(sums.take(rows, ["system_id"]), config, dtypes=dtypes)
 
     all_sessions = scenario(p.scenario_all)
-    if all_sessions is not None:  # a named scenario is a topic of the study: it has sessions
-        data["fig3_scenario_sdcg"] = _scenario_table(
-            all_sessions, scenario(p.scenario_long), figures
-        )
+    if all_sessions is not None:
+        long_ones = scenario(p.scenario_long)
+        data["fig3_scenario_sdcg"] = _scenario_table(all_sessions, long_ones, figures)
     cand = p.candidates
     in_cell = np.flatnonzero(
         (cand.ids["topic_id"].to_numpy() == cell.scenario)

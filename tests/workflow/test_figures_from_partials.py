@@ -20,6 +20,7 @@ from sessionval.evaluation.config import SessionConfig
 from sessionval.validate.flat import frame_from_flat
 from sessionval.workflow import RunOutputs
 from sessionval.workflow.figures import (
+    FigureCell,
     FigureData,
     figure_cell,
     figure_cell_from_partial,
@@ -248,3 +249,17 @@ def test_sessions_without_judgments_or_results_in_any_partition(config, numeric)
         combined = combine_figure_partials(*partials)
         distributed = figure_data_from_partial(combined, cell, figures, confidence=0.9)
         assert_same_figures(local, distributed)
+
+
+def test_a_cell_without_sessions_gives_the_same_empty_tables_and_notes():
+    study = synthetic_study()
+    figures = FigureSettings(ranks=8)
+    cell = FigureCell(scenario="Z", system="S1")  # built by hand: no session at all
+    local = figure_data(study.evaluate(SessionConfig()), cell, figures)
+    split = random_split(study.loaded.frame.n_sessions, 2, seed=0)
+    combined = combine_figure_partials(
+        *(figure_partial_of(ev, figures) for ev in study.evaluate_parts(split, SessionConfig()))
+    )
+    distributed = figure_data_from_partial(combined, cell, figures)
+    assert set(local.skipped) == {"fig3_scenario_sdcg", "fig4_individual_sessions"}
+    assert_same_figures(local, distributed)
