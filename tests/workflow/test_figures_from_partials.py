@@ -8,6 +8,7 @@ row order; counts exact; values to 1e-12 relative), so ``write_figure_tables`` a
 
 from __future__ import annotations
 
+import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,10 +19,11 @@ from sessionval.analysis.curve_partials import combine_figure_partials
 from sessionval.errors import InputFormatError, MeasureSpecError
 from sessionval.evaluation.config import SessionConfig
 from sessionval.validate.flat import frame_from_flat
-from sessionval.workflow import RunOutputs
+from sessionval.workflow import RunOutputs, run_settings
 from sessionval.workflow.figures import (
     FigureCell,
     FigureData,
+    draw_figures,
     figure_cell,
     figure_cell_from_partial,
     figure_data,
@@ -89,7 +91,7 @@ def test_figures_from_partials_equal_the_whole_studys(name, confidence):
     assert "fig4_individual_sessions" in local.tables and local.n_shown < local.n_cell
 
 
-@settings(deadline=None, max_examples=8)
+@settings(deadline=None, max_examples=6)
 @given(
     n_parts=st.integers(1, 4),
     seed=st.integers(0, 2**16),
@@ -263,3 +265,26 @@ def test_a_cell_without_sessions_gives_the_same_empty_tables_and_notes():
     distributed = figure_data_from_partial(combined, cell, figures)
     assert set(local.skipped) == {"fig3_scenario_sdcg", "fig4_individual_sessions"}
     assert_same_figures(local, distributed)
+
+
+def test_draw_figures_takes_the_figures_from_partials(tmp_path):
+    matplotlib.use("Agg")
+    overrides = {"figures": {"formats": ["png"], "ranks": 10, "max_sessions": 3}}
+    settings = run_settings(None, lenient=None, has_qrels=True, overrides=overrides)
+    study = synthetic_study()
+    cell = figure_cell(study.loaded, settings.figures)
+    split = random_split(study.loaded.frame.n_sessions, 3, seed=0)
+    combined = combine_figure_partials(
+        *(
+            figure_partial_of(ev, settings.figures, bands=True)
+            for ev in study.evaluate_parts(split, settings.config)
+        )
+    )
+    data = figure_data_from_partial(combined, cell, settings.figures, confidence=0.95)
+    outputs = RunOutputs(tmp_path)
+    drawn = draw_figures(outputs, data, settings)
+    assert len(drawn) == len(data.tables) == 9 and not data.skipped
+    assert "the first 3 of" in next(f.caption for f in drawn if "Individual" in f.title)
+    assert sorted(n for n in outputs.written if n.endswith(".png")) == sorted(
+        f"figures/{name}.png" for name in data.tables
+    )
