@@ -43,14 +43,17 @@ cut-off X of the session measures (``SessionConfig.cutoff``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from .._types import FloatArray, IntArray
 from ..errors import MeasureSpecError
+from ..evaluation.config import SessionConfig
 from ..evaluation.result import SessionEvaluation
 from ..kernels.segments import segment_sum
 from .groups import group_codes
@@ -58,12 +61,17 @@ from .rank_curves import CG_MEASURES, add_bands, cg_curves, query_curves
 
 __all__ = [
     "CG_MEASURES",
+    "IDS",
     "Normalise",
+    "SessionSums",
     "Stopped",
     "cg_curves",
     "individual_curves",
+    "individual_table",
     "query_curves",
     "session_curves",
+    "session_sums",
+    "session_table",
 ]
 
 Stopped = Literal["hold", "active"]
@@ -85,6 +93,162 @@ def _session_mask(
             )
         mask &= w
     return mask
+
+
+def _policies(
+    ev: SessionEvaluation, stopped: Stopped | None, normalise: Normalise | None
+) -> tuple[Stopped, Normalise]:
+    """The session policies asked for, or the evaluation's; checked."""
+    stop = stopped or ev.config.stopped
+    norm = normalise or ev.config.normalise
+    if stop not in ("hold", "active"):
+        raise MeasureSpecError(f"stopped must be 'hold' or 'active', got {stop!r}")
+    if norm not in ("per-session", "of-averages"):
+        raise MeasureSpecError(f"normalise must be 'per-session' or 'of-averages', got {norm!r}")
+    return stop, norm
+
+
+@dataclass(frozen=True)
+class SessionSums:
+    """What a session curve averages: sums and counts per (group, position).
+
+    The sufficient statistics of :func:`session_curves`, which add up over sessions
+    split in any way (:func:`sessionval.analysis.curve_partials.combine_figure_partials`).
+
+    Attributes
+    ----------
+    labels
+        One row per group (the ``by`` columns, the sessions' values).
+    n_sessions
+        Selected sessions per group (a group is shown when it has one).
+    longest
+        Positions of each group's longest selected session.
+    stopped, normalise
+        The session policies the sums were taken under.
+    sums
+        ``(n_groups, width)`` arrays: ``s`` (sum of sDCG), ``n`` (its count), ``i``
+        (sum of the ideal), under ``per-session`` ``r`` and ``r_n`` (the nsDCG ratio
+        and its count), and for the bands ``s2``, ``i2`` and ``r2`` (squares) or ``si``
+        (the cross product, ``of-averages``).  The last column is the tail: what each
+        later position adds (every session held at its final value under ``hold``,
+        nothing under ``active``), so sums of different widths line up.
+    """
+
+    labels: pd.DataFrame
+    n_sessions: IntArray
+    longest: IntArray
+    stopped: Stopped
+    normalise: Normalise
+    sums: dict[str, FloatArray]
+
+    def columns(self, n_p: int) -> dict[str, FloatArray]:
+        """The sums at positions ``1..n_p``: cut, or continued with the tail."""
+        out = {}
+        for k, a in self.sums.items():
+            width = a.shape[1]
+            if n_p <= width:
+                out[k] = a[:, :n_p]
+            else:
+                tail = a[:, -1:] if self.stopped == "hold" else np.zeros((a.shape[0], 1))
+                out[k] = np.concatenate([a, np.repeat(tail, n_p - width, axis=1)], axis=1)
+        return out
+
+    def take(self, rows: npt.ArrayLike, by: Sequence[str]) -> SessionSums:
+        """The groups ``rows`` (positions), labelled by the columns ``by`` only."""
+        r = np.asarray(rows, dtype=np.int64)
+        return SessionSums(
+            labels=self.labels.iloc[r][list(by)].reset_index(drop=True),
+            n_sessions=self.n_sessions[r],
+            longest=self.longest[r],
+            stopped=self.stopped,
+            normalise=self.normalise,
+            sums={k: a[r] for k, a in self.sums.items()},
+        )
+
+
+def session_sums(
+    ev: SessionEvaluation,
+    *,
+    by: Sequence[str] = ("system_id",),
+    min_queries: int = 1,
+    where: npt.ArrayLike | None = None,
+    stopped: Stopped | None = None,
+    normalise: Normalise | None = None,
+    squares: bool = False,
+) -> SessionSums:
+    """The sums behind :func:`session_curves` (same parameters; ``squares`` for the bands).
+
+    Weighted ``bincount`` over (group, position) cells plus a difference array for the
+    held values; no Python loop per session.
+    """
+    stop, norm = _policies(ev, stopped, normalise)
+    sessions = ev.frame.sessions
+    mask = _session_mask(ev, min_queries, where)
+    gcode, labels = group_codes(sessions, by, mask)
+    n_g = len(labels)
+    v = ev.positions()
+    plen = np.diff(v.offsets)
+    sel = gcode >= 0
+    longest = np.zeros(n_g, dtype=np.int64)
+    np.maximum.at(longest, gcode[sel], plen[sel])
+    n_p = int(longest.max(initial=0)) + 1  # one more: the tail column
+    ps = v.session
+    j = np.arange(ps.size, dtype=np.int64) - v.offsets[ps]
+    keep = gcode[ps] >= 0
+    cell = gcode[ps[keep]] * n_p + j[keep]
+    n_cells = n_g * n_p
+    ratio = ev.nsdcg()
+
+    def grid(
+        values: npt.NDArray[np.float64], finals: npt.NDArray[np.float64]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Sum and count per (group, position), holding finals when asked."""
+        ok = ~np.isnan(values[keep])
+        total = segment_sum(values[keep][ok], cell[ok], n_cells).reshape(n_g, n_p)
+        count = segment_sum(np.ones(int(ok.sum())), cell[ok], n_cells).reshape(n_g, n_p)
+        if stop == "hold":
+            s_ok = sel & ~np.isnan(finals)
+            start = gcode[s_ok] * (n_p + 1) + plen[s_ok]
+            d_tot = segment_sum(finals[s_ok], start, n_g * (n_p + 1)).reshape(n_g, n_p + 1)
+            d_cnt = segment_sum(np.ones(int(s_ok.sum())), start, n_g * (n_p + 1)).reshape(
+                n_g, n_p + 1
+            )
+            total += np.cumsum(d_tot, axis=1)[:, :n_p]
+            count += np.cumsum(d_cnt, axis=1)[:, :n_p]
+        return total, count
+
+    final_s = np.full(ev.frame.n_sessions, np.nan)
+    final_i = np.full(ev.frame.n_sessions, np.nan)
+    final_n = np.full(ev.frame.n_sessions, np.nan)
+    has = plen > 0
+    last = v.offsets[1:] - 1
+    final_s[has] = v.sdcg[last[has]]
+    final_i[has] = v.ideal[last[has]]
+    final_n[has] = ratio[last[has]]
+    # sessions with no position hold 0 (they gained nothing), unless they have no judgments
+    judged = ev.sessions.get("judged", np.ones(ev.frame.n_sessions, dtype=bool))
+    final_s[~has & judged] = 0.0
+    final_i[~has & judged] = 0.0
+    sums: dict[str, FloatArray] = {}
+    sums["s"], sums["n"] = grid(v.sdcg, final_s)
+    sums["i"] = grid(v.ideal, final_i)[0]
+    if norm == "per-session":
+        sums["r"], sums["r_n"] = grid(ratio, final_n)
+    if squares:
+        sums["s2"] = grid(v.sdcg**2, final_s**2)[0]
+        sums["i2"] = grid(v.ideal**2, final_i**2)[0]
+        if norm == "per-session":
+            sums["r2"] = grid(ratio**2, final_n**2)[0]
+        else:
+            sums["si"] = grid(v.sdcg * v.ideal, final_s * final_i)[0]
+    return SessionSums(
+        labels=labels,
+        n_sessions=np.bincount(gcode[sel], minlength=n_g).astype(np.int64),
+        longest=longest,
+        stopped=stop,
+        normalise=norm,
+        sums=sums,
+    )
 
 
 def session_curves(
@@ -136,86 +300,74 @@ def session_curves(
     -----
     ``avg-vect`` and ``norm-vect`` of Järvelin & Kekäläinen (2002), applied to the
     session vectors; with ``hold``, a session of ``P`` positions contributes
-    ``S[P]`` at every later position.
+    ``S[P]`` at every later position.  The table is :func:`session_table` of
+    :func:`session_sums`.
     """
-    cfg = ev.config
-    stop = stopped or cfg.stopped
-    norm = normalise or cfg.normalise
-    if stop not in ("hold", "active"):
-        raise MeasureSpecError(f"stopped must be 'hold' or 'active', got {stop!r}")
-    if norm not in ("per-session", "of-averages"):
-        raise MeasureSpecError(f"normalise must be 'per-session' or 'of-averages', got {norm!r}")
-    sessions = ev.frame.sessions
-    mask = _session_mask(ev, min_queries, where)
-    gcode, labels = group_codes(sessions, by, mask)
-    n_g = len(labels)
-    v = ev.positions()
-    plen = np.diff(v.offsets)
-    sel = gcode >= 0
-    longest = int(plen[sel].max()) if sel.any() else 0
-    n_p = longest if max_position is None else int(max_position)
-    ps = v.session
-    j = np.arange(ps.size, dtype=np.int64) - v.offsets[ps]
-    keep = (gcode[ps] >= 0) & (j < n_p)
-    cell = gcode[ps[keep]] * n_p + j[keep]
-    n_cells = n_g * n_p
-    ratio = ev.nsdcg()
+    sums = session_sums(
+        ev,
+        by=by,
+        min_queries=min_queries,
+        where=where,
+        stopped=stopped,
+        normalise=normalise,
+        squares=confidence is not None,
+    )
+    dtypes = {c: ev.frame.sessions[c].dtype for c in by}
+    return session_table(
+        sums, ev.config, dtypes=dtypes, max_position=max_position, confidence=confidence
+    )
 
-    def grid(
-        values: npt.NDArray[np.float64], finals: npt.NDArray[np.float64]
-    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        """Sum and count per (group, position), holding finals when asked."""
-        ok = ~np.isnan(values[keep])
-        total = segment_sum(values[keep][ok], cell[ok], n_cells).reshape(n_g, n_p)
-        count = segment_sum(np.ones(int(ok.sum())), cell[ok], n_cells).reshape(n_g, n_p)
-        if stop == "hold" and n_p:
-            s_ok = sel & (plen < n_p) & ~np.isnan(finals)
-            start = gcode[s_ok] * (n_p + 1) + plen[s_ok]
-            d_tot = segment_sum(finals[s_ok], start, n_g * (n_p + 1)).reshape(n_g, n_p + 1)
-            d_cnt = segment_sum(np.ones(int(s_ok.sum())), start, n_g * (n_p + 1)).reshape(
-                n_g, n_p + 1
-            )
-            total += np.cumsum(d_tot, axis=1)[:, :n_p]
-            count += np.cumsum(d_cnt, axis=1)[:, :n_p]
-        return total, count
 
-    final_s = np.full(ev.frame.n_sessions, np.nan)
-    final_i = np.full(ev.frame.n_sessions, np.nan)
-    final_n = np.full(ev.frame.n_sessions, np.nan)
-    has = plen > 0
-    last = v.offsets[1:] - 1
-    final_s[has] = v.sdcg[last[has]]
-    final_i[has] = v.ideal[last[has]]
-    final_n[has] = ratio[last[has]]
-    # sessions with no position hold 0 (they gained nothing), unless they have no judgments
-    judged = ev.sessions.get("judged", np.ones(ev.frame.n_sessions, dtype=bool))
-    final_s[~has & judged] = 0.0
-    final_i[~has & judged] = 0.0
-    s_tot, s_cnt = grid(v.sdcg, final_s)
-    i_tot, _ = grid(v.ideal, final_i)
+def session_table(
+    sums: SessionSums,
+    config: SessionConfig,
+    *,
+    dtypes: Mapping[str, Any],
+    max_position: int | None = None,
+    confidence: float | None = None,
+) -> pd.DataFrame:
+    """The table of :func:`session_curves` from its sums.
+
+    Parameters
+    ----------
+    sums
+        :func:`session_sums` (of one evaluation, or combined over partitions).
+    config
+        The evaluation's configuration (``cutoff``, ``empty_ideal``; the table's attrs).
+    dtypes
+        Dtype of each ``by`` column of the table (the sessions').
+    max_position, confidence
+        As :func:`session_curves`.
+    """
+    by = list(sums.labels.columns)
+    n_g = len(sums.labels)
+    norm = sums.normalise
+    n_p = int(sums.longest.max(initial=0)) if max_position is None else int(max_position)
+    c = sums.columns(n_p)
+    s_tot, s_cnt, i_tot = c["s"], c["n"], c["i"]
     with np.errstate(divide="ignore", invalid="ignore"):
         s_mean = s_tot / s_cnt
         i_mean = i_tot / s_cnt
         if norm == "per-session":
-            n_tot, n_cnt = grid(ratio, final_n)
-            n_mean = n_tot / n_cnt
+            n_mean = c["r"] / c["r_n"]
+            n_cnt = c["r_n"]
         else:
             n_mean = s_tot / i_tot
             n_cnt = s_cnt
-    if cfg.empty_ideal == "zero":
+    if config.empty_ideal == "zero":
         n_mean = np.where(np.isnan(n_mean) & (s_cnt > 0), 0.0, n_mean)
     pos = np.arange(1, n_p + 1)
     squares: dict[str, npt.NDArray[np.float64]] = {}
     if confidence is not None:
-        squares["sdcg"] = grid(v.sdcg**2, final_s**2)[0]
-        squares["ideal"] = grid(v.ideal**2, final_i**2)[0]
+        if "s2" not in c:
+            raise MeasureSpecError(
+                "the session sums hold no squares: take them with squares=True for bands"
+            )
+        squares["sdcg"], squares["ideal"] = c["s2"], c["i2"]
         if norm == "per-session":
-            squares["nsdcg"] = grid(ratio**2, final_n**2)[0]
+            squares["nsdcg"] = c["r2"]
         else:
-            squares["nsdcg"] = _ratio_squares(
-                s_mean, i_mean, squares["sdcg"], squares["ideal"],
-                grid(v.sdcg * v.ideal, final_s * final_i)[0], s_cnt,
-            )  # fmt: skip
+            squares["nsdcg"] = _ratio_squares(s_mean, i_mean, c["s2"], c["i2"], c["si"], s_cnt)
     parts = []
     for name, val, cnt in (
         ("sdcg", s_mean, s_cnt),
@@ -225,14 +377,14 @@ def session_curves(
         part = pd.DataFrame(
             {
                 "position": np.tile(pos, n_g).astype(np.int32),
-                "query": ((np.tile(pos, n_g) - 1) // cfg.cutoff + 1).astype(np.int32),
+                "query": ((np.tile(pos, n_g) - 1) // config.cutoff + 1).astype(np.int32),
                 "measure": name,
                 "value": val.ravel(),
                 "n_sessions": cnt.ravel().astype(np.int64),
             }
         )
-        for c in reversed(list(by)):
-            part.insert(0, c, np.repeat(labels[c].to_numpy(), n_p))
+        for col in reversed(by):
+            part.insert(0, col, np.repeat(sums.labels[col].to_numpy(), n_p))
         if confidence is not None:
             part = add_bands(
                 part,
@@ -243,10 +395,10 @@ def session_curves(
             )
         parts.append(part)
     out = pd.concat(parts, ignore_index=True)
-    for c in by:
-        out[c] = out[c].astype(sessions[c].dtype)
-    out.attrs["config"] = cfg.model_dump(mode="json")
-    out.attrs["stopped"] = stop
+    for col in by:
+        out[col] = out[col].astype(dtypes[col])
+    out.attrs["config"] = config.model_dump(mode="json")
+    out.attrs["stopped"] = sums.stopped
     out.attrs["normalise"] = norm
     return out
 
@@ -303,7 +455,6 @@ def individual_curves(
         measure, value`` with ``measure`` in ``"sdcg"``, ``"ideal"``, ``"nsdcg"``.
     """
     s = ev.frame.sessions
-    n_s = len(s)
     mask = _session_mask(ev, 0, where)
     if sessions is not None:
         wanted = pd.Index([str(x) for x in sessions])
@@ -314,37 +465,68 @@ def individual_curves(
         mask &= known.isin(wanted)
     idx = np.flatnonzero(mask)
     v = ev.positions()
-    plen = np.diff(v.offsets)
-    n_p = int(plen[idx].max()) if idx.size and max_position is None else int(max_position or 0)
-    ratio = ev.nsdcg()
+    plen = np.diff(v.offsets)[idx]
+    n_p = int(plen.max()) if idx.size and max_position is None else int(max_position or 0)
+    return individual_table(
+        s.iloc[idx][list(IDS)].reset_index(drop=True),
+        v.offsets[idx],
+        plen,
+        {"sdcg": v.sdcg, "ideal": v.ideal, "nsdcg": ev.nsdcg()},
+        ev.config,
+        n_p=n_p,
+    )
+
+
+#: The id columns of :func:`individual_curves`, in its order.
+IDS: Final[tuple[str, ...]] = ("session_id", "user_id", "topic_id", "system_id")
+
+
+def individual_table(
+    ids: pd.DataFrame,
+    start: IntArray,
+    plen: IntArray,
+    vectors: Mapping[str, FloatArray],
+    config: SessionConfig,
+    *,
+    n_p: int,
+) -> pd.DataFrame:
+    """The table of :func:`individual_curves`: each session's vectors held to ``n_p`` positions.
+
+    Parameters
+    ----------
+    ids
+        One row per session: :data:`IDS` (their dtypes are the table's).
+    start, plen
+        Where each session's positions start in ``vectors`` and how many it has.
+    vectors
+        ``sdcg``, ``ideal`` and ``nsdcg`` by position.
+    config
+        The evaluation's configuration (``cutoff``; the table's attrs).
+    n_p
+        Positions per session in the table.
+    """
     j = np.arange(n_p, dtype=np.int64)
     # gather index: the session's own position, or its last position when stopped
-    start = v.offsets[idx]
-    held = j[None, :] >= plen[idx][:, None]
-    at = start[:, None] + np.minimum(j[None, :], np.maximum(plen[idx] - 1, 0)[:, None])
-    empty = plen[idx] == 0
+    held = j[None, :] >= plen[:, None]
+    at = start[:, None] + np.minimum(j[None, :], np.maximum(plen - 1, 0)[:, None])
+    empty = plen == 0
+    n_s = len(ids)
     parts = []
-    for name, arr in (("sdcg", v.sdcg), ("ideal", v.ideal), ("nsdcg", ratio)):
+    for name in ("sdcg", "ideal", "nsdcg"):
+        arr = vectors[name]
         vals = arr[np.minimum(at, max(arr.size - 1, 0))] if arr.size else np.zeros(at.shape)
         vals = np.where(empty[:, None], 0.0 if name != "nsdcg" else np.nan, vals)
-        parts.append(
-            pd.DataFrame(
-                {
-                    "session_id": np.repeat(s["session_id"].to_numpy()[idx], n_p),
-                    "user_id": np.repeat(s["user_id"].to_numpy()[idx], n_p),
-                    "topic_id": np.repeat(s["topic_id"].to_numpy()[idx], n_p),
-                    "system_id": np.repeat(s["system_id"].to_numpy()[idx], n_p),
-                    "position": np.tile(j + 1, idx.size).astype(np.int32),
-                    "query": (np.tile(j, idx.size) // ev.config.cutoff + 1).astype(np.int32),
-                    "stopped": held.ravel(),
-                    "measure": name,
-                    "value": vals.ravel(),
-                }
-            )
-        )
+        part: dict[str, Any] = {c: np.repeat(ids[c].to_numpy(), n_p) for c in IDS}
+        part |= {
+            "position": np.tile(j + 1, n_s).astype(np.int32),
+            "query": (np.tile(j, n_s) // config.cutoff + 1).astype(np.int32),
+            "stopped": held.ravel(),
+            "measure": name,
+            "value": vals.ravel(),
+        }
+        parts.append(pd.DataFrame(part))
     out = pd.concat(parts, ignore_index=True)
-    for c in ("session_id", "user_id", "topic_id", "system_id"):
-        out[c] = out[c].astype(s[c].dtype)
-    out.attrs["config"] = ev.config.model_dump(mode="json")
-    del n_s
+    for c in IDS:
+        out[c] = out[c].astype(ids[c].dtype)
+    out.attrs["config"] = config.model_dump(mode="json")
     return out

@@ -25,9 +25,9 @@ is the figures' length, not the cut-off X of the session measures
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -35,27 +35,31 @@ import pandas as pd
 
 from .._types import FloatArray, IntArray
 from ..errors import MeasureSpecError
+from ..evaluation.config import SessionConfig
 from ..evaluation.result import SessionEvaluation
 from ..kernels.cumulate import cumulate_by_rank, cumulate_lists
 from ..kernels.discounts import rank_discount
+from .curve_bands import QUERY_BLOCK, add_bands, cumulated_squares
 from .groups import group_codes
 
 __all__ = [
     "CG_MEASURES",
+    "CgSums",
+    "QuerySums",
     "RankGains",
     "add_bands",
     "cg_curves",
+    "cg_sums",
+    "cg_table",
     "cumulate_by_rank",
     "cumulated_squares",
     "query_curves",
+    "query_sums",
+    "query_table",
     "rank_gains",
 ]
 
 CG_MEASURES: Final[tuple[str, ...]] = ("CG", "DCG", "nCG", "nDCG")
-
-#: Queries per chunk of the curves (and per dense block of :func:`cumulated_squares`):
-#: the curves hold a chunk's rows at a time, not every result row of the study.
-QUERY_BLOCK: Final[int] = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -132,127 +136,79 @@ def _query_chunks(
         yield q0, q, r, g
 
 
-def cumulated_squares(
-    query: IntArray,
-    rank: IntArray,
-    values: npt.ArrayLike,
-    query_cell: IntArray,
-    *,
-    n_cells: int,
-    ranks: int,
-    divisor: tuple[FloatArray, IntArray] | None = None,
-    block: int = QUERY_BLOCK,
-    out: FloatArray | None = None,
-) -> FloatArray:
-    r"""Sum over each cell's lists of the squared cumulated vector, :math:`\sum_q C_q[i]^2`.
+@dataclass(frozen=True)
+class QuerySums:
+    """What :func:`query_curves` averages: sums per (group, query class) and rank.
 
-    The spread of the curves behind their confidence bands: with the sums of
-    :func:`cumulate_by_rank` it gives the standard deviation of :math:`C_q[i]` over the
-    lists of a cell.  Lists are expanded to dense vectors in fixed-size blocks (bounded
-    memory, no loop per list).
-
-    Parameters
+    Attributes
     ----------
-    query
-        List (query) index of each row, non-decreasing.
-    rank
-        Rank of each row, ``1..ranks``.
-    values
-        What each row adds at its rank.
-    query_cell
-        Cell of each list (``-1``: left out).
-    n_cells, ranks
-        Shape of the result.
-    divisor
-        ``(matrix, row)``: divide list ``q``'s vector by ``matrix[row[q]]`` first (the
-        ideal vector of its topic, for nCG and nDCG).
-    block
-        Lists per dense block.
-    out
-        ``(n_cells, ranks)`` sums to add to in place (and return): the squares of a
-        study taken chunk by chunk of ``block`` lists (list indices from 0 in each).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(n_cells, ranks)``.
-
-    Examples
-    --------
-    Two lists in cell 0, gains (3, 2) and (1, 0): cumulated (3, 5) and (1, 1):
-
-    >>> cumulated_squares(np.array([0, 0, 1]), np.array([1, 2, 1]), [3.0, 2.0, 1.0],
-    ...                   np.array([0, 0]), n_cells=1, ranks=2)
-    array([[10., 26.]])
-    """
-    v = np.asarray(values, dtype=np.float64)
-    n_q = query_cell.size
-    if out is None:
-        out = np.zeros((n_cells, ranks))
-    starts = np.searchsorted(query, np.arange(0, n_q + block, block))
-    for b, q0 in enumerate(range(0, n_q, block)):
-        q1 = min(n_q, q0 + block)
-        r0, r1 = int(starts[b]), int(starts[b + 1])
-        # each list its own cell of the one engine
-        cum = cumulate_by_rank(
-            query[r0:r1] - q0, rank[r0:r1], v[r0:r1], n_cells=q1 - q0, ranks=ranks
-        )
-        if divisor is not None:
-            matrix, row = divisor
-            with np.errstate(divide="ignore", invalid="ignore"):
-                cum = cum / matrix[row[q0:q1]]
-        cells = query_cell[q0:q1]
-        keep = np.flatnonzero(cells >= 0)
-        # the lists of each cell summed as one segment (np.add.at on rows: 10x slower)
-        order = keep[np.argsort(cells[keep], kind="stable")]
-        cell = cells[order]
-        first = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]]) if cell.size else cell
-        out[cell[first]] += np.add.reduceat(cum[order] ** 2, first, axis=0)
-    return out
-
-
-def add_bands(
-    table: pd.DataFrame,
-    *,
-    mean: str,
-    sumsq: FloatArray,
-    n: npt.ArrayLike,
-    confidence: float,
-) -> pd.DataFrame:
-    r"""Add ``se``, ``ci_low`` and ``ci_high`` to a curve table, row by row.
-
-    :math:`se = \sqrt{(\sum x^2 - n\bar x^2)/(n - 1)} / \sqrt n` and the Student t
-    interval :math:`\bar x \pm t_{(1+c)/2,\,n-1}\, se` of each point's mean (NaN below
-    two lists or sessions).
-
-    Parameters
-    ----------
-    table
-        The curve rows (``mean`` column holds each point's mean).
-    mean
-        Column of the means.
-    sumsq
-        Sum of squares behind each row's mean, in row order.
+    labels
+        One row per group (the ``by`` columns, the sessions' values).
+    compare
+        ``"last"`` or ``"best"``: class 0 is the last (best) query, class 1 the others.
     n
-        Number of values behind each row's mean.
-    confidence
-        Level of the interval, in (0, 1).
+        ``(2 n_groups,)`` queries per (group, class), row ``2 g + class``.
+    sums
+        ``(2 n_groups, ranks)``: ``sdcg_q`` and ``dcg_q``, the (discounted) gains at each
+        rank summed over the cell's queries (the table cumulates them along ranks:
+        :func:`cumulate_by_rank`), and for the bands ``sdcg_q2`` and ``dcg_q2``, the
+        sums of the squared cumulated vectors (:func:`cumulated_squares`).
     """
-    from scipy import stats
 
-    if not 0.0 < confidence < 1.0:
-        raise MeasureSpecError(f"confidence must be in (0, 1), got {confidence}")
-    m = table[mean].to_numpy(dtype=np.float64)
-    nn = np.asarray(n, dtype=np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        var = np.maximum(np.asarray(sumsq, dtype=np.float64) - nn * m**2, 0.0) / (nn - 1.0)
-        se = np.where(nn >= 2, np.sqrt(var / nn), np.nan)
-        half = stats.t.ppf((1.0 + confidence) / 2.0, nn - 1.0) * se
-    out = table.copy()
-    out["se"] = se
-    out["ci_low"] = m - half
-    out["ci_high"] = m + half
-    return out
+    labels: pd.DataFrame
+    compare: Literal["last", "best"]
+    n: IntArray
+    sums: dict[str, FloatArray]
+
+
+def query_sums(
+    ev: SessionEvaluation,
+    *,
+    by: Sequence[str] = ("system_id",),
+    compare: Literal["last", "best"] = "last",
+    ranks: int = 100,
+    squares: bool = False,
+) -> QuerySums:
+    """The sums behind :func:`query_curves` (same parameters; ``squares`` for the bands)."""
+    if compare not in ("last", "best"):
+        raise MeasureSpecError(f"compare must be 'last' or 'best', got {compare!r}")
+    cfg = ev.config
+    sessions = ev.frame.sessions
+    gcode, labels = group_codes(sessions, by, np.ones(len(sessions), dtype=bool))
+    n_cls = len(labels) * 2
+    last, best = ev.last_and_best()
+    chosen = last if compare == "last" else best
+    is_sel = np.zeros(ev.query_session.size, dtype=bool)
+    is_sel[chosen[chosen >= 0]] = True
+    qclass = np.where(is_sel, 0, 1)  # 0: last/best, 1: other
+    qgroup = gcode[ev.query_session] * 2 + qclass
+    n_per = np.bincount(qgroup, minlength=n_cls).astype(np.int64)
+    disc = rank_discount(np.arange(1, ranks + 1), b=cfg.b, kind=cfg.discount)
+    qd = np.asarray(ev.queries["qd"], dtype=np.float64)
+    # the (cell, rank) sums chunk by chunk of queries: a chunk's rows in memory, not all
+    sums: dict[str, FloatArray] = {
+        "dcg_q": np.zeros((n_cls, ranks)),
+        "sdcg_q": np.zeros((n_cls, ranks)),
+    }
+    if squares:
+        sums |= {"sdcg_q2": np.zeros((n_cls, ranks)), "dcg_q2": np.zeros((n_cls, ranks))}
+    for q0, q, r, g in _query_chunks(ev, ranks):
+        d = g / disc[r - 1]
+        dq = d * qd[q]
+        cells = qgroup[q]
+        cumulate_by_rank(cells, r, d, n_cells=n_cls, ranks=ranks, sums=sums["dcg_q"])
+        cumulate_by_rank(cells, r, dq, n_cells=n_cls, ranks=ranks, sums=sums["sdcg_q"])
+        for measure, vals in (("sdcg_q", dq), ("dcg_q", d)) if squares else ():
+            cumulated_squares(
+                q - q0,
+                r,
+                vals,
+                qgroup[q0 : q0 + QUERY_BLOCK],
+                n_cells=n_cls,
+                ranks=ranks,
+                out=sums[measure + "2"],
+            )
+    return QuerySums(labels=labels, compare=compare, n=n_per, sums=sums)
 
 
 def query_curves(
@@ -291,80 +247,163 @@ def query_curves(
     pandas.DataFrame
         ``<by>, group, rank, measure, value, n_queries`` with ``group`` in
         ``("last", "non-last")`` or ``("best", "other")`` and ``measure`` in
-        ``"sdcg_q"`` (mean of ``qd(q) · DCG_q[rank]``) and ``"dcg_q"``.
+        ``"sdcg_q"`` (mean of ``qd(q) · DCG_q[rank]``) and ``"dcg_q"``: the
+        :func:`query_table` of :func:`query_sums`.
     """
-    if compare not in ("last", "best"):
-        raise MeasureSpecError(f"compare must be 'last' or 'best', got {compare!r}")
     ranks = _ranks_argument(ranks, depth, "query_curves")
-    cfg = ev.config
-    sessions = ev.frame.sessions
-    gcode, labels = group_codes(sessions, by, np.ones(len(sessions), dtype=bool))
-    n_g = len(labels)
-    last, best = ev.last_and_best()
-    chosen = last if compare == "last" else best
-    is_sel = np.zeros(ev.query_session.size, dtype=bool)
-    is_sel[chosen[chosen >= 0]] = True
-    qclass = np.where(is_sel, 0, 1)  # 0: last/best, 1: other
-    qgroup = gcode[ev.query_session] * 2 + qclass
-    n_cls = n_g * 2
-    n_per = np.bincount(qgroup, minlength=n_cls).astype(np.int64)
-    disc = rank_discount(np.arange(1, ranks + 1), b=cfg.b, kind=cfg.discount)
-    qd = np.asarray(ev.queries["qd"], dtype=np.float64)
-    # the (cell, rank) sums chunk by chunk of queries: a chunk's rows in memory, not all
-    sums = {"dcg": np.zeros((n_cls, ranks)), "sdcg": np.zeros((n_cls, ranks))}
-    dcg = sdcg = np.zeros((n_cls, ranks))  # the curves of a study without results
-    squares: dict[str, FloatArray] = {}
-    if confidence is not None:
-        squares = {"sdcg_q": np.zeros((n_cls, ranks)), "dcg_q": np.zeros((n_cls, ranks))}
-    for q0, q, r, g in _query_chunks(ev, ranks):
-        d = g / disc[r - 1]
-        dq = d * qd[q]
-        cells = qgroup[q]
-        dcg = cumulate_by_rank(cells, r, d, n_cells=n_cls, ranks=ranks, sums=sums["dcg"])
-        sdcg = cumulate_by_rank(cells, r, dq, n_cells=n_cls, ranks=ranks, sums=sums["sdcg"])
-        for measure, vals in (("sdcg_q", dq), ("dcg_q", d)) if squares else ():
-            cumulated_squares(
-                q - q0,
-                r,
-                vals,
-                qgroup[q0 : q0 + QUERY_BLOCK],
-                n_cells=n_cls,
-                ranks=ranks,
-                out=squares[measure],
-            )
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dcg_m = dcg / n_per[:, None]
-        sdcg_m = sdcg / n_per[:, None]
-    names = ("last", "non-last") if compare == "last" else ("best", "other")
+    sums = query_sums(ev, by=by, compare=compare, ranks=ranks, squares=confidence is not None)
+    dtypes = {c: ev.frame.sessions[c].dtype for c in by}
+    return query_table(sums, ev.config, dtypes=dtypes, confidence=confidence)
+
+
+def query_table(
+    sums: QuerySums,
+    config: SessionConfig,
+    *,
+    dtypes: Mapping[str, Any],
+    confidence: float | None = None,
+) -> pd.DataFrame:
+    """The table of :func:`query_curves` from its sums (of one evaluation, or combined).
+
+    ``dtypes``: the dtype of each ``by`` column (the sessions'); ``config`` goes to the
+    table's attrs.
+    """
+    by = list(sums.labels.columns)
+    n_g = len(sums.labels)
+    n_per = sums.n
+    ranks = next(iter(sums.sums.values())).shape[1]
+    if confidence is not None and "dcg_q2" not in sums.sums:
+        raise MeasureSpecError("the query sums hold no squares: take them with squares=True")
+    names = ("last", "non-last") if sums.compare == "last" else ("best", "other")
     rank_axis = np.arange(1, ranks + 1)
     parts = []
-    for measure, arr in (("sdcg_q", sdcg_m), ("dcg_q", dcg_m)):
+    for measure in ("sdcg_q", "dcg_q"):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = np.cumsum(sums.sums[measure], axis=1) / n_per[:, None]
         part = pd.DataFrame(
             {
                 "group": np.tile(np.repeat(np.array(names, dtype=object), ranks), n_g),
-                "rank": np.tile(rank_axis, n_cls).astype(np.int32),
+                "rank": np.tile(rank_axis, 2 * n_g).astype(np.int32),
                 "measure": measure,
-                "value": arr.ravel(),
+                "value": mean.ravel(),
                 "n_queries": np.repeat(n_per, ranks),
             }
         )
-        for c in reversed(list(by)):
-            part.insert(0, c, np.repeat(labels[c].to_numpy(), 2 * ranks))
+        for c in reversed(by):
+            part.insert(0, c, np.repeat(sums.labels[c].to_numpy(), 2 * ranks))
         if confidence is not None:
             part = add_bands(
                 part,
                 mean="value",
-                sumsq=squares[measure].ravel(),
+                sumsq=sums.sums[measure + "2"].ravel(),
                 n=part["n_queries"],
                 confidence=confidence,
             )
         parts.append(part)
     out = pd.concat(parts, ignore_index=True)
     for c in by:
-        out[c] = out[c].astype(sessions[c].dtype)
+        out[c] = out[c].astype(dtypes[c])
     out = out[out["n_queries"] > 0].reset_index(drop=True)
-    out.attrs["config"] = cfg.model_dump(mode="json")
+    out.attrs["config"] = config.model_dump(mode="json")
     return out
+
+
+@dataclass(frozen=True)
+class CgSums:
+    """What :func:`cg_curves` averages: sums per (system, judgment key) and rank.
+
+    Attributes
+    ----------
+    names
+        The systems, as text (``n_systems``).
+    keys
+        The judgment keys of the queries (``n_keys``; ``None``: queries without
+        judgments), each with its ideal vectors.
+    count
+        ``(n_systems, n_keys)`` queries per cell.
+    sums
+        ``cg`` and ``dcg``: ``(n_systems, n_keys, ranks)`` gains (discounted gains) at
+        each rank summed over the cell's queries (cumulated by the table); for the
+        bands, ``CG``, ``DCG``, ``nCG`` and ``nDCG``: ``(n_systems, ranks)`` sums of the
+        squared (normalised) cumulated vectors of each system's queries.
+    icg, idcg
+        ``(n_keys, ranks)``: each key's ideal CG and DCG vectors.
+    """
+
+    names: npt.NDArray[np.object_]
+    keys: npt.NDArray[np.object_]
+    count: IntArray
+    sums: dict[str, FloatArray]
+    icg: FloatArray
+    idcg: FloatArray
+
+
+def cg_sums(
+    ev: SessionEvaluation, *, by: str = "system_id", ranks: int = 100, squares: bool = False
+) -> CgSums:
+    """The sums behind :func:`cg_curves` (same parameters; ``squares`` for the bands)."""
+    sessions = ev.frame.sessions
+    if by not in sessions.columns:
+        raise MeasureSpecError(
+            f"cannot name curves by {by!r}; "
+            f"session columns: {', '.join(map(str, sessions.columns))}"
+        )
+    # curves are named by the system's text (sorted as text), whatever the column's dtype
+    gcode, labels = group_codes(
+        sessions[[by]].astype(str), (by,), np.ones(len(sessions), dtype=bool)
+    )
+    names = labels[by].to_numpy(dtype=object)
+    n_g = names.size
+    qsys = gcode[ev.query_session]
+    # topics (ideal positions) actually used, compressed to 0..n_t-1 (-1: no judgments)
+    used, qtop = np.unique(np.asarray(ev.query_ideal, dtype=np.int64), return_inverse=True)
+    n_t = used.size
+    keys = np.array([None if u < 0 else str(ev.ideal_source.keys[u]) for u in used], dtype=object)
+    disc = rank_discount(np.arange(1, ranks + 1), b=ev.config.b, kind=ev.config.discount)
+    ioff, ivals = ev.ideal_source.segments(used, depth=ranks)  # -1 gives an empty list
+    icg = cumulate_lists(ioff, ivals, ranks=ranks)  # (n_t, ranks)
+    idcg = cumulate_lists(ioff, ivals, ranks=ranks, discount=disc)
+    defined = icg[:, 0] > 0  # topic has a relevant document (CG_I and DCG_I > 0 at every rank)
+    # the (cell, rank) sums chunk by chunk of queries: a chunk's rows in memory, not all
+    sums: dict[str, FloatArray] = {
+        "cg": np.zeros((n_g * n_t, ranks)),
+        "dcg": np.zeros((n_g * n_t, ranks)),
+    }
+    if squares:
+        sums |= {m: np.zeros((n_g, ranks)) for m in CG_MEASURES}
+    defined_cell = np.where(defined[qtop], qsys, -1)
+    for q0, q, r, g in _query_chunks(ev, ranks):
+        d = g / disc[r - 1]
+        cells = qsys[q] * n_t + qtop[q]
+        cumulate_by_rank(cells, r, g, n_cells=n_g * n_t, ranks=ranks, sums=sums["cg"])
+        cumulate_by_rank(cells, r, d, n_cells=n_g * n_t, ranks=ranks, sums=sums["dcg"])
+        q1 = q0 + QUERY_BLOCK
+        for m, vals, qcell, div in (
+            (
+                ("CG", g, qsys, None),
+                ("DCG", d, qsys, None),
+                ("nCG", g, defined_cell, (icg, qtop[q0:q1])),
+                ("nDCG", d, defined_cell, (idcg, qtop[q0:q1])),
+            )
+            if squares
+            else ()
+        ):
+            cumulated_squares(
+                q - q0,
+                r,
+                vals,
+                qcell[q0:q1],
+                n_cells=n_g,
+                ranks=ranks,
+                divisor=div,
+                out=sums[m],
+            )
+    sums["cg"] = sums["cg"].reshape(n_g, n_t, ranks)
+    sums["dcg"] = sums["dcg"].reshape(n_g, n_t, ranks)
+    count = np.bincount(qsys * n_t + qtop, minlength=n_g * n_t).reshape(n_g, n_t)
+    return CgSums(
+        names=names, keys=keys, count=count.astype(np.int64), sums=sums, icg=icg, idcg=idcg
+    )
 
 
 def cg_curves(
@@ -424,63 +463,30 @@ def cg_curves(
     Järvelin & Kekäläinen (2002), ACM TOIS 20(4), 422-446, Figures 1-4 (jarvelin2002).
     """
     ranks = _ranks_argument(ranks, depth, "cg_curves")
-    sessions = ev.frame.sessions
-    if by not in sessions.columns:
-        raise MeasureSpecError(
-            f"cannot name curves by {by!r}; "
-            f"session columns: {', '.join(map(str, sessions.columns))}"
-        )
-    # curves are named by the system's text (sorted as text), whatever the column's dtype
-    gcode, labels = group_codes(
-        sessions[[by]].astype(str), (by,), np.ones(len(sessions), dtype=bool)
-    )
-    names = labels[by].to_numpy(dtype=object)
-    n_g = names.size
-    qsys = gcode[ev.query_session]
-    # topics (ideal positions) actually used, compressed to 0..n_t-1 (-1: no judgments)
-    used, qtop = np.unique(np.asarray(ev.query_ideal, dtype=np.int64), return_inverse=True)
-    n_t = used.size
-    disc = rank_discount(np.arange(1, ranks + 1), b=ev.config.b, kind=ev.config.discount)
-    ioff, ivals = ev.ideal_source.segments(used, depth=ranks)  # -1 gives an empty list
-    icg = cumulate_lists(ioff, ivals, ranks=ranks)  # (n_t, ranks)
-    idcg = cumulate_lists(ioff, ivals, ranks=ranks, discount=disc)
-    defined = icg[:, 0] > 0  # topic has a relevant document (CG_I and DCG_I > 0 at every rank)
-    # the (cell, rank) sums chunk by chunk of queries: a chunk's rows in memory, not all
-    shape = (n_g, n_t, ranks)
-    sums = {"cg": np.zeros((n_g * n_t, ranks)), "dcg": np.zeros((n_g * n_t, ranks))}
-    cg = dcg = np.zeros((n_g * n_t, ranks))  # the curves of a study without results
-    squares: dict[str, FloatArray] = {}
-    if confidence is not None:
-        squares = {m: np.zeros((n_g, ranks)) for m in CG_MEASURES}
-    defined_cell = np.where(defined[qtop], qsys, -1)
-    for q0, q, r, g in _query_chunks(ev, ranks):
-        d = g / disc[r - 1]
-        cells = qsys[q] * n_t + qtop[q]
-        cg = cumulate_by_rank(cells, r, g, n_cells=n_g * n_t, ranks=ranks, sums=sums["cg"])
-        dcg = cumulate_by_rank(cells, r, d, n_cells=n_g * n_t, ranks=ranks, sums=sums["dcg"])
-        q1 = q0 + QUERY_BLOCK
-        for m, vals, qcell, div in (
-            (
-                ("CG", g, qsys, None),
-                ("DCG", d, qsys, None),
-                ("nCG", g, defined_cell, (icg, qtop[q0:q1])),
-                ("nDCG", d, defined_cell, (idcg, qtop[q0:q1])),
-            )
-            if squares
-            else ()
-        ):
-            cumulated_squares(
-                q - q0,
-                r,
-                vals,
-                qcell[q0:q1],
-                n_cells=n_g,
-                ranks=ranks,
-                divisor=div,
-                out=squares[m],
-            )
-    cg, dcg = cg.reshape(shape), dcg.reshape(shape)
-    count = np.bincount(qsys * n_t + qtop, minlength=n_g * n_t).reshape(n_g, n_t).astype(float)
+    sums = cg_sums(ev, by=by, ranks=ranks, squares=confidence is not None)
+    return cg_table(sums, ev.config, by=by, ideal_label=ideal_label, confidence=confidence)
+
+
+def cg_table(
+    sums: CgSums,
+    config: SessionConfig,
+    *,
+    by: str = "system_id",
+    ideal_label: str = "ideal",
+    confidence: float | None = None,
+) -> pd.DataFrame:
+    """The table of :func:`cg_curves` from its sums (of one evaluation, or combined).
+
+    ``config`` goes to the table's attrs.
+    """
+    if confidence is not None and "CG" not in sums.sums:
+        raise MeasureSpecError("the CG sums hold no squares: take them with squares=True")
+    n_g = sums.names.size
+    ranks = sums.icg.shape[1]
+    icg, idcg, count = sums.icg, sums.idcg, sums.count.astype(float)
+    cg = np.cumsum(sums.sums["cg"], axis=2)
+    dcg = np.cumsum(sums.sums["dcg"], axis=2)
+    defined = icg[:, 0] > 0
     n_sys = count.sum(axis=1)  # queries per system
     n_norm = count[:, defined].sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -503,7 +509,7 @@ def cg_curves(
         nqs = n_norm if m.startswith("n") else n_sys
         part = pd.DataFrame(
             {
-                by: np.repeat(names, ranks),
+                by: np.repeat(sums.names, ranks),
                 "rank": np.tile(rank_axis, n_g).astype(np.int32),
                 "measure": m,
                 "value": mean[m].reshape(-1),
@@ -514,7 +520,7 @@ def cg_curves(
             part = add_bands(
                 part,
                 mean="value",
-                sumsq=squares[m].ravel(),
+                sumsq=sums.sums[m].ravel(),
                 n=part["n_queries"],
                 confidence=confidence,
             )
@@ -532,5 +538,5 @@ def cg_curves(
         )
     out = pd.concat(parts, ignore_index=True)
     out = out[out["n_queries"] > 0].reset_index(drop=True)
-    out.attrs["config"] = ev.config.model_dump(mode="json")
+    out.attrs["config"] = config.model_dump(mode="json")
     return out

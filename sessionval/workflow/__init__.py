@@ -37,7 +37,10 @@ from .figures import (
     FigureData,
     draw_figures,
     figure_cell,
+    figure_cell_from_partial,
     figure_data,
+    figure_data_from_partial,
+    figure_partial_of,
     write_figure_tables,
 )
 from .job import STAGES, RunResult, input_files, run
@@ -95,7 +98,10 @@ __all__ = [
     "draw_figures",
     "evaluate_step",
     "figure_cell",
+    "figure_cell_from_partial",
     "figure_data",
+    "figure_data_from_partial",
+    "figure_partial_of",
     "figure_table",
     "input_files",
     "load_run_config",

@@ -20,9 +20,20 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import curves
-from ..errors import InputFormatError, SessionvalError
+from ..analysis.curve_partials import (
+    CATEGORIES,
+    FigurePartial,
+    cell_counts,
+    figure_partial,
+    in_study_order,
+)
+from ..analysis.curves import SessionSums, individual_table, session_table
+from ..analysis.rank_curves import cg_table, query_table
+from ..errors import InputFormatError, MeasureSpecError, SessionvalError
 from ..evaluation.result import SessionEvaluation
 from ..frame import LoadedStudy
+from ..frame.order import id_order
+from ..kernels.segments import offsets_from_counts
 from ..output import plots
 from ..output.report import ReportFigure
 from .outputs import RunOutputs
@@ -39,7 +50,10 @@ __all__ = [
     "FigureData",
     "draw_figures",
     "figure_cell",
+    "figure_cell_from_partial",
     "figure_data",
+    "figure_data_from_partial",
+    "figure_partial_of",
     "write_figure_tables",
 ]
 
@@ -84,10 +98,26 @@ def figure_cell(loaded: LoadedStudy, figures: FigureSettings) -> FigureCell:
     InputFormatError
         The scenario is not a topic, or the system not a system, of the study.
     """
-    sessions = loaded.frame.sessions
-    topic = sessions["topic_id"].astype(str).to_numpy()
-    system = sessions["system_id"].astype(str).to_numpy()
-    long_enough = sessions["n_queries"].to_numpy() >= figures.min_queries
+    return _pick_cell(cell_counts(loaded.frame.sessions, figures.min_queries), figures)
+
+
+def figure_cell_from_partial(partial: FigurePartial, figures: FigureSettings) -> FigureCell:
+    """:func:`figure_cell` of the whole study, from the combined partials of its partitions.
+
+    Raises
+    ------
+    InputFormatError
+        As :func:`figure_cell`.
+    """
+    return _pick_cell(partial.cells, figures)
+
+
+def _pick_cell(cells: pd.DataFrame, figures: FigureSettings) -> FigureCell:
+    """:func:`figure_cell` on the cell counts of a study (:func:`cell_counts`)."""
+    topic = cells["topic_id"].to_numpy(dtype=str)
+    system = cells["system_id"].to_numpy(dtype=str)
+    n = cells["n_sessions"].to_numpy(dtype=np.int64)
+    long_enough = cells["n_long"].to_numpy(dtype=float)
     for key, given, values in (
         ("scenario", figures.scenario, topic),
         ("system", figures.system, system),
@@ -100,16 +130,16 @@ def figure_cell(loaded: LoadedStudy, figures: FigureSettings) -> FigureCell:
             )
     scenario = figures.scenario
     if scenario is None:
-        pool = system == figures.system if figures.system is not None else np.ones_like(long_enough)
+        pool = system == figures.system if figures.system is not None else np.ones(n.size, bool)
         names, codes = np.unique(topic[pool], return_inverse=True)
-        n_long = np.bincount(codes, weights=long_enough[pool].astype(float), minlength=names.size)
-        scenario = _best(names, n_long, np.bincount(codes, minlength=names.size))
+        n_long = np.bincount(codes, weights=long_enough[pool], minlength=names.size)
+        scenario = _best(names, n_long, np.bincount(codes, weights=n[pool], minlength=names.size))
     in_scenario = topic == scenario
     fig_system = figures.system
     if fig_system is None:
-        names, counts = np.unique(system[in_scenario], return_counts=True)
-        fig_system = _best(names, counts)
-    n_cell = int((in_scenario & (system == fig_system)).sum())
+        names, codes = np.unique(system[in_scenario], return_inverse=True)
+        fig_system = _best(names, np.bincount(codes, weights=n[in_scenario], minlength=names.size))
+    n_cell = int(n[in_scenario & (system == fig_system)].sum())
     picked = [
         f"{key} {value!r}"
         for key, value, given in (
@@ -198,9 +228,6 @@ def figure_data(
     system = sessions["system_id"].astype(str).to_numpy()
     nq = sessions["n_queries"].to_numpy()
     in_scen = topic == cell.scenario
-    subsets = ["all sessions", f">= {figures.min_queries} queries"]
-    all_s = curves.session_curves(ev, where=in_scen)
-    all_s["subset"] = pd.Categorical(["all sessions"] * len(all_s), categories=subsets)
     data: dict[str, pd.DataFrame] = {
         "fig1_last_vs_nonlast": curves.query_curves(
             ev, compare="last", ranks=figures.ranks, confidence=confidence
@@ -210,13 +237,12 @@ def figure_data(
         ),
         "fig2_session_nsdcg": curves.session_curves(ev, confidence=confidence),
     }
+    long_ones = None
     if (nq[in_scen] >= figures.min_queries).any():
-        sub = curves.session_curves(ev, where=in_scen, min_queries=figures.min_queries)
-        sub["subset"] = pd.Categorical([subsets[1]] * len(sub), categories=subsets)
-        data["fig3_scenario_sdcg"] = pd.concat([all_s, sub], ignore_index=True)
-    else:
-        data["fig3_scenario_sdcg"] = all_s
-    skipped: dict[str, str] = {}
+        long_ones = curves.session_curves(ev, where=in_scen, min_queries=figures.min_queries)
+    data["fig3_scenario_sdcg"] = _scenario_table(
+        curves.session_curves(ev, where=in_scen), long_ones, figures
+    )
     # Figure 4 draws one line per session: the first max_sessions of the cell by session id,
     # so the figure does not depend on the order of the input
     in_cell = np.flatnonzero(in_scen & (system == cell.system))
@@ -225,30 +251,162 @@ def figure_data(
     shown = np.zeros(len(system), dtype=bool)
     shown[in_cell[: figures.max_sessions]] = True
     if in_cell.size:
-        data["fig4_individual_sessions"] = curves.individual_curves(ev, where=shown)
-    else:
-        skipped["fig4_individual_sessions"] = (
-            f"system {cell.system!r} has no session in scenario {cell.scenario!r}"
-        )
+        fig4 = curves.individual_curves(ev, where=shown)
+        # the shown sessions' ids only: the table does not carry every session id of the study
+        fig4["session_id"] = fig4["session_id"].cat.remove_unused_categories()
+        data["fig4_individual_sessions"] = fig4
     cg = curves.cg_curves(
         cg_ev if cg_ev is not None else ev, ranks=figures.ranks, confidence=confidence
     )
+    deepest = int(ev.frame.queries["n_results"].max()) if ev.frame.n_queries else 0
+    return _finished(data, cg, cell, figures, in_cell.size, deepest, confidence)
+
+
+def _scenario_table(
+    all_sessions: pd.DataFrame, long_ones: pd.DataFrame | None, figures: FigureSettings
+) -> pd.DataFrame:
+    """Figure 3's table: the scenario's curves, all sessions and (when some) the long ones."""
+    subsets = ["all sessions", f">= {figures.min_queries} queries"]
+    all_sessions["subset"] = pd.Categorical([subsets[0]] * len(all_sessions), categories=subsets)
+    if long_ones is None:
+        return all_sessions
+    long_ones["subset"] = pd.Categorical([subsets[1]] * len(long_ones), categories=subsets)
+    return pd.concat([all_sessions, long_ones], ignore_index=True)
+
+
+def _finished(
+    data: dict[str, pd.DataFrame],
+    cg: pd.DataFrame,
+    cell: FigureCell,
+    figures: FigureSettings,
+    n_cell: int,
+    deepest: int,
+    confidence: float | None,
+) -> FigureData:
+    """The :class:`FigureData` of the tables (the CG curves split by measure); the empty noted."""
+    skipped: dict[str, str] = {}
+    if "fig4_individual_sessions" not in data:
+        skipped["fig4_individual_sessions"] = (
+            f"system {cell.system!r} has no session in scenario {cell.scenario!r}"
+        )
     for m in CG_MEASURES:
         data[f"cg_{m}"] = cg[cg["measure"] == m].reset_index(drop=True)
     for name, table in data.items():
         reason = _empty_reason(name, table)
         if reason is not None:
             skipped[name] = reason
-    deepest = int(ev.frame.queries["n_results"].max()) if ev.frame.n_queries else 0
     return FigureData(
         tables=data,
         cell=cell,
-        n_cell=in_cell.size,
-        n_shown=int(shown.sum()),
+        n_cell=n_cell,
+        n_shown=min(n_cell, figures.max_sessions),
         ranks=max(1, min(figures.ranks, deepest)),
         skipped=skipped,
         confidence=confidence,
     )
+
+
+def figure_partial_of(
+    ev: SessionEvaluation,
+    figures: FigureSettings,
+    *,
+    cg_ev: SessionEvaluation | None = None,
+    bands: bool = False,
+) -> FigurePartial:
+    """The :class:`~sessionval.analysis.curve_partials.FigurePartial` of a partition's evaluation.
+
+    ``bands``: keep the sums of squares of the confidence bands (``[statistics] bands``);
+    ``cg_ev``: the partition's evaluation with ``[figures] cg_gains`` when they differ.
+    """
+    return figure_partial(
+        ev,
+        ranks=figures.ranks,
+        min_queries=figures.min_queries,
+        max_sessions=figures.max_sessions,
+        squares=bands,
+        cg_ev=cg_ev,
+    )
+
+
+def figure_data_from_partial(
+    partial: FigurePartial,
+    cell: FigureCell,
+    figures: FigureSettings,
+    *,
+    confidence: float | None = None,
+) -> FigureData:
+    """:func:`figure_data` of the whole study from the combined partials of its partitions.
+
+    The same tables (columns, dtypes, row order; values to the last bits of the sums'
+    order, :mod:`sessionval.analysis.curve_partials`), from the same table functions.
+
+    Raises
+    ------
+    MeasureSpecError
+        ``figures`` differs from the settings the partials were taken with, or bands are
+        asked of partials taken without their squares.
+    """
+    taken = (partial.ranks, partial.min_queries, partial.max_sessions)
+    if taken != (figures.ranks, figures.min_queries, figures.max_sessions):
+        raise MeasureSpecError(
+            f"the figure partials were taken with [figures] ranks, min_queries, max_sessions "
+            f"= {taken}, not {(figures.ranks, figures.min_queries, figures.max_sessions)}"
+        )
+    if confidence is not None and not partial.squares:
+        raise MeasureSpecError(
+            "confidence bands need figure partials taken with their squares (bands=True)"
+        )
+    p = in_study_order(partial)
+    config = p.config
+    dtypes = {c: pd.CategoricalDtype(p.categories[c]) for c in CATEGORIES}
+    data: dict[str, pd.DataFrame] = {
+        "fig1_last_vs_nonlast": query_table(p.last, config, dtypes=dtypes, confidence=confidence),
+        "fig1b_best_vs_other": query_table(p.best, config, dtypes=dtypes, confidence=confidence),
+        "fig2_session_nsdcg": session_table(
+            p.sessions, config, dtypes=dtypes, confidence=confidence
+        ),
+    }
+
+    def scenario(sums: SessionSums) -> pd.DataFrame | None:
+        """The scenario's curves per system; None when it has no session of ``sums``."""
+        rows = np.flatnonzero(sums.labels["topic_id"].to_numpy() == cell.scenario)
+        if not rows.size and sums is p.scenario_long:
+            return None
+        return session_table(sums.take(rows, ["system_id"]), config, dtypes=dtypes)
+
+    all_sessions = scenario(p.scenario_all)
+    if all_sessions is not None:
+        long_ones = scenario(p.scenario_long)
+        data["fig3_scenario_sdcg"] = _scenario_table(all_sessions, long_ones, figures)
+    cand = p.candidates
+    in_cell = np.flatnonzero(
+        (cand.ids["topic_id"].to_numpy() == cell.scenario)
+        & (cand.ids["system_id"].to_numpy() == cell.system)
+    )
+    if in_cell.size:
+        in_cell = in_cell[np.argsort(cand.ids["session_id"].to_numpy(dtype=str)[in_cell])]
+        shown = cand.take(in_cell[: figures.max_sessions])
+        # the sessions in the study's order, which is their id order
+        shown = shown.take(id_order(shown.ids["session_id"]))
+        empty = p.categories["session_id"]
+        sids = pd.Index(shown.ids["session_id"].to_numpy(), dtype=empty.dtype, name=empty.name)
+        ids = shown.ids.astype(dtypes | {"session_id": pd.CategoricalDtype(sids)})
+        data["fig4_individual_sessions"] = individual_table(
+            ids,
+            offsets_from_counts(shown.plen)[:-1],
+            shown.plen,
+            shown.vectors,
+            config,
+            n_p=int(shown.plen.max()),
+        )
+    cg = cg_table(p.cg, p.cg_config, confidence=confidence)
+    n_cell = int(
+        p.cells.loc[
+            (p.cells["topic_id"] == cell.scenario) & (p.cells["system_id"] == cell.system),
+            "n_sessions",
+        ].sum()
+    )
+    return _finished(data, cg, cell, figures, n_cell, p.deepest, confidence)
 
 
 def write_figure_tables(outputs: RunOutputs, data: FigureData) -> None:
