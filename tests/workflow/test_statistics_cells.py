@@ -13,7 +13,9 @@ import pandas as pd
 import pytest
 
 from sessionval.analysis.cell_sums import cell_sums, combine
+from sessionval.analysis.correlations import rating_columns
 from sessionval.analysis.covariates import with_covariates
+from sessionval.analysis.rating_sums import combine_ratings
 from sessionval.analysis.stats import score_table
 from sessionval.evaluation.config import SessionConfig
 from sessionval.evaluation.session import evaluate
@@ -22,6 +24,11 @@ from sessionval.synth import Assignment, generate_study, simulate_scores
 from sessionval.validate.flat import frame_from_flat
 from sessionval.validate.judgments import judgments_from_table
 from sessionval.workflow import RunOutputs
+from sessionval.workflow.correlations import (
+    correlation_from_sums,
+    correlation_step,
+    rating_partial,
+)
 from sessionval.workflow.settings import run_settings
 from sessionval.workflow.statistics import (
     StatisticsSettings,
@@ -130,3 +137,22 @@ def test_report_scores_and_notes_equal_the_local_report(tmp_path) -> None:
     pd.testing.assert_frame_equal(scores, expected, rtol=1e-12)
     assert notes == (*unjudged_sessions(whole), *unequal_counts(expected))
     assert any("without judgments" in n for n in notes)
+
+
+def test_correlations_from_sums_give_pearson_and_say_what_is_left_out(tmp_path) -> None:
+    whole, parts = _study_and_partitions(3)
+    settings = run_settings(None, lenient=None, has_qrels=True)
+    local = correlation_step(RunOutputs(tmp_path / "a"), whole, settings, figure=False)
+    sums = combine_ratings(*(rating_partial(p, settings) for p in parts))
+    outputs = RunOutputs(tmp_path / "b")
+    got = correlation_from_sums(outputs, sums)
+    assert local is not None and got is not None
+    a, b = got.tables[0].table, local.tables[0].table
+    pd.testing.assert_frame_equal(a.iloc[:, :5], b.iloc[:, :5], rtol=1e-12)
+    assert a.iloc[:, 5:].isna().all().all() and b.iloc[:, 5:].notna().any().any()
+    assert got.intro == local.intro and not got.figures
+    assert "Spearman" in got.notes[0] and "tables/per_session/" in got.notes[0]
+    assert (outputs.root / "tables" / "rating_correlations.csv").is_file()
+    # without any rating: no section, as the local step
+    empty = combine_ratings(rating_partial(whole.drop(columns=rating_columns(whole)), settings))
+    assert correlation_from_sums(RunOutputs(tmp_path / "c"), empty) is None
