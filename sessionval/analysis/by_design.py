@@ -29,20 +29,18 @@ Every row gains ``design``, ``block`` and ``note`` (why a pair could not be comp
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from .._types import FloatArray
 from ..errors import StatisticsError
 from .absorb import demean_within, indicator_columns
-from .compare import COMPARISON_COLUMNS, blocked_scores, compare_systems
+from .compare import COMPARISON_COLUMNS, compare_systems
 from .design import Design, detect_design
+from .model_rows import CellRows, ModelRows, SessionRows
 from .multiple import ROUNDING, adjust_p, pair_indices
-from .score_table import levels_in_order
 
 if TYPE_CHECKING:
     from .cell_sums import CellSums
@@ -117,7 +115,7 @@ def compare_per_session(
             f"{list(per_session.columns)}"
         )
     return _compare(
-        _SessionRows(per_session),
+        SessionRows(per_session),
         d,
         list(measures),
         test=test,
@@ -169,7 +167,7 @@ def compare_cells(
             f"cell sums: measure(s) {missing} were not summed; summed: {list(cells.measures)}"
         )
     return _compare(
-        _CellRows(cells),
+        CellRows(cells),
         d,
         list(measures),
         test=test,
@@ -182,101 +180,8 @@ def compare_cells(
     )
 
 
-class _SessionRows:
-    """The rows of the models: the sessions of a per-session table, each of weight 1."""
-
-    def __init__(self, per_session: pd.DataFrame) -> None:
-        self.table = per_session
-
-    def systems(self) -> list[str]:
-        return levels_in_order(self.table["system_id"])
-
-    def blocked(self, measures: list[str], column: str) -> pd.DataFrame:
-        return blocked_scores(self.table, measures=measures, block=column)
-
-    def has_order(self) -> bool:
-        return "session_order" in self.table.columns
-
-    def rows(self, measures: list[str], period: bool) -> _Rows:
-        t = self.table
-        keys = pd.DataFrame(
-            {
-                "system": t["system_id"].astype(str).to_numpy(),
-                "searcher": t["user_id"].astype(str).to_numpy(),
-                "topic": t["topic_id"].astype(str).to_numpy(),
-            }
-        )
-        if period:
-            keys["order"] = t["session_order"].astype(str).to_numpy()
-        return _Rows(keys, t[measures].astype("float64").to_numpy())
-
-
-class _CellRows:
-    """The rows of the models: the cells of :class:`CellSums`, weighted by their sessions."""
-
-    def __init__(self, cells: CellSums) -> None:
-        self.cells = cells
-
-    def systems(self) -> list[str]:
-        return self.cells.system_order()
-
-    def blocked(self, measures: list[str], column: str) -> pd.DataFrame:
-        from .cell_sums import blocked_scores_from_cells
-
-        return blocked_scores_from_cells(self.cells, measures=measures, block=column)
-
-    def has_order(self) -> bool:
-        return self.cells.by_order
-
-    def rows(self, measures: list[str], period: bool) -> _Rows:
-        c = self.cells
-        cols = [c.measures.index(m) for m in measures]
-        keys = pd.DataFrame(
-            {
-                "system": c.keys["system_id"].to_numpy(),
-                "searcher": c.keys["user_id"].to_numpy(),
-                "topic": c.keys["topic_id"].to_numpy(),
-            }
-        )
-        if period:
-            keys["order"] = c.keys["session_order"].to_numpy()
-        return _Rows(
-            keys,
-            c.mean()[:, cols],
-            weight=c.count[:, cols].astype(np.float64),
-            within=c.m2[:, cols],
-            absmax=c.absmax[:, cols],
-        )
-
-
-@dataclass(frozen=True)
-class _Rows:
-    """Rows × measures of a model: values, and for cells their weights, sums of squares, |max|."""
-
-    keys: pd.DataFrame
-    y: FloatArray
-    weight: FloatArray | None = None
-    within: FloatArray | None = None
-    absmax: FloatArray | None = None
-
-    def missing(self, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
-        return np.isnan(self.y[rows]) if self.weight is None else self.weight[rows] == 0
-
-    def take(self, used: npt.NDArray[np.intp], cols: npt.NDArray[np.intp]) -> _Rows:
-        """The ``used`` rows of the ``cols`` measures (one pattern: the same weights)."""
-        part = None if self.weight is None else self.weight[used, cols[0]]
-        at = np.ix_(used, cols)
-        return _Rows(
-            self.keys.iloc[used].reset_index(drop=True),
-            self.y[at],
-            weight=part,
-            within=None if self.within is None else self.within[at],
-            absmax=None if self.absmax is None else self.absmax[at],
-        )
-
-
 def _compare(
-    source: _SessionRows | _CellRows,
+    source: SessionRows | CellRows,
     d: Design,
     measures: list[str],
     *,
@@ -351,7 +256,7 @@ def _compare(
 
 
 def _model_rows(
-    rows: _Rows,
+    rows: ModelRows,
     names: list[str],
     measures: list[str],
     d: Design,
@@ -414,7 +319,7 @@ def _rows(size: int, **columns: object) -> pd.DataFrame:
     return pd.DataFrame(columns, index=pd.RangeIndex(size))
 
 
-def _welch(rows: _Rows, a: str, b: str, confidence: float) -> pd.DataFrame:
+def _welch(rows: ModelRows, a: str, b: str, confidence: float) -> pd.DataFrame:
     """Welch's t test of the searcher means of ``a`` against ``b``, one row per column of ``y``."""
     from scipy import stats as st
 
@@ -476,7 +381,7 @@ def _sorted_codes(values: pd.Series) -> tuple[npt.NDArray[np.intp], int]:
 
 
 def _blocked_ols(
-    rows: _Rows, a: str, b: str, confidence: float, period: bool
+    rows: ModelRows, a: str, b: str, confidence: float, period: bool
 ) -> tuple[pd.DataFrame, list[str]]:
     r"""OLS ``y ~ system + searcher + topic (+ order)`` on one pair's sessions: a − b.
 

@@ -231,3 +231,14 @@ def test_results_do_not_depend_on_the_split_or_the_order_of_combining(
         compare_per_session(ps, measures=MEASURES),
         rtol=1e-11,
     )
+
+
+def test_an_empty_partition_and_a_study_without_searchers_combine() -> None:
+    ps = _study("by_topic", "nested").drop(columns="user_id")
+    empty = cell_sums(ps.iloc[:0])
+    assert len(empty.keys) == 0 and empty.n_sessions == 0
+    cells = combine(empty, *[cell_sums(p) for p in _split(ps, 2)])
+    assert design_from_cells(cells) == detect_design(ps)
+    pd.testing.assert_frame_equal(
+        compare_cells(cells, measures=MEASURES), compare_per_session(ps, measures=MEASURES)
+    )
