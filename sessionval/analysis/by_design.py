@@ -282,23 +282,23 @@ def _model_rows(
         pair = np.flatnonzero(keys["system"].isin([a, b]).to_numpy())
         missing = rows.missing(pair)
         # measures missing in the same sessions (cells: of the same counts) share one analysis
-        key = missing.T if rows.weight is None else np.hstack([missing.T, rows.weight[pair].T])
-        patterns, which = np.unique(key, axis=0, return_inverse=True)
+        patterns, which = np.unique(missing.T, axis=0, return_inverse=True)
         for k, pattern in enumerate(patterns):
             cols = np.flatnonzero(which.ravel() == k)
-            used = pair[~pattern[: pair.size].astype(bool)]
-            sub = rows.take(used, cols)
-            if d.design == "between":
-                part = _welch(sub, a, b, confidence)
-            else:
-                part, said = _blocked_ols(sub, a, b, confidence, period)
-                named = ", ".join(measures[c] for c in cols)
-                notes += [f"{named}: {a} vs {b}: {n}" for n in said]
-            part.insert(0, "measure", [measures[c] for c in cols])
-            part.insert(1, "a", a)
-            part.insert(2, "b", b)
-            part["_part"] = len(parts)  # parts come in pair order
-            parts.append(part)
+            used = pair[~pattern]
+            for same in _same_weights(rows, used, cols):
+                sub = rows.take(used, same)
+                if d.design == "between":
+                    part = _welch(sub, a, b, confidence)
+                else:
+                    part, said = _blocked_ols(sub, a, b, confidence, period)
+                    named = ", ".join(measures[c] for c in same)
+                    notes += [f"{named}: {a} vs {b}: {n}" for n in said]
+                part.insert(0, "measure", [measures[c] for c in same])
+                part.insert(1, "a", a)
+                part.insert(2, "b", b)
+                part["_part"] = len(parts)  # parts come in pair order
+                parts.append(part)
     table = pd.concat(parts, ignore_index=True)
     # one family per measure, its rows in pair order: the layout of compare_systems
     table["_measure"] = table["measure"].map({m: k for k, m in enumerate(measures)})
@@ -317,6 +317,24 @@ def _model_rows(
 def _rows(size: int, **columns: object) -> pd.DataFrame:
     """``size`` result rows: arrays as given, scalars repeated."""
     return pd.DataFrame(columns, index=pd.RangeIndex(size))
+
+
+def _same_weights(
+    rows: ModelRows, used: npt.NDArray[np.intp], cols: npt.NDArray[np.intp]
+) -> list[npt.NDArray[np.intp]]:
+    """``cols`` split by their weights on the ``used`` rows (sessions: all alike)."""
+    if rows.weight is None or cols.size < 2:
+        return [cols]
+    w = rows.weight[np.ix_(used, cols)]
+    groups: list[list[int]] = []
+    for j in range(cols.size):
+        for g in groups:
+            if np.array_equal(w[:, g[0]], w[:, j]):
+                g.append(j)
+                break
+        else:
+            groups.append([j])
+    return [cols[g] for g in groups]
 
 
 def _welch(rows: ModelRows, a: str, b: str, confidence: float) -> pd.DataFrame:

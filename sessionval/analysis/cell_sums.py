@@ -239,11 +239,21 @@ def cell_sums(
 
 
 def _cell_codes(keys: pd.DataFrame) -> tuple[IntArray, pd.DataFrame]:
-    """Each row's cell (codes in sorted key order) and the cells' keys."""
-    grouped = keys.groupby(list(keys.columns), sort=True)
-    codes: IntArray = np.asarray(grouped.ngroup().to_numpy(), dtype=np.int64)
-    cells = grouped.size().reset_index().drop(columns=0)
-    cells = cells.astype(object).reset_index(drop=True)
+    """Each row's cell (codes in sorted key order) and the cells' keys.
+
+    Each key column is factorised in sorted order and the codes folded column by
+    column into one integer, compacted after each column (so no product of level
+    counts can overflow): a hash and a sort of integers instead of pandas' grouping
+    on several text columns, about ten times faster on the fold of a large partial.
+    """
+    codes = np.zeros(len(keys), dtype=np.int64)
+    for col in keys.columns:
+        k, levels = pd.factorize(keys[col].to_numpy(dtype=object), sort=True)
+        codes = np.unique(codes * max(len(levels), 1) + k, return_inverse=True)[1].ravel()
+    codes = codes.astype(np.int64)
+    first = np.full(int(codes.max()) + 1 if codes.size else 0, len(keys), dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(len(keys), dtype=np.int64))
+    cells = keys.iloc[first].astype(object).reset_index(drop=True)
     return codes, cells
 
 
