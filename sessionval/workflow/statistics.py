@@ -35,6 +35,8 @@ from ..analysis.by_design import compare_cells, compare_per_session
 from ..analysis.cell_sums import (
     CellSums,
     blocked_scores_from_cells,
+    cell_sums,
+    combine,
     design_from_cells,
     score_table_from_cells,
     unjudged_from_cells,
@@ -42,18 +44,22 @@ from ..analysis.cell_sums import (
 from ..analysis.compare import blocked_scores, omnibus_tests
 from ..analysis.design import Design, detect_design
 from ..analysis.mixed import mixed_model
+from ..analysis.rating_sums import RatingSums, combine_ratings
 from ..errors import StatisticsError
 from ..output.pvalues import format_p
 from ..output.report import ReportSection, ReportTable, unequal_counts, unjudged_note
+from .correlations import rating_partial
 from .outputs import RunOutputs
 from .settings import RunSettings, StatisticsSettings
 from .steps import REPORT_MEASURES
 
 __all__ = [
+    "StatisticsPartial",
     "StatisticsResult",
     "report_scores_from_cells",
     "results_text",
     "statistics_from_cells",
+    "statistics_partial",
     "statistics_step",
 ]
 
@@ -240,6 +246,46 @@ def _statistics(
         omnibus=omnibus,
         mixed=fitted,
         sections=_sections(comparisons, omnibus, fitted, settings, design, tuple(notes)),
+    )
+
+
+@dataclass(frozen=True)
+class StatisticsPartial:
+    """What one partition of a distributed run gives the statistics, scores and correlations.
+
+    A worker builds it from its per-session table (:func:`statistics_partial`); the
+    client folds the partials as they arrive (:meth:`combine`) and finishes them with
+    :func:`statistics_from_cells`, :func:`report_scores_from_cells` (``cells``) and
+    :func:`~sessionval.workflow.correlations.correlation_from_sums` (``ratings``).
+    Picklable; its size grows with the design cells and the measures, never with the
+    sessions of a cell.
+    """
+
+    cells: CellSums
+    ratings: RatingSums
+
+    def combine(self, *others: StatisticsPartial) -> StatisticsPartial:
+        """Fold ``others`` into this partial: a new one (associative and commutative)."""
+        return StatisticsPartial(
+            combine(self.cells, *(o.cells for o in others)),
+            combine_ratings(self.ratings, *(o.ratings for o in others)),
+        )
+
+
+def statistics_partial(
+    per_session: pd.DataFrame, settings: RunSettings, *, by_order: bool = True
+) -> StatisticsPartial:
+    """One partition's :class:`StatisticsPartial` (a worker's call).
+
+    ``per_session`` is the partition's per-session table with its covariates
+    (``with_covariates(ev.per_session(), ev.frame)``); ``by_order`` as
+    :func:`~sessionval.analysis.cell_sums.cell_sums` (``False`` for a log of many
+    sessions per searcher, unless its Latin square needs the period effect).
+    ``session_order`` must be the searcher's place in the whole study, not in the
+    partition, when a searcher's sessions span partitions.
+    """
+    return StatisticsPartial(
+        cell_sums(per_session, by_order=by_order), rating_partial(per_session, settings)
     )
 
 

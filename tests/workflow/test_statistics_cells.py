@@ -34,6 +34,7 @@ from sessionval.workflow.statistics import (
     StatisticsSettings,
     report_scores_from_cells,
     statistics_from_cells,
+    statistics_partial,
     statistics_step,
 )
 
@@ -156,3 +157,19 @@ def test_correlations_from_sums_give_pearson_and_say_what_is_left_out(tmp_path) 
     # without any rating: no section, as the local step
     empty = combine_ratings(rating_partial(whole.drop(columns=rating_columns(whole)), settings))
     assert correlation_from_sums(RunOutputs(tmp_path / "c"), empty) is None
+
+
+def test_one_partial_per_partition_gives_every_distributed_result(tmp_path) -> None:
+    import pickle
+
+    whole, parts = _study_and_partitions(3)
+    settings = run_settings(None, lenient=None, has_qrels=True)
+    partials = [pickle.loads(pickle.dumps(statistics_partial(p, settings))) for p in parts]
+    folded = partials[1].combine(partials[2]).combine(partials[0])
+    got = statistics_from_cells(RunOutputs(tmp_path / "a"), folded.cells, settings.statistics)
+    expected = statistics_step(RunOutputs(tmp_path / "b"), whole, settings.statistics)
+    pd.testing.assert_frame_equal(got.comparisons, expected.comparisons, rtol=1e-12)
+    scores, _ = report_scores_from_cells(folded.cells, settings)
+    assert scores.loc[scores["measure"] == "n_queries", "n"].sum() == len(whole)
+    section = correlation_from_sums(RunOutputs(tmp_path / "c"), folded.ratings)
+    assert section is not None and section.tables[0].table["n"].max() == len(whole)
