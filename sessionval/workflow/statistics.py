@@ -38,6 +38,7 @@ from ..analysis.cell_sums import (
     cell_sums,
     combine,
     design_from_cells,
+    score_measures,
     score_table_from_cells,
     unjudged_from_cells,
 )
@@ -284,8 +285,14 @@ def statistics_partial(
     ``session_order`` must be the searcher's place in the whole study, not in the
     partition, when a searcher's sessions span partitions.
     """
+    # only the scores the statistics and the report's table use: a cell costs 32 bytes
+    # per measure summed
+    wanted = dict.fromkeys(
+        (*settings.statistics.measures, *REPORT_MEASURES, *settings.measures.session, "sdcg")
+    )
+    measures = [m for m in wanted if m in score_measures(per_session)]
     return StatisticsPartial(
-        cell_sums(per_session, by_order=by_order), rating_partial(per_session, settings)
+        cell_sums(per_session, measures, by_order=by_order), rating_partial(per_session, settings)
     )
 
 
