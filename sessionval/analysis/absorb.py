@@ -33,16 +33,33 @@ def indicator_columns(codes: npt.NDArray[np.integer], n_levels: int) -> FloatArr
     return x
 
 
-def demean_within(x: FloatArray, codes: npt.NDArray[np.integer], n_groups: int) -> FloatArray:
+def demean_within(
+    x: FloatArray,
+    codes: npt.NDArray[np.integer],
+    n_groups: int,
+    weights: FloatArray | None = None,
+) -> FloatArray:
     """Each column of ``x`` minus its mean within the groups ``codes`` (0 .. n_groups-1).
+
+    With ``weights`` (rows that stand for several equal observations: the cells of
+    :mod:`sessionval.analysis.cell_sums`), the weighted mean: the absorption of a block
+    in weighted least squares.
 
     Examples
     --------
     >>> demean_within(np.array([[1.0], [3.0], [5.0]]), np.array([0, 0, 1]), 2).ravel().tolist()
     [-1.0, 1.0, 0.0]
+    >>> demean_within(np.array([[1.0], [4.0]]), np.array([0, 0]), 1, np.array([2.0, 1.0]))
+    array([[-1.],
+           [ 2.]])
     """
-    counts = np.bincount(codes, minlength=n_groups).astype(np.float64)
+    if weights is None:
+        counts = np.bincount(codes, minlength=n_groups).astype(np.float64)
+        columns = list(x.T)
+    else:
+        counts = np.asarray(np.bincount(codes, weights=weights, minlength=n_groups), np.float64)
+        columns = [col * weights for col in x.T]
     means = np.column_stack(
-        [np.bincount(codes, weights=col, minlength=n_groups) / counts for col in x.T]
+        [np.bincount(codes, weights=col, minlength=n_groups) / counts for col in columns]
     ).reshape(n_groups, x.shape[1])
     return np.asarray(x - means[codes], dtype=np.float64)

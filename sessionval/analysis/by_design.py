@@ -29,21 +29,25 @@ Every row gains ``design``, ``block`` and ``note`` (why a pair could not be comp
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from .._types import FloatArray
 from ..errors import StatisticsError
 from .absorb import demean_within, indicator_columns
-from .compare import COMPARISON_COLUMNS, blocked_scores, compare_systems
+from .compare import COMPARISON_COLUMNS, compare_systems
 from .design import Design, detect_design
+from .model_rows import CellRows, ModelRows, SessionRows
 from .multiple import ROUNDING, adjust_p, pair_indices
-from .score_table import levels_in_order
+
+if TYPE_CHECKING:
+    from .cell_sums import CellSums
 
 __all__ = [
     "DESIGN_COLUMNS",
+    "compare_cells",
     "compare_per_session",
     "is_per_session",
 ]
@@ -110,20 +114,100 @@ def compare_per_session(
             f"per-session table: score column(s) {missing} missing; columns are "
             f"{list(per_session.columns)}"
         )
+    return _compare(
+        SessionRows(per_session),
+        d,
+        list(measures),
+        test=test,
+        correction=correction,
+        alpha=alpha,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        effect_size=effect_size,
+    )
+
+
+def compare_cells(
+    cells: CellSums,
+    *,
+    measures: Sequence[str],
+    design: str | None = None,
+    block: str | None = None,
+    test: str = "paired-t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+    effect_size: str = "sakai",
+) -> pd.DataFrame:
+    """:func:`compare_per_session` of the sessions that ``cells`` sum (a distributed run).
+
+    The same rows, columns and notes: the paired designs compare the block means (sums
+    over counts per system and block) with :func:`compare_systems`; ``between`` runs
+    Welch's test on the searcher means; the blocks model is the weighted least squares
+    of the cell means, each weighted by its sessions, whose residual sum of squares
+    plus the cells' own sums of squares is the session-level one: ordinary least
+    squares with categorical regressors only is exactly that (the design matrix has one
+    row per cell, repeated for its sessions).  Cells summed without ``session_order``
+    (``by_order=False``) fit a Latin square without its period effect, and a note says so.
+
+    Raises
+    ------
+    StatisticsError
+        A measure that was not summed, or an unknown option.
+    """
+    from .cell_sums import design_from_cells
+
+    d = design_from_cells(cells, design=design, block=block)
+    missing = [m for m in measures if m not in cells.measures]
+    if missing:
+        raise StatisticsError(
+            f"cell sums: measure(s) {missing} were not summed; summed: {list(cells.measures)}"
+        )
+    return _compare(
+        CellRows(cells),
+        d,
+        list(measures),
+        test=test,
+        correction=correction,
+        alpha=alpha,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        effect_size=effect_size,
+    )
+
+
+def _compare(
+    source: SessionRows | CellRows,
+    d: Design,
+    measures: list[str],
+    *,
+    test: str,
+    correction: str,
+    alpha: float,
+    confidence: float,
+    resamples: int,
+    seed: int,
+    effect_size: str,
+) -> pd.DataFrame:
+    """The rows of every pair as design ``d`` asks (module docstring), from sessions or cells."""
     notes: list[str] = []
     if d.design == "log":
         out = pd.DataFrame(columns=list(DESIGN_COLUMNS))
         notes.append(f"Design: {d.description}.")
     elif d.block in ("topic", "searcher"):
         column = "topic_id" if d.block == "topic" else "user_id"
-        long = blocked_scores(per_session, measures=measures, block=column)
+        long = source.blocked(measures, column)
         out = compare_systems(
             long,
             test=test,  # type: ignore[arg-type]
             correction=correction,  # type: ignore[arg-type]
             alpha=alpha,
             confidence=confidence,
-            systems=levels_in_order(per_session["system_id"]),
+            systems=source.systems(),
             resamples=resamples,
             seed=seed,
             effect_size=effect_size,  # type: ignore[arg-type]
@@ -137,13 +221,21 @@ def compare_per_session(
                 "Holm's method instead"
             )
             correction = "holm"
+        period = d.latin_square and source.has_order()
+        if d.latin_square and d.block == "searcher+topic" and not period:
+            notes.append(
+                "The blocks model has no period effect: the sessions were summed per cell "
+                "without their session_order (cell_sums(by_order=False))"
+            )
         out = _model_rows(
-            per_session,
-            list(measures),
+            source.rows(measures, period),
+            source.systems(),
+            measures,
             d,
             alpha=alpha,
             confidence=confidence,
             correction=correction,
+            period=period,
         )
         notes += out.attrs["notes"]
     out["design"] = d.design
@@ -164,57 +256,49 @@ def compare_per_session(
 
 
 def _model_rows(
-    per_session: pd.DataFrame,
+    rows: ModelRows,
+    names: list[str],
     measures: list[str],
     d: Design,
     *,
     alpha: float,
     confidence: float,
     correction: str,
+    period: bool,
 ) -> pd.DataFrame:
     """The rows of the ``between`` design and the ``searcher+topic`` block, every measure.
 
     Each pair is analysed for all measures at once: the measures whose scores are
-    missing in the same sessions share one design (Welch's searcher means, or one least
-    squares solve with a column per measure), so many scores cost about one.
+    missing in the same sessions (cells: with the same counts) share one design
+    (Welch's searcher means, or one least squares solve with a column per measure), so
+    many scores cost about one.
     """
-    names = levels_in_order(per_session["system_id"])
     ia, ib = pair_indices(len(names))
-    keys = pd.DataFrame(
-        {
-            "system": per_session["system_id"].astype(str).to_numpy(),
-            "searcher": per_session["user_id"].astype(str).to_numpy(),
-            "topic": per_session["topic_id"].astype(str).to_numpy(),
-        }
-    )
-    period = d.latin_square and "session_order" in per_session.columns
-    if period:
-        keys["order"] = per_session["session_order"].astype(str).to_numpy()
-    y = per_session[measures].astype("float64").to_numpy()
+    keys = rows.keys
     parts: list[pd.DataFrame] = []
     notes: list[str] = []
     for i, j in zip(ia, ib, strict=True):
         a, b = names[i], names[j]
-        rows = np.flatnonzero(keys["system"].isin([a, b]).to_numpy())
-        missing = np.isnan(y[rows])
-        # measures missing in the same sessions share one analysis
+        pair = np.flatnonzero(keys["system"].isin([a, b]).to_numpy())
+        missing = rows.missing(pair)
+        # measures missing in the same sessions (cells: of the same counts) share one analysis
         patterns, which = np.unique(missing.T, axis=0, return_inverse=True)
         for k, pattern in enumerate(patterns):
             cols = np.flatnonzero(which.ravel() == k)
-            used = rows[~pattern]
-            pair_keys = keys.iloc[used].reset_index(drop=True)
-            scores = y[np.ix_(used, cols)]
-            if d.design == "between":
-                part = _welch(pair_keys, scores, a, b, confidence)
-            else:
-                part, said = _blocked_ols(pair_keys, scores, a, b, confidence, period)
-                named = ", ".join(measures[c] for c in cols)
-                notes += [f"{named}: {a} vs {b}: {n}" for n in said]
-            part.insert(0, "measure", [measures[c] for c in cols])
-            part.insert(1, "a", a)
-            part.insert(2, "b", b)
-            part["_part"] = len(parts)  # parts come in pair order
-            parts.append(part)
+            used = pair[~pattern]
+            for same in _same_weights(rows, used, cols):
+                sub = rows.take(used, same)
+                if d.design == "between":
+                    part = _welch(sub, a, b, confidence)
+                else:
+                    part, said = _blocked_ols(sub, a, b, confidence, period)
+                    named = ", ".join(measures[c] for c in same)
+                    notes += [f"{named}: {a} vs {b}: {n}" for n in said]
+                part.insert(0, "measure", [measures[c] for c in same])
+                part.insert(1, "a", a)
+                part.insert(2, "b", b)
+                part["_part"] = len(parts)  # parts come in pair order
+                parts.append(part)
     table = pd.concat(parts, ignore_index=True)
     # one family per measure, its rows in pair order: the layout of compare_systems
     table["_measure"] = table["measure"].map({m: k for k, m in enumerate(measures)})
@@ -235,12 +319,37 @@ def _rows(size: int, **columns: object) -> pd.DataFrame:
     return pd.DataFrame(columns, index=pd.RangeIndex(size))
 
 
-def _welch(keys: pd.DataFrame, y: FloatArray, a: str, b: str, confidence: float) -> pd.DataFrame:
+def _same_weights(
+    rows: ModelRows, used: npt.NDArray[np.intp], cols: npt.NDArray[np.intp]
+) -> list[npt.NDArray[np.intp]]:
+    """``cols`` split by their weights on the ``used`` rows (sessions: all alike)."""
+    if rows.weight is None or cols.size < 2:
+        return [cols]
+    w = rows.weight[np.ix_(used, cols)]
+    groups: list[list[int]] = []
+    for j in range(cols.size):
+        for g in groups:
+            if np.array_equal(w[:, g[0]], w[:, j]):
+                g.append(j)
+                break
+        else:
+            groups.append([j])
+    return [cols[g] for g in groups]
+
+
+def _welch(rows: ModelRows, a: str, b: str, confidence: float) -> pd.DataFrame:
     """Welch's t test of the searcher means of ``a`` against ``b``, one row per column of ``y``."""
     from scipy import stats as st
 
+    y, keys = rows.y, rows.keys
     m = y.shape[1]
-    means = pd.DataFrame(y).groupby([keys["system"], keys["searcher"]]).mean()
+    by = [keys["system"], keys["searcher"]]
+    if rows.weight is None:
+        means = pd.DataFrame(y).groupby(by).mean()
+    else:  # cells: their sums over their sessions, per searcher
+        w = pd.Series(rows.weight)
+        means = pd.DataFrame(y * rows.weight[:, None]).groupby(by).sum()
+        means = means.div(w.groupby(by).sum(), axis=0)
     systems = means.index.get_level_values(0)
     xa, xb = means[systems == a].to_numpy(), means[systems == b].to_numpy()
     na, nb = len(xa), len(xb)
@@ -290,7 +399,7 @@ def _sorted_codes(values: pd.Series) -> tuple[npt.NDArray[np.intp], int]:
 
 
 def _blocked_ols(
-    keys: pd.DataFrame, y: FloatArray, a: str, b: str, confidence: float, period: bool
+    rows: ModelRows, a: str, b: str, confidence: float, period: bool
 ) -> tuple[pd.DataFrame, list[str]]:
     r"""OLS ``y ~ system + searcher + topic (+ order)`` on one pair's sessions: a − b.
 
@@ -300,19 +409,34 @@ def _blocked_ols(
     The block of most levels is absorbed (every column demeaned within it, the
     Frisch-Waugh-Lovell theorem) instead of entering as dummy columns, so memory grows
     with the sessions, not with sessions × searchers.
+
+    Rows of cells (``rows.weight``: sessions per cell) give the same fit: the
+    session-level design repeats each cell's row, so :math:`X^\top X = X_c^\top W X_c`
+    and :math:`X^\top y = X_c^\top W \bar y_c` (weighted least squares on the cell
+    means, the block absorbed by weighted demeaning) and the residual sum of squares
+    is the weighted one plus the cells' own sums of squares about their means.
     Returns the rows and the notes (collinear blocks).
     """
     from scipy import stats as st
 
+    keys, y = rows.keys, rows.y
     m = y.shape[1]
     both = keys.groupby("searcher")["system"].nunique()
     kept = keys["searcher"].isin(both.index[both == 2]).to_numpy()
     k, yk = keys[kept].reset_index(drop=True), y[kept]
+    wk = None if rows.weight is None else rows.weight[kept]
     is_a = (k["system"] == a).to_numpy()
     n_blocks = int(k["searcher"].nunique())
     with np.errstate(invalid="ignore"):
-        mean_a = yk[is_a].mean(axis=0) if is_a.any() else np.full(m, np.nan)
-        mean_b = yk[~is_a].mean(axis=0) if (~is_a).any() else np.full(m, np.nan)
+        if wk is None:
+            mean_a = yk[is_a].mean(axis=0) if is_a.any() else np.full(m, np.nan)
+            mean_b = yk[~is_a].mean(axis=0) if (~is_a).any() else np.full(m, np.nan)
+        else:
+            sums = yk * wk[:, None]
+            mean_a = sums[is_a].sum(axis=0) / wk[is_a].sum() if is_a.any() else np.full(m, np.nan)
+            mean_b = (
+                sums[~is_a].sum(axis=0) / wk[~is_a].sum() if (~is_a).any() else np.full(m, np.nan)
+            )
     out = _rows(
         m,
         n=n_blocks,
@@ -345,11 +469,14 @@ def _blocked_ols(
     n_absorbed = int(codes.max()) + 1
     blocks = [indicator_columns(*_sorted_codes(k[c])) for c in factors if c != absorbed]
     n_columns = 2 + (n_absorbed - 1) + sum(b.shape[1] for b in blocks)
-    x = demean_within(np.column_stack([is_a.astype(np.float64), *blocks]), codes, n_absorbed)
-    y_within = demean_within(yk, codes, n_absorbed)
+    x = demean_within(np.column_stack([is_a.astype(np.float64), *blocks]), codes, n_absorbed, wk)
+    y_within = demean_within(yk, codes, n_absorbed, wk)
+    if wk is not None:  # weighted least squares: each cell's row times the root of its sessions
+        root = np.sqrt(wk)[:, None]
+        x, y_within = x * root, y_within * root
     pinv = np.linalg.pinv(x)
     rank = n_absorbed + int(np.linalg.matrix_rank(x))
-    df = len(k) - rank
+    df = (len(k) if wk is None else round(float(wk.sum()))) - rank
     if df < 1:
         out["note"] = "not compared: no residual degrees of freedom left by the blocks"
         return out, []
@@ -367,7 +494,10 @@ def _blocked_ols(
         else []
     )
     beta = pinv @ y_within
-    mse = ((y_within - x @ beta) ** 2).sum(axis=0) / df
+    rss = ((y_within - x @ beta) ** 2).sum(axis=0)
+    if rows.within is not None:  # the sessions' spread about their cell means
+        rss = rss + rows.within[kept].sum(axis=0)
+    mse = rss / df
     diff = beta[0]
     se = np.sqrt(mse * (pinv[0] @ pinv[0]))
     half = st.t.ppf(0.5 + confidence / 2, df) * se
@@ -378,7 +508,7 @@ def _blocked_ols(
         p = 2 * st.t.sf(np.abs(t), df)
     # the blocks explain every score: a residual of rounding noise (a t of ~1e16
     # otherwise) counts as 0, as the two-way ANOVA counts its sums of squares
-    scale = ROUNDING * np.abs(yk).max(axis=0)
+    scale = ROUNDING * (np.abs(yk) if rows.absmax is None else rows.absmax[kept]).max(axis=0)
     exact = rmse <= scale
     zero = exact & (np.abs(diff) <= scale)
     moved = exact & ~zero

@@ -36,6 +36,7 @@ __all__ = [
     "Block",
     "Design",
     "DesignName",
+    "design_of_cells",
     "detect_design",
 ]
 
@@ -91,17 +92,6 @@ class Design:
     description: str
 
 
-def _searcher_is_system(table: pd.DataFrame, system: str, searcher: str) -> bool:
-    """The searcher column is absent, empty, or one searcher per system and vice versa."""
-    if searcher not in table.columns or table[searcher].isna().all():
-        return True
-    pairs = table[[searcher, system]].astype(str).drop_duplicates()
-    return bool(
-        (pairs[searcher].is_unique and pairs[system].is_unique)
-        or (table[searcher].astype(str) == table[system].astype(str)).all()
-    )
-
-
 def detect_design(
     per_session: pd.DataFrame,
     *,
@@ -154,23 +144,55 @@ def detect_design(
             f"per-session table: column(s) {missing} missing to detect the design; columns "
             f"are {list(per_session.columns)}"
         )
-    systems = per_session[system].astype(str)
-    n_systems, n_topics = systems.nunique(), per_session[topic].astype(str).nunique()
-    confounded = _searcher_is_system(per_session, system, searcher)
-    n_searchers = 0 if confounded else int(per_session[searcher].astype(str).nunique())
+    has_searcher = searcher in per_session.columns and bool(per_session[searcher].notna().any())
+    cells = pd.DataFrame(
+        {
+            "u": per_session[searcher].astype(str) if has_searcher else "",
+            "s": per_session[system].astype(str),
+            "t": per_session[topic].astype(str),
+        }
+    ).drop_duplicates()
+    return design_of_cells(
+        cells, n_sessions=len(per_session), has_searcher=has_searcher, design=design, block=block
+    )
+
+
+def design_of_cells(
+    cells: pd.DataFrame,
+    *,
+    n_sessions: int,
+    has_searcher: bool,
+    design: str | None = None,
+    block: str | None = None,
+) -> Design:
+    """The design of a study known by its distinct searcher × system × topic cells.
+
+    What :func:`detect_design` decides from a per-session table, decided from the
+    cells alone (its only input that grows with the sessions is their number), so a
+    distributed run detects it from the partitions' cell sums
+    (:mod:`sessionval.analysis.cell_sums`).
+
+    Parameters
+    ----------
+    cells
+        Columns ``u``, ``s``, ``t``: searcher, system and topic as text (``"nan"`` for
+        a missing searcher, as ``astype(str)`` writes it), one row per cell or more.
+    n_sessions
+        Sessions of the study.
+    has_searcher
+        The study has a searcher column with at least one value.
+    design, block
+        Override, as :func:`detect_design` (checked there).
+    """
+    n_systems, n_topics = cells["s"].nunique(), cells["t"].nunique()
+    confounded = not has_searcher or _searcher_is_system(cells)
+    n_searchers = 0 if confounded else int(cells["u"].nunique())
     topics, latin = "", False
     if n_systems < 2:
         found: DesignName = "log"
     elif confounded:
         found = "by_topic"
     else:
-        cells = pd.DataFrame(
-            {
-                "u": per_session[searcher].astype(str),
-                "s": systems,
-                "t": per_session[topic].astype(str),
-            }
-        )
         per_user = cells.groupby("u")["s"].nunique()
         if (per_user >= 2).any():
             found = "within"
@@ -197,13 +219,19 @@ def detect_design(
         n_systems=n_systems,
         n_searchers=n_searchers,
         n_topics=n_topics,
-        n_sessions=len(per_session),
+        n_sessions=n_sessions,
         topics=topics if chosen == "within" else "",
         latin_square=latin and chosen == "within",
         overridden=overridden,
         description=_describe(chosen, n_systems, n_searchers, n_topics, topics, latin)
         + (" (set in the configuration)" if overridden else ""),
     )
+
+
+def _searcher_is_system(cells: pd.DataFrame) -> bool:
+    """One searcher per system and vice versa, or every searcher named as its system."""
+    pairs = cells[["u", "s"]].drop_duplicates()
+    return bool((pairs["u"].is_unique and pairs["s"].is_unique) or (cells["u"] == cells["s"]).all())
 
 
 def _describe(

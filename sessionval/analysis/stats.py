@@ -12,6 +12,7 @@ from ..errors import SessionvalError
 
 __all__ = [
     "paired_comparison",
+    "score_rows",
     "score_table",
 ]
 
@@ -54,8 +55,6 @@ def score_table(
     >>> t.round(3).to_numpy().tolist()
     [['A', 'nsdcg', 3, 0.4, 0.2, -0.097, 0.897], ['B', 'nsdcg', 1, 0.5, nan, nan, nan]]
     """
-    from scipy import stats
-
     if not 0.0 < confidence < 1.0:
         raise SessionvalError(f"confidence must be in (0, 1), got {confidence}")
     missing = [c for c in (by, *measures) if c not in per_session.columns]
@@ -68,15 +67,40 @@ def score_table(
     values = per_session.loc[:, list(measures)].astype("float64")
     grouped = values.groupby(keys.to_numpy(), sort=True)
     n = grouped.count()
-    mean = grouped.mean()
-    sd = grouped.std(ddof=1)
+    return score_rows(
+        n.index.to_numpy(dtype=object),
+        measures,
+        n.to_numpy(),
+        grouped.mean().to_numpy(),
+        grouped.std(ddof=1).to_numpy(),
+        confidence,
+    )
+
+
+def score_rows(
+    systems: np.ndarray,
+    measures: Sequence[str],
+    n: np.ndarray,
+    mean: np.ndarray,
+    sd: np.ndarray,
+    confidence: float,
+) -> pd.DataFrame:
+    r"""The rows of :func:`score_table` from each system's counts, means and SDs.
+
+    ``n``, ``mean`` and ``sd`` are systems × measures; the interval is
+    :math:`\bar x \pm t_{(1+c)/2,\,n-1}\, s/\sqrt n`, NaN below two values.  The one
+    formula of the local table and of :func:`~sessionval.analysis.cell_sums.
+    score_table_from_cells`.
+    """
+    from scipy import stats
+
     rows = pd.DataFrame(
         {
-            "system": np.repeat(n.index.to_numpy(dtype=object), len(measures)),
-            "measure": np.tile(np.asarray(measures, dtype=object), len(n)),
-            "n": n.to_numpy().reshape(-1).astype(np.int64),
-            "mean": mean.to_numpy().reshape(-1),
-            "sd": sd.to_numpy().reshape(-1),
+            "system": np.repeat(systems, len(measures)),
+            "measure": np.tile(np.asarray(measures, dtype=object), len(systems)),
+            "n": n.reshape(-1).astype(np.int64),
+            "mean": mean.reshape(-1),
+            "sd": sd.reshape(-1),
         }
     )
     nn = rows["n"].to_numpy(dtype=np.float64)

@@ -41,6 +41,7 @@ __all__ = [
     "render_report",
     "score_table",
     "unequal_counts",
+    "unjudged_note",
     "unjudged_sessions",
     "write_report",
 ]
@@ -310,7 +311,13 @@ measure that needs judgments.
     if not gone.any():
         return ()
     topics = sorted(pd.unique(per_session["topic_id"].astype(str).to_numpy()[gone]))
-    n = int(gone.sum())
+    return unjudged_note(int(gone.sum()), topics)
+
+
+def unjudged_note(n: int, topics: Sequence[str]) -> tuple[str, ...]:
+    """:func:`unjudged_sessions`' note from the count of such sessions and their sorted topics."""
+    if not n:
+        return ()
     shown = ", ".join(topics[:10]) + (", ..." if len(topics) > 10 else "")
     return (
         f"{n} session{'s' if n != 1 else ''} on {len(topics)} "

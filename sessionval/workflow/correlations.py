@@ -14,6 +14,7 @@ from typing import Final
 import pandas as pd
 
 from ..analysis.correlations import rating_columns, rating_correlations
+from ..analysis.rating_sums import RatingSums, pearson_from_sums, rating_sums
 from ..output import plots
 from ..output.rating_plots import RASTER_POINTS
 from ..output.report import ReportFigure, ReportSection, ReportTable
@@ -23,7 +24,9 @@ from .settings import RunSettings
 __all__ = [
     "CORRELATED_SCORES",
     "correlated_measures",
+    "correlation_from_sums",
     "correlation_step",
+    "rating_partial",
 ]
 
 #: sDCG's own per-session scores correlated with the ratings (those the table has).
@@ -71,6 +74,55 @@ def correlation_step(
         return None
     measures = correlated_measures(per_session, settings)
     table = rating_correlations(per_session, measures=measures, ratings=ratings)
+    figures = _figure(outputs, per_session, settings, measures, ratings, table) if figure else ()
+    return _section(outputs, table, figures)
+
+
+def rating_partial(per_session: pd.DataFrame, settings: RunSettings) -> RatingSums:
+    """One partition's sums for :func:`correlation_from_sums` (a worker of a distributed run).
+
+    Every ``rating_*`` column of the table, with a value in this partition or not.
+    """
+    ratings = [str(c) for c in per_session.columns if str(c).startswith("rating_")]
+    return rating_sums(per_session, correlated_measures(per_session, settings), ratings)
+
+
+def correlation_from_sums(outputs: RunOutputs, sums: RatingSums) -> ReportSection | None:
+    """:func:`correlation_step` of a distributed run, from the partitions' combined sums.
+
+    Writes ``tables/rating_correlations`` with ``n`` and Pearson's r and p equal to the
+    local table's (:func:`~sessionval.analysis.rating_sums.pearson_from_sums`);
+    Spearman's and Kendall's columns are NaN and the figure is not drawn (both need
+    every session), and the section says how to compute them.
+
+    Returns
+    -------
+    ReportSection or None
+        ``None`` (and nothing written) when no session carries a rating.
+    """
+    if not any(sums.rated > 0):
+        return None
+    return _section(outputs, pearson_from_sums(sums), (), distributed=True)
+
+
+#: What a distributed run leaves out of the correlations, and how to get it.
+_DISTRIBUTED_NOTE = (
+    "This run kept its sessions on the workers: Pearson's r is computed from sums over "
+    "the partitions, but Spearman's rho and Kendall's tau rank every session of the study "
+    "and are left out (NaN), as is the figure of every session's point. Compute them on the "
+    "per-session parts the workers wrote: sessionval.analysis.correlations."
+    "rating_correlations(pd.read_parquet('tables/per_session/'))."
+)
+
+
+def _section(
+    outputs: RunOutputs,
+    table: pd.DataFrame,
+    figures: tuple[ReportFigure, ...],
+    *,
+    distributed: bool = False,
+) -> ReportSection:
+    """Write the correlation table; the report section showing it."""
     for ext in ("csv", "parquet"):
         outputs.write_frame(f"tables/rating_correlations.{ext}", table)
     n = int(table["n"].max()) if len(table) else 0
@@ -93,7 +145,8 @@ def correlation_step(
                 digits=3,
             ),
         ),
-        figures=_figure(outputs, per_session, settings, measures, ratings, table) if figure else (),
+        figures=figures,
+        notes=(_DISTRIBUTED_NOTE,) if distributed else (),
     )
 
 

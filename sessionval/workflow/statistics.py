@@ -25,24 +25,42 @@ The ``[statistics]`` table of the configuration is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ..analysis.by_design import compare_per_session
+from ..analysis.by_design import compare_cells, compare_per_session
+from ..analysis.cell_sums import (
+    CellSums,
+    blocked_scores_from_cells,
+    cell_sums,
+    combine,
+    design_from_cells,
+    score_measures,
+    score_table_from_cells,
+    unjudged_from_cells,
+)
 from ..analysis.compare import blocked_scores, omnibus_tests
 from ..analysis.design import Design, detect_design
 from ..analysis.mixed import mixed_model
+from ..analysis.rating_sums import RatingSums, combine_ratings
 from ..errors import StatisticsError
 from ..output.pvalues import format_p
-from ..output.report import ReportSection, ReportTable
+from ..output.report import ReportSection, ReportTable, unequal_counts, unjudged_note
+from .correlations import rating_partial
 from .outputs import RunOutputs
-from .settings import StatisticsSettings
+from .settings import RunSettings, StatisticsSettings
+from .steps import REPORT_MEASURES
 
 __all__ = [
+    "StatisticsPartial",
     "StatisticsResult",
+    "report_scores_from_cells",
     "results_text",
+    "statistics_from_cells",
+    "statistics_partial",
     "statistics_step",
 ]
 
@@ -129,24 +147,83 @@ def statistics_step(
         Empty tables and an explanatory note when the study has one system or no
         searcher used two systems.
     """
-    measures = [m for m in settings.measures if m in per_session.columns]
+    design = detect_design(per_session, design=settings.design, block=settings.block)
+    return _statistics(
+        outputs,
+        settings,
+        design,
+        [str(c) for c in per_session.columns],
+        compare=lambda measures, **kw: compare_per_session(per_session, measures=measures, **kw),
+        blocked=lambda measures, column: blocked_scores(
+            per_session, measures=measures, block=column
+        ),
+        mixed=lambda measures, notes: _mixed(per_session, measures, design, settings, notes),
+    )
+
+
+def statistics_from_cells(
+    outputs: RunOutputs, cells: CellSums, settings: StatisticsSettings
+) -> StatisticsResult:
+    """:func:`statistics_step` of a distributed run: from the partitions' combined cell sums.
+
+    The same comparisons (every pair as the design asks,
+    :func:`~sessionval.analysis.by_design.compare_cells`), the same omnibus tests and
+    the same sections and files as :func:`statistics_step` on the whole per-session
+    table, to about 1e-14 relative (:mod:`sessionval.analysis.cell_sums`).  The linear
+    mixed model is not fitted: its REML fit runs on the session rows, which stay on
+    the workers; the statistics section says so and how to fit it on the per-session
+    parts the workers wrote.
+
+    Parameters
+    ----------
+    outputs
+        The run's output folder.
+    cells
+        The combined :class:`~sessionval.analysis.cell_sums.CellSums` of every partition.
+    settings
+        The ``[statistics]`` settings.
+    """
+    design = design_from_cells(cells, design=settings.design, block=settings.block)
+    return _statistics(
+        outputs,
+        settings,
+        design,
+        list(cells.measures),
+        compare=lambda measures, **kw: compare_cells(cells, measures=measures, **kw),
+        blocked=lambda measures, column: blocked_scores_from_cells(
+            cells, measures=measures, block=column
+        ),
+        mixed=lambda measures, notes: _mixed_not_distributed(measures, design, settings, notes),
+    )
+
+
+def _statistics(
+    outputs: RunOutputs,
+    settings: StatisticsSettings,
+    design: Design,
+    columns: list[str],
+    *,
+    compare: Callable[..., pd.DataFrame],
+    blocked: Callable[[list[str], str], pd.DataFrame],
+    mixed: Callable[[list[str], list[str]], pd.DataFrame],
+) -> StatisticsResult:
+    """The statistics of the run, from a per-session table or cell sums (the callables)."""
+    measures = [m for m in settings.measures if m in columns]
     notes: list[str] = [
         f"{m}: not a per-session score of this run, left out"
         for m in settings.measures
-        if m not in per_session.columns
+        if m not in columns
     ]
-    design = detect_design(per_session, design=settings.design, block=settings.block)
     empty = pd.DataFrame()
-    comparisons, omnibus, mixed = empty, empty, empty
+    comparisons, omnibus, fitted = empty, empty, empty
     if design.design == "log":
         notes.append("The study has one system: there is nothing to compare.")
     elif not measures:
         notes.append("No score of [statistics] measures to compare.")
     else:
         try:
-            comparisons = compare_per_session(
-                per_session,
-                measures=measures,
+            comparisons = compare(
+                measures,
                 design=settings.design,
                 block=settings.block,
                 test=settings.test,
@@ -160,28 +237,99 @@ def statistics_step(
             notes += comparisons.attrs.get("notes", [])
         except StatisticsError as exc:
             notes.append(f"The pairwise comparison could not be made: {exc}")
-        omnibus = _omnibus(per_session, measures, design, notes)
-        mixed = _mixed(per_session, measures, design, settings, notes)
-    for name, table in (("comparisons", comparisons), ("mixed_model", mixed)):
+        omnibus = _omnibus(blocked, measures, design, notes)
+        fitted = mixed(measures, notes)
+    for name, table in (("comparisons", comparisons), ("mixed_model", fitted)):
         if not table.empty:
             outputs.write_frame(f"tables/{name}.csv", table)
     return StatisticsResult(
         comparisons=comparisons,
         omnibus=omnibus,
-        mixed=mixed,
-        sections=_sections(comparisons, omnibus, mixed, settings, design, tuple(notes)),
+        mixed=fitted,
+        sections=_sections(comparisons, omnibus, fitted, settings, design, tuple(notes)),
     )
 
 
+@dataclass(frozen=True)
+class StatisticsPartial:
+    """What one partition of a distributed run gives the statistics, scores and correlations.
+
+    A worker builds it from its per-session table (:func:`statistics_partial`); the
+    client folds the partials as they arrive (:meth:`combine`) and finishes them with
+    :func:`statistics_from_cells`, :func:`report_scores_from_cells` (``cells``) and
+    :func:`~sessionval.workflow.correlations.correlation_from_sums` (``ratings``).
+    Picklable; its size grows with the design cells and the measures, never with the
+    sessions of a cell.
+    """
+
+    cells: CellSums
+    ratings: RatingSums
+
+    def combine(self, *others: StatisticsPartial) -> StatisticsPartial:
+        """Fold ``others`` into this partial: a new one (associative and commutative)."""
+        return StatisticsPartial(
+            combine(self.cells, *(o.cells for o in others)),
+            combine_ratings(self.ratings, *(o.ratings for o in others)),
+        )
+
+
+def statistics_partial(
+    per_session: pd.DataFrame, settings: RunSettings, *, by_order: bool = True
+) -> StatisticsPartial:
+    """One partition's :class:`StatisticsPartial` (a worker's call).
+
+    ``per_session`` is the partition's per-session table with its covariates
+    (``with_covariates(ev.per_session(), ev.frame)``); ``by_order`` as
+    :func:`~sessionval.analysis.cell_sums.cell_sums` (``False`` for a log of many
+    sessions per searcher, unless its Latin square needs the period effect).
+    ``session_order`` must be the searcher's place in the whole study, not in the
+    partition, when a searcher's sessions span partitions.
+    """
+    # only the scores the statistics and the report's table use: a cell costs 32 bytes
+    # per measure summed
+    wanted = dict.fromkeys(
+        (*settings.statistics.measures, *REPORT_MEASURES, *settings.measures.session, "sdcg")
+    )
+    measures = [m for m in wanted if m in score_measures(per_session)]
+    return StatisticsPartial(
+        cell_sums(per_session, measures, by_order=by_order), rating_partial(per_session, settings)
+    )
+
+
+def report_scores_from_cells(
+    cells: CellSums, settings: RunSettings
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """The report's per-system score table and its notes, from the combined cell sums.
+
+    What :func:`~sessionval.workflow.steps.write_report_step` computes from the whole
+    per-session table: :func:`~sessionval.analysis.stats.score_table` of
+    :data:`~sessionval.workflow.steps.REPORT_MEASURES` and the ``[measures] session``
+    ones (:func:`~sessionval.analysis.cell_sums.score_table_from_cells`), and the notes
+    on sessions without judgments and on unequal counts.
+
+    Returns
+    -------
+    scores, score_notes
+        For ``render_report(scores=..., score_notes=...)``.
+    """
+    wanted = dict.fromkeys((*REPORT_MEASURES, *settings.measures.session))
+    measures = [m for m in wanted if m in cells.measures]
+    scores = score_table_from_cells(cells, measures=measures)
+    return scores, (*unjudged_note(*unjudged_from_cells(cells)), *unequal_counts(scores))
+
+
 def _omnibus(
-    per_session: pd.DataFrame, measures: list[str], design: Design, notes: list[str]
+    blocked: Callable[[list[str], str], pd.DataFrame],
+    measures: list[str],
+    design: Design,
+    notes: list[str],
 ) -> pd.DataFrame:
     """Friedman and the two-way ANOVA over the design's paired blocks (three systems or more)."""
     column = {"topic": "topic_id", "searcher": "user_id"}.get(design.block)
     if design.n_systems < 3 or column is None:
         return pd.DataFrame()
     try:
-        return omnibus_tests(blocked_scores(per_session, measures=measures, block=column))
+        return omnibus_tests(blocked(measures, column))
     except StatisticsError as exc:
         notes.append(f"The tests over all systems could not be made: {exc}")
         return pd.DataFrame()
@@ -198,11 +346,7 @@ def _mixed(
     if not settings.mixed_model:
         return pd.DataFrame()
     if design.design == "by_topic":
-        notes.append(
-            "The mixed model was not fitted: the searcher is the system here (runs), so a "
-            "searcher random effect would be the fixed system effect; the systems are "
-            "compared by topic instead."
-        )
+        notes.append(_RUNS_NOTE)
         return pd.DataFrame()
     try:
         fitted = mixed_model(per_session, measures=measures, confidence=settings.confidence)
@@ -211,6 +355,34 @@ def _mixed(
     except StatisticsError as exc:
         notes.append(f"The mixed model was not fitted: {exc}")
         return pd.DataFrame()
+
+
+#: Why runs get no mixed model.
+_RUNS_NOTE = (
+    "The mixed model was not fitted: the searcher is the system here (runs), so a "
+    "searcher random effect would be the fixed system effect; the systems are "
+    "compared by topic instead."
+)
+
+
+def _mixed_not_distributed(
+    measures: list[str], design: Design, settings: StatisticsSettings, notes: list[str]
+) -> pd.DataFrame:
+    """The note of a distributed run: the mixed model needs the session rows."""
+    if not settings.mixed_model:
+        return pd.DataFrame()
+    if design.design == "by_topic":
+        notes.append(_RUNS_NOTE)
+    else:
+        listed = ", ".join(repr(m) for m in measures)
+        notes.append(
+            "The mixed model was not fitted: this run kept its sessions on the workers, and "
+            "the REML fit of the mixed model runs on the session rows, which are not in the "
+            "sums per cell the statistics come from. Fit it on the per-session parts the "
+            "workers wrote: sessionval.stats.mixed_model(pd.read_parquet('tables/per_session/'), "
+            f"measures=[{listed}])."
+        )
+    return pd.DataFrame()
 
 
 def _sections(
