@@ -21,20 +21,36 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Final
 
-from ..analysis import cell_sums as cells_mod
+from ..analysis.cell_sums import design_from_cells
+from ..analysis.curve_partials import FigurePartial, combine_figure_partials
+from ..analysis.reformulation_partials import ReformulationPartial, reformulation_partial
+from ..analysis.reformulations import reformulations
 from ..analysis.summary import summary_from_counts
 from ..errors import InputFormatError, SessionvalError, ValidationFailed, phase
 from ..evaluation.dask_engine import DaskEngine
 from ..io.partitioned import PartitionSetup, prepare_partitions
-from ..output.report import unequal_counts
+from .correlations import correlation_from_sums
 from .distributed import PartitionJob, Reduction, ScoredPartition, run_partitions
+from .figures import (
+    NO_FIGURES,
+    draw_figures,
+    figure_cell_from_partial,
+    figure_data_from_partial,
+    figure_partial_of,
+    write_figure_tables,
+)
+from .plan import RunPlan
 from .reformulations import reformulation_step_from_partial
-from .run_state import RunState, Stage, Validated, need
-from .settings import NO_JUDGMENTS
-from .statistics import statistics_from_cells
+from .run_state import Drawn, RunState, Stage, Validated, need
+from .settings import NO_JUDGMENTS, FigureSettings, RunSettings
+from .statistics import (
+    StatisticsPartial,
+    report_scores_from_cells,
+    statistics_from_cells,
+    statistics_partial,
+)
 from .steps import (
     peak_memory_mb,
-    report_measures,
     write_config_json,
     write_config_toml,
     write_report_step,
@@ -69,18 +85,46 @@ SPAN_NOTE: Final = (
     "study-wide order, which the Latin-square period effect uses)"
 )
 
-CELLS: Final = "cells"
+STATISTICS: Final = "statistics"
+FIGURES: Final = "figures"
 REFORMULATIONS: Final = "reformulations"
 
 
-def _cells_of(part: ScoredPartition, measures: tuple[str, ...]) -> cells_mod.CellSums:
-    """On a worker: the partition's per-session table summed per design cell."""
-    return cells_mod.cell_sums(part.per_session, measures or None)
+def _statistics_of(part: ScoredPartition, settings: RunSettings) -> StatisticsPartial:
+    """On a worker: the partition's per-session scores summed per design cell, and ratings."""
+    return statistics_partial(part.per_session, settings)
 
 
-def _reductions(state: RunState) -> tuple[Reduction[Any], ...]:
+def _figures_of(part: ScoredPartition, figures: FigureSettings, bands: bool) -> FigurePartial:
+    """On a worker: the sums behind the figures of the partition's sessions."""
+    cg_ev = None if part.cg_ev is part.ev else part.cg_ev
+    return figure_partial_of(part.ev, figures, cg_ev=cg_ev, bands=bands)
+
+
+def _reformulations_of(part: ScoredPartition) -> ReformulationPartial:
+    """On a worker: the partition's query pairs written as its part, and their sums."""
+    table = reformulations(part.ev, part.judgments)
+    part.write("reformulations", table)
+    return reformulation_partial(table)
+
+
+def _combine(a: Any, b: Any) -> Any:
+    """Two partials of one kind added (each kind has its ``combine``)."""
+    return a.combine(b)
+
+
+def _reductions(settled: RunPlan) -> tuple[Reduction[Any], ...]:
     """The partials the workers return for this run's report, figures and statistics."""
-    return (Reduction(CELLS, partial(_cells_of, measures=()), cells_mod.combine),)
+    settings = settled.settings
+    reductions: list[Reduction[Any]] = [
+        Reduction(STATISTICS, partial(_statistics_of, settings=settings), _combine),
+        Reduction(REFORMULATIONS, _reformulations_of, _combine),
+    ]
+    if settled.request.figures:
+        bands = settings.statistics.bands
+        figures = partial(_figures_of, figures=settings.figures, bands=bands)
+        reductions.append(Reduction(FIGURES, figures, combine_figure_partials))
+    return tuple(reductions)
 
 
 def score_stage(state: RunState) -> None:
@@ -108,7 +152,7 @@ def score_stage(state: RunState) -> None:
         measures=tuple(settings.measures.all),
         tables=outputs.root / "tables",
         per_position=request.per_position,
-        reductions=_reductions(state),
+        reductions=_reductions(settled),
     )
     bar = state.bar
 
@@ -147,7 +191,7 @@ def statistics_stage(state: RunState) -> None:
     plan, scores = need(state.settled, "settled"), need(state.scored, "scored")
     with phase("comparing the systems", advice=state.advice.for_statistics):
         state.statistics = statistics_from_cells(
-            state.outputs, scores.partials[CELLS], plan.settings.statistics
+            state.outputs, scores.partials[STATISTICS].cells, plan.settings.statistics
         )
 
 
@@ -156,8 +200,8 @@ def reformulations_stage(state: RunState) -> None:
     plan, scores = need(state.settled, "settled"), need(state.scored, "scored")
     settings = plan.settings
     stats = settings.statistics
-    design = cells_mod.design_from_cells(
-        scores.partials[CELLS], design=stats.design, block=stats.block
+    design = design_from_cells(
+        scores.partials[STATISTICS].cells, design=stats.design, block=stats.block
     )
     with phase("summing the reformulations", advice=state.advice.for_reformulations):
         state.reformulation_section = reformulation_step_from_partial(
@@ -169,6 +213,32 @@ def reformulations_stage(state: RunState) -> None:
             params=settings.config.model_dump(mode="json"),
             figure_formats=settings.figures.formats,
         )
+
+
+def figures_stage(state: RunState) -> None:
+    """The figures' tables and images, from the partitions' sums."""
+    plan, scores = need(state.settled, "settled"), need(state.scored, "scored")
+    if not plan.request.figures:
+        state.drawn = Drawn((), (NO_FIGURES,))
+        return
+    settings = plan.settings
+    combined = scores.partials[FIGURES]
+    cell = figure_cell_from_partial(combined, settings.figures)
+    stats = settings.statistics
+    data = figure_data_from_partial(
+        combined, cell, settings.figures, confidence=stats.confidence if stats.bands else None
+    )
+    write_figure_tables(state.outputs, data)
+    n = need(state.validated, "validated").n_sessions
+    with phase("drawing the figures of", n, "sessions", advice=state.advice.for_figures):
+        drawn = draw_figures(state.outputs, data, settings)
+    state.drawn = Drawn(tuple(drawn), data.notes)
+
+
+def correlations_stage(state: RunState) -> None:
+    """Pearson's correlations of the measures with the ratings, from the partitions' sums."""
+    scores = need(state.scored, "scored")
+    state.correlations = correlation_from_sums(state.outputs, scores.partials[STATISTICS].ratings)
 
 
 def exports_stage(state: RunState) -> None:
@@ -191,10 +261,8 @@ def report_stage(state: RunState) -> None:
     """``report.html`` from the folded partials."""
     plan, validated = need(state.settled, "settled"), need(state.validated, "validated")
     scores = need(state.scored, "scored")
-    cells = scores.partials[CELLS]
     settings = plan.settings
-    measures = report_measures(cells.measures, settings)
-    table = cells_mod.score_table_from_cells(cells, measures=measures)
+    table, score_notes = report_scores_from_cells(scores.partials[STATISTICS].cells, settings)
     statistics = need(state.statistics, "statistics")
     with phase("writing the report of", validated.n_sessions, "sessions"):
         state.scores = write_report_step(
@@ -203,7 +271,7 @@ def report_stage(state: RunState) -> None:
             name=validated.name,
             summary=validated.summary,
             scores=table,
-            score_notes=(*cells_mod.unjudged_notes(cells), *unequal_counts(table)),
+            score_notes=score_notes,
             settings=settings,
             figures=list(need(state.drawn, "drawn").figures),
             source=plan.request.logs,
@@ -227,7 +295,9 @@ DISTRIBUTED_STAGES: Final[tuple[Stage, ...]] = (
     Stage(
         "reformulations", reformulations_stage, ("settled", "scored"), ("reformulation_section",)
     ),
+    Stage("figures", figures_stage, ("settled", "scored", "validated"), ("drawn",)),
     Stage("statistics", statistics_stage, ("settled", "scored"), ("statistics",)),
+    Stage("correlations", correlations_stage, ("scored",), ("correlations",)),
     Stage("exports", exports_stage, (), ("exported",)),
     Stage(
         "report",

@@ -63,6 +63,13 @@ JK_2002: Final = "Järvelin & Kekäläinen 2002"
 CG_MEASURES: Final = ("CG", "DCG", "nCG", "nDCG")
 
 
+#: The run's note when the figures are left out (``--no-figures``).
+NO_FIGURES: Final = (
+    "figures not drawn (--no-figures): the report and tables/ have every score; "
+    "figures/ is not written"
+)
+
+
 @dataclass(frozen=True)
 class FigureCell:
     """The scenario of Figures 3 and 4 and the system of Figure 4.

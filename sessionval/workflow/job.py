@@ -35,9 +35,8 @@ from ..io.partitioned import prepare_partitions
 from ..progress import Stages, stages
 from .advice import MemoryAdvice
 from .correlations import correlation_step
-
-# TEMP from .distributed_run import DISTRIBUTED_RESULT_READS, DISTRIBUTED_STAGES, distributed_notes
-from .figures import draw_figures, figure_cell, figure_data, write_figure_tables
+from .distributed_run import DISTRIBUTED_RESULT_READS, DISTRIBUTED_STAGES, distributed_notes
+from .figures import NO_FIGURES, draw_figures, figure_cell, figure_data, write_figure_tables
 from .outputs import RunOutputs
 from .plan import TABLE_FORMATS, Results, RunPlan, RunRequest, resolve
 from .reformulations import NO_RESULT_ROWS, reformulation_step
@@ -87,12 +86,6 @@ __all__ = [
 NO_EXPORTS: Final = (
     "exports not written (--no-exports or [run] exports = false): tables/ has every score; "
     "exports/ is not written"
-)
-
-#: The run's note when the figures are left out (``--no-figures``).
-NO_FIGURES: Final = (
-    "figures not drawn (--no-figures): the report and tables/ have every score; "
-    "figures/ is not written"
 )
 
 
