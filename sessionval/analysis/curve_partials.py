@@ -83,14 +83,21 @@ def cell_counts(sessions: pd.DataFrame, min_queries: int) -> pd.DataFrame:
         ``topic_id, system_id`` (text), ``n_sessions``, ``n_long`` (int64): one row per
         cell that has a session, in id text order.
     """
-    cells = pd.DataFrame(
-        {
-            "topic_id": sessions["topic_id"].astype(str).to_numpy(dtype=object),
-            "system_id": sessions["system_id"].astype(str).to_numpy(dtype=object),
-            "n_sessions": np.ones(len(sessions), dtype=np.int64),
-            "n_long": (sessions["n_queries"].to_numpy() >= min_queries).astype(np.int64),
-        }
+    # counted by category codes (no string per session), then labelled by the cells' text
+    cells = (
+        pd.DataFrame(
+            {
+                "topic_id": sessions["topic_id"],
+                "system_id": sessions["system_id"],
+                "n_sessions": np.ones(len(sessions), dtype=np.int64),
+                "n_long": (sessions["n_queries"].to_numpy() >= min_queries).astype(np.int64),
+            }
+        )
+        .groupby(["topic_id", "system_id"], observed=True, sort=False, as_index=False)
+        .sum()
     )
+    for c in ("topic_id", "system_id"):
+        cells[c] = cells[c].astype(str).to_numpy(dtype=object)
     return _summed(cells, ["topic_id", "system_id"])
 
 
