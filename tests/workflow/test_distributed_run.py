@@ -82,7 +82,7 @@ def test_the_workers_write_the_local_tables(outputs) -> None:
         got = pd.read_parquet(dist / "tables" / name)
         assert list(got.columns) == list(want.columns), name
         pd.testing.assert_frame_equal(_plain(got, keys), _plain(want, keys), check_dtype=False)
-    manifest = (dist / ".sessionval-manifest.json").read_text()
+    manifest = (dist / ".sessionval-run.json").read_text()
     assert "tables/per_session/part-00003.parquet" in manifest
 
 
@@ -110,6 +110,8 @@ def test_the_summary_scores_and_statistics_are_the_local_ones(outputs) -> None:
 def test_the_figures_and_reformulations_are_the_local_ones(outputs) -> None:
     local, dist, _, _ = outputs
     tables = sorted(p.name for p in (local / "figures").glob("*.csv"))
+    # the ratings' scatter has a point per session: not drawn from sums
+    tables.remove("rating_correlations.csv")
     assert tables == sorted(p.name for p in (dist / "figures").glob("*.csv"))
     for name in tables:
         want, got = pd.read_csv(local / "figures" / name), pd.read_csv(dist / "figures" / name)
@@ -127,3 +129,14 @@ def test_the_figures_and_reformulations_are_the_local_ones(outputs) -> None:
             rtol=1e-12,
             check_dtype=False,
         )
+
+
+def test_pearson_correlations_come_from_sums_and_the_rank_ones_are_said_missing(outputs) -> None:
+    local, dist, _, _ = outputs
+    want = pd.read_csv(local / "tables" / "rating_correlations.csv")
+    got = pd.read_csv(dist / "tables" / "rating_correlations.csv")
+    pearson = [c for c in want.columns if "pearson" in c]
+    assert pearson and (got["n"] == want["n"]).all()
+    np.testing.assert_allclose(got[pearson].to_numpy(), want[pearson].to_numpy(), rtol=1e-12)
+    rank = [c for c in want.columns if "spearman" in c or "kendall" in c]
+    assert rank and got[rank].isna().all().all()
