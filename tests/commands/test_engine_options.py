@@ -136,7 +136,8 @@ def test_run_without_row_outputs_scores_in_one_pass(
     parts, scheduler, tmp_path, monkeypatch
 ) -> None:
     """`run --no-figures --no-per-position --engine dask --results client`: each partition
-    scored as it is validated (score_partitions), nothing kept on the workers; the local run's tables."""
+    scored as it is validated (score_partitions), nothing kept on the workers; the local
+    run's tables."""
     import sessionval.workflow.job as job
 
     calls = []
