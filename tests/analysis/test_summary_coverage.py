@@ -9,8 +9,9 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 
-from sessionval.analysis.summary import _coverage
+from sessionval.analysis.summary import _coverage_table
 from sessionval.frame import LoadedStudy
+from sessionval.judgments.coverage import coverage_counts
 from sessionval.judgments.lookup import result_grades
 from sessionval.models.study import Study
 from sessionval.problems import LoadReport
@@ -61,6 +62,11 @@ def _reference(loaded: LoadedStudy) -> pd.DataFrame:
     by.loc["all"] = t.drop(columns="system").mean()
     by.insert(0, "results", [*pd.Series(system).value_counts().reindex(by.index[:-1]), len(r)])
     return by
+
+
+def _coverage(loaded: LoadedStudy) -> pd.DataFrame:
+    """The summary's coverage table of a study in one piece (its counts, then the fractions)."""
+    return _coverage_table(coverage_counts(loaded.frame, loaded.judgments))
 
 
 def test_coverage_matches_a_group_by():
