@@ -10,10 +10,12 @@ design-aware comparisons from the sums per design cell
 (:mod:`sessionval.analysis.curve_partials`).  Their tables equal the local run's on
 a study that fits one machine (``tests/workflow/test_distributed_run.py``).
 
-What needs every session at once is not made here, and the report says so: the
-mixed model, the reformulation tables, the rank correlations with the ratings and
-the exports (the tables are Parquet parts: R's ``arrow::open_dataset``, pandas and
-DuckDB read a folder of them as one table).
+The reformulations are written as parts too, and their types, transitions and
+effects come from sums (:mod:`sessionval.analysis.reformulation_partials`).  What
+needs every session at once is not made here, and the report says so: the mixed
+model, the rank correlations with the ratings and their scatter, the reformulation
+comparisons and strategy model, and the exports (the tables are Parquet parts: R's
+``arrow::open_dataset``, pandas and DuckDB read a folder of them as one table).
 """
 
 from __future__ import annotations

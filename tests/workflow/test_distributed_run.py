@@ -140,3 +140,18 @@ def test_pearson_correlations_come_from_sums_and_the_rank_ones_are_said_missing(
     np.testing.assert_allclose(got[pearson].to_numpy(), want[pearson].to_numpy(), rtol=1e-12)
     rank = [c for c in want.columns if "spearman" in c or "kendall" in c]
     assert rank and got[rank].isna().all().all()
+
+
+def test_the_distributed_stages_read_only_what_earlier_stages_wrote(
+    study, engine, tmp_path, monkeypatch
+) -> None:
+    import sessionval.workflow.job as job
+    from sessionval.workflow.distributed_run import DISTRIBUTED_RESULT_READS, DISTRIBUTED_STAGES
+    from tests.workflow.test_stages import Recording, assert_stage_discipline
+
+    Recording.log = []
+    monkeypatch.setattr(job, "RunState", Recording)
+    result = run(study, qrels=study / "qrels.txt", out=tmp_path / "o", engine=engine)
+    assert_stage_discipline(list(Recording.log), DISTRIBUTED_STAGES, result)
+    released = {name for what, _, name in Recording.log if what == "release"}
+    assert "scored" not in released and not released & DISTRIBUTED_RESULT_READS

@@ -57,14 +57,14 @@ def recorded(study_dir, tmp_path, monkeypatch):
     return list(Recording.log), result
 
 
-def test_the_stages_run_in_order_and_read_only_what_earlier_stages_wrote(recorded):
-    log, result = recorded
-    names = [s.name for s in job.STAGES]
+def assert_stage_discipline(log, stages, result) -> None:  # type: ignore[no-untyped-def]
+    """The stages ran in order, each read only what it declares and an earlier stage wrote."""
+    names = [s.name for s in stages]
     seen = list(dict.fromkeys(stage for _, stage, _ in log))
     assert seen == names  # every stage touched the state, in the declared order
     positions = [names.index(stage) for _, stage, _ in log]
     assert positions == sorted(positions)  # no stage ran again after the next began
-    declared = {s.name: s for s in job.STAGES}
+    declared = {s.name: s for s in stages}
     writer: dict[str, str] = {}
     for what, stage, name in log:
         if what == "write":
@@ -76,13 +76,18 @@ def test_the_stages_run_in_order_and_read_only_what_earlier_stages_wrote(recorde
             assert name in declared[stage].reads or name in declared[stage].writes, (stage, name)
             assert name in writer, f"{stage} read {name} before any stage wrote it"
     # every declared field was written, by its one stage
-    assert writer == {name: s.name for s in job.STAGES for name in s.writes}
+    assert writer == {name: s.name for s in stages for name in s.writes}
     # and the declarations themselves: each read is an earlier stage's write
-    for i, stage in enumerate(job.STAGES):
-        earlier = {name for s in job.STAGES[:i] for name in s.writes}
+    for i, stage in enumerate(stages):
+        earlier = {name for s in stages[:i] for name in s.writes}
         assert set(stage.reads) <= earlier, stage.name
     assert [p.name for p in result.stages] == names
     assert all(p.seconds >= 0 and p.peak_mb > 0 for p in result.stages)
+
+
+def test_the_stages_run_in_order_and_read_only_what_earlier_stages_wrote(recorded):
+    log, result = recorded
+    assert_stage_discipline(log, job.STAGES, result)
 
 
 def test_the_result_rows_are_dropped_after_their_last_stage(recorded):
