@@ -64,8 +64,9 @@ P = TypeVar("P")
 #: The tables the workers write, one Parquet part per partition each (per-position if asked).
 TABLES: Final = ("per_session", "per_query", "per_position")
 
-#: Buckets of session ids for the split-session check: each bucket task holds ~1/N of them.
-ID_BUCKETS: Final = 16
+#: Buckets of session ids for the split-session check: each bucket task holds ~1/N of them
+#: (a few tasks per partition: the scheduler keeps every task of the run until the check).
+ID_BUCKETS: Final = 8
 
 
 def part_name(index: int) -> str:
