@@ -63,6 +63,7 @@ from .reformulation_types import GROUP_ORDER, TYPES
 
 __all__ = [
     "EFFECT_COLUMNS",
+    "LEVELS",
     "OUTCOMES",
     "TRANSITION_COLUMNS",
     "compare_reformulation_effects",
@@ -91,7 +92,8 @@ EFFECT_COLUMNS: Final = (
 #: Columns of :func:`reformulation_transitions`.
 TRANSITION_COLUMNS: Final = ("from_type", "to_type", "n", "share")
 
-_LEVELS: Final = {"type": TYPES, "group": GROUP_ORDER}
+#: The levels of the reformulation analyses and their categories, in the taxonomy's order.
+LEVELS: Final = {"type": TYPES, "group": GROUP_ORDER}
 
 
 def _check(table: pd.DataFrame, columns: Sequence[str], what: str) -> None:
@@ -107,7 +109,7 @@ def _ordered(values: pd.Series, level: str) -> pd.Series:
     """``values`` as a categorical in the taxonomy's order (only the categories present)."""
     labels, uniques = pd.factorize(values)  # string work on the distinct values only
     names = [str(u) for u in uniques]
-    known = [c for c in _LEVELS[level] if c in set(names)]
+    known = [c for c in LEVELS[level] if c in set(names)]
     where = {c: i for i, c in enumerate(known)}
     recode = np.array([where.get(n, -1) for n in names] + [-1], dtype=np.int64)
     codes = recode[labels]  # label -1 (missing) picks the trailing -1
@@ -147,7 +149,7 @@ def reformulation_effects(
 
     _check(table, ["system_id", "type", "group", unit, *outcomes], "reformulation effects")
     parts = []
-    for level in _LEVELS:
+    for level in LEVELS:
         data = table.loc[:, [unit, "system_id", *outcomes]].astype({o: "float64" for o in outcomes})
         data["category"] = _ordered(table[level], level)
         data["system_id"] = data["system_id"].astype(str)
@@ -241,7 +243,7 @@ def compare_reformulation_effects(
         the study has one system or no reformulation.  ``attrs``: ``design`` (its
         description) and ``notes``.
     """
-    if level not in _LEVELS:
+    if level not in LEVELS:
         raise StatisticsError(f"reformulation level {level!r} unknown; allowed: type, group")
     wide = session_outcomes(table, level=level, outcomes=outcomes)
     ids = per_session.drop(columns=[c for c in per_session.columns if "|" in str(c)])

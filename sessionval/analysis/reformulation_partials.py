@@ -37,8 +37,8 @@ import numpy as np
 import pandas as pd
 
 from .reformulation_effects import (
-    _LEVELS,
     EFFECT_COLUMNS,
+    LEVELS,
     OUTCOMES,
     TRANSITION_COLUMNS,
 )
@@ -143,7 +143,7 @@ def reformulation_partial(
     same = data["session_id"].eq(data["session_id"].shift(-1))
     moves = pd.DataFrame({"from_type": data["type"], "to_type": nxt.where(same, "end")})
     pairs, sessions, searchers = [], [], []
-    for level in _LEVELS:
+    for level in LEVELS:
         keyed = data.assign(level=level, category=data[level])
         keys = ["level", "category", "system_id"]
         pairs.append(_counts(keyed, keys))

@@ -34,7 +34,7 @@ from ..problems import Mode
 from ..validate.flat import frame_from_flat
 from .design import Design, header_of
 from .simulate import CHUNK_SESSIONS, simulate_chunk
-from .write import _chunk_table, _design, _judgment_frame, flat_schema
+from .write import checked_design, chunk_table, flat_schema, study_judgments
 
 __all__ = ["GeneratedPartitions"]
 
@@ -80,7 +80,7 @@ class GeneratedPartitions:
                 f"generated partitions: n_partitions and base_chunks must be >= 1, got "
                 f"{self.n_partitions} and {self.base_chunks}"
             )
-        d = _design(self.base_chunks * CHUNK_SESSIONS, self.seed, 2, None)
+        d = checked_design(self.base_chunks * CHUNK_SESSIONS, self.seed, 2, None)
         object.__setattr__(self, "_design", d)
 
     @property
@@ -94,7 +94,7 @@ class GeneratedPartitions:
 
     def judgments(self) -> JudgmentFrame:
         """The reference judgments of the base study."""
-        return _judgment_frame(self._design)
+        return study_judgments(self._design)
 
     def flat(self, i: int) -> pa.Table:
         """Partition ``i`` in the flat layout, its session ids prefixed ``g{i:05d}-``."""
@@ -126,7 +126,7 @@ class GeneratedPartitions:
 def _base_chunk(generator: GeneratedPartitions, k: int) -> pa.Table:
     """Chunk ``k`` of the base study (kept: each worker draws each base chunk once)."""
     d = generator._design
-    table = _chunk_table(d, simulate_chunk(d, k))
+    table = chunk_table(d, simulate_chunk(d, k))
     if generator.max_rank is not None:  # before the cast, which decodes every kept row
         rank = table.column("rank")  # null: the row of a query without results
         table = table.filter(

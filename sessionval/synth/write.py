@@ -153,7 +153,7 @@ def _arrow(values: npt.NDArray[Any] | pa.Array, type_: pa.DataType | None) -> pa
     return arr.view(type_) if type_ is not None else arr
 
 
-def _chunk_table(d: Design, c: Chunk) -> pa.Table:
+def chunk_table(d: Design, c: Chunk) -> pa.Table:
     """Build the chunk's flat table: one row per result, one row per empty query.
 
     Columns repeated per session or per query are dictionary arrays over the session or
@@ -285,7 +285,7 @@ def _session_records(d: Design, c: Chunk) -> Iterator[dict[str, Any]]:
         yield session
 
 
-def _judgment_frame(d: Design) -> JudgmentFrame:
+def study_judgments(d: Design) -> JudgmentFrame:
     """Return the reference judgments as a :class:`JudgmentFrame` for the writers."""
     t = judgments_of(d)
     return judgment_frame(
@@ -337,7 +337,9 @@ class SynthSummary:
     seconds: float
 
 
-def _design(n_sessions: int, seed: int, n_systems: int, assignment: Assignment | None) -> Design:
+def checked_design(
+    n_sessions: int, seed: int, n_systems: int, assignment: Assignment | None
+) -> Design:
     """Check the options and lay out the study."""
     check_options(n_sessions, seed, n_systems)
     d = design_study(n_sessions, seed, n_systems, assignment)
@@ -370,9 +372,9 @@ def iter_flat_batches(
     pyarrow.Table
         Consecutive row blocks with schema :func:`flat_schema`.
     """
-    d = _design(n_sessions, seed, n_systems, assignment)
+    d = checked_design(n_sessions, seed, n_systems, assignment)
     for k in range(n_chunks(n_sessions)):
-        yield _chunk_table(d, simulate_chunk(d, k)).cast(flat_schema())
+        yield chunk_table(d, simulate_chunk(d, k)).cast(flat_schema())
 
 
 def generate_study(
@@ -451,12 +453,12 @@ def generate_study(
     >>> s.header.users[0].user_id, len(s.jsonl)
     ('u01', 120)
     """
-    d = _design(n_sessions, seed, n_systems, assignment)
+    d = checked_design(n_sessions, seed, n_systems, assignment)
     tables: list[pa.Table] = []
     lines: list[str] = []
     for k in range(n_chunks(n_sessions)):
         c = simulate_chunk(d, k)
-        tables.append(_chunk_table(d, c))
+        tables.append(chunk_table(d, c))
         if jsonl:
             lines.extend(session_json_line(s) for s in _session_records(d, c))
     flat = pa.concat_tables(tables).unify_dictionaries() if len(tables) > 1 else tables[0]
@@ -516,7 +518,7 @@ def write_study(
         raise SessionvalError(f"formats must be 'jsonl', 'parquet' or 'both', got {formats!r}")
     t0 = time.perf_counter()
     out = Path(out_dir)
-    d = _design(n_sessions, seed, n_systems, assignment)
+    d = checked_design(n_sessions, seed, n_systems, assignment)
     # written in a staging folder, renamed into place when complete (io/staging.py)
     with staged(out, command="synth") as stage:
         files, n_rows, n_results = _stream_study(d, stage.root, formats, n_sessions, progress)
@@ -534,7 +536,7 @@ def _stream_study(
     d: Design, out: Path, formats: OutputFormat, n_sessions: int, progress: bool
 ) -> tuple[list[Path], int, int]:
     """Write the study's files into ``out``: (files, result rows, real results)."""
-    judgments = _judgment_frame(d)
+    judgments = study_judgments(d)
     files = [
         write_study_json(header_of(d), out / "study.json"),
         write_qrels(judgments, out / "qrels.txt"),
@@ -566,7 +568,7 @@ def _stream_study(
             n_results += int(np.count_nonzero(c.r_real))
             if parquet is not None:
                 # encoded in the stream's thread while the next chunk is drawn
-                parquet.write(_chunk_table(d, c))
+                parquet.write(chunk_table(d, c))
             if jsonl is not None:
                 jsonl.write(_session_records(d, c))
             del c
