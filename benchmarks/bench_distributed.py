@@ -34,6 +34,7 @@ def _peak_mb() -> float:
 def one(sessions: int, workers: int, out: Path, per_position: bool) -> dict[str, object]:
     """Run one size in this process (a fresh one: the peaks are this run's)."""
     from sessionval.evaluation.dask_engine import dask_engine
+    from sessionval.io.partitioned import PARTITIONED
     from sessionval.synth.partitions import GeneratedPartitions
     from sessionval.workflow.job import run
 
@@ -48,7 +49,7 @@ def one(sessions: int, workers: int, out: Path, per_position: bool) -> dict[str,
             out=out,
             progress=False,
             engine=engine,
-            input_options={"fmt": "partitioned", "partitions": generated.setup()},
+            input_options={"fmt": PARTITIONED, "partitions": generated.setup()},
             per_position=per_position,
             table_formats=("parquet",),
         )

@@ -163,6 +163,12 @@ def _placement(request: RunRequest, fmt: str, settings: RunSettings) -> Placemen
     return "workers" if request.figures or request.per_position else "one-pass"
 
 
+def _brings_judgments(request: RunRequest) -> bool:
+    """Whether partitions the caller prepared (``input_options["partitions"]``) bring judgments."""
+    given = request.input_options.get("partitions")
+    return getattr(given, "judgments", None) is not None
+
+
 def resolve(request: RunRequest) -> RunPlan:
     """Decide a run before reading a session: the only reader of the TOML file and flags.
 
@@ -185,7 +191,7 @@ def resolve(request: RunRequest) -> RunPlan:
     settings = run_settings(
         request.config_path,
         lenient=request.lenient,
-        has_qrels=request.qrels is not None or fmt == "lab-tables",
+        has_qrels=request.qrels is not None or fmt == "lab-tables" or _brings_judgments(request),
         overrides=request.overrides,
         csv_safe=request.csv_safe,
         exports=request.exports,
