@@ -12,7 +12,7 @@ the partials.  It reports the wall time, the client's peak resident memory
 (``ru_maxrss`` read on the workers), the parts written and their size on disk.
 
     python benchmarks/bench_distributed.py --sessions 1e6,1e7 --workers 2 --out /tmp/dist
-    python benchmarks/bench_distributed.py --sessions 1e8 --workers 2 --no-per-position
+    python benchmarks/bench_distributed.py --sessions 1e8 --workers 2 --no-figures
 """
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def one(sessions: int, workers: int, out: Path, per_position: bool) -> dict[str, object]:
+def one(
+    sessions: int, workers: int, out: Path, per_position: bool, figures: bool
+) -> dict[str, object]:
     """Run one size in this process (a fresh one: the peaks are this run's)."""
     from sessionval.evaluation.dask_engine import dask_engine
     from sessionval.io.partitioned import PARTITIONED
@@ -51,6 +53,7 @@ def one(sessions: int, workers: int, out: Path, per_position: bool) -> dict[str,
             engine=engine,
             input_options={"fmt": PARTITIONED, "partitions": generated.setup()},
             per_position=per_position,
+            figures=figures,
             table_formats=("parquet",),
         )
         worker_peaks = engine.client.run(_peak_mb)
@@ -60,6 +63,7 @@ def one(sessions: int, workers: int, out: Path, per_position: bool) -> dict[str,
         "sessions": generated.n_sessions,
         "partitions": n_parts,
         "workers": workers,
+        "figures": figures,
         "seconds": round(seconds, 1),
         "sessions_per_s": round(generated.n_sessions / seconds),
         "client_peak_mb": round(_peak_mb()),
@@ -67,6 +71,7 @@ def one(sessions: int, workers: int, out: Path, per_position: bool) -> dict[str,
         "parts": len(parts),
         "parts_gb": round(sum(p.stat().st_size for p in parts) / 2**30, 2),
         "files": len(result.files),
+        "stages": {p.name: round(p.seconds, 1) for p in result.stages},
         "nsdcg": result.score_table.query("measure == 'nsdcg'")["mean"].round(6).tolist(),
     }
 
@@ -77,17 +82,19 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", type=Path, default=Path("/tmp/sessionval-distributed"))
     ap.add_argument("--per-position", action=argparse.BooleanOptionalAction, default=False)
+    ap.add_argument("--figures", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     sizes = [int(float(s)) for s in args.sessions.split(",")]
     if args.one:
-        print(json.dumps(one(sizes[0], args.workers, args.out, args.per_position)))
+        print(json.dumps(one(sizes[0], args.workers, args.out, args.per_position, args.figures)))
         return
     rows = []
     for n in sizes:  # each size in a fresh process: its peaks are its own
         cmd = [sys.executable, __file__, "--one", "--sessions", str(n)]
         cmd += ["--workers", str(args.workers), "--out", str(args.out)]
         cmd += ["--per-position" if args.per_position else "--no-per-position"]
+        cmd += ["--figures" if args.figures else "--no-figures"]
         done = subprocess.run(cmd, check=True, capture_output=True, text=True)
         rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
         print(json.dumps(rows[-1]), flush=True)
