@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -170,10 +170,13 @@ def command(
     geometric): on a terminal as a table of queries x measures; piped (or --format
     tsv) as lines measure<TAB>query<TAB>value, under trec_eval's names and in its
     layout when every measure is named as trec_eval names it. Diagnostics go to
-    stderr. With --engine dask the measures are computed on the cluster's workers,
-    one task each.
+    stderr. With --engine dask a run file of 256 MB or more (plain UTF-8, without
+    -c) is read, checked and scored on the cluster's workers in byte ranges, the
+    rows shuffled so each partition holds whole queries; only the sums and counts
+    of the means (and with -q the per-query values) come back. A smaller run is
+    read here and its measures computed on the workers, one task each.
     """
-    from ..evaluation.lists import evaluate_run
+    from ..evaluation.distributed_runs import evaluate_run_on
     from ..io.trec import run_tag
     from ..measures.registry import named_measures
 
@@ -189,15 +192,16 @@ def command(
         phase(f"evaluating {run} against {qrels}", advice=advice),
         progress_bar(progress) as bar,
     ):
-        ev = evaluate_run(
+        ev = evaluate_run_on(
+            eng,
             run,
             # a mapped CSV is read here; a file otherwise by evaluate_run (its own reader)
             read_judgments_file(qrels, {"encoding": encoding, "qrels_map": qrels_map})
             if qrels_map
             else qrels,
             wanted,
-            **asdict(scoring),
-            mapper=eng,
+            scoring,
+            per_query=per_query,  # values of a run read on the workers come back only for -q
             encoding=encoding,
             progress=bar,
         )

@@ -150,15 +150,18 @@ def splittable(path: str | os.PathLike[str], encoding: str | None = None) -> boo
 
 
 def range_start(path: str | os.PathLike[str], offset: int) -> int:
-    r"""Where the byte range Dask cuts at ``offset`` starts: after the first ``\n`` from there.
+    r"""Where the block Dask reads at ``offset`` starts: after the first ``\n`` from there.
 
-    ``dask.bytes.read_bytes(..., delimiter=b"\n")`` (``fsspec.utils.read_block``)
-    starts each block but the first after the first line end at or after its
-    offset; a line from there on is the block's.
+    ``fsspec.utils.read_block(f, offset, length, delimiter=b"\n")`` (the reader of
+    ``dask.bytes.read_bytes``) starts each block but the first after the first line
+    end at or after its offset; a line from there on is the block's.
     """
     if offset <= 0:
         return 0
     with Path(path).open("rb") as raw:
+        size = raw.seek(0, os.SEEK_END)
+        if offset >= size:
+            return size
         raw.seek(offset)
         raw.readline()
         return raw.tell()

@@ -314,11 +314,12 @@ def read_run_range(
 ) -> tuple[pd.DataFrame, Callable[[], npt.NDArray[np.int64]]]:
     r"""A byte range of a TREC run read as :func:`read_run` reads the file, and its rows' lines.
 
-    ``data`` is the block ``dask.bytes.read_bytes(path, delimiter=b"\n", ...)`` read
-    at ``offset``: whole lines of a plain UTF-8 file
-    (:func:`~sessionval.io.text.splittable`).  The same parse and checks as the
-    whole file's, so a problem names the file and its line: the lines before the
-    block are counted only then (:func:`~sessionval.io.text.count_line_ends`).
+    ``data`` is the block ``fsspec.utils.read_block(f, offset, length,
+    delimiter=b"\n")`` reads at ``offset`` (as ``dask.bytes.read_bytes`` does):
+    whole lines of a plain UTF-8 file (:func:`~sessionval.io.text.splittable`).
+    The same parse and checks as the whole file's, so a problem names the file and
+    its line: the lines before the block are counted only then
+    (:func:`~sessionval.io.text.count_line_ends`).
 
     Returns
     -------

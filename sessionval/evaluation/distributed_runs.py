@@ -1,0 +1,397 @@
+r"""A TREC run scored on a Dask cluster in byte ranges: ``sessionval evaluate --engine dask``.
+
+A run of a billion lines fits neither the client nor one worker.  Here the client
+reads only the qrels; the run is cut into byte ranges of whole lines, each read on a
+worker by Dask's own block reader (``fsspec.utils.read_block(..., delimiter=b"\n")``,
+what ``dask.bytes.read_bytes`` reads with; :func:`read_range`), parsed and
+checked on a worker by the same reader as the whole file
+(:func:`~sessionval.io.trec.read_run_range`: a bad line names the file and its line).
+A query's rows may lie in several ranges (a block ends at a line, not at a query, and
+a run need not be sorted by query), so the rows are shuffled by query id with Dask
+(``DataFrame.shuffle``): each partition then holds whole queries, and is scored
+against the qrels (broadcast once) by the kernels of the local evaluation
+(:func:`~sessionval.evaluation.lists.evaluate_table`).  Each partition returns the
+sums and counts of its values per measure
+(:func:`~sessionval.evaluation.protocol.summary_parts`) and its counts; the client
+adds them and finishes the ``all`` rows as the measures declare
+(:func:`~sessionval.evaluation.protocol.finish_summary`: means, ``gm_map``'s
+geometric mean, ``num_*`` sums).  The per-query values travel to the client only
+when they are printed (``-q``), then in trec_eval's query order.
+
+:func:`evaluate_run_on` is the one choice between this road and the local one
+(:func:`~sessionval.evaluation.lists.evaluate_run`, the measures mapped over the
+engine), by the run's size (:data:`RANGES_FROM_BYTES`) and kind.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from ..errors import MeasureSpecError, ParseError, SessionvalError
+from ..io.text import splittable
+from ..io.trec import read_run_range
+from ..io.whitespace_table import PIECE_BYTES
+from ..measures.registry import Measure, parse_measures
+from ..progress import ProgressLike, as_progress, counted
+from ..validate.ranking import string_ranks
+from .engine import ItemMapper
+from .lists import (
+    RUN_SCORING,
+    QrelsInput,
+    ReadQrels,
+    RunInput,
+    RunScoring,
+    evaluate_run,
+    evaluate_table,
+    load_qrels,
+    located_run_error,
+)
+from .protocol import summary_parts
+from .single import SingleEvaluation
+
+__all__ = [
+    "BLOCK_BYTES",
+    "RANGES_FROM_BYTES",
+    "evaluate_run_on",
+    "evaluate_run_ranges",
+    "reads_in_ranges",
+]
+
+#: bytes of run text per block read and parsed on a worker (about 1.5M lines of a run)
+BLOCK_BYTES: Final = PIECE_BYTES
+#: a run file at least this large is read in byte ranges on the workers; a smaller one by
+#: the client, the measures mapped over the workers (faster there: docs/scale-out.md)
+RANGES_FROM_BYTES: Final = 256 << 20
+
+_COUNTS: Final = ("n_queries", "n_empty_recall_base", "n_negative", "n_unjudged", "n_skipped")
+
+
+def reads_in_ranges(
+    run: RunInput,
+    engine: object,
+    scoring: RunScoring = RUN_SCORING,
+    encoding: str | None = None,
+    from_bytes: int | None = None,
+) -> bool:
+    """Whether :func:`evaluate_run_on` reads ``run`` in byte ranges on the engine's workers.
+
+    A plain UTF-8 run file (:func:`~sessionval.io.text.splittable`) of at least
+    ``from_bytes`` bytes (default :data:`RANGES_FROM_BYTES`), on an engine with a
+    Dask client, without ``complete`` (trec_eval's ``-c`` adds the judged topics no
+    partition has: the local road).
+    """
+    if getattr(engine, "client", None) is None or scoring.complete:
+        return False
+    if not isinstance(run, str | os.PathLike):
+        return False
+    least = RANGES_FROM_BYTES if from_bytes is None else from_bytes
+    path = Path(run)
+    return path.is_file() and path.stat().st_size >= least and splittable(path, encoding)
+
+
+def evaluate_run_on(
+    engine: ItemMapper | None,
+    run: RunInput,
+    qrels: QrelsInput,
+    measures: Sequence[str | Measure],
+    scoring: RunScoring = RUN_SCORING,
+    *,
+    per_query: bool = True,
+    encoding: str | None = None,
+    progress: ProgressLike = None,
+    from_bytes: int | None = None,
+    block_bytes: int | None = None,
+) -> SingleEvaluation:
+    """``evaluate_run`` where ``engine`` runs: a large run in byte ranges on the workers.
+
+    The one choice of the road (:func:`reads_in_ranges`): in byte ranges
+    (:func:`evaluate_run_ranges`), or read here with the measures mapped over the
+    engine (``mapper=``).  The output is the same either way.
+
+    Parameters
+    ----------
+    engine
+        ``None`` (here), or an engine (a
+        :class:`~sessionval.evaluation.dask_engine.DaskEngine` reads large runs in ranges).
+    run, qrels, measures, scoring, encoding, progress
+        As :func:`~sessionval.evaluation.lists.evaluate_run`.
+    per_query
+        Whether the per-query values are wanted; without them, a run read in ranges
+        gives only the summary (``long()`` empty, ``summary()`` combined).
+    from_bytes, block_bytes
+        The size from which a run is read in ranges, and the size of a range (default
+        :data:`RANGES_FROM_BYTES`, :data:`BLOCK_BYTES`).
+    """
+    if reads_in_ranges(run, engine, scoring, encoding, from_bytes):
+        return evaluate_run_ranges(
+            engine,
+            Path(run),  # type: ignore[arg-type]
+            qrels,
+            measures,
+            scoring,
+            per_query=per_query,
+            encoding=encoding,
+            progress=progress,
+            block_bytes=block_bytes,
+        )
+    return evaluate_run(
+        run,
+        qrels,
+        measures,
+        **asdict(scoring),
+        mapper=engine,
+        encoding=encoding,
+        progress=progress,
+    )
+
+
+@dataclass(frozen=True)
+class _Partial:
+    """What a partition of whole queries sends back: sums and counts, values when asked."""
+
+    parts: pd.DataFrame
+    counts: dict[str, int]
+    rows: int
+    notes: tuple[str, ...] = ()
+    long: pd.DataFrame | None = None
+
+
+def evaluate_run_ranges(
+    engine: Any,
+    run: Path,
+    qrels: QrelsInput,
+    measures: Sequence[str | Measure],
+    scoring: RunScoring = RUN_SCORING,
+    *,
+    per_query: bool = True,
+    encoding: str | None = None,
+    progress: ProgressLike = None,
+    block_bytes: int | None = None,
+) -> SingleEvaluation:
+    """Score a run file read in byte ranges on a Dask engine's workers (module docstring).
+
+    Parameters
+    ----------
+    engine
+        A :class:`~sessionval.evaluation.dask_engine.DaskEngine`.
+    run
+        A plain UTF-8 TREC run file (:func:`~sessionval.io.text.splittable`).
+    qrels, measures, scoring, encoding, progress
+        As :func:`~sessionval.evaluation.lists.evaluate_run`; the qrels are read here
+        and sent to each worker once.
+    per_query
+        Gather the per-query values (``long()``, in trec_eval's query order);
+        otherwise only each partition's sums and counts come back.
+    block_bytes
+        Bytes of the file per range, each parsed on a worker (default :data:`BLOCK_BYTES`).
+
+    Raises
+    ------
+    ParseError
+        A line of the run that does not parse, located by file and line.
+    InputFormatError, JudgmentError, MeasureSpecError
+        As :func:`~sessionval.evaluation.lists.evaluate_run`.
+    """
+    import dask.dataframe as dd
+    from dask.delayed import delayed
+
+    if scoring.complete:
+        raise MeasureSpecError(
+            "complete=True (trec_eval -c) needs the whole run's topics: use evaluate_run"
+        )
+    ms = tuple(parse_measures(list(measures)))
+    sessions = [repr(m) for m in ms if m.scope != "query"]
+    if sessions:  # as evaluate_lists says it, before the run is read
+        raise MeasureSpecError(
+            f"{', '.join(sessions)}: session measure(s) need sessions; a run takes "
+            "single-query measures"
+        )
+    block_bytes = int(BLOCK_BYTES if block_bytes is None else block_bytes)
+    shown = as_progress(progress)
+    judged = load_qrels(qrels, encoding, shown)
+    # one task per range, read on a worker as Dask's read_bytes reads its blocks
+    offsets = range(0, max(run.stat().st_size, 1), block_bytes)
+    ranges = [delayed(_range_table)(str(run), k, block_bytes) for k in range(len(offsets))]
+    table = dd.from_delayed(ranges, meta=_range_table(str(run), -1, block_bytes), verify_meta=False)
+    if table.npartitions > 1:  # a query's rows may lie in several ranges: whole queries
+        table = table.shuffle("query_id", npartitions=table.npartitions)
+    shared = engine.broadcast(judged)
+    tasks = [
+        delayed(_score_partition)(part, shared, ms, scoring, per_query, str(run), block_bytes)
+        for part in table.to_delayed()
+    ]
+    with (
+        counted(shown, f"scoring {run.name} in {len(tasks)} partitions", len(tasks)) as bar,
+        _quiet_shuffle(),
+    ):
+        futures = engine.client.compute(tasks)
+        partials: list[_Partial] = engine.collect(futures, lambda done, _: bar.advance())
+    return _combined(partials, ms, run, per_query)
+
+
+@contextmanager
+def _quiet_shuffle() -> Iterator[None]:
+    """The shuffle's scheduler notes (a warning as each starts and ends) not on the terminal."""
+    log = logging.getLogger("distributed.shuffle._scheduler_plugin")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
+def read_range(path: str, k: int, block_bytes: int) -> bytes:
+    r"""Range ``k`` of a file: the lines that start in bytes ``[k, k + 1) * block_bytes``.
+
+    Read by ``fsspec.utils.read_block`` (what ``dask.bytes.read_bytes`` reads each
+    block with, ``delimiter=b"\n"``): each range starts after the first line end at
+    or after its offset, so every line is in exactly one range.
+    """
+    import importlib
+
+    read_block = importlib.import_module("fsspec.utils").read_block  # untyped
+    with Path(path).open("rb") as f:
+        data: bytes = read_block(f, k * block_bytes, block_bytes, delimiter=b"\n")
+    return data
+
+
+def _range_table(path: str, k: int, block_bytes: int) -> pd.DataFrame:
+    """On a worker: the rows of range ``k`` (-1: none), ids as Arrow strings, and where each was."""
+    data = read_range(path, k, block_bytes) if k >= 0 else b""
+    run, _ = read_run_range(data, path, k * block_bytes) if data else (None, None)
+    if run is None:
+        return pd.DataFrame(
+            {
+                "query_id": pd.Series([], dtype="string[pyarrow]"),
+                "doc_id": pd.Series([], dtype="string[pyarrow]"),
+                "score": pd.Series([], dtype=np.float64),
+                "block": pd.Series([], dtype=np.int32),
+                "row": pd.Series([], dtype=np.int32),
+            }
+        )
+    n = len(run)
+    return pd.DataFrame(
+        {
+            # the ids' text (a categorical's categories differ between ranges)
+            "query_id": run["query_id"].astype("string[pyarrow]"),
+            "doc_id": run["doc_id"].astype("string[pyarrow]"),
+            "score": run["score"].to_numpy(),
+            # the range and row of each line: its line is found again for a message
+            "block": np.full(n, k, dtype=np.int32),
+            "row": np.arange(n, dtype=np.int32),
+        }
+    )
+
+
+def _score_partition(
+    part: pd.DataFrame,
+    judged: ReadQrels,
+    ms: tuple[Measure, ...],
+    scoring: RunScoring,
+    per_query: bool,
+    path: str,
+    block_bytes: int,
+) -> _Partial:
+    """On a worker: one partition of whole queries scored by ``evaluate_run``'s kernels."""
+    order = [repr(m) for m in ms]
+    if len(part) == 0:
+        empty = pd.DataFrame({"measure": order, "value": np.full(len(order), np.nan)})
+        return _Partial(summary_parts(empty, order), dict.fromkeys(_COUNTS, 0), 0)
+    part = part.reset_index(drop=True)
+    table = part[["query_id", "doc_id", "score"]]
+
+    def locate(exc: SessionvalError) -> SessionvalError:
+        lines = partial_lines(path, block_bytes, part["block"], part["row"])
+        return located_run_error(exc, Path(path), table, lines, judged.source)
+
+    ev = evaluate_table(table, judged, ms, scoring, locate=locate)
+    counts = {k: v for k, v in ev.counts().items() if k in _COUNTS}
+    return _Partial(
+        summary_parts(ev.values, order),
+        counts,
+        len(part),
+        ev.notes,
+        ev.long() if per_query else None,
+    )
+
+
+def partial_lines(
+    path: str, block_bytes: int, block: pd.Series, row: pd.Series
+) -> Callable[[npt.NDArray[np.intp]], npt.NDArray[np.int64]]:
+    """The file's line of rows of a partition, from the range and row each came from.
+
+    Each range that holds an asked row is read and numbered again (error path).
+    """
+
+    def lines(rows: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+        b = block.to_numpy()[rows]
+        r = row.to_numpy()[rows]
+        out = np.zeros(len(rows), dtype=np.int64)
+        for k in np.unique(b):  # the few ranges of the repeated documents
+            data = read_range(path, int(k), block_bytes)
+            _, line_at = read_run_range(data, path, int(k) * block_bytes)
+            at = b == k
+            out[at] = line_at()[r[at]]
+        return out
+
+    return lines
+
+
+def _combined(
+    partials: list[_Partial], ms: tuple[Measure, ...], run: Path, per_query: bool
+) -> SingleEvaluation:
+    """The partitions' sums and counts added (and values in trec_eval's order, when asked)."""
+    if not any(p.rows for p in partials):
+        raise ParseError(f"{run}: file is empty (expected run lines)")
+    order = [repr(m) for m in ms]
+    stacked = pd.concat([p.parts for p in partials], ignore_index=True)
+    g = stacked.groupby("measure", sort=False)
+    parts = pd.DataFrame(
+        {
+            "measure": order,
+            "sum": g["sum"].sum(min_count=1).reindex(order).to_numpy(dtype=float),
+            "n": g["n"].sum().reindex(order).to_numpy(dtype=np.int64),
+        }
+    )
+    counts = {k: sum(p.counts[k] for p in partials) for k in _COUNTS}
+    notes = tuple(dict.fromkeys(n for p in partials for n in p.notes))
+    values = pd.DataFrame(
+        {"query_id": pd.Series([], dtype=object), "measure": [], "value": []}
+    ).astype({"value": np.float64})
+    if per_query:
+        values = _in_query_order(
+            pd.concat([p.long for p in partials if p.long is not None], ignore_index=True)
+        )
+    return SingleEvaluation(
+        values,
+        ms,
+        counts["n_queries"],
+        counts["n_empty_recall_base"],
+        counts["n_negative"],
+        counts["n_unjudged"],
+        counts["n_skipped"],
+        notes,
+        parts=None if per_query else parts,
+    )
+
+
+def _in_query_order(values: pd.DataFrame) -> pd.DataFrame:
+    """The long table with its queries in byte order of their ids, as the local road orders them.
+
+    Each query's rows keep their (measure) order: a stable sort on the query's rank.
+    """
+    codes, ids = pd.factorize(values["query_id"])
+    ranks = string_ranks(pd.Index(ids))
+    order = np.argsort(ranks[codes], kind="stable")
+    return values.iloc[order].reset_index(drop=True)

@@ -1,0 +1,79 @@
+"""`evaluate --engine dask` on a run read in byte ranges prints what the local evaluate prints."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sessionval.cli import main
+
+distributed = pytest.importorskip("distributed")
+
+from sessionval.evaluation import distributed_runs  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def scheduler() -> Iterator[str]:
+    """A running threaded cluster in this process: what --scheduler connects to."""
+    with distributed.LocalCluster(
+        n_workers=2, processes=False, threads_per_worker=1, dashboard_address=":0"
+    ) as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.fixture
+def in_ranges(monkeypatch) -> list[Path]:
+    """Every run read in ranges of 2 kB (the thresholds of a TREC-scale run, made small).
+
+    Returns the runs read so.
+    """
+    monkeypatch.setattr(distributed_runs, "RANGES_FROM_BYTES", 0)
+    monkeypatch.setattr(distributed_runs, "BLOCK_BYTES", 2000)
+    read: list[Path] = []
+    ranges = distributed_runs.evaluate_run_ranges
+
+    def spy(engine, run, *args, **kwargs):
+        read.append(run)
+        return ranges(engine, run, *args, **kwargs)
+
+    monkeypatch.setattr(distributed_runs, "evaluate_run_ranges", spy)
+    return read
+
+
+def write_inputs(folder: Path, *, shuffled: bool) -> tuple[str, str]:
+    rng = np.random.default_rng(12)
+    lines = [
+        f"q{q} Q0 d{d} {r + 1} {rng.integers(0, 6) / 2} run1\n"
+        for q in range(30)
+        for r, d in enumerate(rng.choice(50, size=15, replace=False))
+    ]
+    if shuffled:
+        lines = [lines[i] for i in rng.permutation(len(lines))]
+    (folder / "run.txt").write_text("".join(lines))
+    # topics q0..q24 judged: q25..q29 are run queries without judgments (skipped)
+    qrels = {(f"q{q}", f"d{d}"): int(rng.integers(0, 3)) for q, d in rng.integers(0, 25, (400, 2))}
+    (folder / "qrels.txt").write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in qrels.items()))
+    return str(folder / "qrels.txt"), str(folder / "run.txt")
+
+
+@pytest.mark.parametrize("shuffled", [False, True], ids=["sorted", "shuffled"])
+@pytest.mark.parametrize("per_query", [True, False], ids=["q", "all"])
+def test_the_same_lines_as_the_local_evaluate(
+    tmp_path, scheduler, in_ranges, capsys, shuffled, per_query
+) -> None:
+    qrels, run = write_inputs(tmp_path, shuffled=shuffled)
+    args = ["evaluate", qrels, run, "--format", "tsv", "--no-progress"]
+    args += [f"-m{m}" for m in ("map", "gm_map", "ndcg_cut.10", "P.5", "num_ret", "num_q")]
+    args += ["-q"] if per_query else []
+    assert main(args) == 0
+    local = capsys.readouterr()
+    assert main([*args, "--engine", "dask", "--scheduler", scheduler]) == 0
+    dask = capsys.readouterr()
+    assert in_ranges == [Path(run)]
+    assert dask.out == local.out
+    assert dask.err == local.err  # the counts: queries evaluated, skipped, unjudged
+    assert "5 run queries without judgments skipped" in local.err
+    assert ("map                   \tq3\t" in local.out) == per_query
