@@ -88,19 +88,19 @@ def generate(folder: Path, queries: int, depth: int, judged: int, unsorted: bool
         [("q", pa.string()), ("z", pa.int64()), ("d", pa.string()), ("g", pa.int64())]
     )
     with pcsv.CSVWriter(folder / "qrels.txt", qschema, write_options=opts) as w:
-        n = queries * judged
-        q = pc.binary_join_element_wise(
-            "q", pa.array(np.repeat(np.arange(queries), judged).astype(str)), ""
-        )
-        # the documents a query's run would rank at 0, 2, ... 2 * depth: half of them retrieved
-        at = np.tile(np.arange(judged) * max(1, 2 * depth // judged), queries)
-        dd = pc.binary_join_element_wise(
-            "doc", pa.array(_doc(np.repeat(np.arange(queries), judged), at, depth)), ""
-        )
-        g = (rng.random(n) < 1 / 3).astype(np.int64) * rng.integers(1, 3, n)
-        w.write_batch(
-            pa.record_batch([q, pa.array(np.zeros(n, np.int64)), dd, pa.array(g)], schema=qschema)
-        )
+        step = max(1, 2_000_000 // judged)
+        for q0 in range(0, queries, step):
+            qs = np.arange(q0, min(q0 + step, queries))
+            n = len(qs) * judged
+            q = pc.binary_join_element_wise("q", pa.array(np.repeat(qs, judged).astype(str)), "")
+            # the documents a query's run ranks at 0, 2, ... 2 * depth: half of them retrieved
+            at = np.tile(np.arange(judged) * max(1, 2 * depth // judged), len(qs))
+            d = pc.binary_join_element_wise(
+                "doc", pa.array(_doc(np.repeat(qs, judged), at, depth)), ""
+            )
+            g = (rng.random(n) < 1 / 3).astype(np.int64) * rng.integers(1, 3, n)
+            zero = pa.array(np.zeros(n, np.int64))
+            w.write_batch(pa.record_batch([q, zero, d, pa.array(g)], schema=qschema))
 
 
 def one(mode: str, folder: Path, workers: int) -> dict[str, object]:

@@ -16,7 +16,10 @@ sums and counts of its values per measure
 adds them and finishes the ``all`` rows as the measures declare
 (:func:`~sessionval.evaluation.protocol.finish_summary`: means, ``gm_map``'s
 geometric mean, ``num_*`` sums).  The per-query values travel to the client only
-when they are printed (``-q``), then in trec_eval's query order.
+when they are printed (``-q``), then in trec_eval's query order.  The notes of the
+Unicode policy of ids (:func:`~sessionval.validate.ids.spelling_notes`) are each
+partition's, each note once: spellings of a document that differ only by Unicode
+normalisation are noted when they meet in one partition.
 
 :func:`evaluate_run_on` is the one choice between this road and the local one
 (:func:`~sessionval.evaluation.lists.evaluate_run`, the measures mapped over the
