@@ -234,7 +234,9 @@ def evaluate_run_ranges(
         for part in table.to_delayed()
     ]
     with (
-        counted(shown, f"scoring {run.name} in {len(tasks)} partitions", len(tasks)) as bar,
+        counted(
+            shown, f"scoring {run.name} in {len(tasks)} partitions", len(tasks), "partitions"
+        ) as bar,
         _quiet_shuffle(),
     ):
         futures = engine.client.compute(tasks)

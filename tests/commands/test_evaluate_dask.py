@@ -77,3 +77,15 @@ def test_the_same_lines_as_the_local_evaluate(
     assert dask.err == local.err  # the counts: queries evaluated, skipped, unjudged
     assert "5 run queries without judgments skipped" in local.err
     assert ("map                   \tq3\t" in local.out) == per_query
+
+
+def test_the_partitions_scored_are_a_phase(tmp_path, scheduler, in_ranges, capsys) -> None:
+    from tests.commands.test_progress import phases_at_totals
+
+    qrels, run = write_inputs(tmp_path, shuffled=True)
+    args = ["evaluate", qrels, run, "-m", "map", "--engine", "dask", "--scheduler", scheduler]
+    assert main([*args, "--progress"]) == 0
+    phases = phases_at_totals(capsys.readouterr().err)
+    n = -(-Path(run).stat().st_size // 2000)  # ranges of 2000 bytes, one partition each
+    assert phases[f"scoring run.txt in {n} partitions"] == (n, n)
+    assert "reading run.txt" not in phases  # the client does not read the run
