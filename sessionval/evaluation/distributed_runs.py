@@ -28,6 +28,7 @@ engine), by the run's size (:data:`RANGES_FROM_BYTES`) and kind.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -222,13 +223,18 @@ def evaluate_run_ranges(
     block_bytes = int(BLOCK_BYTES if block_bytes is None else block_bytes)
     shown = as_progress(progress)
     judged = load_qrels(qrels, encoding, shown)
-    # one task per range, read on a worker as Dask's read_bytes reads its blocks
-    offsets = range(0, max(run.stat().st_size, 1), block_bytes)
-    ranges = [delayed(_range_table)(str(run), k, block_bytes) for k in range(len(offsets))]
-    table = dd.from_delayed(ranges, meta=_range_table(str(run), -1, block_bytes), verify_meta=False)
-    if table.npartitions > 1:  # a query's rows may lie in several ranges: whole queries
-        table = table.shuffle("query_id", npartitions=table.npartitions)
+    n = len(range(0, max(run.stat().st_size, 1), block_bytes))  # the ranges
     shared = engine.broadcast(judged)
+    score = (judged, ms, scoring, per_query, str(run), block_bytes)
+    with counted(shown, f"scoring {run.name} in {n} ranges", n, "ranges") as bar:
+        grouped = _grouped_ranges(engine, n, shared, score, bar.advance)
+    if grouped is not None:
+        return _combined(grouped, ms, run, per_query)
+    # a query's rows lie in several ranges: shuffled by query id, partitions of whole queries
+    # (one task per range, read on a worker as Dask's read_bytes reads its blocks)
+    ranges = [delayed(_range_table)(str(run), k, block_bytes) for k in range(n)]
+    table = dd.from_delayed(ranges, meta=_range_table(str(run), -1, block_bytes), verify_meta=False)
+    table = table.shuffle("query_id", npartitions=n)
     tasks = [
         delayed(_score_partition)(part, shared, ms, scoring, per_query, str(run), block_bytes)
         for part in table.to_delayed()
@@ -242,6 +248,91 @@ def evaluate_run_ranges(
         futures = engine.client.compute(tasks)
         partials: list[_Partial] = engine.collect(futures, lambda done, _: bar.advance())
     return _combined(partials, ms, run, per_query)
+
+
+@dataclass(frozen=True)
+class _Range:
+    """What a range of a run grouped by query sends back (``partial`` None: not grouped)."""
+
+    partial: _Partial | None
+    edges: pd.DataFrame | None = None
+    inner: npt.NDArray[np.uint64] | None = None
+
+
+def _score_range(
+    path: str,
+    k: int,
+    block_bytes: int,
+    judged: ReadQrels,
+    ms: tuple[Measure, ...],
+    scoring: RunScoring,
+    per_query: bool,
+    alone: bool,
+) -> _Range:
+    """On a worker: range ``k`` scored but its first and last queries, if its queries are grouped.
+
+    Those two may continue in the neighbouring ranges: their rows (``edges``) go back
+    to the client with the keys of the other queries (``inner``), by which it checks
+    that no query lies in two ranges.  A query whose lines are apart in the range: the
+    run is not grouped (``partial`` None).  The ``alone`` range of a run is scored whole.
+    """
+    table = _range_table(path, k, block_bytes)
+    codes, ids = pd.factorize(table["query_id"])
+    if alone:  # the whole run: nothing to check, no edge
+        partial = _score_partition(table, judged, ms, scoring, per_query, path, block_bytes)
+        return _Range(partial, table.iloc[:0], _id_keys(ids[:0]))
+    if len(codes) and np.count_nonzero(codes[1:] != codes[:-1]) + 1 != len(ids):
+        return _Range(None)
+    edge = (codes == codes[0]) | (codes == codes[-1]) if len(codes) else codes.astype(bool)
+    inner = np.setdiff1d(np.arange(len(ids)), codes[[0, -1]] if len(codes) else codes)
+    partial = _score_partition(table[~edge], judged, ms, scoring, per_query, path, block_bytes)
+    return _Range(partial, table[edge], _id_keys(ids[inner]))
+
+
+def _id_keys(ids: Any) -> npt.NDArray[np.uint64]:
+    """64-bit hashes of query ids (a collision only sends a run to the shuffle)."""
+    keys: npt.NDArray[np.uint64] = pd.util.hash_array(np.asarray(ids, dtype=object))
+    return keys
+
+
+def _grouped_ranges(
+    engine: Any,
+    n: int,
+    shared: Any,
+    score: tuple[ReadQrels, tuple[Measure, ...], RunScoring, bool, str, int],
+    advance: Callable[[], None],
+) -> list[_Partial] | None:
+    """The ranges scored where they are read, if the run is grouped by query; else ``None``.
+
+    The usual layout of a run, each query's lines together, needs no shuffle: each
+    range scores its inner queries (:func:`_score_range`), and the rows of the
+    queries at the ranges' edges are scored together here.  The first range that
+    finds a query's lines apart stops the others.
+    """
+    judged, ms, scoring, per_query, path, block_bytes = score
+    futures = [
+        engine.client.submit(
+            _score_range, path, k, block_bytes, shared, ms, scoring, per_query, n == 1, pure=False
+        )
+        for k in range(n)
+    ]
+    at = {f.key: k for k, f in enumerate(futures)}
+    got: list[_Range | None] = [None] * n
+    arriving = importlib.import_module("distributed").as_completed(futures, with_results=True)
+    for future, value in arriving:
+        if value.partial is None:
+            engine.client.cancel(futures)
+            return None
+        got[at[future.key]] = value
+        advance()
+    del futures, arriving
+    ranges = [r for r in got if r is not None]
+    inner = np.concatenate([r.inner for r in ranges if r.inner is not None])
+    edges = pd.concat([r.edges for r in ranges if r.edges is not None], ignore_index=True)
+    if len(np.unique(inner)) != len(inner) or np.isin(_id_keys(edges["query_id"]), inner).any():
+        return None  # a query in two ranges, not at their edges
+    partials = [r.partial for r in ranges if r.partial is not None]
+    return [*partials, _score_partition(edges, judged, ms, scoring, per_query, path, block_bytes)]
 
 
 @contextmanager
@@ -374,9 +465,12 @@ def _combined(
     values = pd.DataFrame(
         {"query_id": pd.Series([], dtype=object), "measure": [], "value": []}
     ).astype({"value": np.float64})
-    if per_query:
+    longs = [p.long for p in partials if p.long is not None]
+    if per_query and longs:
+        # a partition without a judged query has an empty table of plain objects: left out,
+        # so the ids keep the dtype of the others (as the local table's)
         values = _in_query_order(
-            pd.concat([p.long for p in partials if p.long is not None], ignore_index=True)
+            pd.concat([t for t in longs if len(t)] or longs[:1], ignore_index=True)
         )
     return SingleEvaluation(
         values,

@@ -79,13 +79,19 @@ def test_the_same_lines_as_the_local_evaluate(
     assert ("map                   \tq3\t" in local.out) == per_query
 
 
-def test_the_partitions_scored_are_a_phase(tmp_path, scheduler, in_ranges, capsys) -> None:
-    from tests.commands.test_progress import phases_at_totals
+@pytest.mark.parametrize("shuffled", [False, True], ids=["sorted", "shuffled"])
+def test_the_ranges_scored_are_a_phase(tmp_path, scheduler, in_ranges, capsys, shuffled) -> None:
+    from tests.commands.test_progress import final_counts
 
-    qrels, run = write_inputs(tmp_path, shuffled=True)
+    qrels, run = write_inputs(tmp_path, shuffled=shuffled)
     args = ["evaluate", qrels, run, "-m", "map", "--engine", "dask", "--scheduler", scheduler]
     assert main([*args, "--progress"]) == 0
-    phases = phases_at_totals(capsys.readouterr().err)
-    n = -(-Path(run).stat().st_size // 2000)  # ranges of 2000 bytes, one partition each
-    assert phases[f"scoring run.txt in {n} partitions"] == (n, n)
+    phases = final_counts(capsys.readouterr().err)
+    n = -(-Path(run).stat().st_size // 2000)  # ranges of 2000 bytes
     assert "reading run.txt" not in phases  # the client does not read the run
+    if shuffled:  # the ranges stop at the first whose queries are apart, then the shuffle
+        assert phases[f"scoring run.txt in {n} ranges"][0] < n
+        assert phases[f"scoring run.txt in {n} partitions"] == (n, n)
+    else:  # grouped by query: scored where they are read
+        assert phases[f"scoring run.txt in {n} ranges"] == (n, n)
+        assert f"scoring run.txt in {n} partitions" not in phases

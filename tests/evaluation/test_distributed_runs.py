@@ -15,6 +15,7 @@ from sessionval.evaluation.lists import RUN_SCORING, evaluate_run
 
 distributed = pytest.importorskip("distributed")
 
+from sessionval.evaluation import distributed_runs  # noqa: E402
 from sessionval.evaluation.dask_engine import DaskEngine, dask_engine  # noqa: E402
 from sessionval.evaluation.distributed_runs import (  # noqa: E402
     evaluate_run_on,
@@ -69,13 +70,31 @@ def write_qrels(path: Path, *, n_topics: int, seed: int) -> Path:
     return path
 
 
+@pytest.fixture
+def roads(monkeypatch) -> list[str]:
+    """The road each evaluation took: "grouped" (no shuffle) or "shuffled"."""
+    taken: list[str] = []
+    grouped = distributed_runs._grouped_ranges
+
+    def spy(*args, **kwargs):
+        out = grouped(*args, **kwargs)
+        taken.append("shuffled" if out is None else "grouped")
+        return out
+
+    monkeypatch.setattr(distributed_runs, "_grouped_ranges", spy)
+    return taken
+
+
 @pytest.mark.parametrize("shuffled", [False, True], ids=["sorted", "shuffled"])
-def test_ranges_give_the_local_values(tmp_path, engine, shuffled) -> None:
+@pytest.mark.parametrize("block", [BLOCK, 517, 1 << 20], ids=["ranges", "small", "one"])
+def test_ranges_give_the_local_values(tmp_path, engine, roads, shuffled, block) -> None:
     run = write_run(tmp_path / "run.txt", n_queries=40, depth=12, seed=3, shuffled=shuffled)
     qrels = write_qrels(tmp_path / "qrels.txt", n_topics=34, seed=4)
     local = evaluate_run(run, qrels, MEASURES)
     assert local.n_skipped > 0  # queries missing from the qrels are in the test
-    ev = evaluate_run_ranges(engine, run, qrels, MEASURES, block_bytes=BLOCK)
+    ev = evaluate_run_ranges(engine, run, qrels, MEASURES, block_bytes=block)
+    # one range is scored whole whatever the order; several need no shuffle when sorted
+    assert roads == ["shuffled" if shuffled and block < 1 << 20 else "grouped"]
     pd.testing.assert_frame_equal(ev.long(), local.long(), check_exact=True)
     pd.testing.assert_frame_equal(ev.summary(), local.summary(), check_exact=True)
     assert ev.counts() == local.counts()
@@ -195,3 +214,52 @@ def test_ranges_cover_every_line_once_where_range_start_says(tmp_path) -> None:
         start = range_start(path, k * block)
         assert data[start : start + len(part)] == part
         assert count_line_ends(path, start) == data[:start].count(b"\n")
+
+
+def query_lines_inside_a_range(
+    lines: list[bytes], q: bytes, block: int, folder: Path
+) -> list[bytes]:
+    """``lines`` with ``q``'s last line moved between two queries inside a later range.
+
+    The range it lands in starts and ends with other queries (it is an inner query there).
+    """
+    from sessionval.evaluation.distributed_runs import read_range
+
+    moved = next(line for line in reversed(lines) if line.split()[0] == q)
+    rest = [line for line in lines if line is not moved]
+    for at in range(len(rest) // 2, len(rest)):
+        if rest[at - 1].split()[0] == rest[at].split()[0]:
+            continue  # not between two queries
+        text = b"".join([*rest[:at], moved, *rest[at:]])
+        path = folder / "probe.txt"
+        path.write_bytes(text)
+        for k in range(len(text) // block + 1):
+            ids = [line.split()[0] for line in read_range(str(path), k, block).splitlines()]
+            if moved.split()[0] in ids[1:-1] and q not in (ids[0], ids[-1]):
+                return [*rest[:at], moved, *rest[at:]]
+    raise AssertionError("no place inside a range")
+
+
+@pytest.mark.parametrize("layout", ["numeric", "edges", "inside"])
+def test_grouped_but_not_byte_sorted_and_a_query_in_two_places(
+    tmp_path, engine, roads, layout
+) -> None:
+    """Queries in numeric order are grouped (no shuffle), as is a query split between the
+    first and last ranges' edges; one line of a query inside another range is not."""
+    run = write_run(tmp_path / "run.txt", n_queries=40, depth=12, seed=13, shuffled=False)
+    lines = run.read_bytes().splitlines(keepends=True)
+    blocks = [lines[i : i + 12] for i in range(0, len(lines), 12)]  # one per query
+    if layout == "numeric":  # q0, q1, ..., q9, q10, ...: not byte order
+        blocks.sort(key=lambda b: int(b[0].split()[0][1:]))
+    elif layout == "edges":  # q5's first half at the start of the file, its second at the end
+        q5 = blocks.pop(5)
+        blocks = [q5[:6], *blocks, q5[6:]]
+    else:
+        blocks = [query_lines_inside_a_range(lines, blocks[0][0].split()[0], BLOCK, tmp_path)]
+    run.write_bytes(b"".join(line for b in blocks for line in b))
+    qrels = write_qrels(tmp_path / "qrels.txt", n_topics=40, seed=14)
+    local = evaluate_run(run, qrels, MEASURES)
+    ev = evaluate_run_ranges(engine, run, qrels, MEASURES, block_bytes=BLOCK)
+    assert roads == ["shuffled" if layout == "inside" else "grouped"]
+    pd.testing.assert_frame_equal(ev.long(), local.long(), check_exact=True)
+    assert ev.counts() == local.counts()
