@@ -171,10 +171,10 @@ def command(
     tsv) as lines measure<TAB>query<TAB>value, under trec_eval's names and in its
     layout when every measure is named as trec_eval names it. Diagnostics go to
     stderr. With --engine dask a run file of 256 MB or more (plain UTF-8, without
-    -c) is read, checked and scored on the cluster's workers in byte ranges, the
-    rows shuffled so each partition holds whole queries; only the sums and counts
-    of the means (and with -q the per-query values) come back. A smaller run is
-    read here and its measures computed on the workers, one task each.
+    -c) is read, checked and scored on the cluster's workers in byte ranges (a run
+    whose queries' lines are not together is shuffled by query first); only the
+    sums and counts of the means (and with -q the per-query values) come back. A
+    smaller run is read here and its measures computed on the workers, one task each.
     """
     from ..evaluation.distributed_runs import evaluate_run_on
     from ..io.trec import run_tag

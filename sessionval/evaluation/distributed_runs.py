@@ -6,10 +6,13 @@ worker by Dask's own block reader (``fsspec.utils.read_block(..., delimiter=b"\n
 what ``dask.bytes.read_bytes`` reads with; :func:`read_range`), parsed and
 checked on a worker by the same reader as the whole file
 (:func:`~sessionval.io.trec.read_run_range`: a bad line names the file and its line).
-A query's rows may lie in several ranges (a block ends at a line, not at a query, and
-a run need not be sorted by query), so the rows are shuffled by query id with Dask
-(``DataFrame.shuffle``): each partition then holds whole queries, and is scored
-against the qrels (broadcast once) by the kernels of the local evaluation
+A query's rows may lie in several ranges (a range ends at a line, not at a query).  In
+a run grouped by query (each query's lines together, the usual layout) only the first
+and last queries of a range can: each range is scored where it is read but for those two,
+whose rows are scored together on the client (:func:`_grouped_ranges`).  Otherwise the
+rows are shuffled by query id with Dask (``DataFrame.shuffle``) so that each partition
+holds whole queries.  Either way a range or partition is scored against the qrels
+(broadcast once) by the kernels of the local evaluation
 (:func:`~sessionval.evaluation.lists.evaluate_table`).  Each partition returns the
 sums and counts of its values per measure
 (:func:`~sessionval.evaluation.protocol.summary_parts`) and its counts; the client
