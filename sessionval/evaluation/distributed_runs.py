@@ -63,7 +63,7 @@ from .lists import (
     load_qrels,
     located_run_error,
 )
-from .protocol import summary_parts
+from .protocol import add_summary_parts, summary_parts
 from .single import SingleEvaluation
 
 __all__ = [
@@ -454,15 +454,7 @@ def _combined(
     if not any(p.rows for p in partials):
         raise ParseError(f"{run}: file is empty (expected run lines)")
     order = [repr(m) for m in ms]
-    stacked = pd.concat([p.parts for p in partials], ignore_index=True)
-    g = stacked.groupby("measure", sort=False)
-    parts = pd.DataFrame(
-        {
-            "measure": order,
-            "sum": g["sum"].sum(min_count=1).reindex(order).to_numpy(dtype=float),
-            "n": g["n"].sum().reindex(order).to_numpy(dtype=np.int64),
-        }
-    )
+    parts = add_summary_parts([p.parts for p in partials], order)
     counts = {k: sum(p.counts[k] for p in partials) for k in _COUNTS}
     notes = tuple(dict.fromkeys(n for p in partials for n in p.notes))
     values = pd.DataFrame(

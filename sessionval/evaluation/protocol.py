@@ -40,6 +40,7 @@ __all__ = [
     "EvaluationResult",
     "LegacyLongTable",
     "LegacySummary",
+    "add_summary_parts",
     "finish_summary",
     "summarise_long",
     "summary_parts",
@@ -131,6 +132,30 @@ def summary_parts(long: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
             "measure": list(order),
             "sum": g.sum().reindex(list(order)).to_numpy(dtype=float),  # NaN: not scored
             "n": g.count().reindex(list(order)).fillna(0).to_numpy(dtype=np.int64),
+        }
+    )
+
+
+def add_summary_parts(parts: Sequence[pd.DataFrame], order: Sequence[str]) -> pd.DataFrame:
+    """:func:`summary_parts` of disjoint sets of units added: the parts of their union.
+
+    Sums are added in the order given (the last bits of a float sum depend on it); a
+    measure without a value anywhere keeps a NaN sum.
+
+    Examples
+    --------
+    >>> a = pd.DataFrame({"measure": ["AP"], "sum": [0.5], "n": [1]})
+    >>> b = pd.DataFrame({"measure": ["AP"], "sum": [0.25], "n": [2]})
+    >>> add_summary_parts([a, b], ["AP"])
+      measure   sum  n
+    0      AP  0.75  3
+    """
+    g = pd.concat(list(parts), ignore_index=True).groupby("measure", sort=False)
+    return pd.DataFrame(
+        {
+            "measure": list(order),
+            "sum": g["sum"].sum(min_count=1).reindex(list(order)).to_numpy(dtype=float),
+            "n": g["n"].sum().reindex(list(order)).fillna(0).to_numpy(dtype=np.int64),
         }
     )
 
