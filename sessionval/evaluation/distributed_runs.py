@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ..errors import MeasureSpecError, ParseError, SessionvalError
+from ..errors import MeasureSpecError, ParseError, SessionvalError, writing
 from ..io.text import splittable
 from ..io.trec import read_run_range
 from ..io.whitespace_table import PIECE_BYTES
@@ -72,6 +72,7 @@ __all__ = [
     "evaluate_run_on",
     "evaluate_run_ranges",
     "reads_in_ranges",
+    "write_per_query",
 ]
 
 #: bytes of run text per block read and parsed on a worker (about 1.5M lines of a run)
@@ -118,6 +119,7 @@ def evaluate_run_on(
     progress: ProgressLike = None,
     from_bytes: int | None = None,
     block_bytes: int | None = None,
+    per_query_dir: Path | None = None,
 ) -> SingleEvaluation:
     """``evaluate_run`` where ``engine`` runs: a large run in byte ranges on the workers.
 
@@ -138,6 +140,11 @@ def evaluate_run_on(
     from_bytes, block_bytes
         The size from which a run is read in ranges, and the size of a range (default
         :data:`RANGES_FROM_BYTES`, :data:`BLOCK_BYTES`).
+    per_query_dir
+        A folder (existing, reachable by the workers) to write the per-query table into
+        as Parquet (``sessionval evaluate --per-query-out``): ``part-00000.parquet``
+        here; on the workers one ``part-NNNNN.parquet`` per range or partition with a
+        scored query (and ``part-edges.parquet``), each in trec_eval's query order.
     """
     if reads_in_ranges(run, engine, scoring, encoding, from_bytes):
         return evaluate_run_ranges(
@@ -150,8 +157,9 @@ def evaluate_run_on(
             encoding=encoding,
             progress=progress,
             block_bytes=block_bytes,
+            per_query_dir=per_query_dir,
         )
-    return evaluate_run(
+    ev = evaluate_run(
         run,
         qrels,
         measures,
@@ -160,6 +168,9 @@ def evaluate_run_on(
         encoding=encoding,
         progress=progress,
     )
+    if per_query_dir is not None and ev.n_queries:
+        write_per_query(ev, per_query_dir / "part-00000.parquet")
+    return ev
 
 
 @dataclass(frozen=True)
@@ -173,6 +184,18 @@ class _Partial:
     long: pd.DataFrame | None = None
 
 
+@dataclass(frozen=True)
+class _How:
+    """How each range or partition is scored, and what it keeps (sent with each task)."""
+
+    ms: tuple[Measure, ...]
+    scoring: RunScoring
+    per_query: bool
+    path: str
+    block_bytes: int
+    out: Path | None = None
+
+
 def evaluate_run_ranges(
     engine: Any,
     run: Path,
@@ -184,6 +207,7 @@ def evaluate_run_ranges(
     encoding: str | None = None,
     progress: ProgressLike = None,
     block_bytes: int | None = None,
+    per_query_dir: Path | None = None,
 ) -> SingleEvaluation:
     """Score a run file read in byte ranges on a Dask engine's workers (module docstring).
 
@@ -201,6 +225,8 @@ def evaluate_run_ranges(
         otherwise only each partition's sums and counts come back.
     block_bytes
         Bytes of the file per range, each parsed on a worker (default :data:`BLOCK_BYTES`).
+    per_query_dir
+        Where the workers write each partition's per-query table (:func:`evaluate_run_on`).
 
     Raises
     ------
@@ -228,9 +254,9 @@ def evaluate_run_ranges(
     judged = load_qrels(qrels, encoding, shown)
     n = len(range(0, max(run.stat().st_size, 1), block_bytes))  # the ranges
     shared = engine.broadcast(judged)
-    score = (judged, ms, scoring, per_query, str(run), block_bytes)
+    how = _How(ms, scoring, per_query, str(run), block_bytes, per_query_dir)
     with counted(shown, f"scoring {run.name} in {n} ranges", n, "ranges") as bar:
-        grouped = _grouped_ranges(engine, n, shared, score, bar.advance)
+        grouped = _grouped_ranges(engine, n, shared, judged, how, bar.advance)
     if grouped is not None:
         return _combined(grouped, ms, run, per_query)
     # a query's rows lie in several ranges: shuffled by query id, partitions of whole queries
@@ -239,8 +265,8 @@ def evaluate_run_ranges(
     table = dd.from_delayed(ranges, meta=_range_table(str(run), -1, block_bytes), verify_meta=False)
     table = table.shuffle("query_id", npartitions=n)
     tasks = [
-        delayed(_score_partition)(part, shared, ms, scoring, per_query, str(run), block_bytes)
-        for part in table.to_delayed()
+        delayed(_score_partition)(part, shared, how, f"{i:05d}")
+        for i, part in enumerate(table.to_delayed())
     ]
     with (
         counted(
@@ -262,16 +288,7 @@ class _Range:
     inner: npt.NDArray[np.uint64] | None = None
 
 
-def _score_range(
-    path: str,
-    k: int,
-    block_bytes: int,
-    judged: ReadQrels,
-    ms: tuple[Measure, ...],
-    scoring: RunScoring,
-    per_query: bool,
-    alone: bool,
-) -> _Range:
+def _score_range(k: int, judged: ReadQrels, how: _How, alone: bool) -> _Range:
     """On a worker: range ``k`` scored but its first and last queries, if its queries are grouped.
 
     Those two may continue in the neighbouring ranges: their rows (``edges``) go back
@@ -279,16 +296,16 @@ def _score_range(
     that no query lies in two ranges.  A query whose lines are apart in the range: the
     run is not grouped (``partial`` None).  The ``alone`` range of a run is scored whole.
     """
-    table = _range_table(path, k, block_bytes)
+    table = _range_table(how.path, k, how.block_bytes)
     codes, ids = pd.factorize(table["query_id"])
     if alone:  # the whole run: nothing to check, no edge
-        partial = _score_partition(table, judged, ms, scoring, per_query, path, block_bytes)
+        partial = _score_partition(table, judged, how, f"{k:05d}")
         return _Range(partial, table.iloc[:0], _id_keys(ids[:0]))
     if len(codes) and np.count_nonzero(codes[1:] != codes[:-1]) + 1 != len(ids):
         return _Range(None)
     edge = (codes == codes[0]) | (codes == codes[-1]) if len(codes) else codes.astype(bool)
     inner = np.setdiff1d(np.arange(len(ids)), codes[[0, -1]] if len(codes) else codes)
-    partial = _score_partition(table[~edge], judged, ms, scoring, per_query, path, block_bytes)
+    partial = _score_partition(table[~edge], judged, how, f"{k:05d}")
     return _Range(partial, table[edge], _id_keys(ids[inner]))
 
 
@@ -302,7 +319,8 @@ def _grouped_ranges(
     engine: Any,
     n: int,
     shared: Any,
-    score: tuple[ReadQrels, tuple[Measure, ...], RunScoring, bool, str, int],
+    judged: ReadQrels,
+    how: _How,
     advance: Callable[[], None],
 ) -> list[_Partial] | None:
     """The ranges scored where they are read, if the run is grouped by query; else ``None``.
@@ -312,12 +330,8 @@ def _grouped_ranges(
     queries at the ranges' edges are scored together here.  The first range that
     finds a query's lines apart stops the others.
     """
-    judged, ms, scoring, per_query, path, block_bytes = score
     futures = [
-        engine.client.submit(
-            _score_range, path, k, block_bytes, shared, ms, scoring, per_query, n == 1, pure=False
-        )
-        for k in range(n)
+        engine.client.submit(_score_range, k, shared, how, n == 1, pure=False) for k in range(n)
     ]
     at = {f.key: k for k, f in enumerate(futures)}
     got: list[_Range | None] = [None] * n
@@ -335,7 +349,7 @@ def _grouped_ranges(
     if len(np.unique(inner)) != len(inner) or np.isin(_id_keys(edges["query_id"]), inner).any():
         return None  # a query in two ranges, not at their edges
     partials = [r.partial for r in ranges if r.partial is not None]
-    return [*partials, _score_partition(edges, judged, ms, scoring, per_query, path, block_bytes)]
+    return [*partials, _score_partition(edges, judged, how, "edges")]
 
 
 @contextmanager
@@ -393,17 +407,12 @@ def _range_table(path: str, k: int, block_bytes: int) -> pd.DataFrame:
     )
 
 
-def _score_partition(
-    part: pd.DataFrame,
-    judged: ReadQrels,
-    ms: tuple[Measure, ...],
-    scoring: RunScoring,
-    per_query: bool,
-    path: str,
-    block_bytes: int,
-) -> _Partial:
-    """On a worker: one partition of whole queries scored by ``evaluate_run``'s kernels."""
-    order = [repr(m) for m in ms]
+def _score_partition(part: pd.DataFrame, judged: ReadQrels, how: _How, name: str) -> _Partial:
+    """On a worker: one partition of whole queries scored by ``evaluate_run``'s kernels.
+
+    With ``how.out``, its per-query table is written there as ``part-<name>.parquet``.
+    """
+    order = [repr(m) for m in how.ms]
     if len(part) == 0:
         empty = pd.DataFrame({"measure": order, "value": np.full(len(order), np.nan)})
         return _Partial(summary_parts(empty, order), dict.fromkeys(_COUNTS, 0), 0)
@@ -411,18 +420,26 @@ def _score_partition(
     table = part[["query_id", "doc_id", "score"]]
 
     def locate(exc: SessionvalError) -> SessionvalError:
-        lines = partial_lines(path, block_bytes, part["block"], part["row"])
-        return located_run_error(exc, Path(path), table, lines, judged.source)
+        lines = partial_lines(how.path, how.block_bytes, part["block"], part["row"])
+        return located_run_error(exc, Path(how.path), table, lines, judged.source)
 
-    ev = evaluate_table(table, judged, ms, scoring, locate=locate)
+    ev = evaluate_table(table, judged, how.ms, how.scoring, locate=locate)
+    if how.out is not None and ev.n_queries:
+        write_per_query(ev, Path(how.out) / f"part-{name}.parquet")
     counts = {k: v for k, v in ev.counts().items() if k in _COUNTS}
     return _Partial(
         summary_parts(ev.values, order),
         counts,
         len(part),
         ev.notes,
-        ev.long() if per_query else None,
+        ev.long() if how.per_query else None,
     )
+
+
+def write_per_query(ev: SingleEvaluation, path: Path) -> None:
+    """``ev.per_query()`` as Parquet (``--per-query-out``): ``query_id``, a column per measure."""
+    with writing(path):
+        ev.per_query().to_parquet(path, index=False)
 
 
 def partial_lines(

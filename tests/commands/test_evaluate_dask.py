@@ -95,3 +95,28 @@ def test_the_ranges_scored_are_a_phase(tmp_path, scheduler, in_ranges, capsys, s
     else:  # grouped by query: scored where they are read
         assert phases[f"scoring run.txt in {n} ranges"] == (n, n)
         assert f"scoring run.txt in {n} partitions" not in phases
+
+
+@pytest.mark.parametrize("road", ["ranges", "local", "small"])
+def test_per_query_out_writes_the_per_query_table(tmp_path, scheduler, monkeypatch, road) -> None:
+    import pandas as pd
+
+    from sessionval.evaluation.lists import evaluate_run
+
+    if road == "ranges":
+        monkeypatch.setattr(distributed_runs, "RANGES_FROM_BYTES", 0)
+        monkeypatch.setattr(distributed_runs, "BLOCK_BYTES", 2000)
+    qrels, run = write_inputs(tmp_path, shuffled=road == "ranges")
+    out = tmp_path / "per_query"
+    args = ["evaluate", qrels, run, "-m", "map", "-m", "P.5", "--per-query-out", str(out)]
+    engine = [] if road == "local" else ["--engine", "dask", "--scheduler", scheduler]
+    assert main([*args, *engine]) == 0
+    parts = sorted(p.name for p in out.glob("part-*.parquet"))
+    assert (len(parts) > 1) == (road == "ranges")
+    got = pd.read_parquet(out).sort_values("query_id", ignore_index=True)
+    want = evaluate_run(run, qrels, ["map", "P@5"]).per_query()
+    pd.testing.assert_frame_equal(got, want.sort_values("query_id", ignore_index=True))
+    # a second evaluate replaces the parts of the first (its manifest), never an input
+    assert main([*args, *engine]) == 0
+    assert sorted(p.name for p in out.glob("part-*.parquet")) == parts
+    assert main(["evaluate", qrels, run, "-m", "map", "--per-query-out", str(tmp_path)]) == 2
