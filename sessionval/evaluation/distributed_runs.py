@@ -75,7 +75,7 @@ __all__ = [
     "write_per_query",
 ]
 
-#: bytes of run text per block read and parsed on a worker (about 1.5M lines of a run)
+#: bytes of run text per range read and parsed on a worker (about 1.8M lines of 35 bytes)
 BLOCK_BYTES: Final = PIECE_BYTES
 #: a run file at least this large is read in byte ranges on the workers; a smaller one by
 #: the client, the measures mapped over the workers (faster there: docs/scale-out.md)
@@ -143,8 +143,10 @@ def evaluate_run_on(
     per_query_dir
         A folder (existing, reachable by the workers) to write the per-query table into
         as Parquet (``sessionval evaluate --per-query-out``): ``part-00000.parquet``
-        here; on the workers one ``part-NNNNN.parquet`` per range or partition with a
-        scored query (and ``part-edges.parquet``), each in trec_eval's query order.
+        here; on the workers one ``part-NNNNN.parquet`` per range with a scored query
+        and ``part-edges.parquet`` (a run grouped by query), or one
+        ``part-sNNNNN.parquet`` per partition of the shuffle, each in trec_eval's query
+        order.
     """
     if reads_in_ranges(run, engine, scoring, encoding, from_bytes):
         return evaluate_run_ranges(
@@ -265,7 +267,7 @@ def evaluate_run_ranges(
     table = dd.from_delayed(ranges, meta=_range_table(str(run), -1, block_bytes), verify_meta=False)
     table = table.shuffle("query_id", npartitions=n)
     tasks = [
-        delayed(_score_partition)(part, shared, how, f"{i:05d}")
+        delayed(_score_partition)(part, shared, how, f"s{i:05d}")
         for i, part in enumerate(table.to_delayed())
     ]
     with (
@@ -276,6 +278,11 @@ def evaluate_run_ranges(
     ):
         futures = engine.client.compute(tasks)
         partials: list[_Partial] = engine.collect(futures, lambda done, _: bar.advance())
+    if per_query_dir is not None:
+        # the parts of the ranges scored before the run was found not grouped: every task of
+        # that pass has ended (the shuffle's tasks ran after them on the same workers)
+        for stale in per_query_dir.glob("part-[0-9]*.parquet"):
+            stale.unlink()
     return _combined(partials, ms, run, per_query)
 
 

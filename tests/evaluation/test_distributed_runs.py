@@ -259,7 +259,15 @@ def test_grouped_but_not_byte_sorted_and_a_query_in_two_places(
     run.write_bytes(b"".join(line for b in blocks for line in b))
     qrels = write_qrels(tmp_path / "qrels.txt", n_topics=40, seed=14)
     local = evaluate_run(run, qrels, MEASURES)
-    ev = evaluate_run_ranges(engine, run, qrels, MEASURES, block_bytes=BLOCK)
+    out = tmp_path / "per_query"
+    out.mkdir()
+    ev = evaluate_run_ranges(engine, run, qrels, MEASURES, block_bytes=BLOCK, per_query_dir=out)
     assert roads == ["shuffled" if layout == "inside" else "grouped"]
     pd.testing.assert_frame_equal(ev.long(), local.long(), check_exact=True)
     assert ev.counts() == local.counts()
+    # the per-query parts: every query once, even when the grouped pass wrote some first
+    written = pd.read_parquet(out).sort_values("query_id", ignore_index=True)
+    want = local.per_query().sort_values("query_id", ignore_index=True)
+    pd.testing.assert_frame_equal(written, want, check_exact=True)
+    shuffled = any(p.name.startswith("part-s") for p in out.iterdir())
+    assert shuffled == (layout == "inside")
