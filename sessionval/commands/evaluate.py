@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, replace
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +82,27 @@ def _rows(
     return rows
 
 
+@contextmanager
+def _per_query_folder(out: Path | None, force: bool, inputs: list[Path]) -> Iterator[Path | None]:
+    """The staging folder of ``--per-query-out`` (``None``: not asked), moved in on success.
+
+    The files go through the commands' staging (a manifest of what evaluate wrote, the
+    previous run's parts replaced, never an input): the workers write into the staging
+    folder, inside ``out``.
+    """
+    if out is None:
+        yield None
+        return
+    from ..workflow.outputs import staged_outputs
+    from ..workflow.overlap import refuse_overlap
+
+    refuse_overlap([out], inputs, label="--per-query-out")
+    with staged_outputs(
+        out, command="evaluate", force=force, inputs=inputs, label="--per-query-out"
+    ) as staged:
+        yield staged.root
+
+
 def _trec_eval_line(n: Named, query: str, value: float, tag: str) -> str:
     r"""One line as trec_eval prints it: ``%-22s\\t%s\\t%6.4f`` (counts as integers)."""
     if n.measure is None:
@@ -139,6 +162,21 @@ def _wide_text(rows: list[tuple[Named, str, float]], fmt: str) -> str:
     note="tsv is measure<TAB>query<TAB>value, in trec_eval's layout when every measure "
     "is named as trec_eval names it.",
 )
+@click.option(
+    "--per-query-out",
+    "per_query_out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Also write the per-query values as Parquet files into this folder (query_id, "
+    "one column per measure): part-00000.parquet, or with --engine dask one file per "
+    "part of the run, written by the workers (the folder must be reachable by them).",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    default=False,
+    help="Overwrite files in --per-query-out that no earlier evaluate wrote (inputs never).",
+)
 @run_scoring_options
 @engine_options
 @encoding_option
@@ -157,6 +195,8 @@ def command(
     encoding: str | None,
     qrels_map: str | None,
     progress: bool | None,
+    per_query_out: Path | None,
+    force: bool,
     **options: Any,
 ) -> None:
     """Evaluate a TREC RUN against QRELS (trec_eval / ir_measures style).
@@ -170,10 +210,13 @@ def command(
     geometric): on a terminal as a table of queries x measures; piped (or --format
     tsv) as lines measure<TAB>query<TAB>value, under trec_eval's names and in its
     layout when every measure is named as trec_eval names it. Diagnostics go to
-    stderr. With --engine dask the measures are computed on the cluster's workers,
-    one task each.
+    stderr. With --engine dask a run file of 256 MB or more (plain UTF-8, without
+    -c) is read, checked and scored on the cluster's workers in byte ranges (a run
+    whose queries' lines are not together is shuffled by query first); only the
+    sums and counts of the means (and with -q the per-query values) come back. A
+    smaller run is read here and its measures computed on the workers, one task each.
     """
-    from ..evaluation.lists import evaluate_run
+    from ..evaluation.distributed_runs import evaluate_run_on
     from ..io.trec import run_tag
     from ..measures.registry import named_measures
 
@@ -185,21 +228,24 @@ def command(
     many = len(measures) != 1
     advice = memory_advice("fewer measures at once (-m)") if many else memory_advice()
     with (
+        _per_query_folder(per_query_out, force, [qrels, run]) as folder,
         open_engine(engine, scheduler, workers) as eng,
         phase(f"evaluating {run} against {qrels}", advice=advice),
         progress_bar(progress) as bar,
     ):
-        ev = evaluate_run(
+        ev = evaluate_run_on(
+            eng,
             run,
             # a mapped CSV is read here; a file otherwise by evaluate_run (its own reader)
             read_judgments_file(qrels, {"encoding": encoding, "qrels_map": qrels_map})
             if qrels_map
             else qrels,
             wanted,
-            **asdict(scoring),
-            mapper=eng,
+            scoring,
+            per_query=per_query,  # values of a run read on the workers come back only for -q
             encoding=encoding,
             progress=bar,
+            per_query_dir=folder,
         )
     rows = _rows(ev, named, per_query)
     trec_layout = fmt == "tsv" and all(n.trec_eval for n in named)

@@ -9,7 +9,7 @@ defaults, so its numbers are trec_eval's.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from functools import partial
@@ -55,12 +55,16 @@ __all__ = [
     "DEFAULT_RUN_MEASURES",
     "RUN_SCORING",
     "QrelsInput",
+    "ReadQrels",
     "RunInput",
     "RunScoring",
     "SingleEvaluation",
     "evaluate_lists",
     "evaluate_run",
+    "evaluate_table",
     "judgments_from_table",
+    "load_qrels",
+    "located_run_error",
 ]
 
 RunInput: TypeAlias = (
@@ -294,44 +298,89 @@ def evaluate_run(
     run, qrels = run_and_qrels(run, qrels)  # ir_measures' and ranx's order works too
     # each read is its own phase: running out of memory names the file being read
     shown = as_progress(progress)
-    with _reading(qrels, "qrels", _QRELS_ADVICE):
-        judged = _qrels(qrels, encoding, shown)  # a file's lines counted as they are read
+    judged = load_qrels(qrels, encoding, shown)  # a file's lines counted as they are read
     with _reading(run, "run", _RUN_ADVICE):
         table = _run_table(run, encoding, shown)
+    locate = None
+    if _is_path(run):
+        path = Path(run)
+
+        def locate(exc: SessionvalError) -> SessionvalError:
+            return located_run_error(
+                exc,
+                path,
+                table,
+                lambda rows: run_line_numbers(path, encoding=encoding)[rows],
+                judged.source,
+            )
+
+    scoring = RunScoring(ties, complete, empty, negative, unjudged)
+    return evaluate_table(table, judged, ms, scoring, mapper=mapper, progress=shown, locate=locate)
+
+
+def load_qrels(
+    qrels: QrelsInput, encoding: str | None = None, progress: ProgressLike = None
+) -> ReadQrels:
+    """The qrels of :func:`evaluate_run` read (a file in a phase of its own), grades checked."""
+    with _reading(qrels, "qrels", _QRELS_ADVICE):
+        return _qrels(qrels, encoding, progress)
+
+
+def evaluate_table(
+    table: pd.DataFrame,
+    judged: ReadQrels,
+    measures: Sequence[str | Measure],
+    scoring: RunScoring = RUN_SCORING,
+    *,
+    mapper: ItemMapper | None = None,
+    progress: ProgressLike = None,
+    locate: Callable[[SessionvalError], SessionvalError] | None = None,
+) -> SingleEvaluation:
+    """A run table (``query_id, doc_id, score``) scored against read qrels.
+
+    The one scoring of :func:`evaluate_run`, also run on each partition of whole
+    queries of a run scored on a cluster
+    (:mod:`sessionval.evaluation.distributed_runs`).  ``locate`` turns a problem
+    of the run found while ranking (a document listed twice) into one naming the
+    file and lines.
+    """
+    shown = as_progress(progress)
     try:
         with counted(shown, "ranking lists", len(table)):
-            lists = _lists(table, judged, ties, complete, negative, unjudged)
+            lists = _lists(table, judged, scoring)
             shown.advance(len(table))
     except SessionvalError as exc:
-        if not _is_path(run) or isinstance(exc, MeasureSpecError):
+        if locate is None or isinstance(exc, MeasureSpecError):
             raise
-        source = judged.source if isinstance(judged, _QrelsTable | JudgmentFrame) else None
-        raise _located(exc, Path(run), table, encoding, source) from None
-    ev = evaluate_lists(lists, ms, empty=empty, mapper=mapper, progress=shown)
+        raise locate(exc) from None
+    ev = evaluate_lists(lists, measures, empty=scoring.empty, mapper=mapper, progress=shown)
     notes = spelling_notes(judged.table, table["doc_id"])
     return replace(ev, notes=tuple(notes)) if notes else ev
 
 
-def _located(
+def located_run_error(
     exc: SessionvalError,
     run: Path,
     table: pd.DataFrame,
-    encoding: str | None,
-    qrels: str | None,
+    lines: Callable[[npt.NDArray[np.intp]], npt.NDArray[np.int64]],
+    qrels: str | None = None,
 ) -> SessionvalError:
-    """``exc`` about the run read from ``run``, with the file and, for repeats, every line."""
+    """``exc`` about the run read from ``run``, with the file and, for repeats, every line.
+
+    ``lines`` gives the file's line of rows of ``table`` (asked only for repeats);
+    a message already naming the run or the qrels file ``qrels`` is kept as it is.
+    """
     dup = _repeated_pairs(table)
     if not dup.any():
         text = str(exc)  # a message naming the qrels file is about the qrels: left as it is
         named = str(run) in text or (qrels is not None and qrels in text)
         return type(exc)(text if named else f"{run}: {text}")
-    lines = run_line_numbers(run, encoding=encoding)
     rows = np.flatnonzero(dup)
     keys = pd.DataFrame(
         {
             "q": table["query_id"].to_numpy()[rows],
             "d": table["doc_id"].to_numpy()[rows],
-            "line": lines[rows],
+            "line": lines(rows),
         }
     )
     groups = keys.groupby(["q", "d"], sort=False, observed=True)["line"].agg(list)
@@ -362,18 +411,16 @@ def _repeated_pairs(table: pd.DataFrame) -> npt.NDArray[np.bool_]:
     return marked
 
 
-def _lists(
-    table: pd.DataFrame,
-    judged: JudgmentFrame | _QrelsTable,
-    ties: TieBreak,
-    complete: bool,
-    negative: NegativePolicy,
-    unjudged: UnjudgedPolicy,
-) -> RankedLists:
+def _lists(table: pd.DataFrame, judged: ReadQrels, scoring: RunScoring) -> RankedLists:
     """The ranked lists of the run table against the judgments (the join chosen by the data)."""
-    missing: Literal["skip", "empty"] = "empty" if complete else "skip"
+    missing: Literal["skip", "empty"] = "empty" if scoring.complete else "skip"
     return ranked_lists(
-        table, judged, ties=ties, missing=missing, negative=negative, unjudged=unjudged
+        table,
+        judged,
+        ties=scoring.ties,
+        missing=missing,
+        negative=scoring.negative,
+        unjudged=scoring.unjudged,
     )
 
 
@@ -459,9 +506,13 @@ class _QrelsTable:
         return judgments_from_table(self.original, source=self.source)
 
 
+ReadQrels: TypeAlias = "JudgmentFrame | _QrelsTable"
+"""Qrels read by :func:`load_qrels`: judgments, or a table with checked grades."""
+
+
 def _qrels(
     qrels: QrelsInput, encoding: str | None = None, progress: ProgressLike = None
-) -> JudgmentFrame | _QrelsTable:
+) -> ReadQrels:
     if isinstance(qrels, JudgmentFrame):
         return qrels
     if _is_path(qrels):

@@ -40,7 +40,10 @@ __all__ = [
     "EvaluationResult",
     "LegacyLongTable",
     "LegacySummary",
+    "add_summary_parts",
+    "finish_summary",
     "summarise_long",
+    "summary_parts",
 ]
 
 
@@ -79,6 +82,9 @@ def summarise_long(
 ) -> pd.DataFrame:
     """Aggregate a tidy ``measure, value`` table into ``measure, value, n``.
 
+    :func:`summary_parts` finished by :func:`finish_summary` (a mean is the sum over
+    the count, bit for bit pandas' grouped mean).
+
     Parameters
     ----------
     long
@@ -103,15 +109,79 @@ def summarise_long(
     0      AP    0.5  1
     1  NumRet    7.0  2
     """
+    return finish_summary(summary_parts(long, order), order, how)
+
+
+def summary_parts(long: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
+    """What a summary is made of, per measure: ``measure, sum, n`` of the defined values.
+
+    Parts of disjoint sets of units add up (``sum`` and ``n`` summed per measure), so a
+    summary of units scored in pieces (the partitions of a run scored on a cluster) is
+    :func:`finish_summary` of the added parts.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"measure": ["AP", "AP"], "value": [0.5, float("nan")]})
+    >>> summary_parts(t, ["AP"])
+      measure  sum  n
+    0      AP  0.5  1
+    """
     g = long.groupby("measure", sort=False)["value"]
-    means = g.mean().reindex(list(order))
-    kinds = np.array([(how or {}).get(m, "mean") for m in order], dtype=object)
-    value = np.where(
-        kinds == "sum",
-        g.sum().reindex(list(order)).to_numpy(dtype=float),
-        np.where(kinds == "exp_mean", np.exp(means.to_numpy(dtype=float)), means),
+    return pd.DataFrame(
+        {
+            "measure": list(order),
+            "sum": g.sum().reindex(list(order)).to_numpy(dtype=float),  # NaN: not scored
+            "n": g.count().reindex(list(order)).fillna(0).to_numpy(dtype=np.int64),
+        }
     )
-    n = g.count().reindex(list(order)).fillna(0).to_numpy(dtype=np.int64)
+
+
+def add_summary_parts(parts: Sequence[pd.DataFrame], order: Sequence[str]) -> pd.DataFrame:
+    """:func:`summary_parts` of disjoint sets of units added: the parts of their union.
+
+    Sums are added in the order given (the last bits of a float sum depend on it); a
+    measure without a value anywhere keeps a NaN sum.
+
+    Examples
+    --------
+    >>> a = pd.DataFrame({"measure": ["AP"], "sum": [0.5], "n": [1]})
+    >>> b = pd.DataFrame({"measure": ["AP"], "sum": [0.25], "n": [2]})
+    >>> add_summary_parts([a, b], ["AP"])
+      measure   sum  n
+    0      AP  0.75  3
+    """
+    g = pd.concat(list(parts), ignore_index=True).groupby("measure", sort=False)
+    return pd.DataFrame(
+        {
+            "measure": list(order),
+            "sum": g["sum"].sum(min_count=1).reindex(list(order)).to_numpy(dtype=float),
+            "n": g["n"].sum().reindex(list(order)).fillna(0).to_numpy(dtype=np.int64),
+        }
+    )
+
+
+def finish_summary(
+    parts: pd.DataFrame, order: Sequence[str], how: Mapping[str, str] | None = None
+) -> pd.DataFrame:
+    """``measure, value, n`` from :func:`summary_parts` (added up): each measure as it declares.
+
+    The mean is ``sum / n`` (NaN without a defined value), a count (``"sum"``) the
+    sum, ``"exp_mean"`` (GMAP, trec_eval's ``gm_map``: a per-query log) ``exp`` of
+    the mean.
+
+    Examples
+    --------
+    >>> parts = pd.DataFrame({"measure": ["GMAP"], "sum": [-2.0], "n": [2]})
+    >>> finish_summary(parts, ["GMAP"], {"GMAP": "exp_mean"})
+      measure     value  n
+    0    GMAP  0.367879  2
+    """
+    by = parts.set_index("measure").reindex(list(order))
+    total = by["sum"].to_numpy(dtype=float)
+    n = by["n"].fillna(0).to_numpy(dtype=np.int64)
+    means = np.divide(total, n, out=np.full(len(n), np.nan), where=n > 0)
+    kinds = np.array([(how or {}).get(m, "mean") for m in order], dtype=object)
+    value = np.where(kinds == "sum", total, np.where(kinds == "exp_mean", np.exp(means), means))
     return pd.DataFrame({"measure": list(order), "value": value.astype(float), "n": n})
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..errors import SessionvalError
 from ..measures.registry import Measure
-from .protocol import EvaluationResult, LegacyLongTable, summarise_long
+from .protocol import EvaluationResult, LegacyLongTable, finish_summary, summary_parts
 
 __all__ = [
     "SingleEvaluation",
@@ -46,6 +46,11 @@ class SingleEvaluation(EvaluationResult):
         What the reader noticed without failing: document ids of the run and qrels
         that differ only by Unicode normalisation or invisible characters, and such
         spellings judged with different grades (:mod:`sessionval.validate.ids`).
+    parts
+        The summary's sums and counts per measure
+        (:func:`~sessionval.evaluation.protocol.summary_parts`) when the per-query
+        values were not gathered (a run scored on a cluster without ``-q``:
+        ``values`` is then empty); ``None``: the summary is made from ``values``.
     """
 
     values: pd.DataFrame
@@ -56,6 +61,7 @@ class SingleEvaluation(EvaluationResult):
     n_unjudged: int
     n_skipped: int
     notes: tuple[str, ...] = ()
+    parts: pd.DataFrame | None = None
 
     @property
     def per_query(self) -> LegacyLongTable:
@@ -110,7 +116,9 @@ class SingleEvaluation(EvaluationResult):
             ``measure``, ``value`` (NaN values left out), ``n`` (lists aggregated).
         """
         how = {repr(m): m.definition.aggregate for m in self.measures}
-        return summarise_long(self.values, [repr(m) for m in self.measures], how)
+        order = [repr(m) for m in self.measures]
+        parts = summary_parts(self.values, order) if self.parts is None else self.parts
+        return finish_summary(parts, order, how)
 
     def counts(self) -> dict[str, int]:
         """Lists evaluated, skipped, with an empty recall base; unjudged and negative rows."""

@@ -19,7 +19,7 @@ import gzip
 import io
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO, Final
 
@@ -28,13 +28,17 @@ from ..errors import ParseError
 __all__ = [
     "DEFAULT_ENCODING",
     "check_encoding",
+    "check_utf8_range",
+    "count_line_ends",
     "count_lines",
     "decode_text",
     "iter_input_text",
     "iter_input_utf8",
     "open_input_binary",
+    "range_start",
     "read_input_bytes",
     "read_input_text",
+    "splittable",
 ]
 
 DEFAULT_ENCODING = "utf-8"
@@ -125,6 +129,94 @@ def count_lines(path: str | os.PathLike[str], encoding: str | None = None) -> in
             lines += chunk.count(b"\n")
             last = chunk[-1:]
     return lines + (last != b"\n")
+
+
+def splittable(path: str | os.PathLike[str], encoding: str | None = None) -> bool:
+    r"""Whether byte ranges of the file cut after a ``\n`` are whole lines of UTF-8 text.
+
+    True for an uncompressed file in UTF-8 (or ASCII), with no byte-order mark of
+    another encoding: what a reader of byte ranges (``sessionval evaluate --engine
+    dask``) can cut on the workers; gzip and UTF-16/32 files are read whole.
+    """
+    if check_encoding(encoding) not in ("utf-8", "ascii"):
+        return False
+    p = Path(path)
+    _check_file(p)
+    with p.open("rb") as raw:
+        head = raw.read(4)
+    if head.startswith(_GZIP_MAGIC) or p.suffix.lower() == ".gz":
+        return False
+    return not any(head.startswith(bom) and name != "utf-8" for bom, name in _BOMS)
+
+
+def range_start(path: str | os.PathLike[str], offset: int) -> int:
+    r"""Where the block Dask reads at ``offset`` starts: after the first ``\n`` from there.
+
+    ``fsspec.utils.read_block(f, offset, length, delimiter=b"\n")`` (the reader of
+    ``dask.bytes.read_bytes``) starts each block but the first after the first line
+    end at or after its offset; a line from there on is the block's.
+    """
+    if offset <= 0:
+        return 0
+    with Path(path).open("rb") as raw:
+        size = raw.seek(0, os.SEEK_END)
+        if offset >= size:
+            return size
+        raw.seek(offset)
+        raw.readline()
+        return raw.tell()
+
+
+def count_line_ends(path: str | os.PathLike[str], end: int) -> int:
+    r"""The lines that end in the first ``end`` bytes of a file (``\r\n``, ``\r``, ``\n``).
+
+    The line rule of the text readers (:mod:`sessionval.io.whitespace_table`): the
+    line number of the line starting at byte ``end`` is this plus one.  Streamed
+    ``CHUNK_BYTES`` at a time; called to locate a problem in a byte range.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = Path(d) / "run.txt"
+    ...     _ = p.write_bytes(b"a\r\nb\rc\nd\n")
+    ...     count_line_ends(p, 7), count_line_ends(p, 3)
+    (3, 1)
+    """
+    lines, left, prev = 0, int(end), b""
+    with Path(path).open("rb") as raw:
+        while left > 0 and (chunk := raw.read(min(CHUNK_BYTES, left))):
+            left -= len(chunk)
+            lines += chunk.count(b"\n") + chunk.count(b"\r") - chunk.count(b"\r\n")
+            lines -= prev == b"\r" and chunk[:1] == b"\n"  # a \r\n cut between two chunks
+            prev = chunk[-1:]
+    return lines
+
+
+def check_utf8_range(
+    data: bytes, source: str | os.PathLike[str], start: int, lines_before: Callable[[], int]
+) -> bytes:
+    """A byte range of a UTF-8 file (from byte ``start``), checked, without a byte-order mark.
+
+    ASCII passes as read; other bytes are decoded once to check them.  A byte that is
+    not valid is located as :func:`decode_text` locates it (``lines_before``, the
+    lines of the file before the range, is called only then).
+
+    Raises
+    ------
+    ParseError
+        A byte that is not valid UTF-8: file, line, byte offset, the bytes as found.
+    """
+    if start == 0 and data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]  # offsets count from after it, as decode_text's
+    if data.isascii():
+        return data
+    try:
+        data.decode(DEFAULT_ENCODING)
+    except UnicodeDecodeError as exc:
+        line = lines_before() + data[: exc.start].count(b"\n") + 1
+        raise _undecodable(source, line, start + exc.start, exc) from None
+    return data
 
 
 def read_input_bytes(path: str | os.PathLike[str]) -> bytes:

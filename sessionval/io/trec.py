@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import gzip
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
 from typing import Final
 
@@ -50,7 +51,8 @@ from ..validate.judgments import GRADE_RANGE, judgment_frame
 from ..validate.runs import check_scores
 from .column_map import apply_judgment_map, parse_judgment_map
 from .flat import read_csv_table
-from .whitespace_table import PIECE_BYTES, RowLines, read_fields
+from .text import check_utf8_range, count_line_ends, range_start
+from .whitespace_table import PIECE_BYTES, RowLines, read_fields, read_piece
 
 __all__ = [
     "GRADE_RANGE",
@@ -58,6 +60,7 @@ __all__ = [
     "read_judgments_csv",
     "read_qrels",
     "read_run",
+    "read_run_range",
     "run_line_numbers",
     "run_tag",
 ]
@@ -301,14 +304,60 @@ def read_run(
     )
     # the fields' checks are vectorised passes over every row: a phase of their own
     with counted(progress, f"checking {p.name}", len(df)) as shown:
-        rank, _ = exact_integers(
-            df["rank"], "rank", _RANK_RANGE, "exactly representable", problems, line_at
-        )
-        qid, _ = checked_id_column(df["qid"], "qid", problems, line_at)
-        doc, _ = checked_id_column(df["doc"], "doc", problems, line_at)
-        score = check_scores(df["score"], problems, line_at)
-        problems.raise_if_any("run")
+        out = _run_from_fields(df, p, problems, line_at)
         shown.advance(len(df))
+    return out
+
+
+def read_run_range(
+    data: bytes, path: str | os.PathLike[str], offset: int, *, max_problems: int = 50
+) -> tuple[pd.DataFrame, Callable[[], npt.NDArray[np.int64]]]:
+    r"""A byte range of a TREC run read as :func:`read_run` reads the file, and its rows' lines.
+
+    ``data`` is the block ``fsspec.utils.read_block(f, offset, length,
+    delimiter=b"\n")`` reads at ``offset`` (as ``dask.bytes.read_bytes`` does):
+    whole lines of a plain UTF-8 file (:func:`~sessionval.io.text.splittable`).
+    The same parse and checks as the whole file's, so a problem names the file and
+    its line: the lines before the block are counted only then
+    (:func:`~sessionval.io.text.count_line_ends`).
+
+    Returns
+    -------
+    tuple
+        The table of :func:`read_run` (an empty one for a block of blank lines), and a
+        callable giving each row's line in the file (for later messages).
+
+    Raises
+    ------
+    ParseError
+        As :func:`read_run`, for the lines of the block.
+    """
+    p = Path(path)
+    problems = ProblemCollector(str(p), limit=max_problems)
+
+    @cache
+    def before() -> int:
+        return count_line_ends(p, range_start(p, offset))
+
+    text = check_utf8_range(data, p, range_start(p, offset) if offset else 0, before)
+    df, line_at = read_piece(text, _RUN_FIELDS, "run", problems, before)
+    return _run_from_fields(df, p, problems, line_at), line_at
+
+
+def _run_from_fields(
+    df: pd.DataFrame,
+    p: Path,
+    problems: ProblemCollector,
+    line_at: Callable[[], npt.NDArray[np.int64]],
+) -> pd.DataFrame:
+    """The run's fields checked and typed (every problem raised together, located)."""
+    rank, _ = exact_integers(
+        df["rank"], "rank", _RANK_RANGE, "exactly representable", problems, line_at
+    )
+    qid, _ = checked_id_column(df["qid"], "qid", problems, line_at)
+    doc, _ = checked_id_column(df["doc"], "doc", problems, line_at)
+    score = check_scores(df["score"], problems, line_at)
+    problems.raise_if_any("run")
     out = pd.DataFrame(
         {
             "query_id": qid,

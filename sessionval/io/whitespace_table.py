@@ -16,7 +16,8 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Final
 
@@ -29,7 +30,7 @@ from ..progress import Progress, ProgressLike, as_progress, counted
 from ..validate.collect import ProblemCollector
 from .text import count_lines, iter_input_utf8
 
-__all__ = ["PIECE_BYTES", "RowLines", "read_fields"]
+__all__ = ["PIECE_BYTES", "RowLines", "read_fields", "read_piece"]
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _FIELD_SEP = re.compile(r"[ \t]+")
@@ -139,6 +140,52 @@ def _read_fields(
     return out, rows
 
 
+def read_piece(
+    piece: bytes,
+    names: Sequence[str],
+    what: str,
+    problems: ProblemCollector,
+    lines_before: Callable[[], int],
+) -> tuple[pd.DataFrame, Callable[[], npt.NDArray[np.int64]]]:
+    """The fields of one piece of whole lines cut from a file, and its rows' lines.
+
+    The parse of each piece of :func:`read_fields` (one pass of the C parser, a piece
+    with lines of the wrong length split line by line and every such line reported),
+    for a piece read elsewhere: a byte range of a file read on a Dask worker.
+    ``lines_before`` (the file's lines before the piece) is called only when a line
+    number is needed; the returned callable gives each row's line (error path).
+    """
+    frame = _whole(piece, len(names))
+    if frame is None:
+        kept, at = _diagnose(piece, lines_before(), names, what, problems)
+        kept.columns = list(names)
+        return kept, lambda: at
+    if len(frame) == 0:
+        return pd.DataFrame({c: pd.Series([], dtype=str) for c in names}), _no_lines
+    frame.columns = list(names)
+
+    @cache
+    def lines() -> npt.NDArray[np.int64]:
+        return _nonblank_lines(piece, lines_before(), blank=False)
+
+    return frame, lines
+
+
+def _no_lines() -> npt.NDArray[np.int64]:
+    return np.zeros(0, np.int64)
+
+
+def _whole(piece: bytes, n: int) -> pd.DataFrame | None:
+    """The piece in one pass of the C parser (empty: blank lines only).
+
+    ``None``: a line of another length than ``n`` fields (the piece is split by line).
+    """
+    df = _c_parse(piece)
+    if df is not None and (len(df) == 0 or (df.shape[1] == n and not (df[n - 1] == "").any())):
+        return df
+    return None
+
+
 def _parsed(
     piece: bytes,
     before: int,
@@ -149,12 +196,9 @@ def _parsed(
     rows: RowLines,
 ) -> pd.DataFrame | None:
     """The rows of piece ``k`` (``None``: none), every line of the wrong length reported."""
-    n = len(names)
-    df = _c_parse(piece)
-    if df is not None and len(df) == 0:
-        return None  # blank lines only, some with spaces or tabs
-    if df is not None and df.shape[1] == n and not (df[n - 1] == "").any():
-        return df
+    df = _whole(piece, len(names))
+    if df is not None:
+        return df if len(df) else None  # None: blank lines only, some with spaces or tabs
     kept, rows.slow[k] = _diagnose(piece, before, names, what, problems)
     return kept if len(kept) else None
 

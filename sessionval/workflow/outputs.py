@@ -69,6 +69,7 @@ MANIFESTS: Final = {
     "convert": ".sessionval-convert.json",
     "synth": ".sessionval-synth.json",
     "meta": ".sessionval-meta.json",
+    "evaluate": ".sessionval-evaluate.json",
 }
 _SHOW: Final = 10
 
