@@ -31,6 +31,7 @@ from typing import Any, Final, Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+import pyarrow as pa
 
 from ..analysis.covariates import with_covariates
 from ..analysis.summary import SummaryCounts, summary_counts
@@ -189,12 +190,14 @@ _IdBuckets = tuple[npt.NDArray[np.bytes_], ...]
 
 def _id_buckets(ids: pd.Series, n: int) -> _IdBuckets:
     """The session ids as UTF-8 bytes in ``n`` buckets, by a hash every process shares."""
+    if len(ids) == 0:
+        return tuple(np.zeros(0, dtype="S1") for _ in range(n))
     text = ids.astype(str).to_numpy(dtype=object)
     which = pd.util.hash_array(text) % np.uint64(n)
-    raw = np.asarray([t.encode("utf-8") for t in text], dtype=np.bytes_) if len(text) else None
-    if raw is None:
-        return tuple(np.zeros(0, dtype="S1") for _ in range(n))
-    return tuple(raw[which == b] for b in range(n))
+    # UTF-8 bytes by Arrow's cast, fixed-width for the sort of the check
+    raw = pa.array(text, pa.string()).cast(pa.binary()).to_numpy(zero_copy_only=False)
+    packed = raw.astype(np.bytes_)
+    return tuple(packed[which == b] for b in range(n))
 
 
 def score_and_write(
