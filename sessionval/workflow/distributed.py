@@ -48,7 +48,6 @@ from ..problems import LoadReport, Problem
 from ..validate.references import attach_entities
 
 __all__ = [
-    "TABLES",
     "DistributedScores",
     "PartitionJob",
     "PartitionOutcome",
@@ -61,9 +60,6 @@ __all__ = [
 ]
 
 P = TypeVar("P")
-
-#: The tables the workers write, one Parquet part per partition each (per-position if asked).
-TABLES: Final = ("per_session", "per_query", "per_position")
 
 #: Buckets of session ids for the split-session check: each bucket task holds ~1/N of them
 #: (a few tasks per partition: the scheduler keeps every task of the run until the check).
