@@ -43,6 +43,7 @@ from .figures import (
 )
 from .plan import RunPlan
 from .reformulations import reformulation_step_from_partial
+from .run_report import write_run_report
 from .run_state import Drawn, RunState, Stage, Validated, need
 from .settings import NO_JUDGMENTS, FigureSettings, RunSettings
 from .statistics import (
@@ -55,7 +56,6 @@ from .steps import (
     peak_memory_mb,
     write_config_json,
     write_config_toml,
-    write_report_step,
     write_summary,
     write_validation_failure,
 )
@@ -261,29 +261,16 @@ def distributed_notes(state: RunState) -> tuple[str, ...]:
 
 def report_stage(state: RunState) -> None:
     """``report.html`` from the folded partials."""
-    plan, validated = need(state.settled, "settled"), need(state.validated, "validated")
-    scores = need(state.scored, "scored")
-    settings = plan.settings
-    table, score_notes = report_scores_from_cells(scores.partials[STATISTICS].cells, settings)
-    statistics = need(state.statistics, "statistics")
-    with phase("writing the report of", validated.n_sessions, "sessions"):
-        state.scores = write_report_step(
-            state.outputs,
-            report=validated.report,
-            name=validated.name,
-            summary=validated.summary,
-            scores=table,
-            score_notes=score_notes,
-            settings=settings,
-            figures=list(need(state.drawn, "drawn").figures),
-            source=plan.request.logs,
-            notes=distributed_notes(state),
-            sections=[
-                *statistics.sections,
-                *([state.correlations] if state.correlations is not None else []),
-                *([reform] if (reform := state.reformulation_section) is not None else []),
-            ],
-        )
+    settings = need(state.settled, "settled").settings
+    scores = need(state.scored, "scored").partials[STATISTICS].cells
+    table, score_notes = report_scores_from_cells(scores, settings)
+    write_run_report(
+        state,
+        scores=table,
+        score_notes=score_notes,
+        notes=distributed_notes(state),
+        reformulations=state.reformulation_section,
+    )
 
 
 #: The stages of a distributed run (placement ``distributed``), in order.

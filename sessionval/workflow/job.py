@@ -40,6 +40,7 @@ from .figures import NO_FIGURES, draw_figures, figure_cell, figure_data, write_f
 from .outputs import RunOutputs
 from .plan import TABLE_FORMATS, Results, RunPlan, RunRequest, resolve
 from .reformulations import NO_RESULT_ROWS, reformulation_step
+from .run_report import write_run_report
 from .run_state import (
     STATE_FIELDS,
     Drawn,
@@ -61,7 +62,6 @@ from .steps import (
     write_config_json,
     write_config_toml,
     write_exports_step,
-    write_report_step,
     write_tables,
     write_validation,
     write_validation_failure,
@@ -500,27 +500,15 @@ def exports_stage(state: RunState) -> None:
 
 def report_stage(state: RunState) -> None:
     """``report.html``: the scores, the sections of the stages before, the run's notes."""
-    plan, validated = need(state.settled, "settled"), need(state.validated, "validated")
-    statistics, reform = need(state.statistics, "statistics"), state.reformulations
-    with phase("writing the report of", validated.n_sessions, "sessions"):
-        scores, score_notes = report_scores(need(state.tables, "tables").per_session, plan.settings)
-        state.scores = write_report_step(
-            state.outputs,
-            report=validated.report,
-            name=validated.name,
-            summary=validated.summary,
-            scores=scores,
-            score_notes=score_notes,
-            settings=plan.settings,
-            figures=list(need(state.drawn, "drawn").figures),
-            source=plan.request.logs,
-            notes=_run_notes(state),
-            sections=[
-                *statistics.sections,
-                *([state.correlations] if state.correlations is not None else []),
-                *([reform.section] if reform and reform.section else []),
-            ],
-        )
+    plan, reform = need(state.settled, "settled"), state.reformulations
+    scores, score_notes = report_scores(need(state.tables, "tables").per_session, plan.settings)
+    write_run_report(
+        state,
+        scores=scores,
+        score_notes=score_notes,
+        notes=_run_notes(state),
+        reformulations=reform.section if reform else None,
+    )
 
 
 def _run_notes(state: RunState) -> tuple[str, ...]:
