@@ -184,3 +184,42 @@ def test_strategy_model_absorbing_a_block_matches_the_dummy_fit():
         assert fit.loc[term, "se"] == pytest.approx(ref.bse[name])
         assert fit.loc[term, "p"] == pytest.approx(ref.pvalues[name])
         assert fit.loc[term, "ci_low"] == pytest.approx(ref.conf_int().loc[name, 0])
+
+
+def test_strategy_rows_are_the_pivot_of_the_pairs_by_session():
+    """The session rows (bincount on codes) are pandas' crosstab of the pairs, joined."""
+    from sessionval.analysis.reformulation_strategies import _sessions
+
+    rng = np.random.default_rng(8)
+    n_pairs = 400
+    table = pd.DataFrame(
+        {
+            "session_id": pd.Categorical([f"s{i}" for i in rng.integers(0, 120, n_pairs)]),
+            "group": rng.choice(["new", "parallel", "repeat", "specialisation"], n_pairs),
+        }
+    )
+    ps = pd.DataFrame(
+        {
+            "session_id": [f"s{i}" for i in range(150)],  # 30 sessions without a pair
+            "nsdcg": np.where(rng.random(150) < 0.1, np.nan, rng.random(150)),
+            "system_id": rng.choice(["A", "B"], 150),
+            "user_id": [f"u{i % 40}" for i in range(150)],
+        }
+    )
+    sid = table["session_id"].astype(str)
+    used = pd.crosstab(sid, table["group"].astype(str)).gt(0).astype(np.float64)
+    used.columns = [f"used_{c}" for c in used.columns]
+    want = pd.DataFrame(
+        {
+            "session_id": ps["session_id"],
+            "y": ps["nsdcg"],
+            "system": ps["system_id"],
+            "searcher": ps["user_id"],
+        }
+    ).merge(used, left_on="session_id", right_index=True, how="inner")
+    want["n_reformulations"] = sid.value_counts().reindex(want["session_id"]).to_numpy(float)
+    want = want.dropna(subset=["y"]).reset_index(drop=True)
+    got = _sessions(table, ps, "nsdcg")
+    assert list(got.columns) == list(want.columns)
+    pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    assert 0 < len(got) < 120
