@@ -272,15 +272,14 @@ def reformulation_transitions(table: pd.DataFrame) -> pd.DataFrame:
         ``n`` over the row's total, so each ``from_type``'s shares add up to 1.
     """
     _check(table, ["session_id", "from_pos", "type"], "reformulation transitions")
-    data = pd.DataFrame(
-        {
-            "session_id": table["session_id"].astype(str).to_numpy(),
-            "from_pos": table["from_pos"].to_numpy(),
-            "type": table["type"].astype(str).to_numpy(),
-        }
-    ).sort_values(["session_id", "from_pos"], kind="stable")
+    # each session's pairs in order: sorted on integer codes of the ids (the counts do not
+    # depend on the order of the sessions, only on that of the pairs within each)
+    session = pd.factorize(table["session_id"])[0]
+    order = np.lexsort((table["from_pos"].to_numpy(), session))
+    session = session[order]
+    data = pd.DataFrame({"type": table["type"].astype(str).to_numpy()[order]})
     nxt = data["type"].shift(-1)
-    same = data["session_id"].eq(data["session_id"].shift(-1))
+    same = np.append(session[1:] == session[:-1], False)
     pairs = pd.DataFrame({"from_type": data["type"], "to_type": nxt.where(same, "end")})
     counts = pairs.value_counts(["from_type", "to_type"]).rename("n").reset_index()
     counts["share"] = counts["n"] / counts.groupby("from_type")["n"].transform("sum")
