@@ -87,6 +87,6 @@ def test_the_report_shows_the_png_written_and_renders_one_only_without_it(tmp_pa
         figures, ("reformulation_gains", "reformulation_transitions"), strict=True
     ):
         assert fig.png.startswith(b"\x89PNG")
-        png = tmp_path / "figures" / f"{name}.png"
+        png = outputs.root / "figures" / f"{name}.png"
         assert (fig.png == png.read_bytes()) if "png" in formats else not png.exists()
         assert (fig.svg is not None) == ("svg" in formats)
