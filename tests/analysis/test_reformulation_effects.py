@@ -114,6 +114,31 @@ def _study(n_searchers=12, seed=0):
     return _pairs(pairs), ps
 
 
+def test_both_levels_in_one_comparison_give_each_levels_rows():
+    from sessionval.analysis.reformulation_effects import compare_reformulation_levels
+
+    table, ps = _study()
+    both = compare_reformulation_levels(table, ps, levels=("group", "type"))
+    assert list(both.columns)[-1] == "level"  # last, as the run's table has it
+    parts = [
+        compare_reformulation_effects(table, ps, level=lv).assign(level=lv)
+        for lv in ("group", "type")
+    ]
+    want = pd.concat(parts, ignore_index=True)
+    # "new" is a category of both levels: told apart inside, named as before outside
+    assert (both["measure"] == "delta_dcg|new").sum() == 2
+    text = ["level", "measure", "a", "b", "test", "note", "significant"]
+    pd.testing.assert_frame_equal(both[text], want[text])
+    numbers = both.drop(columns=text).select_dtypes("number").columns
+    # measures of one missing pattern share a solve, so equal to rounding, not bit for bit
+    np.testing.assert_allclose(
+        both[numbers].to_numpy(float), want[numbers].to_numpy(float), rtol=1e-12, atol=1e-12
+    )
+    assert not any("group:" in n or "type:" in n for n in both.attrs["notes"])
+    with pytest.raises(StatisticsError, match="level"):
+        compare_reformulation_levels(table, ps, levels=("group", "bogus"))
+
+
 def test_strategy_model_recovers_the_association():
     table, ps = _study()
     fit = strategy_model(table, ps)
