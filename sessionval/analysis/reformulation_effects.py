@@ -328,7 +328,8 @@ def reformulation_transitions(table: pd.DataFrame) -> pd.DataFrame:
     session = session[order]
     data = pd.DataFrame({"type": table["type"].astype(str).to_numpy()[order]})
     nxt = data["type"].shift(-1)
-    same = np.append(session[1:] == session[:-1], False)
+    same = np.zeros(session.size, dtype=bool)  # the next pair is of the same session
+    same[:-1] = session[1:] == session[:-1]
     pairs = pd.DataFrame({"from_type": data["type"], "to_type": nxt.where(same, "end")})
     counts = pairs.value_counts(["from_type", "to_type"]).rename("n").reset_index()
     counts["share"] = counts["n"] / counts.groupby("from_type")["n"].transform("sum")

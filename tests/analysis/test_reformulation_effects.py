@@ -248,3 +248,8 @@ def test_strategy_rows_are_the_pivot_of_the_pairs_by_session():
     assert list(got.columns) == list(want.columns)
     pd.testing.assert_frame_equal(got, want, check_dtype=False)
     assert 0 < len(got) < 120
+
+
+def test_transitions_of_no_pair_are_an_empty_table():
+    out = reformulation_transitions(TABLE.iloc[:0])
+    assert out.empty and list(out.columns) == ["from_type", "to_type", "n", "share"]
