@@ -155,11 +155,11 @@ def _top_documents(
     k, q = key[order], qidx[order]
     new = np.ones(k.size, dtype=bool)
     new[1:] = k[1:] != k[:-1]  # the session's first showing of the document
-    after = np.zeros(k.size, dtype=bool)  # in a run, q is the next row's previous query
-    after[1:] = ~new[1:]
-    listed_twice = after.copy()
+    # a later row of a run: the row before it is the latest earlier showing in the session
+    after = ~new
+    listed_twice = after.copy()  # ... by the same query's list
     listed_twice[1:] &= q[1:] == q[:-1]
-    shown_before = after
+    shown_before = after  # ... by the query just before
     shown_before[1:] &= q[1:] == q[:-1] + 1
     keep = np.empty(k.size, dtype=bool)
     keep[order] = ~listed_twice
