@@ -67,6 +67,7 @@ __all__ = [
     "OUTCOMES",
     "TRANSITION_COLUMNS",
     "compare_reformulation_effects",
+    "compare_reformulation_levels",
     "reformulation_effects",
     "reformulation_transitions",
     "session_outcomes",
@@ -243,9 +244,46 @@ def compare_reformulation_effects(
         the study has one system or no reformulation.  ``attrs``: ``design`` (its
         description) and ``notes``.
     """
-    if level not in LEVELS:
-        raise StatisticsError(f"reformulation level {level!r} unknown; allowed: type, group")
-    wide = session_outcomes(table, level=level, outcomes=outcomes)
+    out = compare_reformulation_levels(
+        table, per_session, levels=(level,), outcomes=outcomes, options=options
+    )
+    return out.drop(columns=["level"]) if len(out) else out
+
+
+def compare_reformulation_levels(
+    table: pd.DataFrame,
+    per_session: pd.DataFrame,
+    *,
+    levels: Sequence[str] = ("group", "type"),
+    outcomes: Sequence[str] = OUTCOMES,
+    options: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
+    """:func:`compare_reformulation_effects` of several levels at once, with a ``level`` column.
+
+    One comparison of every level's scores: the design, the systems and the rows of
+    the models are made once (a category of two levels, ``new``, is told apart inside
+    it), and each score's rows are those the one-level comparison gives, the levels in
+    the order of ``levels``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The comparison's columns, then ``level``; empty when the study has one system or
+        no reformulation.  ``attrs``: ``design`` (its description) and ``notes``.
+    """
+    unknown = [lv for lv in levels if lv not in LEVELS]
+    if unknown or not levels:
+        raise StatisticsError(
+            f"reformulation level(s) {unknown or list(levels)} unknown; allowed: type, group"
+        )
+    # each level's scores named "<level>:<outcome>|<category>" inside the one comparison
+    wide = pd.concat(
+        [
+            session_outcomes(table, level=lv, outcomes=outcomes).add_prefix(f"{lv}:")
+            for lv in levels
+        ],
+        axis=1,
+    )
     ids = per_session.drop(columns=[c for c in per_session.columns if "|" in str(c)])
     scores = ids.assign(_sid=ids["session_id"].astype(str)).merge(
         wide, left_on="_sid", right_index=True, how="left"
@@ -254,12 +292,23 @@ def compare_reformulation_effects(
     if not measures or scores["system_id"].astype(str).nunique() < 2:
         return pd.DataFrame()
     out = compare_per_session(scores, measures=measures, **dict(options or {}))
+    named = out["measure"].str.split(":", n=1)
+    out["measure"] = named.str[1].to_numpy()
+    out["level"] = named.str[0].to_numpy()  # last, as the run's table has it
+    prefixes = tuple(f"{lv}:" for lv in levels)
     # plain attrs (the design as its description): the table is written to Parquet
     out.attrs = {
         "design": out.attrs["design"].description,
-        "notes": list(out.attrs.get("notes", [])),
+        "notes": [_unprefixed(n, prefixes) for n in out.attrs.get("notes", [])],
     }
     return out
+
+
+def _unprefixed(note: str, prefixes: tuple[str, ...]) -> str:
+    """A note of the comparison with the scores' level prefixes taken out."""
+    for prefix in prefixes:
+        note = note.replace(prefix, "")
+    return note
 
 
 def reformulation_transitions(table: pd.DataFrame) -> pd.DataFrame:
@@ -272,15 +321,15 @@ def reformulation_transitions(table: pd.DataFrame) -> pd.DataFrame:
         ``n`` over the row's total, so each ``from_type``'s shares add up to 1.
     """
     _check(table, ["session_id", "from_pos", "type"], "reformulation transitions")
-    data = pd.DataFrame(
-        {
-            "session_id": table["session_id"].astype(str).to_numpy(),
-            "from_pos": table["from_pos"].to_numpy(),
-            "type": table["type"].astype(str).to_numpy(),
-        }
-    ).sort_values(["session_id", "from_pos"], kind="stable")
+    # each session's pairs in order: sorted on integer codes of the ids (the counts do not
+    # depend on the order of the sessions, only on that of the pairs within each)
+    session = pd.factorize(table["session_id"])[0]
+    order = np.lexsort((table["from_pos"].to_numpy(), session))
+    session = session[order]
+    data = pd.DataFrame({"type": table["type"].astype(str).to_numpy()[order]})
     nxt = data["type"].shift(-1)
-    same = data["session_id"].eq(data["session_id"].shift(-1))
+    same = np.zeros(session.size, dtype=bool)  # the next pair is of the same session
+    same[:-1] = session[1:] == session[:-1]
     pairs = pd.DataFrame({"from_type": data["type"], "to_type": nxt.where(same, "end")})
     counts = pairs.value_counts(["from_type", "to_type"]).rename("n").reset_index()
     counts["share"] = counts["n"] / counts.groupby("from_type")["n"].transform("sum")

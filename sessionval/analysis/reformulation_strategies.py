@@ -61,17 +61,37 @@ _BLOCKS: Final = (("system_id", "system"), ("user_id", "searcher"), ("topic_id",
 
 
 def _sessions(table: pd.DataFrame, per_session: pd.DataFrame, outcome: str) -> pd.DataFrame:
-    """One row per session with a reformulation: y, the indicators, the count and the blocks."""
-    sid = table["session_id"].astype(str)
-    used = pd.crosstab(sid, table["group"].astype(str)).gt(0).astype(np.float64)
-    used.columns = [f"used_{c}" for c in used.columns]
-    data = pd.DataFrame({"session_id": per_session["session_id"].astype(str).to_numpy()})
-    data["y"] = per_session[outcome].astype("float64").to_numpy()
+    """One row per session with a reformulation: y, the indicators, the count and the blocks.
+
+    The sessions in the per-session table's order; ``used_<group>`` for each group the
+    table has (1.0 when the session made one), counted on integer codes of the session
+    ids and groups (one ``bincount``, not a table pivoted by id).
+    """
+    ids = per_session["session_id"].astype(str).array
+    # one code per session id over both tables: a per-session row takes its id's counts
+    codes, uniques = pd.factorize(
+        pd.concat([pd.Series(table["session_id"].astype(str).array), pd.Series(ids)]),
+        sort=False,
+    )
+    k = len(uniques)
+    pair_id, row_id = codes[: len(table)], codes[len(table) :]
+    group_code, groups = pd.factorize(table["group"].astype(str), sort=True)
+    grouped = group_code >= 0  # a pair without a group marks no strategy (crosstab's rule)
+    n_groups = len(groups)
+    used = np.bincount(
+        pair_id[grouped] * n_groups + group_code[grouped], minlength=k * n_groups
+    ).reshape(k, n_groups)
+    n_pairs = np.bincount(pair_id, minlength=k)
+    rows = np.flatnonzero(used[row_id].any(axis=1))  # the sessions with a (grouped) pair
+    data = pd.DataFrame({"session_id": ids.take(rows)})
+    data["y"] = per_session[outcome].astype("float64").to_numpy()[rows]
     for col, name in _BLOCKS:
         if col in per_session.columns:
-            data[name] = per_session[col].astype(str).to_numpy()
-    data = data.merge(used, left_on="session_id", right_index=True, how="inner")
-    data["n_reformulations"] = sid.value_counts().reindex(data["session_id"]).to_numpy(float)
+            data[name] = per_session[col].astype(str).array.take(rows)
+    picked = used[row_id[rows]] > 0
+    for j, g in enumerate(groups):
+        data[f"used_{g}"] = picked[:, j].astype(np.float64)
+    data["n_reformulations"] = n_pairs[row_id[rows]].astype(np.float64)
     return data.dropna(subset=["y"]).reset_index(drop=True)
 
 

@@ -66,7 +66,7 @@ from typing import Final, cast
 import numpy as np
 import pandas as pd
 
-from .._types import FloatArray, IntArray
+from .._types import BoolArray, FloatArray, IntArray
 from ..evaluation.result import SessionEvaluation
 from ..frame import JudgmentFrame
 from ..judgments.lookup import JudgmentIndex, frame_lookup
@@ -136,22 +136,44 @@ def _text_pairs(texts: pd.Series, earlier: IntArray, later: IntArray) -> pd.Data
 
 def _top_documents(
     ev: SessionEvaluation, judgments: JudgmentFrame | None
-) -> tuple[IntArray, IntArray, FloatArray]:
-    """Query index, document code and reference grade of each distinct top-X document."""
+) -> tuple[IntArray, FloatArray, BoolArray, BoolArray]:
+    """Each distinct top-X document of each query: its query, grade, and where it was seen.
+
+    Returns the query index and reference grade of each (a document listed twice in one
+    query's top X counts once), whether it is the first time the session showed it, and
+    whether the previous query of the session showed it too.  One stable sort of the
+    rows by (session, document) answers all three: rows are in query order, so in a run
+    of one session's document the queries come in order (no hash table of the rows).
+    """
     res = ev.frame.results
     top = res["rank"].to_numpy() <= ev.config.cutoff
     qidx = res["query_idx"].to_numpy()[top].astype(np.int64)
     doc = res["doc_id"].cat.codes.to_numpy()[top].astype(np.int64)
-    # a document listed twice in one query's list counts once (rows are in query order)
-    once = ~pd.Series(qidx * (len(res["doc_id"].cat.categories) + 1) + doc).duplicated()
-    keep = once.to_numpy()
-    qidx, doc = qidx[keep], doc[keep]
+    key = ev.query_session.astype(np.int64)[qidx] * (len(res["doc_id"].cat.categories) + 1)
+    key += doc + 1
+    order = np.argsort(key, kind="stable")
+    k, q = key[order], qidx[order]
+    new = np.ones(k.size, dtype=bool)
+    new[1:] = k[1:] != k[:-1]  # the session's first showing of the document
+    # a later row of a run: the row before it is the latest earlier showing in the session
+    after = ~new
+    listed_twice = after.copy()  # ... by the same query's list
+    listed_twice[1:] &= q[1:] == q[:-1]
+    shown_before = after  # ... by the query just before
+    shown_before[1:] &= q[1:] == q[:-1] + 1
+    keep = np.empty(k.size, dtype=bool)
+    keep[order] = ~listed_twice
+    first = np.empty(k.size, dtype=bool)
+    first[order] = new
+    previous = np.empty(k.size, dtype=bool)
+    previous[order] = shown_before
+    qidx, doc, first, previous = qidx[keep], doc[keep], first[keep], previous[keep]
     if judgments is None:
-        return qidx, doc, np.full(qidx.size, np.nan)
+        return qidx, np.full(qidx.size, np.nan), first, previous
     # the one grade join, on the top-X rows only (a log may list far more)
     lookup = frame_lookup(ev.frame, JudgmentIndex.build(judgments))
     keys = ev.frame.queries["qrels_id"].cat.codes.to_numpy()[qidx]
-    return qidx, doc, lookup.rows(keys, doc)
+    return qidx, lookup.rows(keys, doc), first, previous
 
 
 def reformulations(ev: SessionEvaluation, judgments: JudgmentFrame | None = None) -> pd.DataFrame:
@@ -178,21 +200,12 @@ def reformulations(ev: SessionEvaluation, judgments: JudgmentFrame | None = None
     later = np.flatnonzero(qs[1:] == qs[:-1]) + 1 if n else np.zeros(0, np.int64)
     earlier = later - 1
 
-    qidx, doc, grade = _top_documents(ev, judgments)
-    n_docs = int(doc.max()) + 1 if doc.size else 1
+    qidx, grade, first, shared = _top_documents(ev, judgments)
     size = np.bincount(qidx, minlength=n)
-    # the same document in the previous query of the same session
-    key = qidx * n_docs + doc
-    prev = (qidx - 1) * n_docs + doc
-    # a hash probe (the keys are unique after the de-duplication): np.isin sorts both
-    found = pd.Index(key).get_indexer(prev) >= 0
-    shared = found & (qidx > 0) & (qs[qidx] == qs[np.maximum(qidx - 1, 0)])
     inter = np.bincount(qidx[shared], minlength=n)[later]
     union = size[later] + size[earlier] - inter
     with np.errstate(invalid="ignore", divide="ignore"):
         result_jaccard = np.where(union > 0, inter / np.maximum(union, 1), 1.0)
-    # first time the session's searcher was shown the document
-    first = ~pd.Series(qs[qidx] * n_docs + doc).duplicated().to_numpy()
     new_docs = np.bincount(qidx[first], minlength=n)[later]
     new_rel = np.bincount(qidx[first & (grade >= 1)], minlength=n)[later]
 

@@ -33,6 +33,7 @@ from ..evaluation.config import GainsField, SessionConfig, resolve_preset
 from ..measures.registry import parse_measure
 from ..models.messages import Loc, explain
 from ..output.export import LARGE_ROWS
+from ..output.rating_plots import DENSITY_POINTS
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -125,6 +126,12 @@ class FigureSettings(Section):
         min_length=1,
         strict=False,
         description="image files written per figure (the report embeds a PNG in any case)",
+    )
+    density_points: int = Field(
+        DENSITY_POINTS,
+        ge=1,
+        description="sessions of one panel of figures/rating_correlations above which the "
+        "panel draws a 2-D histogram of them (sessions per cell) instead of one point each",
     )
 
     @field_validator("formats")

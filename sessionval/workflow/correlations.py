@@ -3,20 +3,22 @@
 :func:`correlation_step` runs when the study's sessions carry ``rating_*`` columns: it
 writes ``tables/rating_correlations.csv`` (:func:`sessionval.analysis.correlations.
 rating_correlations`), draws ``figures/rating_correlations`` (each measure against each
-rating; its points in ``figures/rating_correlations.csv``) and returns the report's
-section; without ratings it writes nothing.
+rating: one point per session, or a 2-D histogram of a panel of more than ``[figures]
+density_points`` sessions; the points in ``figures/rating_correlations.csv``, Parquet for
+a large study) and returns the report's section; without ratings it writes nothing.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+import numpy as np
 import pandas as pd
 
 from ..analysis.correlations import rating_columns, rating_correlations
 from ..analysis.rating_sums import RatingSums, pearson_from_sums, rating_sums
 from ..output import plots
-from ..output.rating_plots import RASTER_POINTS
+from ..output.rating_plots import RASTER_POINTS, panel_sizes
 from ..output.report import ReportFigure, ReportSection, ReportTable
 from .outputs import RunOutputs
 from .settings import RunSettings
@@ -40,21 +42,28 @@ def correlated_measures(per_session: pd.DataFrame, settings: RunSettings) -> lis
 
 
 def _points(per_session: pd.DataFrame, measures: list[str], ratings: list[str]) -> pd.DataFrame:
-    """The figure's points, one row per (session, measure, rating): the table behind it."""
-    parts = [
-        pd.DataFrame(
-            {
-                "session_id": per_session["session_id"].astype(str).to_numpy(),
-                "measure": m,
-                "value": per_session[m].to_numpy(dtype="float64", na_value=float("nan")),
-                "rating": r,
-                "rating_value": per_session[r].to_numpy(dtype="float64", na_value=float("nan")),
-            }
-        )
-        for m in measures
-        for r in ratings
-    ]
-    return pd.concat(parts, ignore_index=True)
+    """The figure's points, one row per (session, measure, rating): the table behind it.
+
+    Panel by panel (each measure with each rating), the sessions in the table's order.
+    """
+    ids = per_session["session_id"].astype(str).array
+    n, pairs = len(ids), [(m, r) for m in measures for r in ratings]
+    values = {
+        c: per_session[c].to_numpy(dtype="float64", na_value=float("nan"))
+        for c in dict.fromkeys([*measures, *ratings])
+    }
+    # the text columns as takes of their distinct values: no Python string per row
+    panel = np.repeat(np.arange(len(pairs)), n)
+    names = {k: pd.Series([p[k] for p in pairs], dtype=ids.dtype).array for k in (0, 1)}
+    return pd.DataFrame(
+        {
+            "session_id": ids.take(np.tile(np.arange(n), len(pairs))),
+            "measure": names[0].take(panel),
+            "value": np.concatenate([values[m] for m, _ in pairs] or [np.zeros(0)]),
+            "rating": names[1].take(panel),
+            "rating_value": np.concatenate([values[r] for _, r in pairs] or [np.zeros(0)]),
+        }
+    )
 
 
 def correlation_step(
@@ -160,8 +169,14 @@ def _figure(
 ) -> tuple[ReportFigure, ...]:
     """Draw and write each measure against each rating (and the points behind it)."""
     params = settings.config.model_dump(mode="json")
+    threshold = settings.figures.density_points
     fig = plots.plot_rating_scatter(
-        per_session, measures=measures, ratings=ratings, correlations=table, params=params
+        per_session,
+        measures=measures,
+        ratings=ratings,
+        correlations=table,
+        params=params,
+        density_points=threshold,
     )
     (outputs.root / "figures").mkdir(parents=True, exist_ok=True)
     # the points repeat each session once per panel: as CSV 114 MB at 200k sessions, so a
@@ -174,15 +189,23 @@ def _figure(
     )
     outputs.add(*written)
     files = {p.suffix: p for p in written}
-    # the report shows the PNG just written: a panel per measure and rating of every
-    # session's point is the costliest figure to render again
+    # the report shows the PNG just written: a panel per measure and rating is the
+    # costliest figure to render again
     png = files[".png"].read_bytes() if ".png" in files else plots.figure_bytes(fig, "png", dpi=110)
+    dense = bool((panel_sizes(per_session, measures, ratings) > threshold).any())
+    drawn = (
+        f"A panel of more than {threshold:,} sessions ([figures] density_points) is a 2-D "
+        "histogram of them: the colour of a cell is the number of sessions in it (log "
+        "scale); a smaller panel draws one point per session"
+        if dense
+        else "One point per session"
+    )
     return (
         ReportFigure(
             "Each measure against each rating",
             png,
-            caption="One point per session; the black line joins the mean per rating "
-            f"level (the points: {points}). " + plots.params_text(params),
+            caption=f"{drawn}; the black line joins the mean per rating level (the "
+            f"points: {points}). " + plots.params_text(params),
             svg=files[".svg"].read_bytes() if ".svg" in files else None,
         ),
     )

@@ -30,7 +30,8 @@ def reformulation_figures(
     """Draw and write ``figures/reformulation_gains`` and ``figures/reformulation_transitions``.
 
     ``formats`` are the image formats written (``[figures] formats``); the report embeds
-    the PNG and offers the SVG when one was written.
+    the PNG written (a PNG at 110 dpi when no PNG is) and offers the SVG when one was
+    written.
     """
     (outputs.root / "figures").mkdir(parents=True, exist_ok=True)
     gains = effects[(effects["level"] == "group") & (effects["outcome"] == "delta_dcg")]
@@ -57,13 +58,19 @@ def reformulation_figures(
         outputs.write_frame(f"figures/{name}.csv", table)
         written = plots.save_figure(ax, outputs.root / "figures" / name, formats=formats)
         outputs.add(*written)
-        svg = [p for p in written if p.suffix == ".svg"]
+        files = {p.suffix: p for p in written}
+        # the report shows the PNG just written (as the rating figure's): no fourth render
+        png = (
+            files[".png"].read_bytes()
+            if ".png" in files
+            else plots.figure_bytes(ax, "png", dpi=110)
+        )
         out.append(
             ReportFigure(
                 title,
-                plots.figure_bytes(ax, "png", dpi=110),
+                png,
                 caption=caption + plots.params_text(params),
-                svg=svg[0].read_bytes() if svg else None,
+                svg=files[".svg"].read_bytes() if ".svg" in files else None,
             )
         )
     return tuple(out)

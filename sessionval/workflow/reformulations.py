@@ -12,7 +12,8 @@
 ``tables/reformulation_comparisons``
     with two systems or more, the systems compared on each session's mean outcome per
     group and type as the design asks
-    (:func:`~sessionval.analysis.reformulation_effects.compare_reformulation_effects`);
+    (:func:`~sessionval.analysis.reformulation_effects.compare_reformulation_levels`:
+    both levels in one comparison);
 ``tables/reformulation_transitions``
     which type follows which, and the share ending the session;
 ``tables/reformulation_strategies``
@@ -34,7 +35,7 @@ import pandas as pd
 
 from ..analysis.design import detect_design
 from ..analysis.reformulation_effects import (
-    compare_reformulation_effects,
+    compare_reformulation_levels,
     reformulation_effects,
     reformulation_transitions,
 )
@@ -110,14 +111,8 @@ def reformulation_step(
         "alpha": statistics.alpha,
         "correction": statistics.correction,
     }
-    comparisons = pd.concat(
-        [
-            compare_reformulation_effects(table, per_session, level=level, options=options).assign(
-                level=level
-            )
-            for level in ("group", "type")
-        ],
-        ignore_index=True,
+    comparisons = compare_reformulation_levels(
+        table, per_session, levels=("group", "type"), options=options
     )
     transitions = reformulation_transitions(table)
     strategies = strategy_model(table, per_session, confidence=statistics.confidence)

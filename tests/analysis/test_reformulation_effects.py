@@ -114,6 +114,31 @@ def _study(n_searchers=12, seed=0):
     return _pairs(pairs), ps
 
 
+def test_both_levels_in_one_comparison_give_each_levels_rows():
+    from sessionval.analysis.reformulation_effects import compare_reformulation_levels
+
+    table, ps = _study()
+    both = compare_reformulation_levels(table, ps, levels=("group", "type"))
+    assert list(both.columns)[-1] == "level"  # last, as the run's table has it
+    parts = [
+        compare_reformulation_effects(table, ps, level=lv).assign(level=lv)
+        for lv in ("group", "type")
+    ]
+    want = pd.concat(parts, ignore_index=True)
+    # "new" is a category of both levels: told apart inside, named as before outside
+    assert (both["measure"] == "delta_dcg|new").sum() == 2
+    text = ["level", "measure", "a", "b", "test", "note", "significant"]
+    pd.testing.assert_frame_equal(both[text], want[text])
+    numbers = both.drop(columns=text).select_dtypes("number").columns
+    # measures of one missing pattern share a solve, so equal to rounding, not bit for bit
+    np.testing.assert_allclose(
+        both[numbers].to_numpy(float), want[numbers].to_numpy(float), rtol=1e-12, atol=1e-12
+    )
+    assert not any("group:" in n or "type:" in n for n in both.attrs["notes"])
+    with pytest.raises(StatisticsError, match="level"):
+        compare_reformulation_levels(table, ps, levels=("group", "bogus"))
+
+
 def test_strategy_model_recovers_the_association():
     table, ps = _study()
     fit = strategy_model(table, ps)
@@ -184,3 +209,47 @@ def test_strategy_model_absorbing_a_block_matches_the_dummy_fit():
         assert fit.loc[term, "se"] == pytest.approx(ref.bse[name])
         assert fit.loc[term, "p"] == pytest.approx(ref.pvalues[name])
         assert fit.loc[term, "ci_low"] == pytest.approx(ref.conf_int().loc[name, 0])
+
+
+def test_strategy_rows_are_the_pivot_of_the_pairs_by_session():
+    """The session rows (bincount on codes) are pandas' crosstab of the pairs, joined."""
+    from sessionval.analysis.reformulation_strategies import _sessions
+
+    rng = np.random.default_rng(8)
+    n_pairs = 400
+    table = pd.DataFrame(
+        {
+            "session_id": pd.Categorical([f"s{i}" for i in rng.integers(0, 120, n_pairs)]),
+            "group": rng.choice(["new", "parallel", "repeat", "specialisation"], n_pairs),
+        }
+    )
+    ps = pd.DataFrame(
+        {
+            "session_id": [f"s{i}" for i in range(150)],  # 30 sessions without a pair
+            "nsdcg": np.where(rng.random(150) < 0.1, np.nan, rng.random(150)),
+            "system_id": rng.choice(["A", "B"], 150),
+            "user_id": [f"u{i % 40}" for i in range(150)],
+        }
+    )
+    sid = table["session_id"].astype(str)
+    used = pd.crosstab(sid, table["group"].astype(str)).gt(0).astype(np.float64)
+    used.columns = [f"used_{c}" for c in used.columns]
+    want = pd.DataFrame(
+        {
+            "session_id": ps["session_id"],
+            "y": ps["nsdcg"],
+            "system": ps["system_id"],
+            "searcher": ps["user_id"],
+        }
+    ).merge(used, left_on="session_id", right_index=True, how="inner")
+    want["n_reformulations"] = sid.value_counts().reindex(want["session_id"]).to_numpy(float)
+    want = want.dropna(subset=["y"]).reset_index(drop=True)
+    got = _sessions(table, ps, "nsdcg")
+    assert list(got.columns) == list(want.columns)
+    pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    assert 0 < len(got) < 120
+
+
+def test_transitions_of_no_pair_are_an_empty_table():
+    out = reformulation_transitions(TABLE.iloc[:0])
+    assert out.empty and list(out.columns) == ["from_type", "to_type", "n", "share"]

@@ -147,3 +147,13 @@ def test_one_query_sessions_have_no_pair():
     qrels = judgments([("t", "d1", 1)])
     table = reformulations(evaluate(frame, qrels, SessionConfig()), qrels)
     assert table.empty and list(table.columns)[:18] == list(REFORMULATION_COLUMNS)
+
+
+def test_only_the_previous_query_overlaps_and_a_document_is_new_once_per_session():
+    # d2 comes back two queries later: in no overlap, and new to neither pair
+    frame = _flat(["a", "a b", "a b c"], [["d1", "d2"], ["d3", "d1"], ["d2", "d3"]])
+    qrels = judgments([("t", "d3", 2), ("t", "d2", 1)])
+    table = reformulations(evaluate(frame, qrels, SessionConfig(cutoff=3)), qrels)
+    assert table["result_jaccard"].tolist() == pytest.approx([1 / 3, 1 / 3])
+    assert table["new_docs"].tolist() == [1, 0]
+    assert table["new_relevant"].tolist() == [1, 0]

@@ -202,3 +202,36 @@ def test_the_rating_figure_is_written_in_the_figure_formats_and_rendered_once(tm
     if "png" in formats:
         assert figure.png == (outputs.root / "figures/rating_correlations.png").read_bytes()
     assert (figure.svg is not None) == ("svg" in formats)
+
+
+def test_the_density_threshold_is_configured_and_the_caption_says_what_is_drawn(tmp_path):
+    """Issue 26: above ``[figures] density_points`` sessions a panel is a 2-D histogram."""
+    import numpy as np
+
+    from sessionval.workflow import config_tables, to_toml
+
+    rng = np.random.default_rng(5)
+    ps = pd.DataFrame(
+        {
+            "session_id": [f"s{i}" for i in range(50)],
+            "nsdcg": rng.random(50),
+            "rating_satisfaction": rng.integers(1, 6, 50).astype(float),
+        }
+    )
+    conf = _config(tmp_path, "[figures]\ndensity_points = 40\nformats = ['png']\n")
+    settings = run_settings(conf, lenient=None, has_qrels=True)
+    assert settings.figures.density_points == 40
+    (figure,) = correlation_step(RunOutputs(tmp_path / "a"), ps, settings).figures
+    assert "A panel of more than 40 sessions ([figures] density_points) is a 2-D histogram" in (
+        figure.caption
+    )
+    # the default (5,000) keeps the points of this small study, and says so
+    default = run_settings(None, lenient=None, has_qrels=True)
+    assert default.figures.density_points == 5_000
+    (figure,) = correlation_step(RunOutputs(tmp_path / "b"), ps, default).figures
+    assert figure.caption.startswith("One point per session")
+    # config.toml carries the key, and a value below 1 is refused where it is read
+    assert tomllib.loads(to_toml(config_tables(settings)))["figures"]["density_points"] == 40
+    with pytest.raises(InputFormatError, match="density_points"):
+        run_settings(_config(tmp_path, "[figures]\ndensity_points = 0\n"), lenient=None,
+                     has_qrels=True)  # fmt: skip

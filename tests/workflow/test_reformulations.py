@@ -65,3 +65,28 @@ def test_without_figures_the_tables_and_section_remain(log_run, tmp_path):
     assert (again / "tables" / "reformulation_effects.parquet").is_file()
     assert not (again / "tables" / "reformulation_effects.csv").exists()
     assert 'id="reformulations"' in (again / "report.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("formats", [("png", "svg"), ("pdf",)])
+def test_the_report_shows_the_png_written_and_renders_one_only_without_it(tmp_path, formats):
+    from sessionval.workflow import RunOutputs
+    from sessionval.workflow.reformulation_figures import reformulation_figures
+
+    effects = pd.DataFrame(
+        {"level": "group", "category": ["specialisation", "new"], "system_id": "A",
+         "outcome": "delta_dcg", "mean": [1.0, -0.5], "ci_low": [0.5, -1.0],
+         "ci_high": [1.5, 0.0]}
+    )  # fmt: skip
+    transitions = pd.DataFrame(
+        {"from_type": ["add_words", "add_words"], "to_type": ["same", "end"], "n": [1, 1],
+         "share": [0.5, 0.5]}
+    )  # fmt: skip
+    outputs = RunOutputs(tmp_path)
+    figures = reformulation_figures(outputs, effects, transitions, params={}, formats=formats)
+    for fig, name in zip(
+        figures, ("reformulation_gains", "reformulation_transitions"), strict=True
+    ):
+        assert fig.png.startswith(b"\x89PNG")
+        png = outputs.root / "figures" / f"{name}.png"
+        assert (fig.png == png.read_bytes()) if "png" in formats else not png.exists()
+        assert (fig.svg is not None) == ("svg" in formats)

@@ -55,6 +55,7 @@ def test_written_figure_table_round_trips(tmp_path):
         "max_sessions": 30,
         "cg_gains": "0-1-2-3",
         "formats": ["png", "svg", "pdf"],
+        "density_points": 5000,
     }
     assert load_run_config(_config(tmp_path, text)).figures == fs
 
