@@ -8,7 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionval.errors import SessionvalError
-from sessionval.output.labels import sanitise_names, shared_label_maps, stats_name, to_stats_frame
+from sessionval.output.labels import (
+    sanitise_names,
+    shared_label_maps,
+    stats_name,
+    to_stats_frame,
+    value_labels,
+)
 
 
 @settings(deadline=None, max_examples=30)
@@ -68,3 +74,10 @@ def test_stats_frame_codes_categories_and_hands_text_as_objects():
     assert sf.data["session_id"].tolist() == ["a", "", "c", "d"]
     with pytest.raises(SessionvalError, match="'S2' has no label"):
         to_stats_frame(t, label_maps={"system_id": ["S1"]})
+
+
+def test_value_labels_are_the_sorted_text_of_the_distinct_values():
+    mixed = pd.Series([1, "1", None, "b", "a", "b"], dtype=object)
+    assert value_labels(mixed) == ["1", "a", "b"]
+    assert value_labels(pd.Series(["x", None, "x"], dtype="str")) == ["x"]
+    assert value_labels(pd.Series([True, False])) is None
