@@ -233,7 +233,9 @@ def write_tables(
     large_export_rows``, unless ``[run] all_formats``) is written in one format, Parquet
     when asked for (:func:`~sessionval.output.export.export_formats`' rule for a long
     table: its CSV is the largest file of a run), and the result's notes say so;
-    ``None`` writes every format.
+    ``None`` writes every format.  Written as Parquet alone, it is built and written one
+    row group at a time (:meth:`~sessionval.workflow.outputs.RunOutputs.write_parquet_blocks`:
+    the same file, one block's memory).
     """
     per_session = with_covariates(ev.per_session(), ev.frame)
     per_session.attrs = dict(ev.per_session().attrs)
