@@ -390,8 +390,16 @@ class RemoteEvaluation(SessionEvaluation):
         p = self._ranked()
         return p["row"], p["gain"]
 
-    def per_position(self) -> pd.DataFrame:
-        """One row per session position: each partition's table, in the study's order."""
+    def per_position(self, rows: tuple[int, int] | None = None) -> pd.DataFrame:
+        """One row per session position: each partition's table, in the study's order.
+
+        ``rows=(lo, hi)``: those rows of the whole table (gathered once, then cached).
+        """
+        if rows is not None:
+            whole = self.per_position()
+            block = whole.iloc[rows[0] : rows[1]].reset_index(drop=True)
+            block.attrs = dict(whole.attrs)
+            return block
         if "position" in self._cache:
             cached: pd.DataFrame = self._cache["position"]
             return cached

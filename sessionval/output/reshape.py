@@ -81,8 +81,9 @@ def long_form(
         value_columns = score_columns(table, id_columns)
     n, m = len(table), len(value_columns)
     out = table.loc[:, list(id_columns)].iloc[np.repeat(np.arange(n), m)].reset_index(drop=True)
-    out["measure"] = pd.Categorical(
-        np.tile(np.asarray(value_columns, dtype=object), n), categories=list(value_columns)
+    # codes, not names: a Categorical of n * m strings hashes every one of them (8x slower)
+    out["measure"] = pd.Categorical.from_codes(
+        np.tile(np.arange(m), n), dtype=pd.CategoricalDtype(list(value_columns))
     )
     values = table.loc[:, list(value_columns)].to_numpy(dtype=np.float64, na_value=np.nan)
     out["value"] = values.reshape(-1)
@@ -133,22 +134,22 @@ def wide_by_system(
                 f"wide_by_system: column {col!r} not in the per-session table; "
                 f"columns are {list(per_session.columns)}"
             )
-    frame = per_session.loc[:, list(measures)].astype("float64")
-    frame[subject] = per_session[subject].astype(str).to_numpy()
-    frame[system] = per_session[system].astype(str).to_numpy()
-    systems = sorted(frame[system].unique())
-    subjects = sorted(frame[subject].unique())
-    frame["_n"] = 1.0
-    cnt = frame.pivot_table(index=subject, columns=system, values="_n", aggfunc="sum")
-    cnt = cnt.reindex(index=subjects, columns=systems).fillna(0).astype("int64")
+    # one grouped mean over every measure, keyed by the (subject, system) cell's code:
+    # pandas' own mean, so each value is the one a pivot table per measure gives
+    s_codes, subjects = pd.factorize(per_session[subject].astype(str), sort=True)
+    k_codes, systems = pd.factorize(per_session[system].astype(str), sort=True)
+    n_k, cells = len(systems), len(subjects) * len(systems)
+    key = s_codes.astype(np.int64) * n_k + k_codes
+    count = np.bincount(key, minlength=cells).reshape(len(subjects), n_k)
+    spread = list(dict.fromkeys(measures))
+    means = per_session.loc[:, spread].astype("float64").groupby(key, sort=True).mean()
+    at = means.index.to_numpy()
     columns: dict[str, np.ndarray] = {subject: np.asarray(subjects, dtype=object)}
-    for s in systems:
-        columns[f"n_sessions__{s}"] = cnt[s].to_numpy()
+    for j, s in enumerate(systems):
+        columns[f"n_sessions__{s}"] = count[:, j]
     for measure in measures:
-        table = frame.pivot_table(
-            index=subject, columns=system, values=measure, aggfunc="mean", dropna=False
-        )
-        table = table.reindex(index=subjects, columns=systems)
-        for s in systems:
-            columns[f"{measure}__{s}"] = table[s].to_numpy(dtype=np.float64)
+        grid = np.full(cells, np.nan)
+        grid[at] = means[measure].to_numpy(dtype=np.float64)
+        for j, s in enumerate(systems):
+            columns[f"{measure}__{s}"] = grid.reshape(len(subjects), n_k)[:, j]
     return pd.DataFrame(columns)

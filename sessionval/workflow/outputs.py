@@ -55,6 +55,7 @@ from .overlap import input_file_ids, refuse_overlap
 __all__ = [
     "MANIFEST",
     "MANIFESTS",
+    "PARQUET_ROW_GROUP",
     "STAGING_PREFIX",
     "RunOutputs",
     "staged_file",
@@ -72,6 +73,8 @@ MANIFESTS: Final = {
     "evaluate": ".sessionval-evaluate.json",
 }
 _SHOW: Final = 10
+#: Rows of a Parquet row group as pandas' ``to_parquet`` writes them (Arrow's default).
+PARQUET_ROW_GROUP: Final = 1 << 20
 
 
 class RunOutputs:
@@ -197,6 +200,38 @@ class RunOutputs:
         known = set(self.written)
         self.written += [f for f in self._staging.files() if f not in known]
         return self.written
+
+    def write_parquet_blocks(self, rel: str, blocks: Iterable[pd.DataFrame]) -> Path:
+        """Write the blocks of rows of one table as one Parquet file, one block at a time.
+
+        The file is ``pd.concat(blocks).to_parquet(index=False)``'s, byte for byte, when
+        every block but the last holds a multiple of :data:`PARQUET_ROW_GROUP` rows (the
+        row groups pandas writes) and the blocks share their dtypes and ``attrs``; the
+        memory is one block's, not the table's.  At least one block (it may be empty).
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        p = self.path(rel)
+        with writing(p):
+            writer: pq.ParquetWriter | None = None
+            try:
+                for block in blocks:
+                    table = pa.Table.from_pandas(block, preserve_index=False)
+                    if block.attrs:  # as pandas' to_parquet keeps them
+                        meta = {
+                            **(table.schema.metadata or {}),
+                            b"PANDAS_ATTRS": json.dumps(block.attrs),
+                        }
+                        table = table.replace_schema_metadata(meta)
+                    if writer is None:
+                        writer = pq.ParquetWriter(p, table.schema, compression="snappy")
+                    writer.write_table(table)
+            finally:
+                if writer is not None:
+                    writer.close()
+        self.add(p)
+        return p
 
     def write_frame(self, rel: str, table: pd.DataFrame) -> Path:
         """Write a table as CSV or Parquet (by the suffix of ``rel``) and record it."""

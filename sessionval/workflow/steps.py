@@ -51,7 +51,7 @@ from ..output.report import (
 )
 from ..problems import LoadReport, Mode
 from .config_text import config_tables, to_toml
-from .outputs import RunOutputs
+from .outputs import PARQUET_ROW_GROUP, RunOutputs
 from .settings import RunSettings
 
 __all__ = [
@@ -233,7 +233,9 @@ def write_tables(
     large_export_rows``, unless ``[run] all_formats``) is written in one format, Parquet
     when asked for (:func:`~sessionval.output.export.export_formats`' rule for a long
     table: its CSV is the largest file of a run), and the result's notes say so;
-    ``None`` writes every format.
+    ``None`` writes every format.  Written as Parquet alone, it is built and written one
+    row group at a time (:meth:`~sessionval.workflow.outputs.RunOutputs.write_parquet_blocks`:
+    the same file, one block's memory).
     """
     per_session = with_covariates(ev.per_session(), ev.frame)
     per_session.attrs = dict(ev.per_session().attrs)
@@ -241,12 +243,19 @@ def write_tables(
     files: dict[str, dict[str, Path]] = {}
     notes: list[str] = []
     if per_position:
-        table = ev.per_position()
-        chosen = export_formats("per_position_long", len(table), _formats(formats), large_rows)
+        n_rows = int(ev.sessions["n_positions"].sum())
+        chosen = export_formats("per_position_long", n_rows, _formats(formats), large_rows)
         if tuple(chosen) != _formats(formats):
-            notes.append(_one_format_note(len(table), chosen, large_rows))
-        files["per_position"] = _write(outputs, "per_position", table, chosen)
-        del table
+            notes.append(_one_format_note(n_rows, chosen, large_rows))
+        if tuple(chosen) == ("parquet",):  # a large table: one block of rows at a time
+            blocks = (
+                ev.per_position(rows=(lo, min(lo + PARQUET_ROW_GROUP, n_rows)))
+                for lo in range(0, max(n_rows, 1), PARQUET_ROW_GROUP)
+            )
+            path = outputs.write_parquet_blocks("tables/per_position.parquet", blocks)
+            files["per_position"] = {"parquet": path}
+        else:
+            files["per_position"] = _write(outputs, "per_position", ev.per_position(), chosen)
         ev.forget_per_position()  # built for this file only: the largest table, not kept
     for name, table in (("per_query", per_query), ("per_session", per_session)):
         files[name] = _write(outputs, name, table, formats)

@@ -37,3 +37,23 @@ def test_a_column_built_but_not_listed_is_refused() -> None:
     del values["qd"]
     with pytest.raises(KeyError, match=r"\['qd'\] are listed but not built"):
         ordered_table("query", values)
+
+
+def test_per_query_ids_keep_the_frames_types_and_values() -> None:
+    # taken from the frame's own arrays (codes), not rebuilt from their text
+    frame = builders.frame(
+        [
+            ("s2", "u9", "B", "S2", [["d2"]]),
+            ("s1", "u1", "A", "S1", [["d1", "d2"], ["d3"]]),
+        ]
+    )
+    judgments = builders.judgments([("A", "d1", 3), ("B", "d2", 1)])
+    ev = evaluate(frame, judgments, SessionConfig())
+    pq, frame = ev.per_query(), ev.frame  # the evaluation's frame: sessions in id order
+    s = frame.sessions.set_index("session_id")
+    for col in ("user_id", "topic_id", "system_id"):
+        assert pq[col].dtype == frame.sessions[col].dtype, col
+        assert pq[col].tolist() == s.loc[pq["session_id"].tolist(), col].tolist(), col
+    for col in ("session_id", "qrels_id"):
+        assert pq[col].dtype == frame.queries[col].dtype, col
+        assert pq[col].tolist() == frame.queries[col].tolist(), col

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from sessionval.output.csv_writer import write_csv
 
@@ -65,4 +66,24 @@ def test_an_empty_table_is_its_header(tmp_path):
 def test_a_column_arrow_cannot_convert_is_written_by_pandas(tmp_path):
     table = pd.DataFrame({"mixed": [1, "two", 3.5], "v": [1.0, 2.0, 3.0]})
     ours, theirs = _both(table, tmp_path)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    "times",
+    [
+        ["2024-01-01 10:00:00", None, "2024-01-02 23:59:59"],  # whole seconds
+        ["2024-01-01 10:00:00.001", "2024-01-01 10:00:00", None],  # milliseconds
+        ["2024-01-01 10:00:00.000000001", "2024-01-01 10:00:00.5", None],  # nanoseconds
+        ["2024-01-01", "2024-01-02", None],  # midnights: dates only without a zone
+        [None, None, None],
+    ],
+)
+@pytest.mark.parametrize("tz", [None, "UTC", "Europe/Paris"])
+def test_times_are_pandas_text_in_every_zone_and_precision(tmp_path, times, tz):
+    # UTC times take a faster path than pandas' own; the text is pandas' all the same
+    start = pd.Series(pd.to_datetime(times, format="ISO8601"))
+    start = start.dt.tz_localize(tz) if tz else start
+    summer = start + pd.Timedelta(days=180)  # Paris changes its offset
+    ours, theirs = _both(pd.DataFrame({"start": start, "summer": summer}), tmp_path)
     assert ours == theirs

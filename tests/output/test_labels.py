@@ -8,7 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionval.errors import SessionvalError
-from sessionval.output.labels import sanitise_names, shared_label_maps, stats_name, to_stats_frame
+from sessionval.output.labels import (
+    sanitise_names,
+    shared_label_maps,
+    stats_name,
+    to_stats_frame,
+    value_labels,
+)
 
 
 @settings(deadline=None, max_examples=30)
@@ -46,3 +52,32 @@ def test_variable_labels_follow_the_table_level():
     t = pd.DataFrame({"sdcg": [1.0]})
     assert "end of the session" in to_stats_frame(t).column_labels["sdcg"]
     assert "sDCG_q" in to_stats_frame(t, level="query").column_labels["sdcg"]
+
+
+def test_stats_frame_codes_categories_and_hands_text_as_objects():
+    # a categorical column is coded by its categories (missing stays missing); text
+    # columns are Python objects, the type pyreadstat iterates without a per-cell copy
+    t = pd.DataFrame(
+        {
+            "system_id": pd.Categorical(["S2", None, "S1", "S2"], categories=["S2", "S1", "S0"]),
+            "session_id": pd.Series(["a", None, "c", "d"], dtype="str"),
+        }
+    )
+    sf = to_stats_frame(t, label_maps={"system_id": ["S0", "S1", "S2"]})
+    assert sf.data["system_id"].tolist()[0] == 3.0 and sf.data["system_id"].isna().tolist() == [
+        False,
+        True,
+        False,
+        False,
+    ]
+    assert sf.data["session_id"].dtype == object
+    assert sf.data["session_id"].tolist() == ["a", "", "c", "d"]
+    with pytest.raises(SessionvalError, match="'S2' has no label"):
+        to_stats_frame(t, label_maps={"system_id": ["S1"]})
+
+
+def test_value_labels_are_the_sorted_text_of_the_distinct_values():
+    mixed = pd.Series([1, "1", None, "b", "a", "b"], dtype=object)
+    assert value_labels(mixed) == ["1", "a", "b"]
+    assert value_labels(pd.Series(["x", None, "x"], dtype="str")) == ["x"]
+    assert value_labels(pd.Series([True, False])) is None
