@@ -35,6 +35,7 @@ from ..judgments.join import GradeJoin
 from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
 from ..kernels.segments import gather_ranges, offsets_from_counts
 from ..validate.runs import check_run_table
+from .judgment_sets import shared_judged_keys
 from .lists import TIE_BREAKS, KeyStats, TieBreak, assemble_lists, check_negative
 from .ranking import coded_doc_ranks, factorize_ids, first_duplicate, run_order
 from .string_ids import IdKeys, JudgedKeys, KeyCollision, id_codes, id_keys
@@ -292,7 +293,10 @@ def lists_from_tables(
     grades = qrels["grade"].to_numpy(dtype=np.float64)
     check_negative(grades, negative, where=f"judgments {source}")
     tcodes = tc.astype(np.int64)
-    judged = JudgedKeys.build(tcodes, len(tcat), judged_docs, grades)
+    # qrels expanded from topics repeat one set per query: sorted once per distinct set
+    judged = shared_judged_keys(tcodes, len(tcat), judged_docs, grades) or JudgedKeys.build(
+        tcodes, len(tcat), judged_docs, grades
+    )
     if judged is None:
         return None  # a repeat or a key collision: the dictionary road, through the boundary
     topics = pd.Index(tcat).astype(str)

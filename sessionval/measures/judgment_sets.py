@@ -1,0 +1,163 @@
+"""Judgments that repeat one set per topic: sorted once per distinct set.
+
+Qrels expanded from topics to queries (each query carries its topic's judgments,
+issue 26) hold a few distinct judgment sets many times over: 1,000 topics' sets of
+150 documents repeated over 133k queries are 20 M rows, of which 150k differ.  The
+grade join on 64-bit keys (:class:`~sessionval.measures.string_ids.JudgedKeys`) wants
+the judgments sorted by (topic, key); :func:`shared_judged_keys` sorts one copy of each
+distinct set and lays the sorted copy out again for every topic holding it, instead
+of sorting every row:
+
+* each topic's rows must be contiguous (as qrels files and ``qrels_iter()`` list
+  them); a 64-bit fingerprint of each topic's (position, document key, grade)
+  sequence groups the topics that are candidates for one set;
+* a candidate counts as a copy of its group's first topic only once its rows are
+  confirmed equal to that topic's, row by row (key, full id words, grade): exactness
+  does not rest on the fingerprint.  A topic that differs (another order, a collision)
+  is a set of its own;
+* the distinct sets are sorted by the packed key of :func:`~.string_ids.pack_keys`;
+  the packed key's low bits depend on the document only, so a set's sorted order is
+  every copy's sorted order, and the result is exactly the one sort of every row
+  (:meth:`JudgedKeys.build <sessionval.measures.string_ids.JudgedKeys.build>`).
+
+``None`` means "no shortcut": rows not grouped by topic, too few repeated sets to pay
+for the fingerprints, or a document judged twice in a set (the plain build finds it
+and the caller takes the dictionary road).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from .._types import BoolArray, FloatArray, IntArray
+from ..kernels.segments import gather_ranges, offsets_from_counts
+from .string_ids import IdKeys, JudgedKeys, U64Array, pack_keys, splitmix
+
+__all__ = ["shared_judged_keys"]
+
+_MIN_SHARE: Final = 2
+"""Topics per distinct set (on average) below which the plain sort of every row is kept."""
+_ODD: Final = (np.uint64(0xD6E8FEB86659FD93), np.uint64(0x9E3779B97F4A7C15))
+"""Odd multipliers that spread a row's position in its topic, and its key, over the word."""
+
+
+def _sequence_prints(
+    keys: U64Array, grades: FloatArray, heads: IntArray, lens: IntArray
+) -> U64Array:
+    """A fingerprint of each topic's (position, key, grade) sequence, and of its length.
+
+    Not an identity (copies are confirmed row by row): a sum over the rows of the key
+    and grade mixed with the row's position in its topic, in a few passes.
+    """
+    pos = np.arange(keys.size, dtype=np.uint64)
+    pos -= np.repeat(heads.astype(np.uint64), lens)
+    pos *= _ODD[0]
+    h = keys * _ODD[1]
+    h ^= grades.view(np.uint64)
+    h += pos
+    h ^= h >> np.uint64(29)
+    prints: U64Array = np.add.reduceat(h, heads)
+    return splitmix(prints ^ splitmix(lens.astype(np.uint64)))
+
+
+def _same_rows(
+    docs: IdKeys, grades: FloatArray, rep_rows: IntArray, rows: IntArray | None
+) -> BoolArray:
+    """Whether each of ``rows`` (``None``: all) holds the id and grade of its ``rep_rows``.
+
+    Column by column, so no ``(n, words)`` temporary is made.
+    """
+    bits = grades.view(np.uint64)  # the grades' bits: a copy is its set, bit for bit
+    cols = [bits] + ([] if docs.words is None else list(docs.words.T))
+    ok: BoolArray = (docs.keys if rows is None else docs.keys[rows]) == docs.keys[rep_rows]
+    for col in cols:
+        np.logical_and(ok, (col if rows is None else col[rows]) == col[rep_rows], out=ok)
+    return ok
+
+
+def shared_judged_keys(
+    topic: IntArray,
+    n_topics: int,
+    docs: IdKeys,
+    grades: FloatArray,
+    *,
+    min_share: float = _MIN_SHARE,
+) -> JudgedKeys | None:
+    """``JudgedKeys.build(topic, n_topics, docs, grades)``, sorting each distinct set once.
+
+    ``topic`` codes each judgment row's topic (0..n_topics-1); each topic's rows must
+    be contiguous.  The result equals the plain build array for array; ``None`` when
+    the shortcut does not apply (see the module's notes), or when the topics are not
+    on average ``min_share`` copies of each distinct set.
+
+    Examples
+    --------
+    Topics 0 and 2 hold the same set (keys 7, 5 with grades 1, 0); topic 1 its own:
+
+    >>> keys = IdKeys(np.array([7, 5, 9, 7, 5], dtype=np.uint64), None)
+    >>> topic, grades = np.array([0, 0, 1, 2, 2]), np.array([1.0, 0.0, 2.0, 1.0, 0.0])
+    >>> shared = shared_judged_keys(topic, 3, keys, grades, min_share=1)
+    >>> plain = JudgedKeys.build(topic, 3, keys, grades)
+    >>> bool((shared.packed == plain.packed).all()), shared.rows.tolist() == plain.rows.tolist()
+    (True, True)
+    """
+    n = topic.size
+    if n == 0:
+        return None
+    heads = np.flatnonzero(np.concatenate([[True], topic[1:] != topic[:-1]]))
+    if heads.size != n_topics:
+        return None  # a topic's rows are not contiguous
+    lens = np.diff(np.append(heads, n))
+    prints = _sequence_prints(docs.keys, grades, heads, lens)
+    _, first, cand = np.unique(prints, return_index=True, return_inverse=True)
+    if first.size * min_share > heads.size:
+        return None
+    # confirm each candidate on its group's first topic, row by row
+    rep = first[cand.ravel()]
+    same_len = lens == lens[rep]
+    rows = None if same_len.all() else np.flatnonzero(np.repeat(same_len, lens))
+    # each row's counterpart in its candidate set: the same position in the set's first topic
+    shift = np.repeat(heads[rep] - heads, lens)
+    rep_rows = np.arange(n, dtype=np.int64)
+    rep_rows += shift
+    del shift
+    if rows is not None:
+        rep_rows = rep_rows[rows]
+    differs = ~_same_rows(docs, grades, rep_rows, rows)
+    del rep_rows
+    bad = ~same_len
+    if differs.any():
+        at = np.flatnonzero(differs) if rows is None else rows[differs]
+        bad[np.searchsorted(heads, at, side="right") - 1] = True
+    rep[bad] = np.flatnonzero(bad)  # a topic that differs is its own set
+    del rows, differs
+    # the distinct sets (each its first topic), sorted once
+    set_segs, set_of = np.unique(rep, return_inverse=True)
+    set_lens = lens[set_segs]
+    set_rows = gather_ranges(heads[set_segs], set_lens)
+    tbits = max(1, int(n_topics).bit_length())
+    set_codes = np.repeat(np.arange(set_segs.size, dtype=np.int64), set_lens)
+    packed = pack_keys(set_codes, docs.keys[set_rows], tbits)
+    order = np.argsort(packed)
+    packed = packed[order]
+    if (packed[1:] == packed[:-1]).any():
+        return None  # judged twice within a set: the plain build says so
+    set_off = offsets_from_counts(set_lens)
+    low = packed & np.uint64((1 << (64 - tbits)) - 1)
+    at = (set_rows[order] - np.repeat(heads[set_segs], set_lens)).astype(np.int64)
+    sorted_grades = grades[set_rows[order]]
+    del packed, set_rows, set_codes, order
+    # every topic in topic order: its set's sorted copy, moved to its own rows
+    seg_of_topic = np.empty(n_topics, dtype=np.int64)
+    seg_of_topic[topic[heads]] = np.arange(heads.size)
+    t_set = set_of.ravel()[seg_of_topic]
+    t_lens = lens[seg_of_topic]
+    src = gather_ranges(set_off[t_set], t_lens)
+    high = np.arange(n_topics, dtype=np.uint64) << np.uint64(64 - tbits)
+    out_packed = low[src]
+    out_packed |= np.repeat(high, t_lens)
+    out_rows = at[src]
+    out_rows += np.repeat(heads[seg_of_topic], t_lens)
+    return JudgedKeys(out_packed, tbits, out_rows, sorted_grades[src], docs)

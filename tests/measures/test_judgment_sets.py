@@ -1,0 +1,128 @@
+"""Judgment sets sorted once per distinct set give exactly the plain sort of every row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sessionval.evaluation.lists import evaluate_run, judgments_from_table
+from sessionval.measures import judgment_sets, run_lists
+from sessionval.measures.judgment_sets import shared_judged_keys
+from sessionval.measures.lists import RankedLists
+from sessionval.measures.string_ids import IdKeys, JudgedKeys, id_codes, id_keys
+
+
+def _expanded(
+    rng: np.random.Generator, n_queries: int, n_sets: int, doc: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Run and qrels where each query carries its topic's judgments (issue 26's shape).
+
+    Some queries' copies are altered: one grade changed, one document dropped, the
+    rows reversed (the same set in another order), so copies and near-copies mix.
+    """
+    sets = []
+    for _ in range(n_sets):
+        docs = rng.choice(60, int(rng.integers(1, 12)), replace=False)
+        sets.append((docs, rng.integers(0, 4, docs.size)))
+    run, qrels = [], []
+    for q in range(n_queries):
+        qid = f"q{q:04d}"
+        docs, grades = sets[int(rng.integers(0, n_sets))]
+        docs, grades = docs.copy(), grades.copy()
+        change = int(rng.integers(0, 12))  # a quarter altered
+        if change == 0:
+            grades[int(rng.integers(0, grades.size))] += 1
+        elif change == 1 and docs.size > 1:
+            docs, grades = docs[1:], grades[1:]
+        elif change == 2:
+            docs, grades = docs[::-1], grades[::-1]
+        qrels += [(qid, doc.format(d), int(g)) for d, g in zip(docs, grades, strict=True)]
+        listed = rng.choice(60, int(rng.integers(1, 15)), replace=False)
+        run += [(qid, doc.format(d), float(rng.integers(0, 3))) for d in listed]
+    r = pd.DataFrame(run, columns=["query_id", "doc_id", "score"])
+    j = pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"])
+    return r, j
+
+
+def _keys(qrels: pd.DataFrame) -> tuple[np.ndarray, int, IdKeys, np.ndarray]:
+    (docs,) = id_keys([qrels["doc_id"]])  # type: ignore[misc]
+    codes, cats = id_codes(qrels["query_id"])  # type: ignore[misc]
+    return codes.astype(np.int64), len(cats), docs, qrels["relevance"].to_numpy(np.float64)
+
+
+def _assert_same(a: JudgedKeys, b: JudgedKeys) -> None:
+    assert a.tbits == b.tbits
+    np.testing.assert_array_equal(a.packed, b.packed)
+    np.testing.assert_array_equal(a.rows, b.rows)
+    np.testing.assert_array_equal(a.grades, b.grades)
+
+
+DOCS = ["d{}", "clueweb12-0000tw-{:05d}-00"]  # exact keys; fingerprints confirmed on words
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_queries=st.integers(1, 40),
+    n_sets=st.integers(1, 5),
+    doc=st.sampled_from(DOCS),
+)
+def test_shared_sets_equal_the_plain_sort(seed: int, n_queries: int, n_sets: int, doc: str) -> None:
+    qrels = _expanded(np.random.default_rng(seed), n_queries, n_sets, doc)[1]
+    topic, n_topics, docs, grades = _keys(qrels)
+    plain = JudgedKeys.build(topic, n_topics, docs, grades)
+    shared = shared_judged_keys(topic, n_topics, docs, grades, min_share=0)
+    assert plain is not None and shared is not None
+    _assert_same(shared, plain)
+
+
+def test_a_forged_fingerprint_does_not_make_two_sets_one(monkeypatch) -> None:
+    # every topic gets the same fingerprint: only the row-by-row check tells them apart
+    monkeypatch.setattr(
+        judgment_sets,
+        "_sequence_prints",
+        lambda keys, grades, heads, lens: np.zeros(heads.size, np.uint64),
+    )
+    qrels = _expanded(np.random.default_rng(3), 30, 3, "d{}")[1]
+    topic, n_topics, docs, grades = _keys(qrels)
+    shared = shared_judged_keys(topic, n_topics, docs, grades, min_share=0)
+    assert shared is not None
+    _assert_same(shared, JudgedKeys.build(topic, n_topics, docs, grades))  # type: ignore[arg-type]
+
+
+def test_no_shortcut_when_topics_are_scattered_or_unshared_or_judged_twice() -> None:
+    keys = IdKeys(np.array([1, 2, 1, 2, 3], dtype=np.uint64), None)
+    grades = np.ones(5)
+    scattered = np.array([0, 1, 0, 1, 2])
+    assert shared_judged_keys(scattered, 3, keys, grades, min_share=0) is None
+    grouped = np.array([0, 0, 1, 1, 2])
+    assert shared_judged_keys(grouped, 3, keys, grades) is None  # 2 sets for 3 topics
+    assert shared_judged_keys(grouped, 3, keys, grades, min_share=1) is not None
+    twice = IdKeys(np.array([1, 1, 1, 1, 3], dtype=np.uint64), None)
+    assert shared_judged_keys(grouped, 3, twice, grades, min_share=0) is None
+    assert JudgedKeys.build(grouped, 3, twice, grades) is None  # as the plain build
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_expanded_qrels_give_the_dictionary_roads_lists(doc: str, monkeypatch) -> None:
+    run, qrels = _expanded(np.random.default_rng(11), 200, 4, doc)
+    taken = []
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        taken.append(shared_judged_keys(*args, **kwargs))
+        return taken[-1]
+
+    monkeypatch.setattr(run_lists, "shared_judged_keys", spy)
+    fast = RankedLists.from_tables(run, qrels.rename(columns={"relevance": "grade"}))
+    assert taken and taken[0] is not None  # the shared sets served the join
+    ref = RankedLists.from_run(run, judgments_from_table(qrels))
+    assert fast is not None
+    assert fast.query_ids.tolist() == ref.query_ids.tolist()
+    for name in ("offsets", "grades", "ideal_offsets", "ideal_grades", "n_judged"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(ref, name))
+    ev = evaluate_run(run, qrels, ["nDCG@10", "AP"])
+    ref_ev = evaluate_run(run, judgments_from_table(qrels), ["nDCG@10", "AP"])
+    pd.testing.assert_frame_equal(ev.per_query(), ref_ev.per_query())
