@@ -4,9 +4,10 @@ Qrels expanded from topics to queries (each query carries its topic's judgments,
 issue 26) hold a few distinct judgment sets many times over: 1,000 topics' sets of
 150 documents repeated over 133k queries are 20 M rows, of which 150k differ.  The
 grade join on 64-bit keys (:class:`~sessionval.measures.string_ids.JudgedKeys`) wants
-the judgments sorted by (topic, key); :func:`shared_judged_keys` sorts one copy of each
-distinct set and lays the sorted copy out again for every topic holding it, instead
-of sorting every row:
+the judgments sorted by (topic, key); :func:`judgment_sets` finds the distinct sets and
+:meth:`JudgmentSets.judged_keys` sorts one copy of each, laid out again for every topic
+holding it, instead of sorting every row (the recall bases, :meth:`JudgmentSets.ideal`,
+likewise count each set once):
 
 * each topic's rows must be contiguous (as qrels files and ``qrels_iter()`` list
   them); a 64-bit fingerprint of each topic's (position, document key, grade)
@@ -20,22 +21,26 @@ of sorting every row:
   every copy's sorted order, and the result is exactly the one sort of every row
   (:meth:`JudgedKeys.build <sessionval.measures.string_ids.JudgedKeys.build>`).
 
-``None`` means "no shortcut": rows not grouped by topic, too few repeated sets to pay
-for the fingerprints, or a document judged twice in a set (the plain build finds it
-and the caller takes the dictionary road).
+No shortcut (``None``) when the rows are not grouped by topic or too few sets repeat
+to pay for the fingerprints; a document judged twice within a set leaves the plain
+build to find it (the caller then takes the dictionary road).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
+import pandas as pd
 
 from .._types import BoolArray, FloatArray, IntArray
+from ..judgments.gains import GAIN_SCHEMES
+from ..judgments.ideal import IdealGains, ideal_from_codes
 from ..kernels.segments import gather_ranges, offsets_from_counts
 from .string_ids import IdKeys, JudgedKeys, U64Array, pack_keys, splitmix
 
-__all__ = ["shared_judged_keys"]
+__all__ = ["JudgmentSets", "judgment_sets"]
 
 _MIN_SHARE: Final = 2
 """Topics per distinct set (on average) below which the plain sort of every row is kept."""
@@ -77,20 +82,102 @@ def _same_rows(
     return ok
 
 
-def shared_judged_keys(
+@dataclass(frozen=True)
+class JudgmentSets:
+    """The judgment rows as copies of a few distinct sets (:func:`judgment_sets`).
+
+    Parameters
+    ----------
+    heads, lens
+        First row and row count of each topic's run of rows, in row order.
+    topic_at
+        The run of rows of each topic code (``0..n_topics - 1``).
+    set_of
+        The distinct set of each run of rows; a set's rows are its first run's.
+    set_runs
+        The run of rows holding each set (its first copy).
+    """
+
+    heads: IntArray
+    lens: IntArray
+    topic_at: IntArray
+    set_of: IntArray
+    set_runs: IntArray
+
+    @property
+    def n_sets(self) -> int:
+        """Distinct sets."""
+        return int(self.set_runs.size)
+
+    def set_rows(self) -> tuple[IntArray, IntArray]:
+        """The rows of every set, set after set, and each set's row count."""
+        lens = self.lens[self.set_runs]
+        return gather_ranges(self.heads[self.set_runs], lens), lens
+
+    def topic_sets(self) -> IntArray:
+        """The set of each topic code."""
+        return self.set_of[self.topic_at]
+
+    def judged_keys(self, docs: IdKeys, grades: FloatArray) -> JudgedKeys | None:
+        """``JudgedKeys.build`` of every row, sorting each distinct set once.
+
+        Equal to the plain build array for array: the packed key's low bits depend on
+        the document only, so a set's sorted order is its copies' order.  ``None`` when
+        a document is judged twice within a set (the plain build finds it too).
+        """
+        n_topics = self.topic_at.size
+        set_rows, set_lens = self.set_rows()
+        tbits = max(1, int(n_topics).bit_length())
+        set_codes = np.repeat(np.arange(self.n_sets, dtype=np.int64), set_lens)
+        packed = pack_keys(set_codes, docs.keys[set_rows], tbits)
+        order = np.argsort(packed)
+        packed = packed[order]
+        if (packed[1:] == packed[:-1]).any():
+            return None
+        set_off = offsets_from_counts(set_lens)
+        low = packed & np.uint64((1 << (64 - tbits)) - 1)
+        sorted_rows = set_rows[order]
+        at = sorted_rows - np.repeat(self.heads[self.set_runs], set_lens)
+        sorted_grades = grades[sorted_rows]
+        del packed, set_rows, set_codes, order, sorted_rows
+        # every topic in topic order: its set's sorted copy, moved to its own rows
+        t_lens = self.lens[self.topic_at]
+        src = gather_ranges(set_off[self.topic_sets()], t_lens)
+        high = np.arange(n_topics, dtype=np.uint64) << np.uint64(64 - tbits)
+        out_packed = low[src]
+        out_packed |= np.repeat(high, t_lens)
+        out_rows = at[src]
+        out_rows += np.repeat(self.heads[self.topic_at], t_lens)
+        return JudgedKeys(out_packed, tbits, out_rows, sorted_grades[src], docs)
+
+    def ideal(self, topics: pd.Index, grades: FloatArray) -> IdealGains:
+        """``ideal_from_codes`` of every row (scheme ``grade``), from each set's rows once."""
+        set_rows, set_lens = self.set_rows()
+        codes = np.repeat(np.arange(self.n_sets, dtype=np.int64), set_lens)
+        per_set = ideal_from_codes(
+            pd.RangeIndex(self.n_sets), codes, grades[set_rows], GAIN_SCHEMES["grade"]
+        )
+        return per_set.take(self.topic_sets(), topics)
+
+    def n_judged(self) -> IntArray:
+        """Judgments of each topic code."""
+        return self.lens[self.topic_at].astype(np.int64)
+
+
+def judgment_sets(
     topic: IntArray,
     n_topics: int,
     docs: IdKeys,
     grades: FloatArray,
     *,
     min_share: float = _MIN_SHARE,
-) -> JudgedKeys | None:
-    """``JudgedKeys.build(topic, n_topics, docs, grades)``, sorting each distinct set once.
+) -> JudgmentSets | None:
+    """The topics' judgments as copies of distinct sets, confirmed row by row.
 
     ``topic`` codes each judgment row's topic (0..n_topics-1); each topic's rows must
-    be contiguous.  The result equals the plain build array for array; ``None`` when
-    the shortcut does not apply (see the module's notes), or when the topics are not
-    on average ``min_share`` copies of each distinct set.
+    be contiguous.  ``None`` when the shortcut does not apply (see the module's
+    notes), or when the topics are not on average ``min_share`` copies of each
+    distinct set.
 
     Examples
     --------
@@ -98,7 +185,10 @@ def shared_judged_keys(
 
     >>> keys = IdKeys(np.array([7, 5, 9, 7, 5], dtype=np.uint64), None)
     >>> topic, grades = np.array([0, 0, 1, 2, 2]), np.array([1.0, 0.0, 2.0, 1.0, 0.0])
-    >>> shared = shared_judged_keys(topic, 3, keys, grades, min_share=1)
+    >>> sets = judgment_sets(topic, 3, keys, grades, min_share=1)
+    >>> sets.topic_sets().tolist()
+    [0, 1, 0]
+    >>> shared = sets.judged_keys(keys, grades)
     >>> plain = JudgedKeys.build(topic, 3, keys, grades)
     >>> bool((shared.packed == plain.packed).all()), shared.rows.tolist() == plain.rows.tolist()
     (True, True)
@@ -133,31 +223,7 @@ def shared_judged_keys(
         bad[np.searchsorted(heads, at, side="right") - 1] = True
     rep[bad] = np.flatnonzero(bad)  # a topic that differs is its own set
     del rows, differs
-    # the distinct sets (each its first topic), sorted once
-    set_segs, set_of = np.unique(rep, return_inverse=True)
-    set_lens = lens[set_segs]
-    set_rows = gather_ranges(heads[set_segs], set_lens)
-    tbits = max(1, int(n_topics).bit_length())
-    set_codes = np.repeat(np.arange(set_segs.size, dtype=np.int64), set_lens)
-    packed = pack_keys(set_codes, docs.keys[set_rows], tbits)
-    order = np.argsort(packed)
-    packed = packed[order]
-    if (packed[1:] == packed[:-1]).any():
-        return None  # judged twice within a set: the plain build says so
-    set_off = offsets_from_counts(set_lens)
-    low = packed & np.uint64((1 << (64 - tbits)) - 1)
-    at = (set_rows[order] - np.repeat(heads[set_segs], set_lens)).astype(np.int64)
-    sorted_grades = grades[set_rows[order]]
-    del packed, set_rows, set_codes, order
-    # every topic in topic order: its set's sorted copy, moved to its own rows
-    seg_of_topic = np.empty(n_topics, dtype=np.int64)
-    seg_of_topic[topic[heads]] = np.arange(heads.size)
-    t_set = set_of.ravel()[seg_of_topic]
-    t_lens = lens[seg_of_topic]
-    src = gather_ranges(set_off[t_set], t_lens)
-    high = np.arange(n_topics, dtype=np.uint64) << np.uint64(64 - tbits)
-    out_packed = low[src]
-    out_packed |= np.repeat(high, t_lens)
-    out_rows = at[src]
-    out_rows += np.repeat(heads[seg_of_topic], t_lens)
-    return JudgedKeys(out_packed, tbits, out_rows, sorted_grades[src], docs)
+    set_runs, set_of = np.unique(rep, return_inverse=True)
+    topic_at = np.empty(n_topics, dtype=np.int64)
+    topic_at[topic[heads]] = np.arange(heads.size)
+    return JudgmentSets(heads, lens, topic_at, set_of.ravel().astype(np.int64), set_runs)

@@ -35,7 +35,7 @@ from ..judgments.join import GradeJoin
 from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
 from ..kernels.segments import gather_ranges, offsets_from_counts
 from ..validate.runs import check_run_table
-from .judgment_sets import shared_judged_keys
+from .judgment_sets import judgment_sets
 from .lists import TIE_BREAKS, KeyStats, TieBreak, assemble_lists, check_negative
 from .ranking import coded_doc_ranks, factorize_ids, first_duplicate, run_order
 from .string_ids import IdKeys, JudgedKeys, KeyCollision, id_codes, id_keys
@@ -293,17 +293,20 @@ def lists_from_tables(
     grades = qrels["grade"].to_numpy(dtype=np.float64)
     check_negative(grades, negative, where=f"judgments {source}")
     tcodes = tc.astype(np.int64)
-    # qrels expanded from topics repeat one set per query: sorted once per distinct set
-    judged = shared_judged_keys(tcodes, len(tcat), judged_docs, grades) or JudgedKeys.build(
-        tcodes, len(tcat), judged_docs, grades
-    )
+    topics = pd.Index(tcat).astype(str)
+    # qrels expanded from topics repeat one set per query: each distinct set handled once
+    sets = judgment_sets(tcodes, len(tcat), judged_docs, grades)
+    if sets is not None:
+        judged = sets.judged_keys(judged_docs, grades)
+        stats = KeyStats(sets.ideal(topics, grades), sets.n_judged())
+    else:
+        judged = JudgedKeys.build(tcodes, len(tcat), judged_docs, grades)
+        stats = KeyStats(
+            ideal_from_codes(topics, tcodes, grades, GAIN_SCHEMES["grade"]),
+            np.bincount(tcodes, minlength=len(topics)).astype(np.int64),
+        )
     if judged is None:
         return None  # a repeat or a key collision: the dictionary road, through the boundary
-    topics = pd.Index(tcat).astype(str)
-    stats = KeyStats(
-        ideal_from_codes(topics, tcodes, grades, GAIN_SCHEMES["grade"]),
-        np.bincount(tcodes, minlength=len(topics)).astype(np.int64),
-    )
     docs = _KeyedDocs(run_docs, run["doc_id"], judged)
     score = run["score"].to_numpy(dtype=np.float64)
     try:

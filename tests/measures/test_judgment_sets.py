@@ -9,8 +9,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessionval.evaluation.lists import evaluate_run, judgments_from_table
-from sessionval.measures import judgment_sets, run_lists
-from sessionval.measures.judgment_sets import shared_judged_keys
+from sessionval.judgments.gains import GAIN_SCHEMES
+from sessionval.judgments.ideal import ideal_from_codes
+from sessionval.measures import judgment_sets as sets_module
+from sessionval.measures import run_lists
+from sessionval.measures.judgment_sets import JudgmentSets, judgment_sets
 from sessionval.measures.lists import RankedLists
 from sessionval.measures.string_ids import IdKeys, JudgedKeys, id_codes, id_keys
 
@@ -49,7 +52,8 @@ def _expanded(
 
 def _keys(qrels: pd.DataFrame) -> tuple[np.ndarray, int, IdKeys, np.ndarray]:
     (docs,) = id_keys([qrels["doc_id"]])  # type: ignore[misc]
-    codes, cats = id_codes(qrels["query_id"])  # type: ignore[misc]
+    # short runs of rows (one judgment per query): id_codes leaves them to a dictionary
+    codes, cats = id_codes(qrels["query_id"]) or pd.factorize(qrels["query_id"])
     return codes.astype(np.int64), len(cats), docs, qrels["relevance"].to_numpy(np.float64)
 
 
@@ -74,21 +78,35 @@ def test_shared_sets_equal_the_plain_sort(seed: int, n_queries: int, n_sets: int
     qrels = _expanded(np.random.default_rng(seed), n_queries, n_sets, doc)[1]
     topic, n_topics, docs, grades = _keys(qrels)
     plain = JudgedKeys.build(topic, n_topics, docs, grades)
-    shared = shared_judged_keys(topic, n_topics, docs, grades, min_share=0)
-    assert plain is not None and shared is not None
+    sets = judgment_sets(topic, n_topics, docs, grades, min_share=0)
+    assert plain is not None and sets is not None
+    shared = sets.judged_keys(docs, grades)
+    assert shared is not None
     _assert_same(shared, plain)
+    # the recall bases and judged counts, from each set once
+    topics = pd.Index([f"t{i}" for i in range(n_topics)])
+    ideal, ref = (
+        sets.ideal(topics, grades),
+        ideal_from_codes(topics, topic, grades, GAIN_SCHEMES["grade"]),
+    )
+    np.testing.assert_array_equal(ideal.offsets, ref.offsets)
+    np.testing.assert_array_equal(ideal.values, ref.values)
+    assert ideal.keys.equals(ref.keys)
+    np.testing.assert_array_equal(sets.n_judged(), np.bincount(topic, minlength=n_topics))
 
 
 def test_a_forged_fingerprint_does_not_make_two_sets_one(monkeypatch) -> None:
     # every topic gets the same fingerprint: only the row-by-row check tells them apart
     monkeypatch.setattr(
-        judgment_sets,
+        sets_module,
         "_sequence_prints",
         lambda keys, grades, heads, lens: np.zeros(heads.size, np.uint64),
     )
     qrels = _expanded(np.random.default_rng(3), 30, 3, "d{}")[1]
     topic, n_topics, docs, grades = _keys(qrels)
-    shared = shared_judged_keys(topic, n_topics, docs, grades, min_share=0)
+    sets = judgment_sets(topic, n_topics, docs, grades, min_share=0)
+    assert sets is not None
+    shared = sets.judged_keys(docs, grades)
     assert shared is not None
     _assert_same(shared, JudgedKeys.build(topic, n_topics, docs, grades))  # type: ignore[arg-type]
 
@@ -97,12 +115,14 @@ def test_no_shortcut_when_topics_are_scattered_or_unshared_or_judged_twice() -> 
     keys = IdKeys(np.array([1, 2, 1, 2, 3], dtype=np.uint64), None)
     grades = np.ones(5)
     scattered = np.array([0, 1, 0, 1, 2])
-    assert shared_judged_keys(scattered, 3, keys, grades, min_share=0) is None
+    assert judgment_sets(scattered, 3, keys, grades, min_share=0) is None
     grouped = np.array([0, 0, 1, 1, 2])
-    assert shared_judged_keys(grouped, 3, keys, grades) is None  # 2 sets for 3 topics
-    assert shared_judged_keys(grouped, 3, keys, grades, min_share=1) is not None
+    assert judgment_sets(grouped, 3, keys, grades) is None  # 2 sets for 3 topics
+    sets = judgment_sets(grouped, 3, keys, grades, min_share=1)
+    assert isinstance(sets, JudgmentSets) and sets.n_sets == 2
     twice = IdKeys(np.array([1, 1, 1, 1, 3], dtype=np.uint64), None)
-    assert shared_judged_keys(grouped, 3, twice, grades, min_share=0) is None
+    sets = judgment_sets(grouped, 3, twice, grades, min_share=0)
+    assert sets is not None and sets.judged_keys(twice, grades) is None
     assert JudgedKeys.build(grouped, 3, twice, grades) is None  # as the plain build
 
 
@@ -112,10 +132,10 @@ def test_expanded_qrels_give_the_dictionary_roads_lists(doc: str, monkeypatch) -
     taken = []
 
     def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
-        taken.append(shared_judged_keys(*args, **kwargs))
+        taken.append(judgment_sets(*args, **kwargs))
         return taken[-1]
 
-    monkeypatch.setattr(run_lists, "shared_judged_keys", spy)
+    monkeypatch.setattr(run_lists, "judgment_sets", spy)
     fast = RankedLists.from_tables(run, qrels.rename(columns={"relevance": "grade"}))
     assert taken and taken[0] is not None  # the shared sets served the join
     ref = RankedLists.from_run(run, judgments_from_table(qrels))
