@@ -32,15 +32,24 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from .._types import BoolArray, FloatArray, IntArray
 from ..judgments.gains import GAIN_SCHEMES
 from ..judgments.ideal import IdealGains, ideal_from_codes
 from ..kernels.segments import gather_ranges, offsets_from_counts
-from .string_ids import IdKeys, JudgedKeys, U64Array, pack_keys, splitmix
+from .string_ids import (
+    IdKeys,
+    JudgedKeys,
+    KeyCollision,
+    U64Array,
+    pack_keys,
+    sorted_in_lists,
+    splitmix,
+)
 
-__all__ = ["JudgmentSets", "judgment_sets"]
+__all__ = ["JudgmentSets", "SetKeys", "judgment_sets"]
 
 _MIN_SHARE: Final = 2
 """Topics per distinct set (on average) below which the plain sort of every row is kept."""
@@ -150,6 +159,19 @@ class JudgmentSets:
         out_rows += np.repeat(self.heads[self.topic_at], t_lens)
         return JudgedKeys(out_packed, tbits, out_rows, sorted_grades[src], docs)
 
+    def join(self, docs: IdKeys, grades: FloatArray) -> SetKeys | None:
+        """The grade join on the distinct sets' keys (:class:`SetKeys`).
+
+        ``None`` when a document is judged twice within a set.
+        """
+        set_rows, set_lens = self.set_rows()
+        tbits = max(1, int(self.topic_at.size).bit_length())
+        set_codes = np.repeat(np.arange(self.n_sets, dtype=np.int64), set_lens)
+        values = pack_keys(set_codes, docs.keys[set_rows], tbits)
+        if np.unique(values).size != values.size:
+            return None
+        return SetKeys(values, tbits, set_rows, grades[set_rows], self.topic_sets(), docs)
+
     def ideal(self, topics: pd.Index, grades: FloatArray) -> IdealGains:
         """``ideal_from_codes`` of every row (scheme ``grade``), from each set's rows once."""
         set_rows, set_lens = self.set_rows()
@@ -227,3 +249,80 @@ def judgment_sets(
     topic_at = np.empty(n_topics, dtype=np.int64)
     topic_at[topic[heads]] = np.arange(heads.size)
     return JudgmentSets(heads, lens, topic_at, set_of.ravel().astype(np.int64), set_runs)
+
+
+@dataclass(frozen=True)
+class SetKeys:
+    """The grade join (:class:`~sessionval.judgments.join.GradeJoin`) on judgment sets.
+
+    Each row's packed (set of its list's topic, document key) is looked up among the
+    distinct sets' packed keys with Arrow's hash lookup (``pyarrow.compute.index_in``):
+    the judgments are neither laid out per topic nor searched row by row; a match is
+    confirmed on the whole id.  The grades equal :class:`JudgedKeys`' on the same
+    judgments (``tests/measures/test_judgment_sets.py``).
+
+    Parameters
+    ----------
+    values
+        Packed ``(set, key)`` of every set row (:func:`~.string_ids.pack_keys`), unique.
+    tbits
+        Bits of the set part.
+    rows
+        The judgment row of each value (indexes ``docs``).
+    grades
+        The grade of each value.
+    topic_set
+        The set of each topic code.
+    docs
+        The judgments' :class:`IdKeys` (by judgment row).
+    """
+
+    values: U64Array
+    tbits: int
+    rows: IntArray
+    grades: FloatArray
+    topic_set: IntArray
+    docs: IdKeys
+
+    def lists(self, key_codes: npt.ArrayLike, counts: npt.ArrayLike, docs: IdKeys) -> FloatArray:
+        """Grade of each row (NaN when unjudged): list ``i`` owns the next ``counts[i]`` rows.
+
+        ``key_codes`` holds each list's topic code.  Each list's packed keys are sorted
+        (list by list) to find a repeated document; then looked up.
+
+        Raises
+        ------
+        KeyCollision
+            Two rows of one list share a packed key (a repeated document, or a collision).
+        """
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        topic = np.asarray(key_codes, dtype=np.int64)
+        counts = np.asarray(counts, dtype=np.int64)
+        n = docs.keys.size
+        out = np.full(n, np.nan)
+        if self.values.size == 0 or n == 0:
+            return out
+        sets = self.topic_set[topic]
+        got = sorted_in_lists(docs.keys, sets, self.tbits, counts)
+        if got is None:  # lists too uneven for a padded matrix: one sort by (list, key)
+            probe = pack_keys(sets, docs.keys, self.tbits, counts)
+            order = np.lexsort((probe, np.repeat(np.arange(counts.size), counts)))
+            probe = probe[order]
+        else:
+            order, probe = got
+        same = probe[1:] == probe[:-1]
+        starts = offsets_from_counts(counts)[1:-1]
+        same[starts[(starts > 0) & (starts < n)] - 1] = False  # neighbours in two lists
+        clash = np.flatnonzero(same)
+        if clash.size:
+            raise KeyCollision((int(order[clash[0]]), int(order[clash[0] + 1])))
+        at = pc.index_in(pa.array(probe), value_set=pa.array(self.values))
+        at = at.fill_null(-1).to_numpy()
+        hit = np.flatnonzero(at >= 0)
+        found = at[hit]
+        rows = order[hit]
+        ok = docs.same(rows, self.docs, self.rows[found])
+        out[rows[ok]] = self.grades[found[ok]]
+        return out

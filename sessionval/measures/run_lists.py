@@ -123,11 +123,11 @@ class _CodedDocs:
 
 @dataclass(frozen=True)
 class _KeyedDocs:
-    """Documents as 64-bit keys; grades by the per-topic search of :class:`JudgedKeys`."""
+    """Documents as 64-bit keys; grades by :class:`JudgedKeys` (or :class:`SetKeys` on sets)."""
 
     keys: IdKeys
     ids: pd.Series
-    judged: JudgedKeys
+    judged: GradeJoin[IdKeys]
 
     def ranks(self, rows: IntArray) -> IntArray:
         return self.keys.order_ranks(rows)
@@ -296,8 +296,9 @@ def lists_from_tables(
     topics = pd.Index(tcat).astype(str)
     # qrels expanded from topics repeat one set per query: each distinct set handled once
     sets = judgment_sets(tcodes, len(tcat), judged_docs, grades)
+    judged: GradeJoin[IdKeys] | None
     if sets is not None:
-        judged = sets.judged_keys(judged_docs, grades)
+        judged = sets.join(judged_docs, grades)
         stats = KeyStats(sets.ideal(topics, grades), sets.n_judged())
     else:
         judged = JudgedKeys.build(tcodes, len(tcat), judged_docs, grades)

@@ -44,6 +44,7 @@ __all__ = [
     "id_codes",
     "id_keys",
     "pack_keys",
+    "sorted_in_lists",
     "splitmix",
 ]
 
@@ -407,7 +408,7 @@ class JudgedKeys:
         got = None
         if bool(np.all(topic[1:] > topic[:-1])):
             # lists in topic order: sorting within each list sorts the whole array
-            got = _sorted_in_lists(docs.keys, topic, self.tbits, counts)
+            got = sorted_in_lists(docs.keys, topic, self.tbits, counts)
         if got is None:
             probe = pack_keys(topic, docs.keys, self.tbits, counts)
             order = np.argsort(probe)
@@ -449,7 +450,7 @@ _LIST_BLOCK_ROWS: Final = 1 << 20
 """Rows per padded matrix when lists are sorted row by row (bounds memory)."""
 
 
-def _sorted_in_lists(
+def sorted_in_lists(
     keys: U64Array, topic: IntArray, tbits: int, counts: IntArray
 ) -> tuple[IntArray, U64Array] | None:
     """Order and sorted values of the packed keys of lists in topic order.

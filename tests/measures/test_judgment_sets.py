@@ -15,7 +15,7 @@ from sessionval.measures import judgment_sets as sets_module
 from sessionval.measures import run_lists
 from sessionval.measures.judgment_sets import JudgmentSets, judgment_sets
 from sessionval.measures.lists import RankedLists
-from sessionval.measures.string_ids import IdKeys, JudgedKeys, id_codes, id_keys
+from sessionval.measures.string_ids import IdKeys, JudgedKeys, KeyCollision, id_codes, id_keys
 
 
 def _expanded(
@@ -93,6 +93,24 @@ def test_shared_sets_equal_the_plain_sort(seed: int, n_queries: int, n_sets: int
     np.testing.assert_array_equal(ideal.values, ref.values)
     assert ideal.keys.equals(ref.keys)
     np.testing.assert_array_equal(sets.n_judged(), np.bincount(topic, minlength=n_topics))
+    # the join on the sets' keys grades every list as the plain join does
+    join = sets.join(docs, grades)
+    assert join is not None
+    rng = np.random.default_rng(seed)
+    # as a run's lists come: one per query (its own topic), in topic order
+    lists_topic = np.sort(rng.choice(n_topics, int(rng.integers(1, n_topics + 1)), replace=False))
+    counts = rng.integers(0, 8, lists_topic.size)
+    pool = pd.concat(
+        [pd.Series(qrels["doc_id"].unique()), pd.Series([doc.format(1000 + i) for i in range(40)])]
+    )
+    picks = [rng.choice(len(pool), int(c), replace=False) for c in counts]
+    row_ids = pd.Series(pool.to_numpy()[np.concatenate(picks).astype(np.int64)], dtype="str")
+    row_docs, _ = id_keys([row_ids, qrels["doc_id"]])  # type: ignore[misc]
+    same_docs = id_keys([qrels["doc_id"], row_ids])[0]  # type: ignore[index]
+    got = join.lists(lists_topic, counts, row_docs)
+    ref = JudgedKeys.build(topic, n_topics, same_docs, grades)
+    assert ref is not None
+    np.testing.assert_array_equal(got, ref.lists(lists_topic, counts, row_docs))
 
 
 def test_a_forged_fingerprint_does_not_make_two_sets_one(monkeypatch) -> None:
@@ -111,6 +129,20 @@ def test_a_forged_fingerprint_does_not_make_two_sets_one(monkeypatch) -> None:
     _assert_same(shared, JudgedKeys.build(topic, n_topics, docs, grades))  # type: ignore[arg-type]
 
 
+def test_set_keys_find_repeats_within_a_list_not_across_lists() -> None:
+    keys = IdKeys(np.array([7, 5, 7, 5], dtype=np.uint64), None)
+    topic, grades = np.array([0, 0, 1, 1]), np.array([1.0, 0.0, 1.0, 0.0])
+    sets = judgment_sets(topic, 2, keys, grades, min_share=1)
+    assert sets is not None and sets.n_sets == 1
+    join = sets.join(keys, grades)
+    assert join is not None
+    rows = IdKeys(np.array([7, 7, 5], dtype=np.uint64), None)
+    # two neighbouring lists of one set, each listing document 7: no repeat
+    np.testing.assert_array_equal(join.lists([0, 1, 1], [1, 1, 1], rows), [1.0, 1.0, 0.0])
+    with pytest.raises(KeyCollision):  # one list listing it twice
+        join.lists([0, 1], [2, 1], rows)
+
+
 def test_no_shortcut_when_topics_are_scattered_or_unshared_or_judged_twice() -> None:
     keys = IdKeys(np.array([1, 2, 1, 2, 3], dtype=np.uint64), None)
     grades = np.ones(5)
@@ -123,6 +155,7 @@ def test_no_shortcut_when_topics_are_scattered_or_unshared_or_judged_twice() -> 
     twice = IdKeys(np.array([1, 1, 1, 1, 3], dtype=np.uint64), None)
     sets = judgment_sets(grouped, 3, twice, grades, min_share=0)
     assert sets is not None and sets.judged_keys(twice, grades) is None
+    assert sets.join(twice, grades) is None
     assert JudgedKeys.build(grouped, 3, twice, grades) is None  # as the plain build
 
 
