@@ -9,8 +9,9 @@ steps (:func:`_lists`), one for each implementation of the grade join
   :class:`~sessionval.judgments.lookup.GradeLookup`;
 * :func:`lists_from_tables` (``RankedLists.from_tables``, the road of ``evaluate_run``
   from string DataFrames): document ids read as 64-bit keys from Arrow's buffers and
-  joined per topic (:class:`~sessionval.measures.string_ids.JudgedKeys`), no document
-  dictionary.
+  joined per topic (:class:`~sessionval.measures.string_ids.JudgedKeys`; qrels that
+  repeat a topic's judgments per query are joined once per distinct set,
+  :class:`~sessionval.measures.judgment_sets.SetKeys`), no document dictionary.
 
 :func:`ranked_lists` is the one place that chooses between them, by the data.  The
 steps see the documents only through a :class:`_RunDocs`: how tied ids rank, where a
