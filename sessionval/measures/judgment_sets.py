@@ -133,6 +133,9 @@ class JudgmentSets:
         Equal to the plain build array for array: the packed key's low bits depend on
         the document only, so a set's sorted order is its copies' order.  ``None`` when
         a document is judged twice within a set (the plain build finds it too).
+        ``evaluate_run`` takes :meth:`join` (the same CPU, no per-topic copy of the
+        sets: ``benchmarks/bench_shapes.py joins`` times both); this layout is the
+        reference the tests hold :class:`SetKeys` to.
         """
         n_topics = self.topic_at.size
         set_rows, set_lens = self.set_rows()
