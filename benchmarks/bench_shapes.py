@@ -15,8 +15,11 @@ Not a test.  Issue 26 names two shapes where sessionval was slower than its peer
 pandas (``pyarrow.compute.dictionary_encode``, ``index_in``, ``pa.Table.join``,
 ``pandas.factorize``, ``pandas.merge``) and through sessionval's two implementations of
 :class:`~sessionval.judgments.join.GradeJoin` (``string_ids``: 64-bit keys read from
-Arrow's buffers; ``codes``: :class:`~sessionval.judgments.lookup.GradeLookup` on
-dictionary codes), checks that every one gives the same grades, and prints the medians.
+Arrow's buffers, with every judgment row sorted or, on expanded qrels, each distinct
+judgment set sorted once (:mod:`sessionval.measures.judgment_sets`; beside it the same
+sets probed with Arrow's ``index_in`` instead); ``codes``:
+:class:`~sessionval.judgments.lookup.GradeLookup` on dictionary codes), checks that
+every one gives the same grades, and prints the medians.
 
     python benchmarks/bench_shapes.py make-deep --sessions 100000 --out /tmp/deep100k
     python benchmarks/bench_shapes.py e2e --data /tmp/deep100k --rounds 2
@@ -233,6 +236,66 @@ def join_string_ids(rows: pd.DataFrame, q: pd.DataFrame) -> np.ndarray:
     return judged.lists(t, counts, run_docs)
 
 
+def _list_topics(rows: pd.DataFrame, tcat: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Each list's judgment topic code and row count (rows come list after list)."""
+    counts = np.bincount(rows["list"].to_numpy())
+    first = np.r_[0, np.cumsum(counts)[:-1]]
+    t = pd.Index(tcat).get_indexer(rows["topic"].iloc[first])
+    assert (t >= 0).all()
+    return t, counts
+
+
+def _sets_input(rows: pd.DataFrame, q: pd.DataFrame) -> tuple[Any, ...]:
+    from sessionval.measures.judgment_sets import judgment_sets
+    from sessionval.measures.string_ids import id_codes, id_keys
+
+    keys = id_keys([rows["doc"], q["doc"]])
+    assert keys is not None
+    run_docs, judged_docs = keys
+    tc, tcat = id_codes(q["topic"]) or pd.factorize(q["topic"])
+    grades = q["grade"].to_numpy(np.float64)
+    # min_share=0: the warm-up's few queries share no set, and are still served
+    sets = judgment_sets(tc.astype(np.int64), len(tcat), judged_docs, grades, min_share=0)
+    assert sets is not None
+    return run_docs, judged_docs, tcat, grades, sets
+
+
+def join_string_ids_sets(rows: pd.DataFrame, q: pd.DataFrame) -> np.ndarray:
+    """The 64-bit key join with the judgments sorted once per distinct set (``evaluate_run``)."""
+    run_docs, judged_docs, tcat, grades, sets = _sets_input(rows, q)
+    judged = sets.judged_keys(judged_docs, grades)
+    assert judged is not None
+    return judged.lists(*_list_topics(rows, tcat), run_docs)
+
+
+def join_sets_index_in(rows: pd.DataFrame, q: pd.DataFrame) -> np.ndarray:
+    """Arrow's ``index_in`` of each row's packed (set, key) in the distinct sets' keys.
+
+    The alternative to laying each set's sorted copy out per topic: no sort of the
+    rows, one hash probe per row (matches confirmed on the full ids, as the key join).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from sessionval.measures.string_ids import pack_keys
+
+    run_docs, judged_docs, tcat, grades, sets = _sets_input(rows, q)
+    set_rows, set_lens = sets.set_rows()
+    tbits = max(1, len(tcat).bit_length())
+    values = pack_keys(
+        np.repeat(np.arange(sets.n_sets), set_lens), judged_docs.keys[set_rows], tbits
+    )
+    t, counts = _list_topics(rows, tcat)
+    probe = pack_keys(sets.topic_sets()[t], run_docs.keys, tbits, counts)
+    at = pc.index_in(pa.array(probe), value_set=pa.array(values)).fill_null(-1).to_numpy()
+    hit = np.flatnonzero(at >= 0)
+    jrows = set_rows[at[hit]]
+    hit_ok = run_docs.same(hit, judged_docs, jrows)
+    out = np.full(len(rows), np.nan)
+    out[hit[hit_ok]] = grades[jrows[hit_ok]]
+    return out
+
+
 def join_codes(rows: pd.DataFrame, q: pd.DataFrame) -> np.ndarray:
     """sessionval's dictionary-code join (:class:`~sessionval.judgments.lookup.GradeLookup`)."""
     from sessionval.judgments.lookup import lookup_grades
@@ -271,6 +334,8 @@ def join_coded(rows: pd.DataFrame, q: pd.DataFrame) -> np.ndarray:
 
 JOINS: dict[str, Callable[[pd.DataFrame, pd.DataFrame], np.ndarray]] = {
     "string_ids": join_string_ids,
+    "string_ids, judgment sets": join_string_ids_sets,
+    "sets + pa index_in": join_sets_index_in,
     "codes, ids coded (evaluate)": join_coded,
     "codes from strings (GradeLookup)": join_codes,
     "pa dictionary_encode+index_in": join_arrow_encode,
@@ -278,6 +343,10 @@ JOINS: dict[str, Callable[[pd.DataFrame, pd.DataFrame], np.ndarray]] = {
     "pd factorize": join_pandas_factorize,
     "pd merge": join_pandas_merge,
 }
+
+
+_KEYED = ("string_ids", "sets")
+"""The 64-bit key joins (lists of distinct topics: the expanded shape only)."""
 
 
 def joins(shape: str, data: Path | None, queries: int, cutoff: int, rounds: int) -> None:
@@ -291,7 +360,7 @@ def joins(shape: str, data: Path | None, queries: int, cutoff: int, rounds: int)
           f"{rows['doc'].nunique():,} distinct documents; medians of {rounds} rounds")  # fmt: skip
     # JudgedKeys joins lists of distinct topics (a run's queries); the sessions' lists share
     # their topic, so the study's categoricals go through GradeLookup there
-    joins = {k: f for k, f in JOINS.items() if shape == "expanded" or k != "string_ids"}
+    joins = {k: f for k, f in JOINS.items() if shape == "expanded" or not k.startswith(_KEYED)}
     head, qhead = rows.iloc[:1000], q[q["topic"].isin(set(rows["topic"].iloc[:1000]))]
     for fn in joins.values():  # imports and first calls are not timed
         fn(head.reset_index(drop=True), qhead.reset_index(drop=True))

@@ -114,6 +114,25 @@ class IdealGains:
         within = np.arange(total, dtype=np.int64) - out_off[seg]
         return out_off, self.values[start[seg] + within]
 
+    def take(self, positions: npt.ArrayLike, keys: pd.Index) -> IdealGains:
+        """The ideal vectors of the keys at ``positions``, named ``keys`` (one each).
+
+        Keys that share their judgments share one vector (judgment sets copied over
+        queries: :mod:`sessionval.measures.judgment_sets`): it is built once and
+        copied here.
+
+        Examples
+        --------
+        >>> from sessionval.judgments.gains import gain_scheme
+        >>> ig = ideal_from_codes(pd.Index(["s0", "s1"]), np.array([0, 0, 1]),
+        ...                       np.array([1.0, 2.0, 3.0]), gain_scheme("grade"))
+        >>> got = ig.take([1, 0, 1], pd.Index(["q1", "q2", "q3"]))
+        >>> got.offsets.tolist(), got.values.tolist()
+        ([0, 1, 3, 4], [3.0, 2.0, 1.0, 3.0])
+        """
+        offsets, values = self.segments(positions)
+        return IdealGains(keys, offsets, values, self.scheme)
+
     def dense(self, positions: npt.ArrayLike, *, depth: int) -> FloatArray:
         """Return an ``(n, depth)`` matrix of the top-``depth`` ideal gains, zero-padded.
 

@@ -1,7 +1,7 @@
-"""The grade join: one protocol, two implementations, chosen by the data.
+"""The grade join: one protocol, implementations chosen by the data.
 
 Every grade a measure sees is the answer of a :class:`GradeJoin` to "what grade
-do the judgments give to the document of each row of these ranked lists?".  Two
+do the judgments give to the document of each row of these ranked lists?".  Its
 implementations answer it, each fastest on its own data:
 
 * :class:`~sessionval.judgments.lookup.GradeLookup` (documents as dictionary
@@ -10,11 +10,14 @@ implementations answer it, each fastest on its own data:
   take (non-ASCII, missing, a key collision);
 * :class:`~sessionval.measures.string_ids.JudgedKeys` (documents as 64-bit keys
   read from Arrow's string buffers, no document dictionary built): ``evaluate_run``
-  on plain ASCII string tables.
+  on plain ASCII string tables;
+* :class:`~sessionval.measures.judgment_sets.SetKeys` (the same keys, looked up
+  among the distinct judgment sets when qrels repeat a topic's judgments per query:
+  each set handled once).
 
 Which one serves a run is decided in one place,
 :func:`sessionval.measures.run_lists.ranked_lists`; the session evaluation's
-documents are always categoricals.  Neither validates: the judgments come from the
+documents are always categoricals.  None validates: the judgments come from the
 one boundary (:mod:`sessionval.validate.judgments`).  Arrow's and pandas' own
 kernels (``dictionary_encode``, ``index_in``, ``Table.join``, ``factorize``,
 ``merge``) were timed doing the same join on both workload shapes of issue 26

@@ -9,8 +9,9 @@ steps (:func:`_lists`), one for each implementation of the grade join
   :class:`~sessionval.judgments.lookup.GradeLookup`;
 * :func:`lists_from_tables` (``RankedLists.from_tables``, the road of ``evaluate_run``
   from string DataFrames): document ids read as 64-bit keys from Arrow's buffers and
-  joined per topic (:class:`~sessionval.measures.string_ids.JudgedKeys`), no document
-  dictionary.
+  joined per topic (:class:`~sessionval.measures.string_ids.JudgedKeys`; qrels that
+  repeat a topic's judgments per query are joined once per distinct set,
+  :class:`~sessionval.measures.judgment_sets.SetKeys`), no document dictionary.
 
 :func:`ranked_lists` is the one place that chooses between them, by the data.  The
 steps see the documents only through a :class:`_RunDocs`: how tied ids rank, where a
@@ -35,6 +36,7 @@ from ..judgments.join import GradeJoin
 from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
 from ..kernels.segments import gather_ranges, offsets_from_counts
 from ..validate.runs import check_run_table
+from .judgment_sets import judgment_sets
 from .lists import TIE_BREAKS, KeyStats, TieBreak, assemble_lists, check_negative
 from .ranking import coded_doc_ranks, factorize_ids, first_duplicate, run_order
 from .string_ids import IdKeys, JudgedKeys, KeyCollision, id_codes, id_keys
@@ -122,11 +124,11 @@ class _CodedDocs:
 
 @dataclass(frozen=True)
 class _KeyedDocs:
-    """Documents as 64-bit keys; grades by the per-topic search of :class:`JudgedKeys`."""
+    """Documents as 64-bit keys; grades by :class:`JudgedKeys` (or :class:`SetKeys` on sets)."""
 
     keys: IdKeys
     ids: pd.Series
-    judged: JudgedKeys
+    judged: GradeJoin[IdKeys]
 
     def ranks(self, rows: IntArray) -> IntArray:
         return self.keys.order_ranks(rows)
@@ -292,14 +294,21 @@ def lists_from_tables(
     grades = qrels["grade"].to_numpy(dtype=np.float64)
     check_negative(grades, negative, where=f"judgments {source}")
     tcodes = tc.astype(np.int64)
-    judged = JudgedKeys.build(tcodes, len(tcat), judged_docs, grades)
+    topics = pd.Index(tcat).astype(str)
+    # qrels expanded from topics repeat one set per query: each distinct set handled once
+    sets = judgment_sets(tcodes, len(tcat), judged_docs, grades)
+    judged: GradeJoin[IdKeys] | None
+    if sets is not None:
+        judged = sets.join(judged_docs, grades)
+        stats = KeyStats(sets.ideal(topics, grades), sets.n_judged())
+    else:
+        judged = JudgedKeys.build(tcodes, len(tcat), judged_docs, grades)
+        stats = KeyStats(
+            ideal_from_codes(topics, tcodes, grades, GAIN_SCHEMES["grade"]),
+            np.bincount(tcodes, minlength=len(topics)).astype(np.int64),
+        )
     if judged is None:
         return None  # a repeat or a key collision: the dictionary road, through the boundary
-    topics = pd.Index(tcat).astype(str)
-    stats = KeyStats(
-        ideal_from_codes(topics, tcodes, grades, GAIN_SCHEMES["grade"]),
-        np.bincount(tcodes, minlength=len(topics)).astype(np.int64),
-    )
     docs = _KeyedDocs(run_docs, run["doc_id"], judged)
     score = run["score"].to_numpy(dtype=np.float64)
     try:

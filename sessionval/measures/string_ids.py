@@ -44,6 +44,8 @@ __all__ = [
     "id_codes",
     "id_keys",
     "pack_keys",
+    "sorted_in_lists",
+    "splitmix",
 ]
 
 U64Array = npt.NDArray[np.uint64]
@@ -239,6 +241,25 @@ def _fingerprint(words: U64Array) -> U64Array:
     return h
 
 
+def splitmix(x: U64Array) -> U64Array:
+    """splitmix64's output function of each word (Steele et al. 2014): a 64-bit mix.
+
+    A bijection: equal outputs mean equal inputs; used to fingerprint sequences.
+
+    Examples
+    --------
+    >>> splitmix(np.array([0, 1], dtype=np.uint64)).tolist()
+    [16294208416658607535, 10451216379200822465]
+    """
+    z = x + _MIX[0]
+    z ^= z >> np.uint64(30)
+    z *= _MIX[1]
+    z ^= z >> np.uint64(27)
+    z *= _MIX[2]
+    z ^= z >> np.uint64(31)
+    return z
+
+
 def id_keys(columns: Sequence[Any]) -> list[IdKeys] | None:
     """Keys of several string id columns in one key space (one common width).
 
@@ -387,7 +408,7 @@ class JudgedKeys:
         got = None
         if bool(np.all(topic[1:] > topic[:-1])):
             # lists in topic order: sorting within each list sorts the whole array
-            got = _sorted_in_lists(docs.keys, topic, self.tbits, counts)
+            got = sorted_in_lists(docs.keys, topic, self.tbits, counts)
         if got is None:
             probe = pack_keys(topic, docs.keys, self.tbits, counts)
             order = np.argsort(probe)
@@ -429,7 +450,7 @@ _LIST_BLOCK_ROWS: Final = 1 << 20
 """Rows per padded matrix when lists are sorted row by row (bounds memory)."""
 
 
-def _sorted_in_lists(
+def sorted_in_lists(
     keys: U64Array, topic: IntArray, tbits: int, counts: IntArray
 ) -> tuple[IntArray, U64Array] | None:
     """Order and sorted values of the packed keys of lists in topic order.

@@ -158,7 +158,7 @@ def test_sorted_in_lists_equals_one_sort(lengths: list[int], monkeypatch) -> Non
     topic = np.arange(counts.size, dtype=np.int64) * 2
     topic[-1] = 15  # the largest topic of 4 bits, and a key that packs to the padding
     keys[-1] = ((2**64 - 1) * pow(int(string_ids._MIX[1]), -1, 2**64)) % 2**64
-    got = string_ids._sorted_in_lists(keys, topic, 4, counts)
+    got = string_ids.sorted_in_lists(keys, topic, 4, counts)
     assert got is not None
     packed = string_ids.pack_keys(topic, keys, 4, counts)
     order = np.argsort(packed, kind="stable")
