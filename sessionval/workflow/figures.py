@@ -28,7 +28,7 @@ from ..analysis.curve_partials import (
     in_study_order,
 )
 from ..analysis.curves import SessionSums, individual_table, session_table
-from ..analysis.rank_curves import cg_table, query_table
+from ..analysis.rank_curves import cg_table, query_table, rank_sums
 from ..errors import InputFormatError, MeasureSpecError, SessionvalError
 from ..evaluation.result import SessionEvaluation
 from ..frame import LoadedStudy
@@ -235,15 +235,18 @@ def figure_data(
     system = sessions["system_id"].astype(str).to_numpy()
     nq = sessions["n_queries"].to_numpy()
     in_scen = topic == cell.scenario
+    # Figure 1 (last, best) and the CG curves: one pass over the result rows for the three
+    cg_source = cg_ev if cg_ev is not None else ev
+    last, best, cg_sums = rank_sums(
+        ev, ranks=figures.ranks, squares=confidence is not None, cg_ev=cg_source
+    )
+    dtypes = {"system_id": sessions["system_id"].dtype}
     data: dict[str, pd.DataFrame] = {
-        "fig1_last_vs_nonlast": curves.query_curves(
-            ev, compare="last", ranks=figures.ranks, confidence=confidence
-        ),
-        "fig1b_best_vs_other": curves.query_curves(
-            ev, compare="best", ranks=figures.ranks, confidence=confidence
-        ),
+        "fig1_last_vs_nonlast": query_table(last, ev.config, dtypes=dtypes, confidence=confidence),
+        "fig1b_best_vs_other": query_table(best, ev.config, dtypes=dtypes, confidence=confidence),
         "fig2_session_nsdcg": curves.session_curves(ev, confidence=confidence),
     }
+    del last, best
     long_ones = None
     if (nq[in_scen] >= figures.min_queries).any():
         long_ones = curves.session_curves(ev, where=in_scen, min_queries=figures.min_queries)
@@ -262,9 +265,7 @@ def figure_data(
         # the shown sessions' ids only: the table does not carry every session id of the study
         fig4["session_id"] = fig4["session_id"].cat.remove_unused_categories()
         data["fig4_individual_sessions"] = fig4
-    cg = curves.cg_curves(
-        cg_ev if cg_ev is not None else ev, ranks=figures.ranks, confidence=confidence
-    )
+    cg = cg_table(cg_sums, cg_source.config, confidence=confidence)
     deepest = int(ev.frame.queries["n_results"].max()) if ev.frame.n_queries else 0
     return _finished(data, cg, cell, figures, in_cell.size, deepest, confidence)
 
