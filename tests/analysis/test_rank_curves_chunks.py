@@ -86,3 +86,29 @@ def test_a_chunk_looked_up_alone_is_the_chunk_of_every_row(unjudged: str) -> Non
         np.testing.assert_array_equal(qa, q[rows])
         np.testing.assert_array_equal(ra, r[rows])
         np.testing.assert_array_equal(ga, g[rows])
+
+
+@pytest.mark.parametrize("squares", [False, True])
+def test_one_pass_for_the_three_rank_sums_is_each_sum_alone(
+    squares: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``rank_sums`` (Figure 1's last and best, the CG curves with their own gains) in one pass."""
+    study = generate_study(n_sessions=20, seed=9, jsonl=False)
+    frame = frame_from_flat(study.flat.to_pandas()).frame
+    judgments = builders.judgments(study.judgments.itertuples(index=False, name=None))
+    ev = evaluate(frame, judgments, SessionConfig())
+    cg_ev = evaluate(frame, judgments, SessionConfig(gains="0-1-2-3", b=3))
+    monkeypatch.setattr(rank_sums, "QUERY_BLOCK", 4)  # several chunks
+    last, best, cg = rank_sums.rank_sums(ev, ranks=6, squares=squares, cg_ev=cg_ev)
+    alone = (
+        rank_sums.query_sums(ev, compare="last", ranks=6, squares=squares),
+        rank_sums.query_sums(ev, compare="best", ranks=6, squares=squares),
+        rank_sums.cg_sums(cg_ev, ranks=6, squares=squares),
+    )
+    for fused, single in zip((last, best, cg), alone, strict=True):
+        assert fused.sums.keys() == single.sums.keys()
+        for k in single.sums:
+            np.testing.assert_array_equal(fused.sums[k], single.sums[k])
+    np.testing.assert_array_equal(cg.count, alone[2].count)
+    # the CG sums are cg_ev's own: its gains differ from ev's
+    assert not np.array_equal(cg.sums["cg"], rank_sums.cg_sums(ev, ranks=6).sums["cg"])
