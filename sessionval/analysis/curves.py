@@ -211,7 +211,7 @@ def session_sums(
         kept = values[keep] if not all_kept else values
         ok = ~np.isnan(kept)
         total = segment_sum(kept[ok], cell[ok], n_cells).reshape(n_g, n_p)
-        count = np.zeros(0)
+        count: npt.NDArray[np.float64] = np.zeros(0)
         if counted:
             count = segment_sum(np.ones(int(ok.sum())), cell[ok], n_cells).reshape(n_g, n_p)
         if stop == "hold":
