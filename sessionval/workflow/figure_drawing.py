@@ -155,11 +155,14 @@ def _drawn_part(name: str, table: pd.DataFrame, ranks: int) -> pd.DataFrame:
 def draw_figures(
     outputs: RunOutputs, data: FigureData, settings: RunSettings
 ) -> list[ReportFigure]:
-    """Draw every figure that can be drawn, write it as PNG, SVG and PDF; the report's figures.
+    """Draw every figure that can be drawn, write it in ``[figures] formats``; the report's figures.
 
-    A figure whose drawing fails on the data (a :class:`~sessionval.errors.SessionvalError`
-    of the plot functions) is added to ``data.skipped`` with the reason, like the
-    figures :func:`figure_data` already found empty.
+    The files are written at :data:`FILE_DPI` (PNG, SVG and PDF by default); the report
+    shows the PNG written reduced to :data:`REPORT_DPI` (drawn at it when no PNG is
+    written).  A figure whose drawing fails on the data (a
+    :class:`~sessionval.errors.SessionvalError` of the plot functions) is added to
+    ``data.skipped`` with the reason, like the figures :func:`figure_data` already found
+    empty.
     """
     params = settings.config.model_dump(mode="json")
     figures: list[ReportFigure] = []
