@@ -22,7 +22,10 @@ from ..kernels.cumulate import cumulate_by_rank
 
 __all__ = [
     "QUERY_BLOCK",
+    "CellRuns",
     "add_bands",
+    "add_squares",
+    "cell_runs",
     "cumulated_squares",
 ]
 
@@ -103,13 +106,36 @@ def cumulated_squares(
             matrix, row = divisor
             with np.errstate(divide="ignore", invalid="ignore"):
                 cum = cum / matrix[row[q0:q1]]
-        cells = query_cell[q0:q1]
-        keep = np.flatnonzero(cells >= 0)
-        # the lists of each cell summed as one segment (np.add.at on rows: 10x slower)
-        order = keep[np.argsort(cells[keep], kind="stable")]
-        cell = cells[order]
-        first = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]]) if cell.size else cell
-        out[cell[first]] += np.add.reduceat(cum[order] ** 2, first, axis=0)
+        add_squares(out, cum, cell_runs(query_cell[q0:q1]))
+    return out
+
+
+#: ``(order, cell, first)`` of :func:`cell_runs`: the lists of a block grouped by cell.
+CellRuns = tuple[IntArray, IntArray, IntArray]
+
+
+def cell_runs(cells: IntArray) -> CellRuns:
+    """The lists of a block grouped by cell: their order, and where each cell's run starts.
+
+    ``cells`` gives each list's cell (``-1``: left out).  Taken once for a block whose
+    lists are summed into the same cells several times (:func:`add_squares`).
+    """
+    keep = np.flatnonzero(cells >= 0)
+    order = keep[np.argsort(cells[keep], kind="stable")]
+    cell = cells[order]
+    first = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]]) if cell.size else cell
+    return order, cell, first
+
+
+def add_squares(out: FloatArray, cum: FloatArray, runs: CellRuns) -> FloatArray:
+    """Add each cell's sum of the squared cumulated vectors ``cum`` (a row per list) to ``out``.
+
+    ``runs``: :func:`cell_runs` of the lists' cells.  The lists of each cell are summed as
+    one segment (``np.add.at`` on rows: 10x slower).  The last step of
+    :func:`cumulated_squares`, for a block whose cumulated vectors serve several sums.
+    """
+    order, cell, first = runs
+    out[cell[first]] += np.add.reduceat(cum[order] ** 2, first, axis=0)
     return out
 
 

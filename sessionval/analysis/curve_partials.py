@@ -4,8 +4,9 @@ A partition of a study (whole sessions) is evaluated on a worker; :func:`figure_
 reduces its :class:`~sessionval.evaluation.result.SessionEvaluation` to a
 :class:`FigurePartial`: the per-group sums every averaged curve of the run's figures is
 computed from (:func:`~sessionval.analysis.curves.session_sums`,
-:func:`~sessionval.analysis.rank_curves.query_sums`,
-:func:`~sessionval.analysis.rank_curves.cg_sums`: the same functions the local curves
+:func:`~sessionval.analysis.rank_sums.query_sums`,
+:func:`~sessionval.analysis.rank_sums.cg_sums`, taken in one pass by
+:func:`~sessionval.analysis.rank_sums.rank_sums`: the same functions the local curves
 call), with the counts and sums of squares of the bands.  :func:`combine_figure_partials`
 adds partials by the values of their labels (partitions code their categories
 differently); ``workflow/figures.py`` finishes the sum of all partials into the tables
@@ -57,7 +58,7 @@ from ..evaluation.result import SessionEvaluation
 from ..frame.order import id_order
 from ..kernels.segments import gather_ranges, offsets_from_counts
 from .curves import IDS, SessionSums, session_sums
-from .rank_curves import CgSums, QuerySums, cg_sums, query_sums
+from .rank_sums import CgSums, QuerySums, rank_sums
 
 __all__ = [
     "Candidates",
@@ -249,6 +250,8 @@ def figure_partial(
     def query_text(sums: QuerySums) -> QuerySums:
         return replace(sums, labels=_as_text(sums.labels))
 
+    # Figure 1 (last, best) and the CG curves in one pass over the rows
+    last, best, cg = rank_sums(ev, ranks=ranks, squares=squares, cg_ev=cg_source)
     return FigurePartial(
         config=ev.config,
         cg_config=cg_source.config,
@@ -261,12 +264,12 @@ def figure_partial(
         | {"session_id": sessions["session_id"].cat.categories[:0]},
         cells=cell_counts(sessions, min_queries),
         deepest=int(ev.frame.queries["n_results"].max()) if ev.frame.n_queries else 0,
-        last=query_text(query_sums(ev, compare="last", ranks=ranks, squares=squares)),
-        best=query_text(query_sums(ev, compare="best", ranks=ranks, squares=squares)),
+        last=query_text(last),
+        best=query_text(best),
         sessions=text(session_sums(ev, squares=squares)),
         scenario_all=text(session_sums(ev, by=scenario)),
         scenario_long=text(session_sums(ev, by=scenario, min_queries=min_queries)),
-        cg=cg_sums(cg_source, ranks=ranks, squares=squares),
+        cg=cg,
         candidates=_candidates(ev, max_sessions),
     )
 

@@ -195,26 +195,33 @@ def session_sums(
     ps = v.session
     j = np.arange(ps.size, dtype=np.int64) - v.offsets[ps]
     keep = gcode[ps] >= 0
-    cell = gcode[ps[keep]] * n_p + j[keep]
+    all_kept = bool(keep.all())  # every session selected (Figure 2): no copy of the rows
+    cell = gcode[ps] * n_p + j if all_kept else gcode[ps[keep]] * n_p + j[keep]
     n_cells = n_g * n_p
     ratio = ev.nsdcg()
 
     def grid(
-        values: npt.NDArray[np.float64], finals: npt.NDArray[np.float64]
+        values: npt.NDArray[np.float64], finals: npt.NDArray[np.float64], counted: bool = False
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        """Sum and count per (group, position), holding finals when asked."""
-        ok = ~np.isnan(values[keep])
-        total = segment_sum(values[keep][ok], cell[ok], n_cells).reshape(n_g, n_p)
-        count = segment_sum(np.ones(int(ok.sum())), cell[ok], n_cells).reshape(n_g, n_p)
+        """Sum and count per (group, position), holding finals when asked.
+
+        The count only with ``counted`` (else an empty array): a square or the ideal has
+        the NaN pattern of a sum already counted.
+        """
+        kept = values[keep] if not all_kept else values
+        ok = ~np.isnan(kept)
+        total = segment_sum(kept[ok], cell[ok], n_cells).reshape(n_g, n_p)
+        count: npt.NDArray[np.float64] = np.zeros(0)
+        if counted:
+            count = segment_sum(np.ones(int(ok.sum())), cell[ok], n_cells).reshape(n_g, n_p)
         if stop == "hold":
             s_ok = sel & ~np.isnan(finals)
             start = gcode[s_ok] * (n_p + 1) + plen[s_ok]
             d_tot = segment_sum(finals[s_ok], start, n_g * (n_p + 1)).reshape(n_g, n_p + 1)
-            d_cnt = segment_sum(np.ones(int(s_ok.sum())), start, n_g * (n_p + 1)).reshape(
-                n_g, n_p + 1
-            )
             total += np.cumsum(d_tot, axis=1)[:, :n_p]
-            count += np.cumsum(d_cnt, axis=1)[:, :n_p]
+            if counted:
+                d_cnt = segment_sum(np.ones(int(s_ok.sum())), start, n_g * (n_p + 1))
+                count += np.cumsum(d_cnt.reshape(n_g, n_p + 1), axis=1)[:, :n_p]
         return total, count
 
     final_s = np.full(ev.frame.n_sessions, np.nan)
@@ -230,10 +237,10 @@ def session_sums(
     final_s[~has & judged] = 0.0
     final_i[~has & judged] = 0.0
     sums: dict[str, FloatArray] = {}
-    sums["s"], sums["n"] = grid(v.sdcg, final_s)
+    sums["s"], sums["n"] = grid(v.sdcg, final_s, counted=True)
     sums["i"] = grid(v.ideal, final_i)[0]
     if norm == "per-session":
-        sums["r"], sums["r_n"] = grid(ratio, final_n)
+        sums["r"], sums["r_n"] = grid(ratio, final_n, counted=True)
     if squares:
         sums["s2"] = grid(v.sdcg**2, final_s**2)[0]
         sums["i2"] = grid(v.ideal**2, final_i**2)[0]

@@ -25,22 +25,21 @@ is the figures' length, not the cut-off X of the session measures
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 
 from .._types import FloatArray, IntArray
 from ..errors import MeasureSpecError
 from ..evaluation.config import SessionConfig
 from ..evaluation.result import SessionEvaluation
-from ..kernels.cumulate import cumulate_by_rank, cumulate_lists
+from ..kernels.cumulate import cumulate_by_rank
 from ..kernels.discounts import rank_discount
-from .curve_bands import QUERY_BLOCK, add_bands, cumulated_squares
-from .groups import group_codes
+from .curve_bands import add_bands, cumulated_squares
+from .rank_sums import CG_MEASURES, CgSums, QuerySums, cg_sums, query_sums, rank_sums
 
 __all__ = [
     "CG_MEASURES",
@@ -57,9 +56,8 @@ __all__ = [
     "query_sums",
     "query_table",
     "rank_gains",
+    "rank_sums",
 ]
-
-CG_MEASURES: Final[tuple[str, ...]] = ("CG", "DCG", "nCG", "nDCG")
 
 
 @dataclass(frozen=True)
@@ -117,98 +115,6 @@ def rank_gains(ev: SessionEvaluation, ranks: int) -> RankGains:
     return RankGains(
         query=qidx, rank=rank, gain=gain, discounted=gain / disc[rank - 1], discount=disc
     )
-
-
-def _query_chunks(
-    ev: SessionEvaluation, ranks: int
-) -> Iterator[tuple[int, IntArray, IntArray, FloatArray]]:
-    """``(q0, query, rank, gain)``: the rows of :func:`rank_gains`, by :data:`QUERY_BLOCK` queries.
-
-    The rows of queries ``q0 .. q0 + QUERY_BLOCK - 1`` (``query`` is non-decreasing), cut
-    at ``ranks``: the same rows in the same order as :func:`rank_gains`, so sums added
-    chunk after chunk in row order are bit for bit the one-call sums.
-    """
-    for q0 in range(0, ev.query_session.size, QUERY_BLOCK):
-        q, r, g = ev.ranked_gains(queries=(q0, q0 + QUERY_BLOCK))
-        if r.size and int(r.max()) > ranks:
-            cut = r <= ranks
-            q, r, g = q[cut], r[cut], g[cut]
-        yield q0, q, r, g
-
-
-@dataclass(frozen=True)
-class QuerySums:
-    """What :func:`query_curves` averages: sums per (group, query class) and rank.
-
-    Attributes
-    ----------
-    labels
-        One row per group (the ``by`` columns, the sessions' values).
-    compare
-        ``"last"`` or ``"best"``: class 0 is the last (best) query, class 1 the others.
-    n
-        ``(2 n_groups,)`` queries per (group, class), row ``2 g + class``.
-    sums
-        ``(2 n_groups, ranks)``: ``sdcg_q`` and ``dcg_q``, the (discounted) gains at each
-        rank summed over the cell's queries (the table cumulates them along ranks:
-        :func:`cumulate_by_rank`), and for the bands ``sdcg_q2`` and ``dcg_q2``, the
-        sums of the squared cumulated vectors (:func:`cumulated_squares`).
-    """
-
-    labels: pd.DataFrame
-    compare: Literal["last", "best"]
-    n: IntArray
-    sums: dict[str, FloatArray]
-
-
-def query_sums(
-    ev: SessionEvaluation,
-    *,
-    by: Sequence[str] = ("system_id",),
-    compare: Literal["last", "best"] = "last",
-    ranks: int = 100,
-    squares: bool = False,
-) -> QuerySums:
-    """The sums behind :func:`query_curves` (same parameters; ``squares`` for the bands)."""
-    if compare not in ("last", "best"):
-        raise MeasureSpecError(f"compare must be 'last' or 'best', got {compare!r}")
-    cfg = ev.config
-    sessions = ev.frame.sessions
-    gcode, labels = group_codes(sessions, by, np.ones(len(sessions), dtype=bool))
-    n_cls = len(labels) * 2
-    last, best = ev.last_and_best()
-    chosen = last if compare == "last" else best
-    is_sel = np.zeros(ev.query_session.size, dtype=bool)
-    is_sel[chosen[chosen >= 0]] = True
-    qclass = np.where(is_sel, 0, 1)  # 0: last/best, 1: other
-    qgroup = gcode[ev.query_session] * 2 + qclass
-    n_per = np.bincount(qgroup, minlength=n_cls).astype(np.int64)
-    disc = rank_discount(np.arange(1, ranks + 1), b=cfg.b, kind=cfg.discount)
-    qd = np.asarray(ev.queries["qd"], dtype=np.float64)
-    # the (cell, rank) sums chunk by chunk of queries: a chunk's rows in memory, not all
-    sums: dict[str, FloatArray] = {
-        "dcg_q": np.zeros((n_cls, ranks)),
-        "sdcg_q": np.zeros((n_cls, ranks)),
-    }
-    if squares:
-        sums |= {"sdcg_q2": np.zeros((n_cls, ranks)), "dcg_q2": np.zeros((n_cls, ranks))}
-    for q0, q, r, g in _query_chunks(ev, ranks):
-        d = g / disc[r - 1]
-        dq = d * qd[q]
-        cells = qgroup[q]
-        cumulate_by_rank(cells, r, d, n_cells=n_cls, ranks=ranks, sums=sums["dcg_q"])
-        cumulate_by_rank(cells, r, dq, n_cells=n_cls, ranks=ranks, sums=sums["sdcg_q"])
-        for measure, vals in (("sdcg_q", dq), ("dcg_q", d)) if squares else ():
-            cumulated_squares(
-                q - q0,
-                r,
-                vals,
-                qgroup[q0 : q0 + QUERY_BLOCK],
-                n_cells=n_cls,
-                ranks=ranks,
-                out=sums[measure + "2"],
-            )
-    return QuerySums(labels=labels, compare=compare, n=n_per, sums=sums)
 
 
 def query_curves(
@@ -306,104 +212,6 @@ def query_table(
     out = out[out["n_queries"] > 0].reset_index(drop=True)
     out.attrs["config"] = config.model_dump(mode="json")
     return out
-
-
-@dataclass(frozen=True)
-class CgSums:
-    """What :func:`cg_curves` averages: sums per (system, judgment key) and rank.
-
-    Attributes
-    ----------
-    names
-        The systems, as text (``n_systems``).
-    keys
-        The judgment keys of the queries (``n_keys``; ``None``: queries without
-        judgments), each with its ideal vectors.
-    count
-        ``(n_systems, n_keys)`` queries per cell.
-    sums
-        ``cg`` and ``dcg``: ``(n_systems, n_keys, ranks)`` gains (discounted gains) at
-        each rank summed over the cell's queries (cumulated by the table); for the
-        bands, ``CG``, ``DCG``, ``nCG`` and ``nDCG``: ``(n_systems, ranks)`` sums of the
-        squared (normalised) cumulated vectors of each system's queries.
-    icg, idcg
-        ``(n_keys, ranks)``: each key's ideal CG and DCG vectors.
-    """
-
-    names: npt.NDArray[np.object_]
-    keys: npt.NDArray[np.object_]
-    count: IntArray
-    sums: dict[str, FloatArray]
-    icg: FloatArray
-    idcg: FloatArray
-
-
-def cg_sums(
-    ev: SessionEvaluation, *, by: str = "system_id", ranks: int = 100, squares: bool = False
-) -> CgSums:
-    """The sums behind :func:`cg_curves` (same parameters; ``squares`` for the bands)."""
-    sessions = ev.frame.sessions
-    if by not in sessions.columns:
-        raise MeasureSpecError(
-            f"cannot name curves by {by!r}; "
-            f"session columns: {', '.join(map(str, sessions.columns))}"
-        )
-    # curves are named by the system's text (sorted as text), whatever the column's dtype
-    gcode, labels = group_codes(
-        sessions[[by]].astype(str), (by,), np.ones(len(sessions), dtype=bool)
-    )
-    names = labels[by].to_numpy(dtype=object)
-    n_g = names.size
-    qsys = gcode[ev.query_session]
-    # topics (ideal positions) actually used, compressed to 0..n_t-1 (-1: no judgments)
-    used, qtop = np.unique(np.asarray(ev.query_ideal, dtype=np.int64), return_inverse=True)
-    n_t = used.size
-    keys = np.array([None if u < 0 else str(ev.ideal_source.keys[u]) for u in used], dtype=object)
-    disc = rank_discount(np.arange(1, ranks + 1), b=ev.config.b, kind=ev.config.discount)
-    ioff, ivals = ev.ideal_source.segments(used, depth=ranks)  # -1 gives an empty list
-    icg = cumulate_lists(ioff, ivals, ranks=ranks)  # (n_t, ranks)
-    idcg = cumulate_lists(ioff, ivals, ranks=ranks, discount=disc)
-    defined = icg[:, 0] > 0  # topic has a relevant document (CG_I and DCG_I > 0 at every rank)
-    # the (cell, rank) sums chunk by chunk of queries: a chunk's rows in memory, not all
-    sums: dict[str, FloatArray] = {
-        "cg": np.zeros((n_g * n_t, ranks)),
-        "dcg": np.zeros((n_g * n_t, ranks)),
-    }
-    if squares:
-        sums |= {m: np.zeros((n_g, ranks)) for m in CG_MEASURES}
-    defined_cell = np.where(defined[qtop], qsys, -1)
-    for q0, q, r, g in _query_chunks(ev, ranks):
-        d = g / disc[r - 1]
-        cells = qsys[q] * n_t + qtop[q]
-        cumulate_by_rank(cells, r, g, n_cells=n_g * n_t, ranks=ranks, sums=sums["cg"])
-        cumulate_by_rank(cells, r, d, n_cells=n_g * n_t, ranks=ranks, sums=sums["dcg"])
-        q1 = q0 + QUERY_BLOCK
-        for m, vals, qcell, div in (
-            (
-                ("CG", g, qsys, None),
-                ("DCG", d, qsys, None),
-                ("nCG", g, defined_cell, (icg, qtop[q0:q1])),
-                ("nDCG", d, defined_cell, (idcg, qtop[q0:q1])),
-            )
-            if squares
-            else ()
-        ):
-            cumulated_squares(
-                q - q0,
-                r,
-                vals,
-                qcell[q0:q1],
-                n_cells=n_g,
-                ranks=ranks,
-                divisor=div,
-                out=sums[m],
-            )
-    sums["cg"] = sums["cg"].reshape(n_g, n_t, ranks)
-    sums["dcg"] = sums["dcg"].reshape(n_g, n_t, ranks)
-    count = np.bincount(qsys * n_t + qtop, minlength=n_g * n_t).reshape(n_g, n_t)
-    return CgSums(
-        names=names, keys=keys, count=count.astype(np.int64), sums=sums, icg=icg, idcg=idcg
-    )
 
 
 def cg_curves(

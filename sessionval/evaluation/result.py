@@ -207,8 +207,13 @@ class SessionEvaluation(EvaluationResult):
         Under ``condense`` unjudged rows leave their list and later rows move up, so
         ``rank`` is the position in the condensed list; otherwise the logged rank.
         ``queries=(q0, q1)``: the rows of queries ``q0 .. q1 - 1`` only (a chunk of the
-        figures' curves: its index and rank arrays, not every row's).
+        figures' curves).  Unless every row's join is cached already (a call without
+        ``queries``), a chunk's grades are looked up for its rows alone and not cached, so a
+        pass over the queries chunk by chunk holds a chunk's rows, not every row's: the
+        same values either way (the gains are per row; ranks count within a query).
         """
+        if queries is not None and "kept_gains" not in self._cache:
+            return self._chunk_gains(*queries)
         rows, gain, offsets = self._kept_gains()
         lo, hi = 0, rows.size
         if queries is not None:
@@ -219,11 +224,25 @@ class SessionEvaluation(EvaluationResult):
         rank = np.arange(lo, hi, dtype=np.int64) - offsets[qidx] + 1
         return qidx, rank, gain
 
+    def _chunk_gains(self, q0: int, q1: int) -> tuple[IntArray, IntArray, FloatArray]:
+        """:meth:`ranked_gains` of queries ``q0 .. q1 - 1``, their grades looked up alone."""
+        ctx = self._ctx
+        n_q = ctx.query_session.size
+        q0, q1 = min(q0, n_q), min(q1, n_q)
+        r0 = int(ctx.query_row_offsets[q0])
+        grades = ctx.grades(q0, q1)
+        gain = ctx.scheme.gains(grades, negative=ctx.negative)
+        local = ctx.query_row_offsets[q0 : q1 + 1] - r0
+        gain, offsets, rows = apply_unjudged(gain, local, policy=ctx.unjudged)
+        qidx = self.frame.results["query_idx"].to_numpy()[rows + r0].astype(np.int64)
+        rank = np.arange(rows.size, dtype=np.int64) - offsets[qidx - q0] + 1
+        return qidx, rank, gain
+
     def _kept_gains(self) -> tuple[IntArray, FloatArray, IntArray]:
         """(frame rows kept, their gains, per-query offsets) after the unjudged policy.
 
-        Cached, read-only: the grade join over every result row is the costly part, and
-        the run's figures ask for it three times (Figure 1 twice, the CG curves).
+        Cached, read-only: the grade join over every result row is the costly part (the
+        run's figures take it chunk by chunk instead: :meth:`ranked_gains` with ``queries``).
         """
         if "kept_gains" not in self._cache:
             ctx = self._ctx

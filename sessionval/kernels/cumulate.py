@@ -18,7 +18,7 @@ import numpy.typing as npt
 from .._types import FloatArray, IntArray
 from .segments import cut_segments, segment_ids, segment_ranks, segment_sum
 
-__all__ = ["cumulate_by_rank", "cumulate_lists"]
+__all__ = ["add_by_rank", "cumulate_by_rank", "cumulate_lists"]
 
 
 def cumulate_by_rank(
@@ -77,10 +77,29 @@ def cumulate_by_rank(
     if sums is None:
         flat = segment_sum(values, cells * ranks + rank - 1, n_cells * ranks)
     else:
-        flat = sums
-        np.add.at(flat.reshape(-1), cells * ranks + rank - 1, np.asarray(values, dtype=np.float64))
+        flat = add_by_rank(sums, cells, rank, values)
     out: FloatArray = np.cumsum(flat.reshape(n_cells, ranks), axis=1)
     return out
+
+
+def add_by_rank(
+    sums: FloatArray, cells: IntArray, rank: IntArray, values: npt.ArrayLike
+) -> FloatArray:
+    """Add each row's value into its (cell, rank) sum in place, in row order; not cumulated.
+
+    The sums of :func:`cumulate_by_rank` (``sums=``) without its cumulation, for a caller
+    that adds chunk after chunk and cumulates once at the end (the run's curves).
+    ``sums`` is ``(n_cells, ranks)`` C-contiguous; returned.
+
+    Examples
+    --------
+    >>> sums = np.zeros((1, 2))
+    >>> add_by_rank(sums, np.array([0, 0, 0]), np.array([1, 2, 1]), [3.0, 2.0, 1.0])
+    array([[4., 2.]])
+    """
+    ranks = sums.shape[-1]
+    np.add.at(sums.reshape(-1), cells * ranks + rank - 1, np.asarray(values, dtype=np.float64))
+    return sums
 
 
 def cumulate_lists(

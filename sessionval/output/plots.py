@@ -49,7 +49,7 @@ matplotlib (extra ``plots``) is imported only when a figure is drawn.
 
 from __future__ import annotations
 
-from .figure_files import ImageFormat, figure_bytes, save_figure
+from .figure_files import ImageFormat, figure_bytes, reduced_png, save_figure
 from .figure_style import (
     BAND_COLUMNS,
     COLUMN_FIGSIZE,
@@ -79,6 +79,7 @@ __all__ = [
     "plot_query_curves",
     "plot_rating_scatter",
     "plot_session_curves",
+    "reduced_png",
     "save_figure",
     "subplots",
     "system_colours",

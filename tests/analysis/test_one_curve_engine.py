@@ -8,7 +8,7 @@ draws the figures, and a spy fails when a curve is computed without it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -136,15 +136,21 @@ def test_paper_examples_pin_the_engine_of_the_run_figures(path: Path) -> None:
 
 
 class _Spy:
-    """Counts the calls of the one engine, wherever a module imported it from."""
+    """Counts the calls of the one engine, wherever a module imported it from.
+
+    The engine is :func:`cumulate_by_rank` and its adding half :func:`add_by_rank` (the
+    run's curves add chunk after chunk and cumulate their sums once, in the table).
+    """
 
     def __init__(self) -> None:
         self.calls = 0
-        self.real = cumulate.cumulate_by_rank
 
-    def __call__(self, *args: object, **kwargs: object) -> object:
-        self.calls += 1
-        return self.real(*args, **kwargs)  # type: ignore[arg-type]
+    def wrap(self, real: Callable[..., object]) -> Callable[..., object]:
+        def counted(*args: object, **kwargs: object) -> object:
+            self.calls += 1
+            return real(*args, **kwargs)
+
+        return counted
 
 
 @pytest.fixture
@@ -152,10 +158,13 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Spy]:
     import sys
 
     s = _Spy()
-    for module in list(sys.modules.values()):
-        if module is not None and getattr(module, "__name__", "").startswith("sessionval"):
-            if getattr(module, "cumulate_by_rank", None) is s.real:
-                monkeypatch.setattr(module, "cumulate_by_rank", s)
+    for name in ("cumulate_by_rank", "add_by_rank"):
+        real = getattr(cumulate, name)
+        counted = s.wrap(real)
+        for module in list(sys.modules.values()):
+            if module is not None and getattr(module, "__name__", "").startswith("sessionval"):
+                if getattr(module, name, None) is real:
+                    monkeypatch.setattr(module, name, counted)
     yield s
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sessionval.analysis import rank_curves
+from sessionval.analysis import rank_sums
 from sessionval.analysis.rank_curves import cg_curves, query_curves
 from sessionval.evaluation.config import SessionConfig
 from sessionval.evaluation.session import evaluate
@@ -53,7 +53,7 @@ def test_curves_in_many_chunks_are_the_curves_in_one(
 
     assert n_q > 4 * 3  # several chunks of 3 queries, the last one short
     one = tables()  # one chunk
-    monkeypatch.setattr(rank_curves, "QUERY_BLOCK", 3)
+    monkeypatch.setattr(rank_sums, "QUERY_BLOCK", 3)
     bands = ["se", "ci_low", "ci_high"]
     for a, b in zip(one, tables(), strict=True):
         # the means are sums of rows: bit for bit whatever the chunks
@@ -66,3 +66,49 @@ def test_curves_in_many_chunks_are_the_curves_in_one(
         # the order of those sums follows the chunks (the run's chunk is one block: exact)
         for c in bands if "se" in a.columns else []:
             np.testing.assert_allclose(b[c], a[c], rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("unjudged", ["zero", "condense"])
+def test_a_chunk_looked_up_alone_is_the_chunk_of_every_row(unjudged: str) -> None:
+    """``ranked_gains(queries=)`` joins a chunk's rows alone unless every row's join is cached."""
+    study = generate_study(n_sessions=20, seed=3, jsonl=False)
+    frame = frame_from_flat(study.flat.to_pandas()).frame
+    judgments = builders.judgments(study.judgments.itertuples(index=False, name=None))
+    ev = evaluate(frame, judgments, SessionConfig(unjudged=unjudged))  # type: ignore[arg-type]
+    n_q = ev.query_session.size
+    alone = [ev.ranked_gains(queries=(q0, q0 + 5)) for q0 in range(0, n_q + 5, 5)]
+    assert "kept_gains" not in ev._cache  # the chunks did not cache every row's join
+    q, r, g = ev.ranked_gains()
+    # condensed lists leave unjudged rows out: the chunk's ranks must count them out too
+    assert (g.size < frame.n_results) == (unjudged == "condense")
+    for q0, (qa, ra, ga) in zip(range(0, n_q + 5, 5), alone, strict=True):
+        rows = (q >= q0) & (q < q0 + 5)
+        np.testing.assert_array_equal(qa, q[rows])
+        np.testing.assert_array_equal(ra, r[rows])
+        np.testing.assert_array_equal(ga, g[rows])
+
+
+@pytest.mark.parametrize("squares", [False, True])
+def test_one_pass_for_the_three_rank_sums_is_each_sum_alone(
+    squares: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``rank_sums`` (Figure 1's last and best, the CG curves with their own gains) in one pass."""
+    study = generate_study(n_sessions=20, seed=9, jsonl=False)
+    frame = frame_from_flat(study.flat.to_pandas()).frame
+    judgments = builders.judgments(study.judgments.itertuples(index=False, name=None))
+    ev = evaluate(frame, judgments, SessionConfig())
+    cg_ev = evaluate(frame, judgments, SessionConfig(gains="0-1-2-3", b=3))
+    monkeypatch.setattr(rank_sums, "QUERY_BLOCK", 4)  # several chunks
+    last, best, cg = rank_sums.rank_sums(ev, ranks=6, squares=squares, cg_ev=cg_ev)
+    alone = (
+        rank_sums.query_sums(ev, compare="last", ranks=6, squares=squares),
+        rank_sums.query_sums(ev, compare="best", ranks=6, squares=squares),
+        rank_sums.cg_sums(cg_ev, ranks=6, squares=squares),
+    )
+    for fused, single in zip((last, best, cg), alone, strict=True):
+        assert fused.sums.keys() == single.sums.keys()
+        for k in single.sums:
+            np.testing.assert_array_equal(fused.sums[k], single.sums[k])
+    np.testing.assert_array_equal(cg.count, alone[2].count)
+    # the CG sums are cg_ev's own: its gains differ from ev's
+    assert not np.array_equal(cg.sums["cg"], rank_sums.cg_sums(ev, ranks=6).sums["cg"])

@@ -191,6 +191,66 @@ def test_analysis_save_figure_formats(ev, tmp_path):
     assert (w, h) == plots.COLUMN_FIGSIZE
 
 
+def test_reduced_png_is_the_written_png_at_half_the_resolution(ev, tmp_path):
+    """The report's PNG: the 300-dpi file reduced by 2 is the size of a 150-dpi drawing."""
+    import io
+
+    from PIL import Image
+
+    ax = plots.plot_session_curves(ag.session_curves(ev), cutoff=10, params=PARAMS)
+    (written,) = plots.save_figure(ax, tmp_path / "fig2", formats=("png",), dpi=300)
+    small = plots.reduced_png(written.read_bytes(), 2)
+    drawn = plots.figure_bytes(ax, "png", dpi=150)
+    with Image.open(io.BytesIO(small)) as a, Image.open(io.BytesIO(drawn)) as b:
+        assert a.size == b.size
+        big = Image.open(written)
+        assert (2 * a.size[0], 2 * a.size[1]) == big.size
+        # each pixel the mean of its 2 x 2 square of the file
+        x, y = a.size[0] // 2, a.size[1] // 2
+        square = [big.getpixel((2 * x + i, 2 * y + j)) for i in (0, 1) for j in (0, 1)]
+        mean = tuple(round(sum(p[k] for p in square) / 4) for k in range(4))
+        assert all(abs(u - v) <= 1 for u, v in zip(a.getpixel((x, y)), mean, strict=True))
+    assert plots.reduced_png(written.read_bytes(), 2) == small  # the same bytes every time
+    with pytest.raises(SessionvalError, match="not PNG data"):
+        plots.reduced_png(b"%PDF-1.4", 2)
+    with pytest.raises(SessionvalError, match="factor must be >= 1"):
+        plots.reduced_png(small, 0)
+
+
+def test_a_best_legend_is_searched_once_and_drawn_where_each_format_alone_puts_it(
+    ev, tmp_path, monkeypatch
+):
+    from matplotlib.legend import Legend
+
+    def drawn():
+        return plots.plot_query_curves(ag.query_curves(ev, ranks=20), params=PARAMS)
+
+    # each format saved alone: the legend's own search in that format
+    alone = {
+        fmt: plots.save_figure(drawn(), tmp_path / f"alone_{fmt}", formats=(fmt,))[0].read_bytes()
+        for fmt in ("svg", "pdf")
+    }
+    searches = []
+    search = Legend._find_best_position
+
+    def counted(self, *args):
+        searches.append(self)
+        return search(self, *args)
+
+    monkeypatch.setattr(Legend, "_find_best_position", counted)
+    plots.save_figure(drawn(), tmp_path / "png", formats=("png",))
+    png_alone = len(searches)
+    searches.clear()
+    ax = drawn()
+    written = plots.save_figure(ax, tmp_path / "all", formats=("png", "svg", "pdf"))
+    assert [p.read_bytes() for p in written[1:]] == [alone["svg"], alone["pdf"]]
+    # the layout's draw and the PNG's search; the SVG and the PDF draw it where it was found
+    assert len(searches) == png_alone > 0
+    searches.clear()
+    plots.figure_bytes(ax, "svg")  # after saving, the legend is "best" again
+    assert ax.get_legend()._loc == 0 and searches
+
+
 def test_analysis_plot_errors():
     with pytest.raises(SessionvalError, match="not in the table"):
         plots.plot_query_curves(pd.DataFrame({"rank": [1], "value": [1.0]}))

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from sessionval.analysis.curve_partials import combine_figure_partials
 from sessionval.errors import InputFormatError, MeasureSpecError
 from sessionval.evaluation.config import SessionConfig
+from sessionval.output import plots
 from sessionval.validate.flat import frame_from_flat
 from sessionval.workflow import RunOutputs, run_settings
 from sessionval.workflow.figures import (
@@ -288,3 +289,33 @@ def test_draw_figures_takes_the_figures_from_partials(tmp_path):
     assert sorted(n for n in outputs.written if n.endswith(".png")) == sorted(
         f"figures/{name}.png" for name in data.tables
     )
+
+
+@pytest.mark.parametrize("formats", [["png", "svg"], ["svg"]])
+def test_the_reports_png_is_half_the_file_or_drawn_at_150_dpi(tmp_path, formats):
+    """The report's PNG: the 300-dpi file reduced by 2, or drawn at 150 dpi without a file."""
+    import io
+
+    from PIL import Image
+
+    matplotlib.use("Agg")
+    overrides = {"figures": {"formats": formats, "ranks": 10, "max_sessions": 3}}
+    settings = run_settings(None, lenient=None, has_qrels=True, overrides=overrides)
+    study = synthetic_study()
+    cell = figure_cell(study.loaded, settings.figures)
+    ev = study.evaluate(settings.config)
+    data = figure_data(ev, cell, settings.figures)
+    outputs = RunOutputs(tmp_path)
+    drawn = draw_figures(outputs, data, settings)
+    first = drawn[0]
+    with Image.open(io.BytesIO(first.png)) as shown:
+        if "png" in formats:
+            with Image.open(outputs.path(f"figures/{next(iter(data.tables))}.png")) as file:
+                assert (2 * shown.size[0], 2 * shown.size[1]) == file.size
+            written = outputs.path(f"figures/{next(iter(data.tables))}.png").read_bytes()
+            assert first.png == plots.reduced_png(written, 2)  # not drawn a fifth time
+        else:
+            assert not any(n.endswith(".png") for n in outputs.written)
+        # 3.5 inches wide at 150 dpi either way
+        assert shown.size[0] == pytest.approx(3.5 * 150, abs=2)
+    assert first.svg is not None
