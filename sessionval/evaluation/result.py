@@ -263,13 +263,17 @@ class SessionEvaluation(EvaluationResult):
         ``doc_rank`` the document's rank in the logged list (<NA> on padded
         positions; differs from ``rank`` under ``drop``/``condense``); ``position``
         runs 1..P within the session.  ``rows=(lo, hi)``: the rows ``lo .. hi - 1`` of
-        the table only, not cached (the run writes the largest table block by block).
+        the table only (bounds clipped to the table as a slice's are), not cached (the
+        run writes the largest table block by block).
         """
         if rows is None and "position" in self._cache:
             df_cached: pd.DataFrame = self._cache["position"]
             return df_cached
         whole = self.positions()
-        lo, hi = rows if rows is not None else (0, whole.session.size)
+        n = whole.session.size
+        # a slice's bounds, as Python's: rows past the end are simply not there
+        lo, hi = (0, n) if rows is None else (min(max(rows[0], 0), n), min(max(rows[1], 0), n))
+        hi = max(lo, hi)
         p = whole if rows is None else whole.block(lo, hi)
         res = self.frame.results
         shown = p.frame_row >= 0

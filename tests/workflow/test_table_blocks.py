@@ -65,6 +65,16 @@ def test_per_position_rows_are_slices_of_the_whole_table():
     assert ev.per_position() is whole  # the whole table stays cached, the blocks are not
 
 
+def test_per_position_rows_are_clipped_to_the_table_as_a_slice_is():
+    ev = _evaluation()
+    whole = ev.per_position()
+    n = len(whole)
+    tail = ev.per_position(rows=(n - 2, n + 1_000_000))
+    pd.testing.assert_frame_equal(tail, whole.iloc[n - 2 :].reset_index(drop=True))
+    assert len(ev.per_position(rows=(n + 5, n + 9))) == 0
+    assert len(ev.per_position(rows=(3, 1))) == 0
+
+
 def test_a_large_per_position_table_is_written_block_by_block(tmp_path, monkeypatch):
     # Parquet alone (more rows than large_rows): block by block, the table read back the same
     ev = _evaluation()
