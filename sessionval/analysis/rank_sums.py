@@ -308,14 +308,15 @@ def rank_sums(
     last = _QueryAdder(ev, by, "last", ranks, squares)
     best = _QueryAdder(ev, by, "best", ranks, squares)
     cg = _CgAdder(cg_source, by[0], ranks, squares)
-    if cg_source is ev:
-        for chunk in _chunks(ev, ranks):
-            last.add(chunk)
-            best.add(chunk)
-            cg.add(chunk)
-    else:  # the CG curves' rows carry their own gains
-        for chunk, cg_chunk in zip(_chunks(ev, ranks), _chunks(cg_source, ranks), strict=True):
-            last.add(chunk)
-            best.add(chunk)
-            cg.add(cg_chunk)
+    chunks = _chunks(ev, ranks)
+    # the CG curves' rows carry their own gains when cg_ev is another evaluation
+    pairs = (
+        ((c, c) for c in chunks)
+        if cg_source is ev
+        else zip(chunks, _chunks(cg_source, ranks), strict=True)
+    )
+    for chunk, cg_chunk in pairs:
+        last.add(chunk)
+        best.add(chunk)
+        cg.add(cg_chunk)
     return last.result(), best.result(), cg.result()

@@ -226,17 +226,25 @@ class SessionEvaluation(EvaluationResult):
 
     def _chunk_gains(self, q0: int, q1: int) -> tuple[IntArray, IntArray, FloatArray]:
         """:meth:`ranked_gains` of queries ``q0 .. q1 - 1``, their grades looked up alone."""
+        gain, offsets, rows, r0 = self._joined_gains(q0, q1)
+        qidx = self.frame.results["query_idx"].to_numpy()[rows + r0].astype(np.int64)
+        rank = np.arange(rows.size, dtype=np.int64) - offsets[qidx - q0] + 1
+        return qidx, rank, gain
+
+    def _joined_gains(self, q0: int, q1: int) -> tuple[FloatArray, IntArray, IntArray, int]:
+        """Grades of queries ``q0 .. q1 - 1`` joined, as gains, after the unjudged policy.
+
+        Returns ``(gains, per-query offsets, rows kept, r0)``: rows and offsets count from
+        ``r0``, the first frame row of query ``q0``.
+        """
         ctx = self._ctx
         n_q = ctx.query_session.size
         q0, q1 = min(q0, n_q), min(q1, n_q)
         r0 = int(ctx.query_row_offsets[q0])
-        grades = ctx.grades(q0, q1)
-        gain = ctx.scheme.gains(grades, negative=ctx.negative)
+        gain = ctx.scheme.gains(ctx.grades(q0, q1), negative=ctx.negative)
         local = ctx.query_row_offsets[q0 : q1 + 1] - r0
         gain, offsets, rows = apply_unjudged(gain, local, policy=ctx.unjudged)
-        qidx = self.frame.results["query_idx"].to_numpy()[rows + r0].astype(np.int64)
-        rank = np.arange(rows.size, dtype=np.int64) - offsets[qidx - q0] + 1
-        return qidx, rank, gain
+        return gain, offsets, rows, r0
 
     def _kept_gains(self) -> tuple[IntArray, FloatArray, IntArray]:
         """(frame rows kept, their gains, per-query offsets) after the unjudged policy.
@@ -245,10 +253,7 @@ class SessionEvaluation(EvaluationResult):
         run's figures take it chunk by chunk instead: :meth:`ranked_gains` with ``queries``).
         """
         if "kept_gains" not in self._cache:
-            ctx = self._ctx
-            grades = ctx.grades(0, ctx.query_session.size)
-            gain = ctx.scheme.gains(grades, negative=ctx.negative)
-            kept = apply_unjudged(gain, ctx.query_row_offsets, policy=ctx.unjudged)
+            kept = self._joined_gains(0, self._ctx.query_session.size)[:3]
             for a in kept:
                 a.setflags(write=False)
             self._cache["kept_gains"] = kept

@@ -62,30 +62,29 @@ def _specs(data: FigureData, settings: RunSettings) -> dict[str, _Figure]:
         if data.n_shown < data.n_cell
         else "."
     )
+
+    def query_figure(name: str, caption: str, title: str) -> _Figure:
+        """Figure 1 and 1b: one query of each session against the others, by rank."""
+        return _Figure(
+            TITLES[name],
+            caption + deeper,
+            lambda t: plots.plot_query_curves(
+                t, params=params, title=title + depth, colours=colours, bands=bands[name]
+            ),
+        )
+
     specs = {
-        "fig1_last_vs_nonlast": _Figure(
-            TITLES["fig1_last_vs_nonlast"],
+        "fig1_last_vs_nonlast": query_figure(
+            "fig1_last_vs_nonlast",
             "Mean query-discounted DCG by rank of each session's last query and of its "
-            "earlier queries, per system." + deeper,
-            lambda t: plots.plot_query_curves(
-                t,
-                params=params,
-                title="Last vs non-last queries" + depth,
-                colours=colours,
-                bands=bands["fig1_last_vs_nonlast"],
-            ),
+            "earlier queries, per system.",
+            "Last vs non-last queries",
         ),
-        "fig1b_best_vs_other": _Figure(
-            TITLES["fig1b_best_vs_other"],
+        "fig1b_best_vs_other": query_figure(
+            "fig1b_best_vs_other",
             f"As Figure 1 with the best query (highest {config.best_by.upper()}) "
-            "instead of the last." + deeper,
-            lambda t: plots.plot_query_curves(
-                t,
-                params=params,
-                title="Best vs other queries" + depth,
-                colours=colours,
-                bands=bands["fig1b_best_vs_other"],
-            ),
+            "instead of the last.",
+            "Best vs other queries",
         ),
         "fig2_session_nsdcg": _Figure(
             TITLES["fig2_session_nsdcg"],
