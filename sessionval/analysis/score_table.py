@@ -114,7 +114,10 @@ def _check_finite(
 def levels_in_order(col: pd.Series) -> list[str]:
     """Distinct values as text: the categories' order, else order of first appearance."""
     if isinstance(col.dtype, pd.CategoricalDtype):
-        present = set(col.astype(str))
+        # the categories present, by their codes: no string per row
+        codes = col.cat.codes.to_numpy()
+        seen = np.bincount(codes[codes >= 0], minlength=len(col.cat.categories)) > 0
+        present = {str(c) for c, s in zip(col.cat.categories, seen, strict=True) if s}
         return [str(c) for c in col.cat.categories if str(c) in present]
     return [str(s) for s in pd.unique(col.astype(str))]
 

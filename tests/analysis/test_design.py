@@ -73,3 +73,48 @@ def test_override_and_its_errors() -> None:
     runs = pd.DataFrame({"system_id": ["A", "B"], "topic_id": ["1", "1"]})
     with pytest.raises(StatisticsError, match="needs searchers"):
         detect_design(runs, design="within")
+
+
+def _as_categories(ps: pd.DataFrame) -> pd.DataFrame:
+    """The id columns as categoricals with an unused category, as a run's table has them."""
+    return ps.assign(
+        **{
+            c: pd.Categorical(ps[c], categories=[*pd.unique(ps[c].dropna()), "unused"])
+            for c in ("user_id", "system_id", "topic_id")
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "ps",
+    [
+        _latin(),
+        _latin().assign(user_id=lambda d: d["system_id"]),  # each searcher named as its system
+        _latin().assign(user_id=lambda d: d["user_id"].where(d["user_id"] != "u1")),  # missing
+        pd.DataFrame(  # between: each searcher one system
+            {
+                "user_id": ["u1", "u1", "u2", "u2", "u3", "u4"],
+                "system_id": ["A", "A", "B", "B", "A", "B"],
+                "topic_id": ["t1", "t2", "t1", "t2", "t1", "t2"],
+            }
+        ),
+    ],
+)
+def test_design_read_from_codes_is_the_design_of_the_text(ps: pd.DataFrame) -> None:
+    # the cells are told apart by codes, not text: categoricals (unused categories, a
+    # searcher named as its system, missing searchers) give the design of the text columns
+    from sessionval.analysis.design import design_of_cells
+
+    text = pd.DataFrame(
+        {k: ps[c].astype(str) for k, c in (("u", "user_id"), ("s", "system_id"), ("t", "topic_id"))}
+    )
+    expected = design_of_cells(text.drop_duplicates(), n_sessions=len(ps), has_searcher=True)
+    assert detect_design(ps) == expected
+    assert detect_design(_as_categories(ps)) == expected
+
+
+def test_values_of_one_text_are_one_level() -> None:
+    # 1 and "1" are one searcher, as their text is
+    ps = _latin(2)
+    ps["user_id"] = ps["user_id"].map({"u0": 1, "u1": "1"}).astype(object)
+    assert detect_design(ps).n_searchers == 1
