@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from .._types import FloatArray
 
-__all__ = ["demean_within", "indicator_columns"]
+__all__ = ["demean_within", "indicator_columns", "pinv_and_rank"]
 
 
 def indicator_columns(codes: npt.NDArray[np.integer], n_levels: int) -> FloatArray:
@@ -63,3 +63,30 @@ def demean_within(
         [np.bincount(codes, weights=col, minlength=n_groups) / counts for col in columns]
     ).reshape(n_groups, x.shape[1])
     return np.asarray(x - means[codes], dtype=np.float64)
+
+
+def pinv_and_rank(x: FloatArray) -> tuple[FloatArray, int]:
+    """The pseudo-inverse of ``x`` and its rank, from one singular value decomposition.
+
+    ``np.linalg.pinv(x)`` (singular values below ``1e-15`` of the largest dropped) and
+    ``np.linalg.matrix_rank(x)`` (tolerance ``max(x.shape) * eps`` times the largest)
+    each decompose ``x``; on a design of 200,000 sessions the second decomposition
+    costs as much as the first.  The pseudo-inverse is computed as numpy computes it,
+    so it is the same bit for bit.
+
+    Examples
+    --------
+    >>> x = np.array([[1.0, 2.0], [2.0, 4.0], [0.0, 1.0]])
+    >>> pinv, rank = pinv_and_rank(x)
+    >>> rank, bool(np.array_equal(pinv, np.linalg.pinv(x)))
+    (2, True)
+    """
+    u, s, vt = np.linalg.svd(x, full_matrices=False)
+    if s.size == 0:
+        return np.zeros((x.shape[1], x.shape[0])), 0
+    largest = s.max()
+    rank = int(np.count_nonzero(s > largest * max(x.shape) * np.finfo(s.dtype).eps))
+    large = s > 1e-15 * largest
+    inverse = np.divide(1, s, where=large, out=s.copy())
+    inverse[~large] = 0
+    return np.matmul(vt.T, inverse[:, np.newaxis] * u.T), rank

@@ -36,7 +36,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from ..errors import StatisticsError
-from .absorb import demean_within, indicator_columns
+from .absorb import demean_within, indicator_columns, pinv_and_rank
 from .compare import COMPARISON_COLUMNS, compare_systems
 from .design import Design, detect_design
 from .model_rows import CellRows, ModelRows, SessionRows
@@ -477,8 +477,8 @@ def _blocked_ols(
     if wk is not None:  # weighted least squares: each cell's row times the root of its sessions
         root = np.sqrt(wk)[:, None]
         x, y_within = x * root, y_within * root
-    pinv = np.linalg.pinv(x)
-    rank = n_absorbed + int(np.linalg.matrix_rank(x))
+    pinv, rank = pinv_and_rank(x)
+    rank += n_absorbed
     df = (len(k) if wk is None else round(float(wk.sum()))) - rank
     if df < 1:
         out["note"] = "not compared: no residual degrees of freedom left by the blocks"

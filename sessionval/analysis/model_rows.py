@@ -46,16 +46,27 @@ class SessionRows:
     def rows(self, measures: list[str], period: bool) -> ModelRows:
         """The rows of the blocks model and of Welch's test (with the order: ``period``)."""
         t = self.table
-        keys = pd.DataFrame(
-            {
-                "system": t["system_id"].astype(str).to_numpy(),
-                "searcher": t["user_id"].astype(str).to_numpy(),
-                "topic": t["topic_id"].astype(str).to_numpy(),
-            }
-        )
+        columns = {"system": "system_id", "searcher": "user_id", "topic": "topic_id"}
         if period:
-            keys["order"] = t["session_order"].astype(str).to_numpy()
+            columns["order"] = "session_order"
+        keys = pd.DataFrame({k: text_levels(t[c]) for k, c in columns.items()})
         return ModelRows(keys, t[measures].astype("float64").to_numpy())
+
+
+def text_levels(col: pd.Series) -> pd.Categorical:
+    """A key column as its values' text, coded: the distinct texts, sorted, as categories.
+
+    Compared, grouped and sorted (``pd.factorize(sort=True)``) as ``col.astype(str)``
+    would be, without a string per session: the column is factorized (a categorical
+    by its codes) and only its distinct values become text (values of one text, 1 and
+    ``"1"``, are one level; a missing value stays missing).
+    """
+    codes, uniques = pd.factorize(col)
+    levels, merged = np.unique(np.asarray(uniques.astype(str), dtype=object), return_inverse=True)
+    coded = merged.reshape(-1)[np.maximum(codes, 0)] if levels.size else codes
+    return pd.Categorical.from_codes(
+        np.where(codes < 0, -1, coded), categories=pd.Index(levels, dtype="str")
+    )
 
 
 class CellRows:
