@@ -76,3 +76,25 @@ def test_bad_columns_are_named(kwargs, fragment) -> None:
 def test_no_rating_gives_an_empty_table() -> None:
     t = rating_correlations(per_session_table().drop(columns="rating_satisfaction"))
     assert t.empty and tuple(t.columns) == CORRELATION_COLUMNS
+
+
+def test_spearman_from_shared_ranks_is_scipys() -> None:
+    # each column is ranked once and reused by every pair on the same sessions; a pair
+    # with a missing value ranks its own sessions: the numbers are scipy's, bit for bit
+    rng = np.random.default_rng(7)
+    n = 300
+    ps = pd.DataFrame(
+        {
+            "sdcg": rng.normal(size=n).round(1),  # ties
+            "nsdcg": rng.uniform(size=n),
+            "rating_a": rng.integers(1, 6, size=n).astype(float),
+            "rating_b": rng.integers(1, 4, size=n).astype(float),
+        }
+    )
+    ps.loc[::7, "rating_b"] = np.nan
+    table = rating_correlations(ps, ["sdcg", "nsdcg"], ["rating_a", "rating_b"])
+    for row in table.itertuples(index=False):
+        both = ps[[row.measure, row.rating]].dropna()
+        expected = stats.spearmanr(both[row.measure], both[row.rating])
+        assert (row.spearman_rho, row.spearman_p) == (expected[0], expected[1])
+        assert row.n == len(both)
