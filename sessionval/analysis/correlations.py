@@ -189,7 +189,7 @@ def _spearman(rx: FloatArray, ry: FloatArray) -> tuple[float, float]:
     """
     from scipy import special
 
-    rs = np.corrcoef(np.column_stack((rx, ry)), rowvar=False)[1, 0]
+    rs = np.asarray(np.corrcoef(np.column_stack((rx, ry)), rowvar=False))[1, 0]
     dof = rx.size - 2
     with np.errstate(divide="ignore"):
         t = rs * np.sqrt((dof / ((rs + 1.0) * (1.0 - rs))).clip(0))
