@@ -66,6 +66,7 @@ import pandas as pd
 
 from ..errors import StatisticsError
 from .design import detect_design
+from .model_rows import text_levels
 
 __all__ = [
     "MAX_DESIGN_CELLS",
@@ -150,16 +151,16 @@ def mixed_model(
         )
     rows: list[dict[str, object]] = []
     notes: list[str] = []
+    # the factors as their text, coded once for every measure (no string per session)
+    keys = {
+        name: text_levels(per_session[col])
+        for name, col in (("system", system), ("searcher", searcher), ("topic", topic))
+    }
     for m in measures:
-        data = pd.DataFrame(
-            {
-                "y": per_session[m].astype("float64").to_numpy(),
-                "system": per_session[system].astype(str).to_numpy(),
-                "searcher": per_session[searcher].astype(str).to_numpy(),
-                "topic": per_session[topic].astype(str).to_numpy(),
-            }
-        ).dropna(subset=["y"])
-        systems = sorted(set(data["system"]))
+        data = pd.DataFrame({"y": per_session[m].astype("float64").to_numpy(), **keys}).dropna(
+            subset=["y"]
+        )
+        systems = sorted(set(data["system"].unique()))
         if len(systems) < 2:
             raise StatisticsError(f"mixed model of {m}: needs two systems, got {systems}")
         design = detect_design(data, system="system", searcher="searcher", topic="topic")
@@ -246,7 +247,8 @@ def _reml(
     """The REML fit of statsmodels' MixedLM, variance components over one group."""
     import statsmodels.formula.api as smf
 
-    data = data.assign(group=1)
+    # the factors as text for the formula (a categorical would keep levels absent here)
+    data = data.assign(group=1, **{c: data[c].astype(str) for c in ("system", "searcher", "topic")})
     # fit on the score in units of its SD (the optimiser converges far more often on
     # raw sDCG in the hundreds that way), then scale the estimates back
     unit = float(data["y"].std()) or 1.0
