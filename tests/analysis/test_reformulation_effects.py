@@ -253,3 +253,28 @@ def test_strategy_rows_are_the_pivot_of_the_pairs_by_session():
 def test_transitions_of_no_pair_are_an_empty_table():
     out = reformulation_transitions(TABLE.iloc[:0])
     assert out.empty and list(out.columns) == ["from_type", "to_type", "n", "share"]
+
+
+def test_pairs_meet_their_sessions_by_row_whatever_the_ids_dtype():
+    # the pairs find their session's row by the ids' text: categoricals (one of them with
+    # categories of its own order), shuffled sessions, a session without pairs and a
+    # repeated id (the join on the text) give the table the text ids give
+    from sessionval.analysis.reformulation_effects import compare_reformulation_levels
+
+    table, ps = _study()
+    want = compare_reformulation_levels(table, ps)
+    extra = ps.iloc[[0]].assign(session_id="s-none", nsdcg=0.5)
+    shuffled = pd.concat([ps, extra]).sample(frac=1.0, random_state=3)
+    coded = shuffled.assign(session_id=shuffled["session_id"].astype("category"))
+    pairs = table.assign(
+        session_id=pd.Categorical(
+            table["session_id"], categories=sorted(set(table["session_id"]), reverse=True)
+        )
+    )
+    for sessions, rows in ((shuffled, table), (coded, pairs), (pd.concat([ps, ps]), table)):
+        got = compare_reformulation_levels(rows, sessions)
+        cols = ["level", "measure", "a", "b", "diff", "p"]
+        if sessions is shuffled or sessions is coded:
+            pd.testing.assert_frame_equal(got[cols], want[cols], check_exact=False, rtol=1e-12)
+        else:  # every session twice: other numbers, the same rows
+            assert got[["level", "measure"]].equals(want[["level", "measure"]])
