@@ -220,7 +220,7 @@ def _outcomes_by(
     return wide
 
 
-def _session_rows(table: pd.DataFrame, per_session: pd.DataFrame) -> npt.NDArray[np.intp] | None:
+def session_rows(table: pd.DataFrame, per_session: pd.DataFrame) -> npt.NDArray[np.intp] | None:
     """The row of ``per_session`` of each pair's session (-1: none), matched by text.
 
     Only the distinct ids become text (a categorical's categories): the 372k pairs of
@@ -307,7 +307,7 @@ def compare_reformulation_levels(
     _check(table, ["session_id", *levels, *outcomes], "session outcomes")
     # each pair's session as its row of per_session: the outcomes line up without a join
     # on the ids as text
-    at = _session_rows(table, per_session)
+    at = session_rows(table, per_session)
     key = table["session_id"].astype(str) if at is None else at
     wide = pd.concat(
         [_outcomes_by(table, key, lv, outcomes).add_prefix(f"{lv}:") for lv in levels], axis=1

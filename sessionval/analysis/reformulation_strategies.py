@@ -34,6 +34,8 @@ import pandas as pd
 from .._types import FloatArray
 from ..errors import StatisticsError
 from .absorb import demean_within, indicator_columns
+from .model_rows import text_levels
+from .reformulation_effects import session_rows
 from .reformulation_types import GROUP_ORDER
 
 __all__ = [
@@ -67,27 +69,33 @@ def _sessions(table: pd.DataFrame, per_session: pd.DataFrame, outcome: str) -> p
     table has (1.0 when the session made one), counted on integer codes of the session
     ids and groups (one ``bincount``, not a table pivoted by id).
     """
-    ids = per_session["session_id"].astype(str).array
-    # one code per session id over both tables: a per-session row takes its id's counts
-    codes, uniques = pd.factorize(
-        pd.concat([pd.Series(table["session_id"].astype(str).array), pd.Series(ids)]),
-        sort=False,
-    )
-    k = len(uniques)
-    pair_id, row_id = codes[: len(table)], codes[len(table) :]
-    group_code, groups = pd.factorize(table["group"].astype(str), sort=True)
-    grouped = group_code >= 0  # a pair without a group marks no strategy (crosstab's rule)
+    at = session_rows(table, per_session)
+    if at is None:  # a repeated or missing session id: one code per id's text
+        codes, uniques = pd.factorize(
+            pd.concat(
+                [table["session_id"].astype(str), per_session["session_id"].astype(str)],
+                ignore_index=True,
+            )
+        )
+        k, pair_id, row_id = len(uniques), codes[: len(table)], codes[len(table) :]
+    else:  # each pair's per-session row: only the distinct ids became text
+        k, pair_id, row_id = len(per_session), at, np.arange(len(per_session))
+    # the groups in the order of their text (factorize(astype(str), sort=True))
+    group = text_levels(table["group"])
+    group_code, groups = np.asarray(group.codes, dtype=np.intp), group.categories
+    # a pair without a group marks no strategy (crosstab's rule); nor one of no session
+    grouped = (group_code >= 0) & (pair_id >= 0)
     n_groups = len(groups)
     used = np.bincount(
         pair_id[grouped] * n_groups + group_code[grouped], minlength=k * n_groups
     ).reshape(k, n_groups)
-    n_pairs = np.bincount(pair_id, minlength=k)
+    n_pairs = np.bincount(pair_id[pair_id >= 0], minlength=k)
     rows = np.flatnonzero(used[row_id].any(axis=1))  # the sessions with a (grouped) pair
-    data = pd.DataFrame({"session_id": ids.take(rows)})
+    data = pd.DataFrame({"session_id": per_session["session_id"].iloc[rows].astype(str).array})
     data["y"] = per_session[outcome].astype("float64").to_numpy()[rows]
     for col, name in _BLOCKS:
         if col in per_session.columns:
-            data[name] = per_session[col].astype(str).array.take(rows)
+            data[name] = per_session[col].iloc[rows].astype(str).array
     picked = used[row_id[rows]] > 0
     for j, g in enumerate(groups):
         data[f"used_{g}"] = picked[:, j].astype(np.float64)

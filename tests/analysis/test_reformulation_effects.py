@@ -278,3 +278,16 @@ def test_pairs_meet_their_sessions_by_row_whatever_the_ids_dtype():
             pd.testing.assert_frame_equal(got[cols], want[cols], check_exact=False, rtol=1e-12)
         else:  # every session twice: other numbers, the same rows
             assert got[["level", "measure"]].equals(want[["level", "measure"]])
+
+
+def test_strategy_model_meets_the_sessions_by_row_whatever_the_ids_dtype():
+    table, ps = _study(n_searchers=40, seed=2)
+    want = strategy_model(table, ps)
+    shuffled = ps.sample(frac=1.0, random_state=5)
+    coded = shuffled.assign(session_id=shuffled["session_id"].astype("category"))
+    pairs = table.assign(session_id=table["session_id"].astype("category"))
+    for sessions, rows in ((coded, pairs), (pd.concat([ps, ps.iloc[:3]]), table)):
+        got = strategy_model(rows, sessions)
+        assert got["term"].tolist() == want["term"].tolist()
+        if sessions is coded:
+            np.testing.assert_allclose(got["estimate"], want["estimate"], rtol=1e-10)
