@@ -401,6 +401,26 @@ def _sorted_codes(values: pd.Series) -> tuple[npt.NDArray[np.intp], int]:
     return codes, len(levels)
 
 
+def _with_both(searcher: pd.Series, system: pd.Series) -> npt.NDArray[np.bool_]:
+    """The rows of the searchers who used both systems of the pair (two distinct values).
+
+    On the columns' codes: a ``groupby(searcher).nunique()`` built a grouping of
+    200k rows per pair and measure pattern.
+    """
+    who, n_who = _codes(searcher)
+    what, n_what = _codes(system)
+    ok = (who >= 0) & (what >= 0)  # a missing searcher or system counts for none
+    distinct = np.unique(who[ok].astype(np.int64) * max(n_what, 1) + what[ok])
+    systems = np.bincount(distinct // max(n_what, 1), minlength=n_who)
+    return np.asarray((who >= 0) & (systems[np.maximum(who, 0)] == 2), dtype=np.bool_)
+
+
+def _codes(values: pd.Series) -> tuple[npt.NDArray[np.intp], int]:
+    """Codes of a column's values (-1: missing) and how many distinct values it has."""
+    codes, uniques = pd.factorize(values)
+    return np.asarray(codes, dtype=np.intp), len(uniques)
+
+
 def _blocked_ols(
     rows: ModelRows, a: str, b: str, confidence: float, period: bool
 ) -> tuple[pd.DataFrame, list[str]]:
@@ -424,8 +444,7 @@ def _blocked_ols(
 
     keys, y = rows.keys, rows.y
     m = y.shape[1]
-    both = keys.groupby("searcher")["system"].nunique()
-    kept = keys["searcher"].isin(both.index[both == 2]).to_numpy()
+    kept = _with_both(keys["searcher"], keys["system"])
     k, yk = keys[kept].reset_index(drop=True), y[kept]
     wk = None if rows.weight is None else rows.weight[kept]
     is_a = (k["system"] == a).to_numpy()

@@ -58,3 +58,21 @@ def test_pinv_and_rank_is_numpys(x: np.ndarray) -> None:
     pinv, rank = pinv_and_rank(x)
     np.testing.assert_array_equal(pinv, np.linalg.pinv(x))
     assert rank == np.linalg.matrix_rank(x)
+
+
+def test_searchers_with_both_systems_as_the_groupby_finds_them() -> None:
+    from sessionval.analysis.by_design import _with_both
+
+    rng = np.random.default_rng(3)
+    keys = pd.DataFrame(
+        {
+            "searcher": rng.choice(["u1", "u2", "u3", "u4", None], size=60),
+            "system": rng.choice(["A", "B"], size=60),
+        }
+    )
+    keys.loc[keys["searcher"] == "u4", "system"] = "A"  # one system only
+    both = keys.groupby("searcher")["system"].nunique()
+    want = keys["searcher"].isin(both.index[both == 2]).to_numpy()
+    for frame in (keys, keys.astype("category")):
+        np.testing.assert_array_equal(_with_both(frame["searcher"], frame["system"]), want)
+    assert not want[keys["searcher"].isin(["u4"]).to_numpy()].any()
