@@ -60,6 +60,7 @@ import pandas as pd
 
 from ..errors import StatisticsError
 from .by_design import compare_per_session
+from .model_rows import text_levels
 from .reformulation_types import GROUP_ORDER, TYPES
 
 __all__ = [
@@ -151,10 +152,12 @@ def reformulation_effects(
 
     _check(table, ["system_id", "type", "group", unit, *outcomes], "reformulation effects")
     parts = []
+    # the systems as their text, coded (grouped and sorted as the text; no string per pair)
+    system = text_levels(table["system_id"])
     for level in LEVELS:
-        data = table.loc[:, [unit, "system_id", *outcomes]].astype({o: "float64" for o in outcomes})
+        data = table.loc[:, list(outcomes)].astype("float64")
         data["category"] = _ordered(table[level], level)
-        data["system_id"] = data["system_id"].astype(str)
+        data["system_id"] = system
         data[unit] = pd.factorize(table[unit])[0]  # integer codes group faster than ids
         keys = ["category", "system_id"]
         n_pairs = data.groupby(keys, observed=True, sort=True).size()
@@ -172,7 +175,7 @@ def reformulation_effects(
                     {
                         "level": level,
                         "category": part["category"].astype(str),
-                        "system_id": part["system_id"],
+                        "system_id": part["system_id"].astype(str),
                         "outcome": outcome,
                         "n_pairs": n_pairs.reindex(cell.index).to_numpy(dtype=np.int64),
                         "n_units": k.astype(np.int64),
