@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
@@ -125,9 +126,9 @@ def rating_correlations(
         c: per_session[c].to_numpy(dtype=np.float64, na_value=np.nan)
         for c in dict.fromkeys([*measures, *ratings])
     }
-    # each column ranked once over the sessions where it has a value: a pair whose
-    # sessions are exactly those reuses it (Spearman's rho needs no other ranking)
-    ranks: dict[str, tuple[npt.NDArray[np.bool_], FloatArray]] = {}
+    # each column sorted once over the sessions where it has a value: a pair whose
+    # sessions are exactly those reuses it for Spearman's ranks and Kendall's counts
+    sorts: dict[str, _Sorted] = {}
     rows = []
     for m in measures:
         x_all = values[m]
@@ -142,10 +143,13 @@ def rating_correlations(
                     warnings.simplefilter("ignore")
                     pr = stats.pearsonr(x, y)
                     rho, rho_p = _spearman(
-                        _ranked(ranks, m, x_all, both), _ranked(ranks, r, y_all, both)
+                        _ranked(sorts, m, x_all, both), _ranked(sorts, r, y_all, both)
                     )
-                    kt = stats.kendalltau(x, y)
-                coefficients = [float(pr[0]), float(pr[1]), rho, rho_p, float(kt[0]), float(kt[1])]
+                    kt = _kendall(sorts, m, x_all, r, y_all, both)
+                    if kt is None:  # no tie, or a rating of many values: scipy's own
+                        res = stats.kendalltau(x, y)
+                        kt = (float(res[0]), float(res[1]))
+                coefficients = [float(pr[0]), float(pr[1]), rho, rho_p, *kt]
             row.update(zip(CORRELATION_COLUMNS[3:], coefficients, strict=True))
             rows.append(row)
     out = pd.DataFrame(rows, columns=list(CORRELATION_COLUMNS))
@@ -154,21 +158,22 @@ def rating_correlations(
 
 
 def _ranked(
-    cache: dict[str, tuple[npt.NDArray[np.bool_], FloatArray]],
-    column: str,
-    values: FloatArray,
-    rows: npt.NDArray[np.bool_],
+    cache: dict[str, _Sorted], column: str, values: FloatArray, rows: npt.NDArray[np.bool_]
 ) -> FloatArray:
-    """Average ranks of ``values[rows]``, from ``cache`` when the column was ranked on them."""
+    """Average ranks of ``values[rows]`` (scipy's ``rankdata``), from the column's one sort.
+
+    When ``rows`` are the column's present values the ranks come from its
+    :class:`_Sorted` (the tie group of each value: ranks ``s + 1 .. e`` average to
+    ``(s + 1 + e) / 2``, exact in binary); otherwise ``rankdata`` ranks those rows.
+    """
     from scipy import stats
 
-    present = ~np.isnan(values)
-    if column not in cache:
-        cache[column] = (present, stats.rankdata(values[present]))
-    ranked_on, ranks = cache[column]
-    if np.array_equal(ranked_on, rows):
-        return ranks
-    return np.asarray(stats.rankdata(values[rows]), dtype=np.float64)
+    sv = _sorted(cache, column, values)
+    if not np.array_equal(sv.present, rows):
+        return np.asarray(stats.rankdata(values[rows]), dtype=np.float64)
+    starts = sv.start[np.r_[True, sv.start[1:] != sv.start[:-1]]]  # each group's first position
+    ends = np.r_[starts[1:], sv.order.size]
+    return np.asarray((starts[sv.dense] + 1 + ends[sv.dense]) / 2, dtype=np.float64)
 
 
 def _spearman(rx: FloatArray, ry: FloatArray) -> tuple[float, float]:
@@ -194,3 +199,107 @@ def _spearman(rx: FloatArray, ry: FloatArray) -> tuple[float, float]:
     with np.errstate(divide="ignore"):
         t = rs * np.sqrt((dof / ((rs + 1.0) * (1.0 - rs))).clip(0))
     return float(rs), float(2 * special.stdtr(dof, -np.abs(t)))
+
+
+#: Distinct values of a rating up to which Kendall's tau counts its discordant pairs
+#: level by level (:func:`_kendall`); a rating of more values goes to scipy.
+_KENDALL_LEVELS: Final = 64
+
+
+@dataclass(frozen=True)
+class _Sorted:
+    """A column's present values: their stable order, x-group starts and dense codes."""
+
+    present: npt.NDArray[np.bool_]
+    order: npt.NDArray[np.intp]
+    start: npt.NDArray[np.intp]  # in sorted order: where each value's group of ties starts
+    dense: npt.NDArray[np.intp]  # in the column's order: 0 .. levels-1, by value
+    levels: int
+
+
+def _sorted(cache: dict[str, _Sorted], column: str, values: FloatArray) -> _Sorted:
+    """The column's :class:`_Sorted`, made once."""
+    if column not in cache:
+        present = ~np.isnan(values)
+        v = values[present]
+        order = np.argsort(v, kind="mergesort")
+        s = v[order]
+        new = np.r_[True, s[1:] != s[:-1]]
+        starts = np.flatnonzero(new)
+        dense = np.empty(v.size, dtype=np.intp)
+        dense[order] = np.cumsum(new) - 1
+        cache[column] = _Sorted(present, order, starts[dense[order]], dense, int(starts.size))
+    return cache[column]
+
+
+def _tie_sums(counts: npt.NDArray[np.int64]) -> tuple[int, int, int]:
+    """The tie terms of Kendall's variance from the counts of each value, in value order."""
+    cnt = counts[counts > 1]
+    return (
+        int((cnt * (cnt - 1) // 2).sum()),
+        int((cnt * (cnt - 1.0) * (cnt - 2)).sum()),
+        int((cnt * (cnt - 1.0) * (2 * cnt + 5)).sum()),
+    )
+
+
+def _kendall(
+    cache: dict[str, _Sorted],
+    measure: str,
+    x_all: FloatArray,
+    rating: str,
+    y_all: FloatArray,
+    rows: npt.NDArray[np.bool_],
+) -> tuple[float, float] | None:
+    r"""Kendall's tau-b of a measure and a rating and its two-sided p, as scipy's ``kendalltau``.
+
+    Kendall (1945, Biometrika 33(3), 239-251): :math:`\tau_b = (n_c - n_d) /
+    \sqrt{(n_0 - n_x)(n_0 - n_y)}` with the asymptotic normal p-value of the variance
+    with ties.  The counts are integers and the formula is scipy's step for step, so
+    the numbers are scipy's bit for bit; what differs is how the discordant pairs are
+    counted: each measure is sorted once (shared by every rating), and the pairs
+    :math:`x_i < x_j,\ y_i > y_j` are counted rating level by level from prefix counts
+    (:math:`O(n \cdot \text{levels})`).  ``None`` (scipy's own then) when the pair's
+    sessions are not both columns' present ones, the rating has more than
+    :data:`_KENDALL_LEVELS` values, or neither column has a tie (scipy's exact p).
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> x = np.array([0.1, 0.4, 0.3, 0.8, 0.5, 0.2, 0.9, 0.4] * 5)
+    >>> y = np.array([1.0, 3.0, 2.0, 5.0, 3.0, 1.0, 4.0, 2.0] * 5)
+    >>> got = _kendall({}, "x", x, "y", y, np.ones(x.size, dtype=bool))
+    >>> got == tuple(stats.kendalltau(x, y))
+    True
+    """
+    from scipy import special
+
+    sx, sy = _sorted(cache, measure, x_all), _sorted(cache, rating, y_all)
+    if sy.levels > _KENDALL_LEVELS or not (
+        np.array_equal(sx.present, rows) and np.array_equal(sy.present, rows)
+    ):
+        return None
+    size = int(sx.order.size)
+    ys = sy.dense[sx.order]  # the rating's level in the measure's order
+    # discordant: for each session, the sessions of a smaller measure and a higher rating
+    dis = 0
+    for level in range(sy.levels - 1):
+        higher = np.concatenate(([0], np.cumsum(ys > level)))  # before each position
+        dis += int(higher[sx.start[ys == level]].sum())
+    x_groups = np.cumsum(np.r_[True, sx.start[1:] != sx.start[:-1]]) - 1
+    joint = np.bincount(x_groups * sy.levels + ys)
+    cnt = joint[joint > 1].astype(np.int64)
+    ntie = int((cnt * (cnt - 1) // 2).sum())
+    xtie, x0, x1 = _tie_sums(np.bincount(sx.dense).astype(np.int64))
+    ytie, y0, y1 = _tie_sums(np.bincount(sy.dense).astype(np.int64))
+    tot = (size * (size - 1)) // 2
+    if (xtie == 0 and ytie == 0) or xtie == tot or ytie == tot:
+        return None
+    con_minus_dis = tot - xtie - ytie + ntie - 2 * dis
+    tau = con_minus_dis / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
+    tau = np.minimum(1.0, max(-1.0, tau))
+    m = size * (size - 1.0)
+    var = (
+        (m * (2 * size + 5) - x1 - y1) / 18 + (2 * xtie * ytie) / m + x0 * y0 / (9 * m * (size - 2))
+    )
+    z = con_minus_dis / np.sqrt(var)
+    return float(tau), float(2 * special.ndtr(-np.abs(z)))

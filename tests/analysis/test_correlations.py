@@ -78,9 +78,10 @@ def test_no_rating_gives_an_empty_table() -> None:
     assert t.empty and tuple(t.columns) == CORRELATION_COLUMNS
 
 
-def test_spearman_from_shared_ranks_is_scipys() -> None:
-    # each column is ranked once and reused by every pair on the same sessions; a pair
-    # with a missing value ranks its own sessions: the numbers are scipy's, bit for bit
+def test_spearman_and_kendall_from_shared_sorts_are_scipys() -> None:
+    # each column is ranked and sorted once and reused by every pair on the same
+    # sessions (Kendall's discordant pairs counted by rating level); a pair with a
+    # missing value ranks its own sessions: the numbers are scipy's, bit for bit
     rng = np.random.default_rng(7)
     n = 300
     ps = pd.DataFrame(
@@ -97,4 +98,6 @@ def test_spearman_from_shared_ranks_is_scipys() -> None:
         both = ps[[row.measure, row.rating]].dropna()
         expected = stats.spearmanr(both[row.measure], both[row.rating])
         assert (row.spearman_rho, row.spearman_p) == (expected[0], expected[1])
+        tau = stats.kendalltau(both[row.measure], both[row.rating])
+        assert (row.kendall_tau, row.kendall_p) == (tau[0], tau[1])
         assert row.n == len(both)
