@@ -157,3 +157,17 @@ def test_only_the_previous_query_overlaps_and_a_document_is_new_once_per_session
     assert table["result_jaccard"].tolist() == pytest.approx([1 / 3, 1 / 3])
     assert table["new_docs"].tolist() == [1, 0]
     assert table["new_relevant"].tolist() == [1, 0]
+
+
+def test_judged_topics_by_category_are_the_texts_answer():
+    # a categorical topic column is probed once per category (as text), its codes take
+    # the answer; missing topics and unused categories are not judged
+    from sessionval.analysis.reformulations import _judged
+
+    ids = pd.Series(["1", "2", None, "3", "1"], dtype=object)
+    topics = pd.Series([1, 3, 9])
+    want = ids.astype(str).isin(topics.astype(str)).to_numpy()
+    coded = ids.astype(pd.CategoricalDtype(["3", "2", "1", "7"]))
+    np.testing.assert_array_equal(_judged(coded, topics), want)
+    np.testing.assert_array_equal(_judged(ids, topics), want)
+    assert want.tolist() == [True, False, False, True, True]
