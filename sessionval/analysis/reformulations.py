@@ -176,7 +176,7 @@ def _top_documents(
     return qidx, lookup.rows(keys, doc), first, previous
 
 
-def _judged(qrels_id: pd.Series, topics: pd.Series) -> BoolArray:
+def _judged(qrels_id: pd.Series, topics: pd.Index | pd.Series) -> BoolArray:
     """Each query's topic has judgments (compared as text); a categorical by its categories.
 
     ``astype(str)`` of every query's topic and a hash probe per query cost 0.2-0.3 s
