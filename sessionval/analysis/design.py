@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from ..errors import StatisticsError
@@ -164,6 +165,19 @@ def detect_design(
     )
 
 
+def factorized(col: pd.Series) -> tuple[npt.NDArray[np.intp], pd.Index]:
+    """``pd.factorize(col)``, or a categorical's own codes and categories (no pass).
+
+    Factorizing a categorical gives its present categories as a ``CategoricalIndex``,
+    whose text costs a conversion of each; its categories are already an index of
+    distinct values (the unused ones never coded).
+    """
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return np.asarray(col.cat.codes.to_numpy(), dtype=np.intp), col.cat.categories
+    codes, uniques = pd.factorize(col)
+    return np.asarray(codes, dtype=np.intp), pd.Index(uniques)
+
+
 def _coded_cells(u: pd.Series, s: pd.Series, t: pd.Series) -> tuple[pd.DataFrame, bool]:
     """The distinct searcher × system × topic cells as codes; every searcher named as its system.
 
@@ -175,7 +189,7 @@ def _coded_cells(u: pd.Series, s: pd.Series, t: pd.Series) -> tuple[pd.DataFrame
     text: dict[str, pd.Index] = {}
     coded: dict[str, pd.arrays.IntegerArray] = {}
     for name, col in (("u", u), ("s", s), ("t", t)):
-        codes, uniques = pd.factorize(col)
+        codes, uniques = factorized(col)
         # values of one text (1 and "1") share a code, as their text does
         merged, text[name] = pd.factorize(pd.Index(uniques.astype(str)))
         missing = codes < 0

@@ -20,6 +20,7 @@ import pandas as pd
 from .._types import FloatArray
 from .cell_sums import CellSums, blocked_scores_from_cells
 from .compare import blocked_scores
+from .design import factorized
 from .score_table import levels_in_order
 
 __all__ = ["CellRows", "ModelRows", "SessionRows"]
@@ -61,12 +62,13 @@ def text_levels(col: pd.Series) -> pd.Categorical:
     by its codes) and only its distinct values become text (values of one text, 1 and
     ``"1"``, are one level; a missing value stays missing).
     """
-    codes, uniques = pd.factorize(col)
-    levels, merged = np.unique(np.asarray(uniques.astype(str), dtype=object), return_inverse=True)
-    coded = merged.reshape(-1)[np.maximum(codes, 0)] if levels.size else codes
+    codes, uniques = factorized(col)
+    # the texts sorted as pandas sorts them (factorize(sort=True) of the text)
+    merged, levels = pd.factorize(pd.Index(uniques.astype(str)), sort=True)
+    coded = merged[np.maximum(codes, 0)] if len(levels) else codes
     return pd.Categorical.from_codes(
         np.where(codes < 0, -1, coded), categories=pd.Index(levels, dtype="str")
-    )
+    ).remove_unused_categories()
 
 
 class CellRows:
