@@ -60,6 +60,7 @@ import pandas as pd
 
 from ..errors import StatisticsError
 from .by_design import compare_per_session
+from .design import factorized
 from .model_rows import text_levels
 from .reformulation_types import GROUP_ORDER, TYPES
 
@@ -230,16 +231,17 @@ def session_rows(table: pd.DataFrame, per_session: pd.DataFrame) -> npt.NDArray[
     200k sessions joined through ``astype(str)`` of every row cost 0.3 s.  ``None``
     when ``per_session`` has a missing or repeated id (the join on the text then).
     """
-    rows, ids = pd.factorize(per_session["session_id"])
+    rows, ids = factorized(per_session["session_id"])  # a categorical's own codes
     text = pd.Index(ids.astype(str))
-    if len(ids) != len(per_session) or not text.is_unique:
+    repeated = bool(np.bincount(rows[rows >= 0], minlength=len(ids)).max(initial=0) > 1)
+    if (rows < 0).any() or repeated or not text.is_unique:
         return None
-    codes, pair_ids = pd.factorize(table["session_id"])
+    codes, pair_ids = factorized(table["session_id"])
     found = text.get_indexer(pd.Index(pair_ids.astype(str)))
-    row_of = np.empty(len(ids), dtype=np.intp)  # the row of each distinct id
+    row_of = np.full(len(ids) + 1, -1, dtype=np.intp)  # each id's row; the last: none
     row_of[rows] = np.arange(len(rows))
-    at = np.where(found >= 0, row_of[np.maximum(found, 0)], -1)
-    return np.asarray(np.where(codes >= 0, at[np.maximum(codes, 0)], -1), dtype=np.intp)
+    at = np.r_[row_of[found], -1]  # each pair id's row (found -1: none); the last: none
+    return np.asarray(at[codes], dtype=np.intp)
 
 
 def compare_reformulation_effects(

@@ -291,3 +291,15 @@ def test_strategy_model_meets_the_sessions_by_row_whatever_the_ids_dtype():
         assert got["term"].tolist() == want["term"].tolist()
         if sessions is coded:
             np.testing.assert_allclose(got["estimate"], want["estimate"], rtol=1e-10)
+
+
+def test_session_rows_match_by_text_or_say_none():
+    from sessionval.analysis.reformulation_effects import session_rows
+
+    ps = pd.DataFrame(
+        {"session_id": pd.Categorical(["b", "a", "c"], categories=["c", "a", "b", "z"])}
+    )
+    pairs = pd.DataFrame({"session_id": ["a", "a", "x", "c", None]})
+    assert session_rows(pairs, ps).tolist() == [1, 1, -1, 2, -1]
+    assert session_rows(pairs, ps.assign(session_id=["b", None, "c"])) is None  # missing
+    assert session_rows(pairs, ps.assign(session_id=["b", "b", "c"])) is None  # repeated
