@@ -350,12 +350,16 @@ def settle_stage(state: RunState) -> None:
     """The one change after :func:`resolve`: ``gains = "auto"`` fitted to the data; ``config.toml``.
 
     A no-op for the gains when a one-pass load fitted them from the judgments already;
-    ``config.toml`` is written from the settled plan, before any scoring.
+    ``config.toml`` is written from the settled plan, before any scoring.  A large
+    study's figures are rendered by a second process from here on
+    (``[run] background_process``).
     """
     loaded = need(state.loaded, "loaded")
     plan = state.one_pass.plan if state.one_pass is not None else state.plan
     settled = plan.settled(loaded.judgments, loaded.frame, user_scale=loaded.study.user_grade_scale)
     write_config_toml(state.outputs, settled.settings)
+    if settled.background:  # started now, it has imported matplotlib by the first figure
+        state.outputs.figures.start_background()
     state.settled = settled
     state.cell = figure_cell(loaded, settled.settings.figures) if settled.request.figures else None
 

@@ -50,6 +50,7 @@ from ..errors import OutputError, WriteError, writing
 from ..io.staging import LOCK, STAGING_PREFIX, StagingFolder, inside
 from ..output.csv_writer import write_csv
 from ..output.export import neutralise_formulas
+from ..output.figure_writer import FigureWriter
 from .overlap import input_file_ids, refuse_overlap
 
 __all__ = [
@@ -116,6 +117,10 @@ class RunOutputs:
         Files written so far, relative to ``root`` (and to ``out``).
     previous
         Files of the previous run (its manifest), relative to ``out``.
+    figures
+        Where the figures are rendered (:class:`~sessionval.output.figure_writer.FigureWriter`):
+        here, or in a background process once the run starts one; :meth:`finish` waits
+        for every figure.
     """
 
     def __init__(
@@ -148,6 +153,8 @@ class RunOutputs:
         self.root = self._staging.root
         self.previous = self._read_manifest()
         self.written: list[str] = []
+        # every figure goes through it: rendered here, or in the run's background process
+        self.figures = FigureWriter()
 
     # ---- before the run
     def _is_input(self, path: Path) -> bool:
@@ -273,6 +280,7 @@ class RunOutputs:
             an input of the run, a folder or a link: nothing is moved, the previous
             outputs stay.
         """
+        self.figures.close()  # every figure written before a file is moved
         try:
             problems = self._conflicts(self.written)
             if problems:
@@ -361,6 +369,7 @@ class RunOutputs:
         tb: TracebackType | None,
     ) -> None:
         """Discard the staging folder; a refused write names the file where it was going."""
+        self.figures.kill()  # a figure still being written must not outlive the folder
         self.discard()
         if isinstance(exc, WriteError):
             moved = self._staging.moved(exc)
