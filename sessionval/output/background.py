@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Generic, TypeVar
 
-__all__ = ["BackgroundProcess", "Pending"]
+__all__ = ["BackgroundProcess", "BackgroundWork", "Pending", "resolved"]
 
 _T = TypeVar("_T")
 _HEADER = struct.Struct("<Q")  # each message: its length, then its pickle
@@ -47,6 +47,13 @@ class Pending(Generic[_T]):
         pending._run_here()
         return pending
 
+    @classmethod
+    def later(cls, fn: Callable[..., _T], *args: Any) -> Pending[_T]:
+        """The call made here, when its result is first asked for."""
+        pending = cls(fn, args)
+        pending._done.set()  # nothing to wait for: result() makes the call
+        return pending
+
     def _settle(self, raised: bool, value: Any) -> None:
         self._outcome = (raised, value)
         self._done.set()
@@ -60,7 +67,7 @@ class Pending(Generic[_T]):
     def result(self) -> _T:
         """Wait for the call; its value, or its exception raised again."""
         self._done.wait()
-        if self._outcome is None:  # the helper died first: the call runs here
+        if self._outcome is None:  # made later, or the helper died first: the call runs here
             self._run_here()
         raised, value = self._outcome  # type: ignore[misc]
         if raised:
@@ -185,8 +192,10 @@ class BackgroundProcess:
         while (answer := _read(proc.stdout)) is not None:
             try:
                 raised, value = pickle.loads(answer)
-            except Exception as exc:  # e.g. an exception class that does not unpickle
+            except Exception as exc:  # a value that does not unpickle here
                 raised, value = True, RuntimeError(f"the background process's answer: {exc}")
+            if isinstance(value, _Rebuilt):
+                value = value.build()
             self._waiting.get()._settle(raised, value)
         # the helper's output ended: whatever is still waiting runs here when asked for
         with self._lock:
@@ -194,6 +203,72 @@ class BackgroundProcess:
             while not self._waiting.empty():
                 self.ran_here += 1
                 self._waiting.get()._done.set()
+
+
+class BackgroundWork:
+    """Calls made here, or in a :class:`BackgroundProcess` once :meth:`start` ran.
+
+    Every call goes through :meth:`submit`; :meth:`close` waits for them all (raising
+    the first error) and stops the process.  Before :meth:`start` (and in a run that
+    does not start one) a call is made at once, and raises at once.
+    """
+
+    def __init__(self) -> None:
+        self._process: BackgroundProcess | None = None
+        self._pending: list[Pending[Any]] = []
+        self._ran_here = 0  # of a process stopped
+
+    @property
+    def started(self) -> bool:
+        """Whether calls go to the background process."""
+        return self._process is not None
+
+    @property
+    def ran_here(self) -> int:
+        """Calls given to the background process but made here (0: none)."""
+        now = self._process.ran_here if self._process is not None else 0
+        return self._ran_here + now
+
+    def start(self, preload: tuple[str, ...] = ()) -> None:
+        """Send the calls submitted from now on to a background process (started now)."""
+        if self._process is None:
+            self._process = BackgroundProcess(preload)
+
+    def submit(self, fn: Callable[..., _T], *args: Any) -> Pending[_T]:
+        """``fn(*args)``, in the background process when started, else here and now."""
+        if self._process is None:
+            pending = Pending.now(fn, *args)
+            pending.result()  # made here: raises here, as the call itself would
+            return pending
+        pending = self._process.submit(fn, *args)
+        self._pending.append(pending)
+        return pending
+
+    def close(self) -> None:
+        """Wait for every call (raising the first error) and stop the process."""
+        try:
+            for pending in self._pending:
+                pending.result()
+        except BaseException:
+            self.kill()
+            raise
+        self._stop(kill=False)
+
+    def kill(self) -> None:
+        """Stop the background process now (a run that failed writes nothing more)."""
+        self._stop(kill=True)
+
+    def _stop(self, *, kill: bool) -> None:
+        if self._process is not None:
+            self._process.kill() if kill else self._process.close()
+            self._ran_here += self._process.ran_here
+            self._process = None
+        self._pending = []
+
+
+def resolved(value: Pending[_T] | _T) -> _T:
+    """A value, or the result of a :class:`Pending` (waiting for it)."""
+    return value.result() if isinstance(value, Pending) else value
 
 
 def _import_path() -> str:
@@ -212,6 +287,35 @@ def _read(stream: IO[bytes]) -> bytes | None:
     return body if len(body) == size else None
 
 
+class _Rebuilt:
+    """An exception whose class does not unpickle by its ``args`` (a custom ``__init__``).
+
+    Sent as its class, ``args`` and attributes, and built again without calling
+    ``__init__``: the same class, message and notes on the caller's side.
+    """
+
+    def __init__(self, exc: BaseException) -> None:
+        self.kind, self.args, self.state = type(exc), exc.args, dict(vars(exc))
+
+    def build(self) -> BaseException:
+        exc = self.kind.__new__(self.kind)
+        BaseException.__init__(exc, *self.args)
+        vars(exc).update(self.state)
+        return exc
+
+
+def _raised(exc: BaseException) -> bytes:
+    """The answer of a call that raised ``exc``: the exception, as close to itself as pickles."""
+    for attempt in (lambda: exc, lambda: _Rebuilt(exc)):
+        try:
+            answer = pickle.dumps((True, attempt()), protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.loads(answer)  # unpickles here, so it unpickles there
+            return answer
+        except Exception:
+            continue
+    return pickle.dumps((True, RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
 def _serve(inbox: IO[bytes], outbox: IO[bytes]) -> None:
     """The helper's loop: each call read, made, and answered with its value or exception."""
     while (message := _read(inbox)) is not None:
@@ -219,10 +323,7 @@ def _serve(inbox: IO[bytes], outbox: IO[bytes]) -> None:
             fn, args = pickle.loads(message)
             answer = pickle.dumps((False, fn(*args)), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:  # the caller raises it again
-            try:
-                answer = pickle.dumps((True, exc), protocol=pickle.HIGHEST_PROTOCOL)
-            except Exception:  # an exception that does not pickle: its text
-                answer = pickle.dumps((True, RuntimeError(f"{type(exc).__name__}: {exc}")))
+            answer = _raised(exc)
         outbox.write(_HEADER.pack(len(answer)) + answer)
         outbox.flush()
 
@@ -235,4 +336,5 @@ if __name__ == "__main__":  # the helper process
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     for name in sys.argv[1:]:
         importlib.import_module(name)
-    _serve(sys.stdin.buffer, answers)
+    # served by the module imported by its name: what it pickles names that module, not __main__
+    importlib.import_module("sessionval.output.background")._serve(sys.stdin.buffer, answers)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from .background import BackgroundProcess, Pending
+from .background import BackgroundWork, Pending
 from .figure_files import ImageFormat, figure_bytes, reduced_png, save_figure
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ __all__ = ["REPORT_DPI", "FigureFiles", "FigureWriter", "RenderedFigure", "rende
 #: Resolution of the report's PNG of a figure (the PNG written at 300 dpi, reduced by 2).
 REPORT_DPI: Final = 150
 
-#: What the background process imports as it starts, before the first figure reaches it.
+#: What the run's background process imports as it starts, before the first figure reaches it.
 PRELOAD: tuple[str, ...] = ("matplotlib.backends.backend_agg", "sessionval.output.figure_writer")
 
 
@@ -88,33 +88,15 @@ class FigureFiles:
 
 
 class FigureWriter:
-    """Renders figures here, or in a background process once :meth:`start_background` ran.
+    """Renders figures through a :class:`~.background.BackgroundWork`: here, or in its process.
 
     Used as the run's ``outputs.figures``: every figure of a run goes through
-    :meth:`write`, and :meth:`close` waits for them all before the outputs are moved
-    into place.
+    :meth:`write`; the run's ``outputs.background`` waits for them all before the
+    outputs are moved into place.
     """
 
-    def __init__(self) -> None:
-        self._background: BackgroundProcess | None = None
-        self._figures: list[FigureFiles] = []
-        self._ran_here = 0  # of a background process stopped
-
-    @property
-    def in_background(self) -> bool:
-        """Whether figures are rendered by the background process."""
-        return self._background is not None
-
-    @property
-    def ran_here(self) -> int:
-        """Figures the background process was given but that were rendered here (0: none)."""
-        now = self._background.ran_here if self._background is not None else 0
-        return self._ran_here + now
-
-    def start_background(self) -> None:
-        """Render the figures written from now on in a background process (started now)."""
-        if self._background is None:
-            self._background = BackgroundProcess(PRELOAD)
+    def __init__(self, work: BackgroundWork | None = None) -> None:
+        self.work = work if work is not None else BackgroundWork()
 
     def write(
         self,
@@ -130,35 +112,6 @@ class FigureWriter:
         Returns at once when a background process renders; the figure is pickled first,
         so the caller may reuse or drop it.
         """
-        args = (obj, stem, tuple(formats), dpi, report_dpi)
-        pending = (
-            Pending.now(render_figure, *args)
-            if self._background is None
-            else self._background.submit(render_figure, *args)
-        )
-        if self._background is None:
-            pending.result()  # a figure written here raises here, as save_figure does
+        pending = self.work.submit(render_figure, obj, stem, tuple(formats), dpi, report_dpi)
         paths = tuple(stem.with_name(f"{stem.name}.{fmt}") for fmt in formats)
-        files = FigureFiles(paths, pending)
-        self._figures.append(files)
-        return files
-
-    def close(self) -> None:
-        """Wait for every figure (raising the first error) and stop the background process."""
-        try:
-            for files in self._figures:
-                files.wait()
-        except BaseException:
-            self.kill()
-            raise
-        if self._background is not None:
-            self._background.close()
-            self._ran_here += self._background.ran_here
-            self._background = None
-
-    def kill(self) -> None:
-        """Stop the background process now (a run that failed writes nothing more)."""
-        if self._background is not None:
-            self._background.kill()
-            self._ran_here += self._background.ran_here
-            self._background = None
+        return FigureFiles(paths, pending)

@@ -32,6 +32,7 @@ from ..evaluation.engine import Engine, LocalEngine
 from ..evaluation.remote import RemoteStudy, load_remote, score_partitions
 from ..frame import LoadedStudy
 from ..io.partitioned import prepare_partitions
+from ..output.figure_writer import PRELOAD
 from ..progress import Stages, stages
 from .advice import MemoryAdvice
 from .correlations import correlation_step
@@ -359,7 +360,7 @@ def settle_stage(state: RunState) -> None:
     settled = plan.settled(loaded.judgments, loaded.frame, user_scale=loaded.study.user_grade_scale)
     write_config_toml(state.outputs, settled.settings)
     if settled.background:  # started now, it has imported matplotlib by the first figure
-        state.outputs.figures.start_background()
+        state.outputs.background.start(PRELOAD)
     state.settled = settled
     state.cell = figure_cell(loaded, settled.settings.figures) if settled.request.figures else None
 
@@ -465,8 +466,8 @@ def statistics_stage(state: RunState) -> None:
         "sessions",
         advice=state.advice.for_statistics,
     ):
-        state.statistics = statistics_step(
-            state.outputs, tables.per_session, plan.settings.statistics
+        state.statistics = state.outputs.in_background(
+            statistics_step, tables.per_session, plan.settings.statistics
         )
 
 
@@ -479,8 +480,8 @@ def correlations_stage(state: RunState) -> None:
         "sessions",
         advice=state.advice.for_correlations,
     ):
-        state.correlations = correlation_step(
-            state.outputs, tables.per_session, plan.settings, figure=plan.request.figures
+        state.correlations = state.outputs.in_background(
+            correlation_step, tables.per_session, plan.settings, figure=plan.request.figures
         )
 
 

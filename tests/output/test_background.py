@@ -64,3 +64,23 @@ def test_pending_now_keeps_the_exception_for_result():
     pending = Pending.now(math.sqrt, -1.0)
     with pytest.raises(ValueError, match="math domain error"):
         pending.result()
+
+
+def _write_failed(path: str) -> None:
+    from pathlib import Path
+
+    from sessionval.errors import WriteError
+
+    raise WriteError(Path(path), "disk full")  # a custom __init__: not rebuilt from args
+
+
+def test_an_exception_with_its_own_init_comes_back_as_itself():
+    from sessionval.errors import WriteError
+
+    with BackgroundProcess() as helper:
+        failed = helper.submit(_write_failed, "/out/figures/fig1.png")
+        with pytest.raises(WriteError) as raised:
+            failed.result()
+    with pytest.raises(WriteError) as here:
+        _write_failed("/out/figures/fig1.png")
+    assert str(raised.value) == str(here.value) and "fig1.png" in str(raised.value)

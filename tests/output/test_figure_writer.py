@@ -6,7 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sessionval.errors import WriteError
 from sessionval.output import plots
+from sessionval.output.background import BackgroundWork
 from sessionval.output.figure_writer import FigureWriter
 
 
@@ -22,14 +24,14 @@ def _session_curves():
 
 @pytest.mark.parametrize("formats", [("png", "svg", "pdf"), ("svg",)])
 def test_background_files_equal_local_files(tmp_path, formats):
-    local, background = FigureWriter(), FigureWriter()
-    background.start_background()
+    local, background = FigureWriter(), FigureWriter(BackgroundWork())
+    background.work.start()
     (tmp_path / "here").mkdir()
     (tmp_path / "there").mkdir()
     here = local.write(_session_curves(), tmp_path / "here" / "fig2", formats=formats)
     there = background.write(_session_curves(), tmp_path / "there" / "fig2", formats=formats)
-    background.close()
-    assert background.ran_here == 0  # the figure pickled: rendered by the other process
+    background.work.close()
+    assert background.work.ran_here == 0  # the figure pickled: rendered by the other process
     for a, b in zip(here.paths, there.paths, strict=True):
         assert a.name == b.name and a.read_bytes() == b.read_bytes()
     assert here.report_png() == there.report_png()
@@ -41,7 +43,8 @@ def test_background_files_equal_local_files(tmp_path, formats):
 
 def test_a_failed_write_is_raised_by_close(tmp_path):
     writer = FigureWriter()
-    writer.start_background()
+    writer.work.start()
     writer.write(_session_curves(), tmp_path / "missing" / "fig2", formats=("png",))
-    with pytest.raises(Exception, match="missing"):
-        writer.close()
+    with pytest.raises(WriteError, match="missing"):
+        writer.work.close()
+    assert not writer.work.started  # stopped: a failed run leaves no process behind

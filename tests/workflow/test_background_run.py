@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from sessionval import write_study
-from sessionval.output.figure_writer import FigureWriter
+from sessionval.output.background import BackgroundWork
 from sessionval.workflow import run
 from sessionval.workflow.config_file import RunOptions
 from sessionval.workflow.plan import use_background
@@ -25,13 +25,13 @@ def test_background_figures_equal_figures_rendered_here(tmp_path, monkeypatch):
     logs = tmp_path / "logs"
     write_study(logs, n_sessions=60, seed=11, formats="jsonl")
     started = []
-    start = FigureWriter.start_background
+    start = BackgroundWork.start
 
-    def watched(self: FigureWriter) -> None:
+    def watched(self: BackgroundWork, preload: tuple[str, ...] = ()) -> None:
         started.append(self)
-        start(self)
+        start(self, preload)
 
-    monkeypatch.setattr(FigureWriter, "start_background", watched)
+    monkeypatch.setattr(BackgroundWork, "start", watched)
     outs = {}
     for value in ("false", "true"):
         out = tmp_path / f"out-{value}"
@@ -42,18 +42,24 @@ def test_background_figures_equal_figures_rendered_here(tmp_path, monkeypatch):
         outs[value] = (out, res)
         assert len(started) == (value == "true")  # the second process only when asked
     (here, res_here), (there, res_there) = outs["false"], outs["true"]
-    images = sorted(p.relative_to(here) for p in (here / "figures").iterdir())
-    assert any(p.suffix == ".pdf" for p in images) and len(images) > 20
-    assert images == sorted(p.relative_to(there) for p in (there / "figures").iterdir())
-    for rel in images:
-        assert (here / rel).read_bytes() == (there / rel).read_bytes(), rel
+    # every file the same bytes: figures, their tables, the statistics' and correlations'
+    # tables (made in the background process); not those that record when or how they ran
+    varies = {"config.toml", "config.json", "validation.txt", "report.html", ".dta", ".sav"}
+    files = sorted(p.relative_to(here) for p in here.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(there) for p in there.rglob("*") if p.is_file())
+    assert sum(p.suffix == ".pdf" for p in files) > 5
+    names = {p.name for p in files}
+    assert {"comparisons.csv", "mixed_model.csv", "rating_correlations.csv"} <= names
+    for rel in files:
+        if rel.name not in varies and rel.suffix not in varies:
+            assert (here / rel).read_bytes() == (there / rel).read_bytes(), rel
     # the report shows the same figures (its PNGs and SVGs are the background's)
     uris = [
         re.findall(r"data:image/[^\"']+", (o / "report.html").read_text()) for o in (here, there)
     ]
     assert len(uris[0]) > 10 and uris[0] == uris[1]
     assert sorted(res_here.files) == sorted(res_there.files)
-    assert started[0].ran_here == 0  # every figure pickled: none rendered here
+    assert started[0].ran_here == 0  # every figure and step pickled: none made here
 
 
 @pytest.mark.parametrize(("value", "n_sessions", "cpus", "expected"), [
