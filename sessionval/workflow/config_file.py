@@ -186,9 +186,10 @@ class RunOptions(Section):
     )
     background_process: bool | Literal["auto"] = Field(
         "auto",
-        description="render the figures in a second process while the run goes on (the "
-        f"same files): auto for a study of at least {BACKGROUND_SESSIONS:,} sessions on a "
-        "machine with more than one CPU, true always, false never",
+        description="render the figures and compare the systems and the ratings in a second "
+        "process while the run goes on (the same files): auto for a study of at least "
+        f"{BACKGROUND_SESSIONS:,} sessions on a machine with more than one CPU, true "
+        "always, false never",
     )
     csv_safe: bool = Field(
         False,
