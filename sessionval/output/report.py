@@ -17,8 +17,9 @@ import base64
 import datetime as _dt
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -49,7 +50,6 @@ __all__ = [
 # from here, where the previous release had them.
 
 
-@dataclass(frozen=True)
 class ReportFigure:
     """One figure of the report.
 
@@ -58,21 +58,55 @@ class ReportFigure:
     title
         Heading shown above the figure.
     png
-        The figure as PNG bytes (what the browser shows).
+        The figure as PNG bytes (what the browser shows), or a function returning them
+        (called once, when the report first reads them: a figure being written in the
+        background, :class:`~sessionval.output.figure_writer.FigureFiles`).
     caption
         Text under the figure (what it shows, its parameters).
     svg
-        The same figure as SVG bytes, offered as a download link (optional).
+        The same figure as SVG bytes, offered as a download link (optional), or a
+        function returning them (or ``None``).
     """
 
-    title: str
-    png: bytes
-    caption: str = ""
-    svg: bytes | None = None
+    def __init__(
+        self,
+        title: str,
+        png: bytes | Callable[[], bytes],
+        caption: str = "",
+        svg: bytes | Callable[[], bytes | None] | None = None,
+    ) -> None:
+        self.title = title
+        self.caption = caption
+        self._png, self._svg = png, svg
+        if isinstance(png, bytes):
+            _check_png(title, png)
 
-    def __post_init__(self) -> None:
-        if not self.png.startswith(b"\x89PNG\r\n\x1a\n"):
-            raise SessionvalError(f"figure {self.title!r}: png is not PNG data")
+    @cached_property
+    def png(self) -> bytes:
+        """The PNG bytes."""
+        data = self._png() if callable(self._png) else self._png
+        _check_png(self.title, data)
+        return data
+
+    @cached_property
+    def svg(self) -> bytes | None:
+        """The SVG bytes, or None."""
+        return self._svg() if callable(self._svg) else self._svg
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ReportFigure):
+            return NotImplemented
+        mine, theirs = (self.title, self.caption), (other.title, other.caption)
+        return mine == theirs and (self.png, self.svg) == (other.png, other.svg)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[type[ReportFigure], tuple[str, bytes, str, bytes | None]]:
+        """Pickled with its bytes (a figure made in the run's background process)."""
+        return ReportFigure, (self.title, self.png, self.caption, self.svg)
+
+    def __repr__(self) -> str:
+        return f"ReportFigure(title={self.title!r}, caption={self.caption!r})"
 
     @property
     def png_uri(self) -> str:
@@ -85,6 +119,11 @@ class ReportFigure:
         if self.svg is None:
             return None
         return "data:image/svg+xml;base64," + base64.b64encode(self.svg).decode("ascii")
+
+
+def _check_png(title: str, png: bytes) -> None:
+    if not png.startswith(b"\x89PNG\r\n\x1a\n"):
+        raise SessionvalError(f"figure {title!r}: png is not PNG data")
 
 
 @dataclass(frozen=True)

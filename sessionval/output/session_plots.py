@@ -13,7 +13,7 @@ Query labels Q1…Qn thin out when they would overlap.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pandas as pd
@@ -56,7 +56,9 @@ def _mark_queries(ax: Axes, cutoff: int, n_queries: int) -> None:
             label="_query boundary",
             zorder=0,
         )
-    top = ax.secondary_xaxis("top")
+    # named identity functions, not matplotlib's default lambdas: the figure pickles (it
+    # is rendered in the run's background process)
+    top = ax.secondary_xaxis("top", functions=(_same, _same))
     fig = ax.get_figure(root=True)
     width = fig.get_size_inches()[0] * ax.get_position().width if fig is not None else 3.0
     fits = max(1, int(width / _QUERY_LABEL_INCHES))
@@ -65,6 +67,11 @@ def _mark_queries(ax: Axes, cutoff: int, n_queries: int) -> None:
     top.set_xticks((shown - 0.5) * cutoff + 0.5, labels=[f"Q{q}" for q in shown])
     top.tick_params(labelsize=FONT["tick"] - 1 if n_queries > 8 else FONT["tick"], length=0)
     ax.set_xlim(0.5, n_queries * cutoff + 0.5)
+
+
+def _same(x: Any) -> Any:
+    """The secondary axis' scale: the same as the main axis'."""
+    return x
 
 
 def plot_session_curves(

@@ -53,6 +53,10 @@ __all__ = [
 ]
 
 ExportFormat = Literal["csv", "parquet", "dta", "sav"]
+
+#: Sessions from which ``[run] background_process = "auto"`` renders the figures in a
+#: second process (below it, starting the process costs more than it saves).
+BACKGROUND_SESSIONS: Final = 20_000
 ImageFormat = Literal["png", "svg", "pdf"]
 #: The export formats, in the order they are written.
 EXPORT_FORMATS: Final[tuple[ExportFormat, ...]] = ("csv", "parquet", "dta", "sav")
@@ -179,6 +183,13 @@ class RunOptions(Section):
         LARGE_ROWS,
         ge=1,
         description="rows above which an export or tables/per_position is large (see all_formats)",
+    )
+    background_process: bool | Literal["auto"] = Field(
+        "auto",
+        description="render the figures and compare the systems and the ratings in a second "
+        "process while the run goes on (the same files): auto for a study of at least "
+        f"{BACKGROUND_SESSIONS:,} sessions on a machine with more than one CPU, true "
+        "always, false never",
     )
     csv_safe: bool = Field(
         False,

@@ -184,14 +184,10 @@ def _figure(
     ext = "parquet" if len(per_session) > RASTER_POINTS else "csv"
     points = f"figures/rating_correlations.{ext}"
     outputs.write_frame(points, _points(per_session, measures, ratings))
-    written = plots.save_figure(
+    files = outputs.figures.write(
         fig, outputs.root / "figures" / "rating_correlations", formats=settings.figures.formats
     )
-    outputs.add(*written)
-    files = {p.suffix: p for p in written}
-    # the report shows the PNG just written: a panel per measure and rating is the
-    # costliest figure to render again
-    png = files[".png"].read_bytes() if ".png" in files else plots.figure_bytes(fig, "png", dpi=110)
+    outputs.add(*files.paths)
     dense = bool((panel_sizes(per_session, measures, ratings) > threshold).any())
     drawn = (
         f"A panel of more than {threshold:,} sessions ([figures] density_points) is a 2-D "
@@ -203,9 +199,9 @@ def _figure(
     return (
         ReportFigure(
             "Each measure against each rating",
-            png,
+            files.report_png,
             caption=f"{drawn}; the black line joins the mean per rating level (the "
             f"points: {points}). " + plots.params_text(params),
-            svg=files[".svg"].read_bytes() if ".svg" in files else None,
+            svg=files.svg,
         ),
     )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import pandas as pd
@@ -157,8 +156,11 @@ def draw_figures(
     """Draw every figure that can be drawn, write it in ``[figures] formats``; the report's figures.
 
     The files are written at :data:`FILE_DPI` (PNG, SVG and PDF by default); the report
-    shows the PNG written reduced to :data:`REPORT_DPI` (drawn at it when no PNG is
-    written).  A figure whose drawing fails on the data (a
+    shows the PNG written reduced to
+    :data:`~sessionval.output.figure_writer.REPORT_DPI` (drawn at it when no PNG is
+    written).  ``outputs.figures`` renders them, here or in the run's background
+    process (:class:`~sessionval.output.figure_writer.FigureWriter`).  A figure whose
+    drawing fails on the data (a
     :class:`~sessionval.errors.SessionvalError` of the plot functions) is added to
     ``data.skipped`` with the reason, like the figures :func:`figure_data` already found
     empty.
@@ -173,37 +175,27 @@ def draw_figures(
         except SessionvalError as exc:
             data.skipped[name] = str(exc)
             continue
-        formats = settings.figures.formats
-        written = plots.save_figure(
-            ax, outputs.path(f"figures/{name}"), formats=formats, dpi=FILE_DPI
+        files = outputs.figures.write(
+            ax, outputs.path(f"figures/{name}"), formats=settings.figures.formats, dpi=FILE_DPI
         )
-        outputs.add(*written)
-        svg = [p for p in written if p.suffix == ".svg"]
-        png = [p for p in written if p.suffix == ".png"]
+        outputs.add(*files.paths)
         caption = spec.caption
         if "ci_low" in data.tables[name].columns:
             caption += f" {_band_caption(data.confidence, name)}"
         figures.append(
             ReportFigure(
                 spec.title,
-                _report_png(ax, png[0] if png else None),
+                files.report_png,
                 caption=caption + " " + plots.params_text(params),
-                svg=svg[0].read_bytes() if svg else None,
+                svg=files.svg,
             )
         )
     return figures
 
 
-#: Resolution of the figures written (``save_figure``'s) and of the report's PNG.
+#: Resolution of the figures written (``save_figure``'s); the report's PNG is this one
+#: reduced to :data:`~sessionval.output.figure_writer.REPORT_DPI`.
 FILE_DPI: Final = 300
-REPORT_DPI: Final = 150
-
-
-def _report_png(ax: Axes, written: Path | None) -> bytes:
-    """The report's PNG: the PNG written, reduced to :data:`REPORT_DPI`; else drawn at it."""
-    if written is not None:
-        return plots.reduced_png(written.read_bytes(), FILE_DPI // REPORT_DPI)
-    return plots.figure_bytes(ax, "png", dpi=REPORT_DPI)
 
 
 def _band_caption(confidence: float | None, name: str) -> str:

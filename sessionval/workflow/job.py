@@ -32,6 +32,7 @@ from ..evaluation.engine import Engine, LocalEngine
 from ..evaluation.remote import RemoteStudy, load_remote, score_partitions
 from ..frame import LoadedStudy
 from ..io.partitioned import prepare_partitions
+from ..output.figure_writer import PRELOAD
 from ..progress import Stages, stages
 from .advice import MemoryAdvice
 from .correlations import correlation_step
@@ -350,12 +351,16 @@ def settle_stage(state: RunState) -> None:
     """The one change after :func:`resolve`: ``gains = "auto"`` fitted to the data; ``config.toml``.
 
     A no-op for the gains when a one-pass load fitted them from the judgments already;
-    ``config.toml`` is written from the settled plan, before any scoring.
+    ``config.toml`` is written from the settled plan, before any scoring.  A large
+    study's figures are rendered by a second process from here on
+    (``[run] background_process``).
     """
     loaded = need(state.loaded, "loaded")
     plan = state.one_pass.plan if state.one_pass is not None else state.plan
     settled = plan.settled(loaded.judgments, loaded.frame, user_scale=loaded.study.user_grade_scale)
     write_config_toml(state.outputs, settled.settings)
+    if settled.background:  # started now, it has imported matplotlib by the first figure
+        state.outputs.background.start(PRELOAD)
     state.settled = settled
     state.cell = figure_cell(loaded, settled.settings.figures) if settled.request.figures else None
 
@@ -461,8 +466,8 @@ def statistics_stage(state: RunState) -> None:
         "sessions",
         advice=state.advice.for_statistics,
     ):
-        state.statistics = statistics_step(
-            state.outputs, tables.per_session, plan.settings.statistics
+        state.statistics = state.outputs.in_background(
+            statistics_step, tables.per_session, plan.settings.statistics
         )
 
 
@@ -475,8 +480,8 @@ def correlations_stage(state: RunState) -> None:
         "sessions",
         advice=state.advice.for_correlations,
     ):
-        state.correlations = correlation_step(
-            state.outputs, tables.per_session, plan.settings, figure=plan.request.figures
+        state.correlations = state.outputs.in_background(
+            correlation_step, tables.per_session, plan.settings, figure=plan.request.figures
         )
 
 

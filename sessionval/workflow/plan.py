@@ -15,6 +15,7 @@ decision :func:`~sessionval.evaluation.session.evaluate` makes from Python.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +30,7 @@ from ..io.formats import detect_format
 from ..io.partitioned import PARTITIONED
 from ..models.judgments import GradeScale
 from ..problems import Mode
+from .config_file import BACKGROUND_SESSIONS
 from .settings import RunSettings, run_settings
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "RunPlan",
     "RunRequest",
     "resolve",
+    "use_background",
 ]
 
 #: Formats the tables may be written in (``table_formats``).
@@ -111,6 +114,9 @@ class RunPlan:
         workers and gathered).
     table_formats
         Formats of ``tables/``.
+    background
+        Whether the figures are rendered in a second process
+        (``[run] background_process``, decided by :meth:`settled` from the study's size).
     """
 
     request: RunRequest
@@ -119,6 +125,7 @@ class RunPlan:
     placement: Placement
     load_options: Mapping[str, Any]
     table_formats: tuple[str, ...]
+    background: bool = False
 
     @property
     def mode(self) -> Mode:
@@ -137,9 +144,45 @@ class RunPlan:
         *,
         user_scale: GradeScale | None = None,
     ) -> RunPlan:
-        """The plan with the gain scheme fitted to the data (:meth:`RunSettings.settled`)."""
+        """The plan fitted to the data: the gain scheme, the figures' process.
+
+        The gain scheme by :meth:`RunSettings.settled`; whether the figures are rendered
+        in a second process by :func:`use_background`.
+        """
         settings = self.settings.settled(judgments, frame, user_scale=user_scale)
-        return self if settings is self.settings else replace(self, settings=settings)
+        background = use_background(
+            self.settings.file.run.background_process,
+            frame.n_sessions if frame is not None else 0,
+            figures=self.request.figures,
+        )
+        if settings is self.settings and background == self.background:
+            return self
+        return replace(self, settings=settings, background=background)
+
+
+def use_background(
+    option: bool | Literal["auto"], n_sessions: int, *, figures: bool, cpus: int | None = None
+) -> bool:
+    """``[run] background_process`` decided: ``"auto"`` from the study's size and the CPUs.
+
+    A second process pays for itself when the figures take seconds to render (a study
+    of :data:`~sessionval.workflow.config_file.BACKGROUND_SESSIONS` sessions or more)
+    and a second CPU can render them (``cpus``: this process's, by default).
+
+    >>> use_background("auto", 200_000, figures=True, cpus=2)
+    True
+    >>> use_background("auto", 200_000, figures=True, cpus=1)
+    False
+    >>> use_background(True, 10, figures=True)
+    True
+    """
+    if not figures or option is False:
+        return False
+    if option is True:
+        return True
+    if cpus is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return n_sessions >= BACKGROUND_SESSIONS and (cpus or 1) > 1
 
 
 def _placement(request: RunRequest, fmt: str, settings: RunSettings) -> Placement:

@@ -30,8 +30,8 @@ def reformulation_figures(
     """Draw and write ``figures/reformulation_gains`` and ``figures/reformulation_transitions``.
 
     ``formats`` are the image formats written (``[figures] formats``); the report embeds
-    the PNG written (a PNG at 110 dpi when no PNG is) and offers the SVG when one was
-    written.
+    the PNG written, reduced to 150 dpi (drawn at 150 dpi when no PNG is written), and
+    offers the SVG when one was written.
     """
     (outputs.root / "figures").mkdir(parents=True, exist_ok=True)
     gains = effects[(effects["level"] == "group") & (effects["outcome"] == "delta_dcg")]
@@ -56,21 +56,14 @@ def reformulation_figures(
     out = []
     for name, title, ax, table, caption in drawn:
         outputs.write_frame(f"figures/{name}.csv", table)
-        written = plots.save_figure(ax, outputs.root / "figures" / name, formats=formats)
-        outputs.add(*written)
-        files = {p.suffix: p for p in written}
-        # the report shows the PNG just written (as the rating figure's): no fourth render
-        png = (
-            files[".png"].read_bytes()
-            if ".png" in files
-            else plots.figure_bytes(ax, "png", dpi=110)
-        )
+        files = outputs.figures.write(ax, outputs.root / "figures" / name, formats=formats)
+        outputs.add(*files.paths)
         out.append(
             ReportFigure(
                 title,
-                png,
+                files.report_png,
                 caption=caption + plots.params_text(params),
-                svg=files[".svg"].read_bytes() if ".svg" in files else None,
+                svg=files.svg,
             )
         )
     return tuple(out)

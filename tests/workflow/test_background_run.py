@@ -1,0 +1,77 @@
+"""``[run] background_process``: the figures rendered by a second process are the same files."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from sessionval import write_study
+from sessionval.output.background import BackgroundWork
+from sessionval.workflow import run
+from sessionval.workflow.config_file import RunOptions
+from sessionval.workflow.plan import use_background
+
+
+def _config(tmp_path: Path, value: str) -> Path:
+    path = tmp_path / f"run-{value}.toml"
+    path.write_text(f"[run]\nbackground_process = {value}\n", encoding="utf-8")
+    return path
+
+
+def test_background_figures_equal_figures_rendered_here(tmp_path, monkeypatch):
+    logs = tmp_path / "logs"
+    write_study(logs, n_sessions=60, seed=11, formats="jsonl")
+    started = []
+    start = BackgroundWork.start
+
+    def watched(self: BackgroundWork, preload: tuple[str, ...] = ()) -> None:
+        started.append(self)
+        start(self, preload)
+
+    monkeypatch.setattr(BackgroundWork, "start", watched)
+    outs = {}
+    for value in ("false", "true"):
+        out = tmp_path / f"out-{value}"
+        res = run(
+            logs, qrels=logs / "qrels.txt", out=out, progress=False,
+            config_path=_config(tmp_path, value),
+        )  # fmt: skip
+        outs[value] = (out, res)
+        assert len(started) == (value == "true")  # the second process only when asked
+    (here, res_here), (there, res_there) = outs["false"], outs["true"]
+    # every file the same bytes: figures, their tables, the statistics' and correlations'
+    # tables (made in the background process); not those that record when or how they ran
+    varies = {"config.toml", "config.json", "validation.txt", "report.html", ".dta", ".sav"}
+    files = sorted(p.relative_to(here) for p in here.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(there) for p in there.rglob("*") if p.is_file())
+    assert sum(p.suffix == ".pdf" for p in files) > 5
+    names = {p.name for p in files}
+    assert {"comparisons.csv", "mixed_model.csv", "rating_correlations.csv"} <= names
+    for rel in files:
+        if rel.name not in varies and rel.suffix not in varies:
+            assert (here / rel).read_bytes() == (there / rel).read_bytes(), rel
+    # the report shows the same figures (its PNGs and SVGs are the background's)
+    uris = [
+        re.findall(r"data:image/[^\"']+", (o / "report.html").read_text()) for o in (here, there)
+    ]
+    assert len(uris[0]) > 10 and uris[0] == uris[1]
+    assert sorted(res_here.files) == sorted(res_there.files)
+    assert started[0].ran_here == 0  # every figure and step pickled: none made here
+
+
+@pytest.mark.parametrize(("value", "n_sessions", "cpus", "expected"), [
+    ("auto", 60, 2, False), ("auto", 20_000, 2, True), ("auto", 10**6, 1, False),
+    (True, 60, 1, True), (False, 10**6, 2, False),
+])  # fmt: skip
+def test_background_decided_from_the_study_and_the_cpus(value, n_sessions, cpus, expected):
+    option = RunOptions(background_process=value).background_process
+    assert use_background(option, n_sessions, figures=True, cpus=cpus) is expected
+    assert use_background(option, n_sessions, figures=False, cpus=cpus) is False  # no figures
+
+
+def test_background_process_accepts_auto_true_false_only():
+    with pytest.raises(ValidationError, match="background_process"):
+        RunOptions(background_process="yes")
