@@ -135,30 +135,20 @@ def add_squares(out: FloatArray, cum: FloatArray, runs: CellRuns) -> FloatArray:
     one segment (``np.add.at`` on rows: 10x slower).  The last step of
     :func:`cumulated_squares`, for a block whose cumulated vectors serve several sums.
     """
-    cells, sums = square_sums(cum, runs)
+    cells, sums = square_sums(cum**2, runs)
     out[cells] += sums
     return out
 
 
-def square_sums(
-    cum: FloatArray, runs: CellRuns, divisor: tuple[FloatArray, IntArray] | None = None
-) -> tuple[IntArray, FloatArray]:
-    """Each cell's sum of the squared cumulated vectors ``cum`` (a row per list): cells, sums.
+def square_sums(squares: FloatArray, runs: CellRuns) -> tuple[IntArray, FloatArray]:
+    """Each cell's sum of the rows of ``squares`` (squared cumulated vectors): cells, sums.
 
     The order-free part of :func:`add_squares` (``out[cells] += sums`` is the rest), for a
-    caller that adds the sums of blocks in block order itself.  ``divisor``:
-    ``(matrix, row)``, list ``q``'s vector divided by ``matrix[row[q]]`` first (nCG and
-    nDCG).  The lists are taken in cell order, then divided and squared in place: the
-    same values as squaring ``cum`` first, one dense copy instead of three.
+    caller that squares a block's vector once for several sums and adds them in block
+    order itself: the squares of ``cum[order]`` are those of ``cum`` reordered, bit for bit.
     """
     order, cell, first = runs
-    x = cum[order]
-    if divisor is not None:
-        matrix, row = divisor
-        with np.errstate(divide="ignore", invalid="ignore"):
-            x /= matrix[row[order]]
-    np.square(x, out=x)
-    return cell[first], np.add.reduceat(x, first, axis=0)
+    return cell[first], np.add.reduceat(squares[order], first, axis=0)
 
 
 def add_bands(

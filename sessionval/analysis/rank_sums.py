@@ -73,8 +73,9 @@ class _Chunk:
     """The rows of queries ``q0 .. q0 + n - 1`` cut at ``ranks``, and what they share.
 
     ``d`` is each row's discounted gain; :meth:`scaled` each row's value times a per-query
-    weight and :meth:`cumulated` each query's cumulated vector of some row values, each
-    taken once per chunk whoever asks (the bands' squares), until :meth:`release`.
+    weight, :meth:`cumulated` each query's cumulated vector of some row values and
+    :meth:`squared` its square, each taken once per chunk whoever asks (the bands'
+    squares), until :meth:`release`.
     """
 
     q0: int
@@ -101,6 +102,13 @@ class _Chunk:
             )
         return self._memo[cum]
 
+    def squared(self, key: str, values: FloatArray) -> FloatArray:
+        """``(n, ranks)``: the square of :meth:`cumulated` (one per ``key``)."""
+        sq = f"sq {key}"
+        if sq not in self._memo:
+            self._memo[sq] = self.cumulated(key, values) ** 2
+        return self._memo[sq]
+
     def release(self) -> None:
         """Drop what was taken once for several askers (dense ``n`` by ``ranks`` vectors)."""
         self._memo.clear()
@@ -122,8 +130,6 @@ def _chunks(ev: SessionEvaluation, ranks: int) -> Iterator[Callable[[], _Chunk]]
         if r.size and int(r.max()) > ranks:
             cut = r <= ranks
             q, r, g = q[cut], r[cut], g[cut]
-        # int32 rows while a chunk waits its turn (query < 2**31; cells stay int64)
-        q, r = q.astype(np.int32), r.astype(np.int32)
         return _Chunk(q0, min(n_q, q0 + QUERY_BLOCK) - q0, ranks, q, r, g, g / disc[r - 1])
 
     for q0 in range(0, n_q, QUERY_BLOCK):
@@ -211,9 +217,9 @@ class _QueryAdder:
             return []
         runs = cell_runs(self.qgroup[c.q0 : c.q0 + c.n])
         if vector == "d":
-            return [("dcg_q2", *square_sums(c.cumulated("d", c.d), runs))]
+            return [("dcg_q2", *square_sums(c.squared("d", c.d), runs))]
         dq = c.scaled("dq", c.d, self.qd)
-        return [("sdcg_q2", *square_sums(c.cumulated("dq", dq), runs))]
+        return [("sdcg_q2", *square_sums(c.squared("dq", dq), runs))]
 
     def add(self, c: _Chunk, partial: _Partial) -> None:
         """Add the chunk's rows and :meth:`partial` to the running sums (chunks in order)."""
@@ -318,11 +324,13 @@ class _CgAdder:
         q0, q1 = c.q0, c.q0 + c.n
         top = self.qtop[q0:q1]
         values, ideal = (c.g, self.icg) if vector == "g" else (c.d, self.idcg)
-        cum = c.cumulated(vector, values)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            normalised = c.cumulated(vector, values) / ideal[top]
+        np.square(normalised, out=normalised)  # in place: one dense matrix less at a time
         name = "CG" if vector == "g" else "DCG"
         return [
-            (name, *square_sums(cum, cell_runs(self.qsys[q0:q1]))),
-            (f"n{name}", *square_sums(cum, cell_runs(self.defined_cell[q0:q1]), (ideal, top))),
+            (name, *square_sums(c.squared(vector, values), cell_runs(self.qsys[q0:q1]))),
+            (f"n{name}", *square_sums(normalised, cell_runs(self.defined_cell[q0:q1]))),
         ]
 
     def add(self, c: _Chunk, partial: _Partial) -> None:
