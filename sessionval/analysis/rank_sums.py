@@ -58,10 +58,6 @@ CG_MEASURES: Final[tuple[str, ...]] = ("CG", "DCG", "nCG", "nDCG")
 #: Threads preparing chunks (:func:`_in_order`): two cores' worth, or one where there is one.
 WORKERS: Final[int] = min(2, os.cpu_count() or 1)
 
-#: The rows' values whose per-query cumulated vectors the bands square: the discounted
-#: gain, it times the query discount (Figure 1's sDCG), the gain (the CG curves).
-VECTORS: Final[tuple[str, ...]] = ("d", "dq", "g")
-
 #: A chunk's partial sums of squares: (name of the running sum, its cells, their sums).
 _Partial = list[tuple[str, IntArray, FloatArray]]
 _T = TypeVar("_T")
@@ -110,8 +106,9 @@ class _Chunk:
         return self._memo[sq]
 
     def release(self) -> None:
-        """Drop what was taken once for several askers (dense ``n`` by ``ranks`` vectors)."""
-        self._memo.clear()
+        """Drop the dense vectors (``n`` by ``ranks`` each); keep the rows and scaled values."""
+        for k in [k for k in self._memo if k.startswith(("cum ", "sq "))]:
+            del self._memo[k]
 
 
 def _chunks(ev: SessionEvaluation, ranks: int) -> Iterator[Callable[[], _Chunk]]:
@@ -211,15 +208,16 @@ class _QueryAdder:
         names = ("dcg_q", "sdcg_q") + (("sdcg_q2", "dcg_q2") if squares else ())
         self.sums = {k: np.zeros((n_cls, ranks)) for k in names}
 
-    def partial(self, c: _Chunk, vector: str) -> _Partial:
-        """The chunk's sums of squares per cell of one of its :data:`VECTORS` (any thread)."""
-        if not self.squares or vector == "g":
+    def partial(self, c: _Chunk) -> _Partial:
+        """The chunk's sums of squares per cell (no running sum touched: any thread)."""
+        if not self.squares:
             return []
         runs = cell_runs(self.qgroup[c.q0 : c.q0 + c.n])
-        if vector == "d":
-            return [("dcg_q2", *square_sums(c.squared("d", c.d), runs))]
         dq = c.scaled("dq", c.d, self.qd)
-        return [("sdcg_q2", *square_sums(c.squared("dq", dq), runs))]
+        return [
+            ("sdcg_q2", *square_sums(c.squared("dq", dq), runs)),
+            ("dcg_q2", *square_sums(c.squared("d", c.d), runs)),
+        ]
 
     def add(self, c: _Chunk, partial: _Partial) -> None:
         """Add the chunk's rows and :meth:`partial` to the running sums (chunks in order)."""
@@ -317,20 +315,22 @@ class _CgAdder:
         if squares:
             self.sums |= {m: np.zeros((n_g, ranks)) for m in CG_MEASURES}
 
-    def partial(self, c: _Chunk, vector: str) -> _Partial:
-        """The chunk's sums of squares per system of one of its :data:`VECTORS` (any thread)."""
-        if not self.squares or vector == "dq":
+    def partial(self, c: _Chunk) -> _Partial:
+        """The chunk's sums of squares per system (no running sum touched: any thread)."""
+        if not self.squares:
             return []
         q0, q1 = c.q0, c.q0 + c.n
+        by_system = cell_runs(self.qsys[q0:q1])
+        defined = cell_runs(self.defined_cell[q0:q1])
         top = self.qtop[q0:q1]
-        values, ideal = (c.g, self.icg) if vector == "g" else (c.d, self.idcg)
+        cum_g, cum_d = c.cumulated("g", c.g), c.cumulated("d", c.d)
         with np.errstate(divide="ignore", invalid="ignore"):
-            normalised = c.cumulated(vector, values) / ideal[top]
-        np.square(normalised, out=normalised)  # in place: one dense matrix less at a time
-        name = "CG" if vector == "g" else "DCG"
+            ncg, ndcg = (cum_g / self.icg[top]) ** 2, (cum_d / self.idcg[top]) ** 2
         return [
-            (name, *square_sums(c.squared(vector, values), cell_runs(self.qsys[q0:q1]))),
-            (f"n{name}", *square_sums(normalised, cell_runs(self.defined_cell[q0:q1]))),
+            ("CG", *square_sums(c.squared("g", c.g), by_system)),
+            ("DCG", *square_sums(c.squared("d", c.d), by_system)),
+            ("nCG", *square_sums(ncg, defined)),
+            ("nDCG", *square_sums(ndcg, defined)),
         ]
 
     def add(self, c: _Chunk, partial: _Partial) -> None:
@@ -423,14 +423,9 @@ def _one_pass(
     ) -> tuple[_Chunk, _Chunk, list[_Partial]]:
         chunk = job[0]()
         its = chunk if job[1] is None else job[1]()
-        parts: list[_Partial] = [[] for _ in range(len(adders) + len(other_adders))]
-        for vector in VECTORS:  # one vector's dense matrices at a time, then dropped
-            for i, adder in enumerate(adders):
-                parts[i] += adder.partial(chunk, vector)
-            for i, adder in enumerate(other_adders, start=len(adders)):
-                parts[i] += adder.partial(its, vector)
-            chunk.release()
-            its.release()
+        parts = [a.partial(chunk) for a in adders] + [a.partial(its) for a in other_adders]
+        chunk.release()
+        its.release()
         return chunk, its, parts
 
     for chunk, its, parts in _in_order(prepare, jobs):
@@ -438,4 +433,3 @@ def _one_pass(
             adder.add(chunk, part)
         for adder, part in zip(other_adders, parts[len(adders) :], strict=True):
             adder.add(its, part)
-        del chunk, its, parts  # not held while the next chunks are prepared
