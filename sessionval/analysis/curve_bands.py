@@ -27,7 +27,6 @@ __all__ = [
     "add_squares",
     "cell_runs",
     "cumulated_squares",
-    "square_sums",
 ]
 
 #: Queries per chunk of the curves (and per dense block of :func:`cumulated_squares`):
@@ -135,20 +134,9 @@ def add_squares(out: FloatArray, cum: FloatArray, runs: CellRuns) -> FloatArray:
     one segment (``np.add.at`` on rows: 10x slower).  The last step of
     :func:`cumulated_squares`, for a block whose cumulated vectors serve several sums.
     """
-    cells, sums = square_sums(cum**2, runs)
-    out[cells] += sums
-    return out
-
-
-def square_sums(squares: FloatArray, runs: CellRuns) -> tuple[IntArray, FloatArray]:
-    """Each cell's sum of the rows of ``squares`` (squared cumulated vectors): cells, sums.
-
-    The order-free part of :func:`add_squares` (``out[cells] += sums`` is the rest), for a
-    caller that squares a block's vector once for several sums and adds them in block
-    order itself: the squares of ``cum[order]`` are those of ``cum`` reordered, bit for bit.
-    """
     order, cell, first = runs
-    return cell[first], np.add.reduceat(squares[order], first, axis=0)
+    out[cell[first]] += np.add.reduceat(cum[order] ** 2, first, axis=0)
+    return out
 
 
 def add_bands(

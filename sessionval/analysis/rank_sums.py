@@ -13,24 +13,13 @@ over every row while a chunk's rows are in memory, not the study's.
 rows of a chunk, their discounted gains and each query's cumulated vector (the bands'
 squares) serve Figure 1 (last and best) and the CG curves alike, instead of one pass
 (and one grade join) per curve.  Each sum is the one its own function takes alone.
-
-The work on a chunk that does not depend on the others (its grade join, cumulated
-vectors and each cell's sum of their squares: :meth:`_QueryAdder.partial`) runs on
-:data:`WORKERS` threads, chunks ahead of the one being added; the running sums take
-each chunk's rows and partial sums in chunk order (:func:`_in_order`), so the sums are
-bit for bit those of one thread.  NumPy releases the GIL in the array work, so a second
-core does part of it.
 """
 
 from __future__ import annotations
 
-import functools
-import os
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal, TypeVar
+from typing import Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -41,7 +30,7 @@ from ..errors import MeasureSpecError
 from ..evaluation.result import SessionEvaluation
 from ..kernels.cumulate import add_by_rank, cumulate_by_rank, cumulate_lists
 from ..kernels.discounts import rank_discount
-from .curve_bands import QUERY_BLOCK, cell_runs, square_sums
+from .curve_bands import QUERY_BLOCK, add_squares, cell_runs
 from .groups import group_codes
 
 __all__ = [
@@ -55,23 +44,13 @@ __all__ = [
 
 CG_MEASURES: Final[tuple[str, ...]] = ("CG", "DCG", "nCG", "nDCG")
 
-#: Threads preparing chunks (:func:`_in_order`): two cores' worth, or one where there is one.
-WORKERS: Final[int] = min(2, os.cpu_count() or 1)
-
-#: A chunk's partial sums of squares: (name of the running sum, its cells, their sums).
-_Partial = list[tuple[str, IntArray, FloatArray]]
-_T = TypeVar("_T")
-_R = TypeVar("_R")
-
 
 @dataclass
 class _Chunk:
     """The rows of queries ``q0 .. q0 + n - 1`` cut at ``ranks``, and what they share.
 
-    ``d`` is each row's discounted gain; :meth:`scaled` each row's value times a per-query
-    weight, :meth:`cumulated` each query's cumulated vector of some row values and
-    :meth:`squared` its square, each taken once per chunk whoever asks (the bands'
-    squares), until :meth:`release`.
+    ``d`` is each row's discounted gain; :meth:`cumulated` each query's cumulated vector of
+    some row values, taken once per chunk whoever asks (the bands' squares).
     """
 
     q0: int
@@ -81,76 +60,32 @@ class _Chunk:
     r: IntArray
     g: FloatArray
     d: FloatArray
-    _memo: dict[str, FloatArray] = field(default_factory=dict)
-
-    def scaled(self, key: str, values: FloatArray, weight: FloatArray) -> FloatArray:
-        """Each row's ``values`` times its query's ``weight`` (one per ``key``)."""
-        if key not in self._memo:
-            self._memo[key] = values * weight[self.q]
-        return self._memo[key]
+    _cum: dict[str, FloatArray] = field(default_factory=dict)
 
     def cumulated(self, key: str, values: FloatArray) -> FloatArray:
         """``(n, ranks)``: each query's cumulated vector of ``values`` (one per ``key``)."""
-        cum = f"cum {key}"
-        if cum not in self._memo:
-            self._memo[cum] = cumulate_by_rank(
+        if key not in self._cum:
+            self._cum[key] = cumulate_by_rank(
                 self.q - self.q0, self.r, values, n_cells=self.n, ranks=self.ranks
             )
-        return self._memo[cum]
-
-    def squared(self, key: str, values: FloatArray) -> FloatArray:
-        """``(n, ranks)``: the square of :meth:`cumulated` (one per ``key``)."""
-        sq = f"sq {key}"
-        if sq not in self._memo:
-            self._memo[sq] = self.cumulated(key, values) ** 2
-        return self._memo[sq]
-
-    def release(self) -> None:
-        """Drop the dense vectors (``n`` by ``ranks`` each); keep the rows and scaled values."""
-        for k in [k for k in self._memo if k.startswith(("cum ", "sq "))]:
-            del self._memo[k]
+        return self._cum[key]
 
 
-def _chunks(ev: SessionEvaluation, ranks: int) -> Iterator[Callable[[], _Chunk]]:
+def _chunks(ev: SessionEvaluation, ranks: int) -> Iterator[_Chunk]:
     """The rows of ``ev`` at rank ``<= ranks``, :data:`QUERY_BLOCK` whole queries at a time.
 
-    Each chunk as the function that looks it up (run on a worker: :func:`_in_order`).  The
-    same rows in the same order as :func:`~sessionval.analysis.rank_curves.rank_gains`
+    The same rows in the same order as :func:`~sessionval.analysis.rank_curves.rank_gains`
     (``query`` non-decreasing), so sums added chunk after chunk in row order are bit for
     bit the one-call sums.
     """
     n_q = ev.query_session.size
     disc = rank_discount(np.arange(1, ranks + 1), b=ev.config.b, kind=ev.config.discount)
-
-    def chunk(q0: int) -> _Chunk:
+    for q0 in range(0, n_q, QUERY_BLOCK):
         q, r, g = ev.ranked_gains(queries=(q0, q0 + QUERY_BLOCK))
         if r.size and int(r.max()) > ranks:
             cut = r <= ranks
             q, r, g = q[cut], r[cut], g[cut]
-        return _Chunk(q0, min(n_q, q0 + QUERY_BLOCK) - q0, ranks, q, r, g, g / disc[r - 1])
-
-    for q0 in range(0, n_q, QUERY_BLOCK):
-        yield functools.partial(chunk, q0)
-
-
-def _in_order(work: Callable[[_T], _R], items: Iterable[_T]) -> Iterator[_R]:
-    """``work`` of each item on :data:`WORKERS` threads, the results in the items' order.
-
-    At most ``WORKERS`` items are in flight (each holds a chunk's rows and, while it is
-    worked on, its dense vectors), so the memory stays a few chunks' whatever the
-    study's size.  One worker: in this thread.
-    """
-    if WORKERS < 2:
-        yield from map(work, items)
-        return
-    with ThreadPoolExecutor(WORKERS, thread_name_prefix="rank_sums") as pool:
-        pending: deque[Future[_R]] = deque()
-        for item in items:
-            pending.append(pool.submit(work, item))
-            if len(pending) >= WORKERS:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+        yield _Chunk(q0, min(n_q, q0 + QUERY_BLOCK) - q0, ranks, q, r, g, g / disc[r - 1])
 
 
 @dataclass(frozen=True)
@@ -208,24 +143,15 @@ class _QueryAdder:
         names = ("dcg_q", "sdcg_q") + (("sdcg_q2", "dcg_q2") if squares else ())
         self.sums = {k: np.zeros((n_cls, ranks)) for k in names}
 
-    def partial(self, c: _Chunk) -> _Partial:
-        """The chunk's sums of squares per cell (no running sum touched: any thread)."""
-        if not self.squares:
-            return []
-        runs = cell_runs(self.qgroup[c.q0 : c.q0 + c.n])
-        dq = c.scaled("dq", c.d, self.qd)
-        return [
-            ("sdcg_q2", *square_sums(c.squared("dq", dq), runs)),
-            ("dcg_q2", *square_sums(c.squared("d", c.d), runs)),
-        ]
-
-    def add(self, c: _Chunk, partial: _Partial) -> None:
-        """Add the chunk's rows and :meth:`partial` to the running sums (chunks in order)."""
+    def add(self, c: _Chunk) -> None:
+        dq = c.d * self.qd[c.q]
         cells = self.qgroup[c.q]
         add_by_rank(self.sums["dcg_q"], cells, c.r, c.d)
-        add_by_rank(self.sums["sdcg_q"], cells, c.r, c.scaled("dq", c.d, self.qd))
-        for name, at, sums in partial:
-            self.sums[name][at] += sums
+        add_by_rank(self.sums["sdcg_q"], cells, c.r, dq)
+        if self.squares:
+            runs = cell_runs(self.qgroup[c.q0 : c.q0 + c.n])
+            add_squares(self.sums["sdcg_q2"], c.cumulated("dq", dq), runs)
+            add_squares(self.sums["dcg_q2"], c.cumulated("d", c.d), runs)
 
     def result(self) -> QuerySums:
         return QuerySums(labels=self.labels, compare=self.compare, n=self.n, sums=self.sums)
@@ -244,7 +170,8 @@ def query_sums(
     Same parameters; ``squares`` for the bands.
     """
     adder = _QueryAdder(ev, by, compare, ranks, squares)
-    _one_pass(ev, ranks, [adder])
+    for chunk in _chunks(ev, ranks):
+        adder.add(chunk)
     return adder.result()
 
 
@@ -315,31 +242,22 @@ class _CgAdder:
         if squares:
             self.sums |= {m: np.zeros((n_g, ranks)) for m in CG_MEASURES}
 
-    def partial(self, c: _Chunk) -> _Partial:
-        """The chunk's sums of squares per system (no running sum touched: any thread)."""
-        if not self.squares:
-            return []
-        q0, q1 = c.q0, c.q0 + c.n
-        by_system = cell_runs(self.qsys[q0:q1])
-        defined = cell_runs(self.defined_cell[q0:q1])
-        top = self.qtop[q0:q1]
-        cum_g, cum_d = c.cumulated("g", c.g), c.cumulated("d", c.d)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ncg, ndcg = (cum_g / self.icg[top]) ** 2, (cum_d / self.idcg[top]) ** 2
-        return [
-            ("CG", *square_sums(c.squared("g", c.g), by_system)),
-            ("DCG", *square_sums(c.squared("d", c.d), by_system)),
-            ("nCG", *square_sums(ncg, defined)),
-            ("nDCG", *square_sums(ndcg, defined)),
-        ]
-
-    def add(self, c: _Chunk, partial: _Partial) -> None:
-        """Add the chunk's rows and :meth:`partial` to the running sums (chunks in order)."""
+    def add(self, c: _Chunk) -> None:
         cells = self.qsys[c.q] * self.n_t + self.qtop[c.q]
         add_by_rank(self.sums["cg"], cells, c.r, c.g)
         add_by_rank(self.sums["dcg"], cells, c.r, c.d)
-        for name, at, sums in partial:
-            self.sums[name][at] += sums
+        if not self.squares:
+            return
+        q0, q1 = c.q0, c.q0 + c.n
+        cum_g, cum_d = c.cumulated("g", c.g), c.cumulated("d", c.d)
+        by_system = cell_runs(self.qsys[q0:q1])
+        add_squares(self.sums["CG"], cum_g, by_system)
+        add_squares(self.sums["DCG"], cum_d, by_system)
+        defined = cell_runs(self.defined_cell[q0:q1])
+        top = self.qtop[q0:q1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            add_squares(self.sums["nCG"], cum_g / self.icg[top], defined)
+            add_squares(self.sums["nDCG"], cum_d / self.idcg[top], defined)
 
     def result(self) -> CgSums:
         n_g, n_t = self.names.size, self.n_t
@@ -365,7 +283,8 @@ def cg_sums(
     Same parameters; ``squares`` for the bands.
     """
     adder = _CgAdder(ev, by, ranks, squares)
-    _one_pass(ev, ranks, [adder])
+    for chunk in _chunks(ev, ranks):
+        adder.add(chunk)
     return adder.result()
 
 
@@ -389,47 +308,15 @@ def rank_sums(
     last = _QueryAdder(ev, by, "last", ranks, squares)
     best = _QueryAdder(ev, by, "best", ranks, squares)
     cg = _CgAdder(cg_source, by[0], ranks, squares)
-    if cg_source is ev:
-        _one_pass(ev, ranks, [last, best, cg])
-    else:  # the CG curves' rows carry their own gains when cg_ev is another evaluation
-        _one_pass(ev, ranks, [last, best], cg_source, [cg])
-    return last.result(), best.result(), cg.result()
-
-
-_Adder = _QueryAdder | _CgAdder
-
-
-def _one_pass(
-    ev: SessionEvaluation,
-    ranks: int,
-    adders: Sequence[_Adder],
-    other: SessionEvaluation | None = None,
-    other_adders: Sequence[_Adder] = (),
-) -> None:
-    """Each chunk of ``ev`` to ``adders`` (the same chunk of ``other`` to ``other_adders``).
-
-    A chunk is looked up and its partial sums taken on a worker (:func:`_in_order`), then
-    added to the running sums here, chunk after chunk in row order.
-    """
-    looks = _chunks(ev, ranks)
-    jobs: Iterable[tuple[Callable[[], _Chunk], Callable[[], _Chunk] | None]] = (
-        ((look, None) for look in looks)
-        if other is None
-        else zip(looks, _chunks(other, ranks), strict=True)
+    chunks = _chunks(ev, ranks)
+    # the CG curves' rows carry their own gains when cg_ev is another evaluation
+    pairs = (
+        ((c, c) for c in chunks)
+        if cg_source is ev
+        else zip(chunks, _chunks(cg_source, ranks), strict=True)
     )
-
-    def prepare(
-        job: tuple[Callable[[], _Chunk], Callable[[], _Chunk] | None],
-    ) -> tuple[_Chunk, _Chunk, list[_Partial]]:
-        chunk = job[0]()
-        its = chunk if job[1] is None else job[1]()
-        parts = [a.partial(chunk) for a in adders] + [a.partial(its) for a in other_adders]
-        chunk.release()
-        its.release()
-        return chunk, its, parts
-
-    for chunk, its, parts in _in_order(prepare, jobs):
-        for adder, part in zip(adders, parts, strict=False):
-            adder.add(chunk, part)
-        for adder, part in zip(other_adders, parts[len(adders) :], strict=True):
-            adder.add(its, part)
+    for chunk, cg_chunk in pairs:
+        last.add(chunk)
+        best.add(chunk)
+        cg.add(cg_chunk)
+    return last.result(), best.result(), cg.result()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -114,39 +112,3 @@ def test_one_pass_for_the_three_rank_sums_is_each_sum_alone(
     np.testing.assert_array_equal(cg.count, alone[2].count)
     # the CG sums are cg_ev's own: its gains differ from ev's
     assert not np.array_equal(cg.sums["cg"], rank_sums.cg_sums(ev, ranks=6).sums["cg"])
-
-
-@pytest.mark.parametrize("same_gains", [True, False])
-def test_chunks_prepared_on_worker_threads_add_up_to_the_one_thread_sums(
-    same_gains: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The chunks' partial sums taken on several threads are added in chunk order: same bits."""
-    study = generate_study(n_sessions=60, seed=13, jsonl=False)
-    frame = frame_from_flat(study.flat.to_pandas()).frame
-    judgments = builders.judgments(study.judgments.itertuples(index=False, name=None))
-    ev = evaluate(frame, judgments, SessionConfig())
-    cg_ev = ev if same_gains else evaluate(frame, judgments, SessionConfig(gains="0-1-2-3"))
-    monkeypatch.setattr(rank_sums, "QUERY_BLOCK", 3)  # many chunks in flight
-
-    def sums(workers: int) -> list[dict[str, np.ndarray]]:
-        monkeypatch.setattr(rank_sums, "WORKERS", workers)
-        three = rank_sums.rank_sums(ev, ranks=7, squares=True, cg_ev=cg_ev)
-        return [s.sums for s in three]
-
-    one = sums(1)
-    for workers in (2, 3):
-        for a, b in zip(one, sums(workers), strict=True):
-            assert a.keys() == b.keys()
-            for k in a:
-                np.testing.assert_array_equal(b[k], a[k])
-
-
-def test_work_on_threads_comes_back_in_the_items_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(rank_sums, "WORKERS", 3)
-    delays = [0.03, 0.0, 0.02, 0.0, 0.01, 0.0]  # later items finish first
-
-    def work(i: int) -> int:
-        time.sleep(delays[i])
-        return i
-
-    assert list(rank_sums._in_order(work, range(len(delays)))) == list(range(len(delays)))
