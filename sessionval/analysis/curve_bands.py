@@ -169,7 +169,9 @@ def add_bands(
     confidence
         Level of the interval, in (0, 1).
     """
-    from scipy import stats
+    # the t quantile as scipy.stats.t.ppf computes it (its _ppf is this call), without
+    # importing scipy.stats: about 0.8 s of a run's figures stage, a quarter of that here
+    from scipy.special import stdtrit
 
     if not 0.0 < confidence < 1.0:
         raise MeasureSpecError(f"confidence must be in (0, 1), got {confidence}")
@@ -182,7 +184,7 @@ def add_bands(
         # residue is noise: equal values get se 0 whatever order their sums were taken in
         var = np.where(resid > 2.0 * nn * EPS * sq, resid, 0.0) / (nn - 1.0)
         se = np.where(nn >= 2, np.sqrt(var / nn), np.nan)
-        half = stats.t.ppf((1.0 + confidence) / 2.0, nn - 1.0) * se
+        half = stdtrit(nn - 1.0, (1.0 + confidence) / 2.0) * se
     out = table.copy()
     out["se"] = se
     out["ci_low"] = m - half

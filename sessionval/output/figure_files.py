@@ -96,8 +96,9 @@ def save_figure(
     fig = _figure_of(obj)
     # lay out once, then keep that layout for every format (and save the work of redoing it)
     engine = fig.get_layout_engine()
-    fig.draw_without_rendering()
-    fig.set_layout_engine("none")
+    if engine is not None:
+        engine.execute(fig)  # the layout alone: a whole draw without rendering costs 2x
+    _without_layout_engine(fig)
     # a legend at loc="best" is placed where the first format's drawing puts it: the
     # other formats draw it there without searching again
     found = _record_best_legends(fig)
@@ -117,6 +118,20 @@ def save_figure(
         for legend in _pin_legends(found) if pinned is None else pinned:
             legend.set_loc("best")
     return out
+
+
+def _without_layout_engine(fig: Figure) -> None:
+    """Keep the figure's current layout: no layout engine at all while it is saved.
+
+    Not ``set_layout_engine("none")``: that leaves a placeholder engine, and
+    matplotlib's ``print_figure`` draws a figure that has any engine once more, without
+    rendering, before it draws it in the format: twice the drawing of every format.
+    ``None`` removes the engine when the rc settings ask for none (set so here).
+    """
+    import matplotlib as mpl
+
+    with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+        fig.set_layout_engine(None)
 
 
 def _record_best_legends(fig: Figure) -> dict[Legend, int]:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
 import sessionval as sv
+from sessionval.analysis.curve_bands import add_bands
 from sessionval.analysis.curves import cg_curves, individual_curves, query_curves, session_curves
 from sessionval.kernels.discounts import rank_discount
 
@@ -92,3 +96,21 @@ def test_cg_curve_bands_match_a_loop_over_queries(ev):
     row = b[(b.system_id == "S2") & (b.measure == "DCG") & (b["rank"] == 5)].iloc[0]
     assert row["se"] == pytest.approx(_se(dcg[system == "S2", 4]))
     assert row["ci_low"] < row["value"] < row["ci_high"]
+
+
+def test_band_quantile_is_scipy_stats_t_ppf_bit_for_bit_without_importing_scipy_stats():
+    n = np.array([0, 1, 2, 3, 7, 40, 1000, 123457])
+    table = pd.DataFrame({"value": np.linspace(0.5, 3.0, n.size)})
+    banded = add_bands(table, mean="value", sumsq=n * 9.0 + 5.0, n=n, confidence=0.95)
+    half = stats.t.ppf(0.975, n - 1.0) * banded["se"].to_numpy()
+    np.testing.assert_array_equal(banded["ci_high"].to_numpy(), table["value"].to_numpy() + half)
+    # the figures' bands no longer import scipy.stats (0.8 s): a fresh interpreter shows it
+    code = (
+        "import sys, numpy as np, pandas as pd\n"
+        "from sessionval.analysis.curve_bands import add_bands\n"
+        "add_bands(pd.DataFrame({'value': [1.0, 2.0]}), mean='value',"
+        " sumsq=np.array([3.0, 9.0]), n=[3, 3], confidence=0.9)\n"
+        "print('scipy.stats' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -244,7 +244,7 @@ def test_a_best_legend_is_searched_once_and_drawn_where_each_format_alone_puts_i
     ax = drawn()
     written = plots.save_figure(ax, tmp_path / "all", formats=("png", "svg", "pdf"))
     assert [p.read_bytes() for p in written[1:]] == [alone["svg"], alone["pdf"]]
-    # the layout's draw and the PNG's search; the SVG and the PDF draw it where it was found
+    # the PNG's search only; the SVG and the PDF draw it where it was found
     assert len(searches) == png_alone > 0
     searches.clear()
     plots.figure_bytes(ax, "svg")  # after saving, the legend is "best" again
@@ -288,6 +288,29 @@ def test_analysis_saved_layout_keeps_text_inside(ev, tmp_path):
         ext = text.get_window_extent(renderer)
         assert ext.x0 >= box.x0 - 1 and ext.x1 <= box.x1 + 1, text.get_text()
         assert ext.y0 >= box.y0 - 1 and ext.y1 <= box.y1 + 1, text.get_text()
+
+
+def test_saving_lays_out_once_and_draws_once_per_format(ev, tmp_path, monkeypatch):
+    """The layout engine runs once, not in a whole draw of its own: one draw per format.
+
+    (With any layout engine left on the figure, even ``"none"``'s placeholder,
+    matplotlib draws it once more without rendering before each format.)
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    ax = plots.plot_session_curves(ag.session_curves(ev), cutoff=10, params=PARAMS)
+    calls: list[str] = []
+    draw, execute = Figure.draw, ConstrainedLayoutEngine.execute
+    monkeypatch.setattr(Figure, "draw", lambda self, r: (calls.append("draw"), draw(self, r))[1])
+    monkeypatch.setattr(
+        ConstrainedLayoutEngine,
+        "execute",
+        lambda self, fig: (calls.append("layout"), execute(self, fig))[1],
+    )
+    plots.save_figure(ax, tmp_path / "f", formats=("png", "svg", "pdf"))
+    assert calls == ["layout", "draw", "draw", "draw"]
+    assert isinstance(ax.get_figure().get_layout_engine(), ConstrainedLayoutEngine)  # restored
 
 
 def test_rating_scatter_draws_every_pair_with_its_points_and_means():
