@@ -48,6 +48,7 @@ import pandas as pd
 
 from ..errors import OutputError, WriteError, writing
 from ..io.staging import LOCK, STAGING_PREFIX, StagingFolder, inside
+from ..output.background import BackgroundWrites
 from ..output.csv_writer import write_csv
 from ..output.export import neutralise_formulas
 from .overlap import input_file_ids, refuse_overlap
@@ -216,33 +217,59 @@ class RunOutputs:
         with writing(p):
             writer: pq.ParquetWriter | None = None
             try:
-                for block in blocks:
-                    table = pa.Table.from_pandas(block, preserve_index=False)
-                    if block.attrs:  # as pandas' to_parquet keeps them
-                        meta = {
-                            **(table.schema.metadata or {}),
-                            b"PANDAS_ATTRS": json.dumps(block.attrs),
-                        }
-                        table = table.replace_schema_metadata(meta)
-                    if writer is None:
-                        writer = pq.ParquetWriter(p, table.schema, compression="snappy")
-                    writer.write_table(table)
+                # a block is encoded on the writer thread (Arrow releases the GIL) while
+                # the next one is built: at most two blocks are held at a time
+                with BackgroundWrites() as bg:
+                    for block in blocks:
+                        table = pa.Table.from_pandas(block, preserve_index=False)
+                        if block.attrs:  # as pandas' to_parquet keeps them
+                            meta = {
+                                **(table.schema.metadata or {}),
+                                b"PANDAS_ATTRS": json.dumps(block.attrs),
+                            }
+                            table = table.replace_schema_metadata(meta)
+                        del block
+                        if writer is None:
+                            writer = pq.ParquetWriter(p, table.schema, compression="snappy")
+                        bg.wait()
+                        bg.submit(writer.write_table, table)
+                        del table
             finally:
                 if writer is not None:
                     writer.close()
         self.add(p)
         return p
 
-    def write_frame(self, rel: str, table: pd.DataFrame) -> Path:
-        """Write a table as CSV or Parquet (by the suffix of ``rel``) and record it."""
+    def write_frame(
+        self,
+        rel: str,
+        table: pd.DataFrame,
+        *,
+        background: BackgroundWrites | None = None,
+        record: bool = True,
+    ) -> Path:
+        """Write a table as CSV or Parquet (by the suffix of ``rel``) and record it.
+
+        With ``background`` the file is written on its thread (the same bytes): it is
+        complete once the caller leaves the :class:`BackgroundWrites` block.
+        ``record=False``: the caller records it (:meth:`add`), where it belongs in
+        :attr:`written`'s order.
+        """
         p = self.path(rel)
+        if background is None:
+            self._write_frame(p, table)
+        else:
+            background.submit(self._write_frame, p, table)
+        if record:
+            self.add(p)
+        return p
+
+    def _write_frame(self, p: Path, table: pd.DataFrame) -> None:
         with writing(p):
             if p.suffix == ".parquet":
                 table.to_parquet(p, index=False)
             else:
                 write_csv(neutralise_formulas(table) if self.csv_safe else table, p)
-        self.add(p)
-        return p
 
     # ---- the swap
     def _conflicts(self, files: Sequence[str]) -> list[str]:
