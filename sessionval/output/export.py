@@ -36,7 +36,6 @@ import pandas as pd
 
 from ..analysis.covariates import attribute_columns, covariate_columns
 from ..errors import SessionvalError, writing
-from .background import BackgroundWrites
 from .codebook import codebook, codebook_markdown, level_of
 from .columns import ColumnDoc, Level, describe_column
 from .csv_writer import write_csv
@@ -49,6 +48,7 @@ from .labels import (
     to_stats_frame,
 )
 from .reshape import long_form, score_columns, wide_by_system
+from .write_thread import BackgroundWrites
 
 __all__ = [
     "FORMATS",

@@ -48,9 +48,9 @@ import pandas as pd
 
 from ..errors import OutputError, WriteError, writing
 from ..io.staging import LOCK, STAGING_PREFIX, StagingFolder, inside
-from ..output.background import BackgroundWrites
 from ..output.csv_writer import write_csv
 from ..output.export import neutralise_formulas
+from ..output.write_thread import BackgroundWrites
 from .overlap import input_file_ids, refuse_overlap
 
 __all__ = [

@@ -41,7 +41,6 @@ from ..evaluation.result import SessionEvaluation
 from ..evaluation.session import evaluate
 from ..frame import LoadedStudy
 from ..io.study import load_study
-from ..output.background import BackgroundWrites
 from ..output.export import ExportResult, Format, export_formats, write_exports
 from ..output.report import (
     ReportFigure,
@@ -50,6 +49,7 @@ from ..output.report import (
     unequal_counts,
     unjudged_sessions,
 )
+from ..output.write_thread import BackgroundWrites
 from ..problems import LoadReport, Mode
 from .config_text import config_tables, to_toml
 from .outputs import PARQUET_ROW_GROUP, RunOutputs

@@ -10,8 +10,8 @@ import pytest
 
 from sessionval.errors import WriteError, writing
 from sessionval.output import export
-from sessionval.output.background import BackgroundWrites
 from sessionval.output.export import write_exports
+from sessionval.output.write_thread import BackgroundWrites
 from tests.analysis.scores import PARAMS, per_query_table, per_session_table
 
 
