@@ -24,7 +24,7 @@ from ..kernels.segments import offsets_from_counts
 from ..measures.registry import parse_measures
 from ..measures.session import normalise
 from ..validate.memory import release_free_memory
-from .chunks import ChunkContext, concat_parts, run_chunk
+from .chunks import ChunkContext, run_chunk
 from .columns import QUERY_IDS, QUERY_SCORES, SESSION_IDS, SESSION_SCORES, ordered_table
 from .config import SessionConfig
 from .engine import Engine
@@ -74,6 +74,43 @@ class Positions:
             sdcg=self.sdcg[cut],
             ideal=self.ideal[cut],
         )
+
+
+_POSITION_DTYPES: dict[str, type] = {
+    "session": np.int64,
+    "query": np.int64,
+    "slot": np.int64,
+    "frame_row": np.int64,
+    "grade": np.float64,
+    "gain": np.float64,
+    "sdcg": np.float64,
+    "ideal": np.float64,
+}
+
+
+def _filled(parts: list[dict[str, npt.NDArray[Any]]], n: int) -> dict[str, npt.NDArray[Any]]:
+    """The chunks' arrays key by key in chunk order, as ``np.concatenate`` would give them.
+
+    Each part is emptied once copied, so the chunks' memory is given back as the whole
+    fills (:meth:`SessionEvaluation.keep_positions`).
+    """
+    out = {
+        k: np.empty(n, dtype=parts[0][k].dtype if parts else d) for k, d in _POSITION_DTYPES.items()
+    }
+    at = 0
+    for i, part in enumerate(parts):
+        size = part["session"].size
+        for k, dest in out.items():
+            dest[at : at + size] = part[k]
+        at += size
+        part.clear()
+        parts[i] = {}
+    if at != n:
+        raise SessionvalError(
+            f"internal: the chunks hold {at:,} positions, the sessions count {n:,}; "
+            "please report this with the command that ran"
+        )
+    return out
 
 
 @dataclass(frozen=True)
@@ -156,38 +193,37 @@ class SessionEvaluation(EvaluationResult):
         return normalise(num, den, self.config.empty_ideal)
 
     def positions(self) -> Positions:
-        """Per-position arrays of every session (recomputed through the engine, then cached)."""
+        """Per-position arrays of every session (recomputed through the engine, then cached).
+
+        An evaluation run with ``keep_positions`` (:func:`~sessionval.evaluation.session.evaluate`)
+        has them from its own pass already: the same arrays, not computed twice.
+        """
         if "positions" not in self._cache:
             parts = self._engine.map_sessions(partial(run_chunk, positions=True), self._ctx)
-            p = concat_parts([x.p for x in parts if x.p is not None])
-            # the chunks' arrays, as large as the positions, are freed: give their memory
-            # back before the caller builds on the positions (the run's tables stage peaked
-            # at 2,849 MB at 200k sessions with it held, 2,425 MB without)
-            del parts
-            release_free_memory()
-            offsets = offsets_from_counts(self.sessions["n_positions"])
-            if not p:
-                e = np.zeros(0)
-                ei = np.zeros(0, dtype=np.int64)
-                p = {
-                    "session": ei,
-                    "query": ei,
-                    "slot": ei,
-                    "frame_row": ei,
-                    "grade": e,
-                    "gain": e,
-                    "sdcg": e,
-                    "ideal": e,
-                }
-            judged = self.sessions.get("judged")
-            if judged is not None and not judged.all():
-                # a session without judgments has no score at any position either
-                gone = ~judged[p["session"]]
-                for k in ("gain", "sdcg", "ideal"):
-                    p[k] = np.where(gone, np.nan, p[k])
-            self._cache["positions"] = Positions(offsets=offsets, **p)
+            self.keep_positions([x.p for x in parts if x.p is not None])
         pos: Positions = self._cache["positions"]
         return pos
+
+    def keep_positions(self, parts: list[dict[str, npt.NDArray[Any]]]) -> None:
+        """Cache the per-position arrays from the chunks' (``run_chunk(positions=True)``).
+
+        ``parts`` are the chunks' dictionaries in session order, consumed: each is
+        emptied once copied into the preallocated whole, so its memory goes back
+        chunk by chunk (pages of the whole are touched only as it fills) instead of
+        every chunk and the whole being held at once (the run's peak at 200k sessions
+        was this concatenation: +818 MB over the evaluation).
+        """
+        n = int(self.sessions["n_positions"].sum())
+        p = _filled(parts, n)
+        judged = self.sessions.get("judged")
+        if judged is not None and not judged.all():
+            # a session without judgments has no score at any position either
+            gone = ~judged[p["session"]]
+            for k in ("gain", "sdcg", "ideal"):
+                p[k][gone] = np.nan
+        offsets = offsets_from_counts(self.sessions["n_positions"])
+        release_free_memory()
+        self._cache["positions"] = Positions(offsets=offsets, **p)
 
     def nsdcg(self) -> FloatArray:
         """``S[p] / I[p]`` for every position (NaN or 0 where the ideal is 0)."""

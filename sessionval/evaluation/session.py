@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -328,6 +329,7 @@ def evaluate(
     *,
     measures: Sequence[str | Measure] = (),
     engine: Engine | None = None,
+    keep_positions: bool = False,
 ) -> SessionEvaluation:
     """Score every session of a study with sDCG, its summaries and requested measures.
 
@@ -360,6 +362,11 @@ def evaluate(
     engine
         Runs the chunks of whole sessions (default :class:`LocalEngine`, chunks of
         about a million result rows in this process).
+    keep_positions
+        Keep the per-position vectors of the scoring pass
+        (:meth:`SessionEvaluation.positions`, held with the result) instead of
+        recomputing them when asked: for a caller that will ask (the run's tables and
+        figures), a second pass over every result row saved.
 
     Returns
     -------
@@ -383,7 +390,8 @@ def evaluate(
     Steps: the layout, the grade source (the judgment join prepared once), the
     chunk context, the chunks through the engine, the requested measures, then the
     scores of queries and sessions without judgments set missing (NaN).
-    Per-position vectors are recomputed (through the same engine) only when asked.
+    Per-position vectors are recomputed (through the same engine) only when asked,
+    unless ``keep_positions``.
 
     Examples
     --------
@@ -416,7 +424,7 @@ def evaluate(
     plans = _position_plans(cfg, parsed)
     base_key = cfg.model_dump_json()
     ctx = chunk_context(frame, lay, src, cfg, ideal, plans.pop(base_key, (cfg, ()))[1])
-    chunks = eng.map_sessions(run_chunk, ctx)
+    chunks = eng.map_sessions(partial(run_chunk, positions=keep_positions), ctx)
     qa, sa = _gather(chunks)
 
     # single-query measures (and the measures inside aggregates), on each query's list
@@ -468,7 +476,7 @@ def evaluate(
         [repr(m) for m in query_ms],
     )
     ctx = replace(ctx, extra=())  # the positions pass recomputes the vectors, not the measures
-    return SessionEvaluation(
+    ev = SessionEvaluation(
         config=cfg,
         frame=frame,
         query_session=lay.query_session,
@@ -487,3 +495,6 @@ def evaluate(
         _engine=eng,
         _ideal=ideal,
     )
+    if keep_positions:  # the scoring pass's own vectors (the measures do not change them)
+        ev.keep_positions([c.p for c in chunks if c.p is not None])
+    return ev

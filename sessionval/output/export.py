@@ -48,6 +48,7 @@ from .labels import (
     to_stats_frame,
 )
 from .reshape import long_form, score_columns, wide_by_system
+from .write_thread import BackgroundWrites
 
 __all__ = [
     "FORMATS",
@@ -159,6 +160,7 @@ def write_table(
     file_label: str = "",
     level: Level | None = None,
     csv_safe: bool = False,
+    background: BackgroundWrites | None = None,
 ) -> list[Path]:
     """Write one table as ``<stem>.csv``, ``.parquet``, ``.dta`` and/or ``.sav``.
 
@@ -182,6 +184,10 @@ def write_table(
         stem, as :func:`~sessionval.output.codebook.level_of`).
     csv_safe
         Neutralise spreadsheet formulas in the CSV (:func:`neutralise_formulas`).
+    background
+        Write the CSV and Parquet files on this writer thread (Arrow's encoders
+        release the GIL) while the Stata and SPSS files (pyreadstat's per-cell loop
+        holds it) are written here: the same bytes, complete when its block ends.
 
     Returns
     -------
@@ -191,16 +197,14 @@ def write_table(
     stem = Path(stem)
     fmts = _check_formats(formats)
     written: list[Path] = []
-    if "csv" in fmts:
-        path = stem.with_name(stem.name + ".csv")
-        with writing(path):
-            write_csv(neutralise_formulas(table) if csv_safe else table, path)
-        written.append(path)
-    if "parquet" in fmts:
-        path = stem.with_name(stem.name + ".parquet")
-        with writing(path):
-            table.to_parquet(path, index=False)
-        written.append(path)
+    for fmt in ("csv", "parquet"):
+        if fmt in fmts:
+            path = stem.with_name(f"{stem.name}.{fmt}")
+            if background is None:
+                _write_arrow(table, path, csv_safe=csv_safe)
+            else:
+                background.submit(_write_arrow, table, path, csv_safe=csv_safe)
+            written.append(path)
     if "dta" in fmts or "sav" in fmts:
         import pyreadstat
 
@@ -236,6 +240,15 @@ def write_table(
                 )
             written.append(path)
     return written
+
+
+def _write_arrow(table: pd.DataFrame, path: Path, *, csv_safe: bool) -> None:
+    """``table`` as CSV or Parquet (by the suffix of ``path``), through Arrow."""
+    with writing(path):
+        if path.suffix == ".parquet":
+            table.to_parquet(path, index=False)
+        else:
+            write_csv(neutralise_formulas(table) if csv_safe else table, path)
 
 
 def export_formats(
@@ -388,34 +401,36 @@ def write_exports(
     maps = shared_label_maps(tables)
     files: list[Path] = []
     slimmed: dict[str, tuple[int, tuple[Format, ...]]] = {}
-    for stem, table in tables.items():
-        chosen = export_formats(stem, len(table), fmts, large_rows)
-        if chosen != fmts:
-            slimmed[stem] = (len(table), chosen)
-        given = (copies or {}).get(stem, {})
-        same = {f: src for f, src in given.items() if f in chosen and f in _COMPACT}
-        for fmt, src in same.items():
-            path = out / f"{stem}.{fmt}"
-            with writing(path):
-                shutil.copyfile(src, path)
-        write_table(
-            table,
-            out / stem,
-            formats=[f for f in chosen if f not in same],
-            label_maps=maps,
-            file_label=f"{title}: {stem}",
-            csv_safe=csv_safe,
-        )
-        files.extend(out / f"{stem}.{f}" for f in FORMATS if f in chosen)  # write_table's order
-    names = {
-        stem: stats_names(table.columns, systems=maps.get("system_id", ()))
-        for stem, table in tables.items()
-    }
-    book = codebook(tables, parameters=parameters, label_maps=maps, stats_names=names)
-    with writing(out / "codebook.csv"):
-        (neutralise_formulas(book) if csv_safe else book).to_csv(out / "codebook.csv", index=False)
-    with writing(out / "codebook.md"):
-        (out / "codebook.md").write_text(codebook_markdown(book, parameters), encoding="utf-8")
+    # copies, CSV and Parquet on the writer thread, Stata and SPSS here (write_table)
+    with BackgroundWrites() as bg:
+        for stem, table in tables.items():
+            chosen = export_formats(stem, len(table), fmts, large_rows)
+            if chosen != fmts:
+                slimmed[stem] = (len(table), chosen)
+            given = (copies or {}).get(stem, {})
+            same = {f: src for f, src in given.items() if f in chosen and f in _COMPACT}
+            for fmt, src in same.items():
+                bg.submit(_copy, src, out / f"{stem}.{fmt}")
+            write_table(
+                table,
+                out / stem,
+                formats=[f for f in chosen if f not in same],
+                label_maps=maps,
+                file_label=f"{title}: {stem}",
+                csv_safe=csv_safe,
+                background=bg,
+            )
+            files.extend(out / f"{stem}.{f}" for f in FORMATS if f in chosen)  # write_table's
+        names = {
+            stem: stats_names(table.columns, systems=maps.get("system_id", ()))
+            for stem, table in tables.items()
+        }
+        book = codebook(tables, parameters=parameters, label_maps=maps, stats_names=names)
+        with writing(out / "codebook.csv"):
+            safe = neutralise_formulas(book) if csv_safe else book
+            safe.to_csv(out / "codebook.csv", index=False)
+        with writing(out / "codebook.md"):
+            (out / "codebook.md").write_text(codebook_markdown(book, parameters), encoding="utf-8")
     files.extend([out / "codebook.csv", out / "codebook.md"])
     notes = [_slimmed_note(slimmed, large_rows)] if slimmed else []
     for fmt in ("dta", "sav"):
@@ -426,6 +441,11 @@ def write_exports(
                 f"{title!r} is cut to {fit_label(title, _LABEL_LIMITS[fmt])!r} there."
             )
     return ExportResult(files=tuple(files), codebook=book, tables=tables, notes=tuple(notes))
+
+
+def _copy(src: Path, path: Path) -> None:
+    with writing(path):
+        shutil.copyfile(src, path)
 
 
 def _slimmed_note(

@@ -367,7 +367,8 @@ def settle_stage(state: RunState) -> None:
 
 def evaluate_stage(state: RunState) -> None:
     """Score every session (a one-pass load scored them already)."""
-    loaded, settings = need(state.loaded, "loaded"), need(state.settled, "settled").settings
+    loaded, plan = need(state.loaded, "loaded"), need(state.settled, "settled")
+    settings = plan.settings
     with phase(
         "evaluating", loaded.frame.n_results, "result rows", advice=state.advice.for_evaluating
     ):
@@ -375,7 +376,12 @@ def evaluate_stage(state: RunState) -> None:
             state.one_pass.evaluation
             if state.one_pass is not None
             else evaluate_step(
-                loaded, settings.config, measures=settings.measures.all, engine=state.engine
+                loaded,
+                settings.config,
+                measures=settings.measures.all,
+                engine=state.engine,
+                # the per-position table and the figures read them: kept from this pass
+                keep_positions=plan.request.per_position or plan.request.figures,
             )
         )
 

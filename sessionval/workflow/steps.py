@@ -49,6 +49,7 @@ from ..output.report import (
     unequal_counts,
     unjudged_sessions,
 )
+from ..output.write_thread import BackgroundWrites
 from ..problems import LoadReport, Mode
 from .config_text import config_tables, to_toml
 from .outputs import PARQUET_ROW_GROUP, RunOutputs
@@ -192,11 +193,23 @@ def evaluate_step(
     *,
     measures: Sequence[str] = (),
     engine: Engine | None = None,
+    keep_positions: bool = False,
 ) -> SessionEvaluation:
-    """Evaluate every session under ``config``, with the ``[measures]`` chosen, on ``engine``."""
+    """Evaluate every session under ``config``, with the ``[measures]`` chosen, on ``engine``.
+
+    ``keep_positions``: keep the scoring pass's per-position vectors (a local study's;
+    :func:`~sessionval.evaluation.session.evaluate`).
+    """
     if isinstance(loaded, RemoteStudy):  # partitions kept on a cluster's workers: scored there
         return evaluate_remote(loaded, config, measures=measures)
-    return evaluate(loaded.frame, loaded.judgments, config, measures=measures, engine=engine)
+    return evaluate(
+        loaded.frame,
+        loaded.judgments,
+        config,
+        measures=measures,
+        engine=engine,
+        keep_positions=keep_positions,
+    )
 
 
 @dataclass(frozen=True)
@@ -242,24 +255,42 @@ def write_tables(
     per_query = ev.per_query()
     files: dict[str, dict[str, Path]] = {}
     notes: list[str] = []
-    if per_position:
-        n_rows = int(ev.sessions["n_positions"].sum())
-        chosen = export_formats("per_position_long", n_rows, _formats(formats), large_rows)
-        if tuple(chosen) != _formats(formats):
-            notes.append(_one_format_note(n_rows, chosen, large_rows))
-        if tuple(chosen) == ("parquet",):  # a large table: one block of rows at a time
-            blocks = (
-                ev.per_position(rows=(lo, min(lo + PARQUET_ROW_GROUP, n_rows)))
-                for lo in range(0, max(n_rows, 1), PARQUET_ROW_GROUP)
-            )
-            path = outputs.write_parquet_blocks("tables/per_position.parquet", blocks)
-            files["per_position"] = {"parquet": path}
-        else:
-            files["per_position"] = _write(outputs, "per_position", ev.per_position(), chosen)
-        ev.forget_per_position()  # built for this file only: the largest table, not kept
-    for name, table in (("per_query", per_query), ("per_session", per_session)):
-        files[name] = _write(outputs, name, table, formats)
+    with BackgroundWrites() as bg:
+        # the per-query and per-session files are encoded on the writer thread while
+        # this one computes the per-position arrays (the same bytes)
+        for name, table in (("per_query", per_query), ("per_session", per_session)):
+            files[name] = _write(outputs, name, table, formats, background=bg, record=False)
+        if per_position:
+            files = {
+                "per_position": _write_positions(outputs, ev, formats, large_rows, notes)
+            } | files
+    # recorded in the tables' order (per position first), as when written one by one
+    outputs.add(*(path for name in ("per_query", "per_session") for path in files[name].values()))
     return ScoreTables(per_query, per_session, files, tuple(notes))
+
+
+def _write_positions(
+    outputs: RunOutputs,
+    ev: SessionEvaluation,
+    formats: Sequence[str],
+    large_rows: int | None,
+    notes: list[str],
+) -> dict[str, Path]:
+    """``tables/per_position`` in the formats its size allows (:func:`write_tables`)."""
+    n_rows = int(ev.sessions["n_positions"].sum())
+    chosen = export_formats("per_position_long", n_rows, _formats(formats), large_rows)
+    if tuple(chosen) != _formats(formats):
+        notes.append(_one_format_note(n_rows, chosen, large_rows))
+    if tuple(chosen) == ("parquet",):  # a large table: one block of rows at a time
+        blocks = (
+            ev.per_position(rows=(lo, min(lo + PARQUET_ROW_GROUP, n_rows)))
+            for lo in range(0, max(n_rows, 1), PARQUET_ROW_GROUP)
+        )
+        files = {"parquet": outputs.write_parquet_blocks("tables/per_position.parquet", blocks)}
+    else:
+        files = _write(outputs, "per_position", ev.per_position(), chosen)
+    ev.forget_per_position()  # built for this file only: the largest table, not kept
+    return files
 
 
 def _formats(formats: Sequence[str]) -> tuple[Format, ...]:
@@ -267,9 +298,20 @@ def _formats(formats: Sequence[str]) -> tuple[Format, ...]:
 
 
 def _write(
-    outputs: RunOutputs, name: str, table: pd.DataFrame, formats: Sequence[str]
+    outputs: RunOutputs,
+    name: str,
+    table: pd.DataFrame,
+    formats: Sequence[str],
+    *,
+    background: BackgroundWrites | None = None,
+    record: bool = True,
 ) -> dict[str, Path]:
-    return {ext: outputs.write_frame(f"tables/{name}.{ext}", table) for ext in formats}
+    return {
+        ext: outputs.write_frame(
+            f"tables/{name}.{ext}", table, background=background, record=record
+        )
+        for ext in formats
+    }
 
 
 def _one_format_note(n_rows: int, chosen: Sequence[str], large_rows: int | None) -> str:

@@ -88,6 +88,39 @@ def test_positions_are_recomputed_through_the_evaluations_engine(random_study) -
     assert len(engine.calls) == 3
 
 
+@pytest.mark.parametrize(
+    "config",
+    [SessionConfig(), SessionConfig(duplicates="drop", unjudged="condense", cutoff=4)],
+)
+def test_positions_kept_from_the_scoring_pass_are_those_recomputed(
+    config: SessionConfig, random_study
+) -> None:
+    """``keep_positions``: the same arrays (dtypes, values, NaN) without a second pass."""
+    frame, judg = random_study(11, n_sessions=14)
+    engine = PicklingEngine(chunk_rows=9)
+    kept = evaluate(frame, judg, config, engine=engine, keep_positions=True)
+    assert len(engine.calls) == 1 and engine.calls[0] > 1  # several chunks, filled in order
+    ref = evaluate(frame, judg, config, engine=LocalEngine(chunk_rows=9)).positions()
+    pos = kept.positions()
+    assert len(engine.calls) == 1  # not recomputed
+    for name in ("session", "query", "slot", "frame_row", "grade", "gain", "sdcg", "ideal"):
+        a, b = getattr(pos, name), getattr(ref, name)
+        assert a.dtype == b.dtype, name
+        np.testing.assert_array_equal(a, b, err_msg=name)
+    np.testing.assert_array_equal(pos.offsets, ref.offsets)
+
+
+def test_kept_positions_of_an_unjudged_topic_are_missing() -> None:
+    """A session whose topic has no judgments has no gain or score at any position."""
+    from tests.evaluation.test_unjudged_topics import _study
+
+    frame, qrels = _study()
+    pos = evaluate(frame, qrels, keep_positions=True).positions()
+    s2 = pos.session == list(frame.sessions["session_id"]).index("s2")
+    assert s2.any() and np.isnan(pos.sdcg[s2]).all() and np.isnan(pos.gain[s2]).all()
+    assert not np.isnan(pos.sdcg[~s2]).any()
+
+
 def test_chunk_size_must_be_positive() -> None:
     with pytest.raises(MeasureSpecError, match="chunk_rows must be >= 1"):
         LocalEngine(chunk_rows=0)
