@@ -36,6 +36,7 @@ import pandas as pd
 
 from ..analysis.covariates import attribute_columns, covariate_columns
 from ..errors import SessionvalError, writing
+from .background import BackgroundWork
 from .codebook import codebook, codebook_markdown, level_of
 from .columns import ColumnDoc, Level, describe_column
 from .csv_writer import write_csv
@@ -161,6 +162,7 @@ def write_table(
     level: Level | None = None,
     csv_safe: bool = False,
     background: BackgroundWrites | None = None,
+    stats_files: BackgroundWork | None = None,
 ) -> list[Path]:
     """Write one table as ``<stem>.csv``, ``.parquet``, ``.dta`` and/or ``.sav``.
 
@@ -188,6 +190,9 @@ def write_table(
         Write the CSV and Parquet files on this writer thread (Arrow's encoders
         release the GIL) while the Stata and SPSS files (pyreadstat's per-cell loop
         holds it) are written here: the same bytes, complete when its block ends.
+    stats_files
+        Write the Stata and SPSS files through it (the run's background process, once
+        started: the same files, complete when it closes); ``None``: here.
 
     Returns
     -------
@@ -206,8 +211,6 @@ def write_table(
                 background.submit(_write_arrow, table, path, csv_safe=csv_safe)
             written.append(path)
     if "dta" in fmts or "sav" in fmts:
-        import pyreadstat
-
         maps = shared_label_maps({"t": table}) if label_maps is None else label_maps
         names = stats_names(table.columns, systems=maps.get("system_id", ()))
         sf = to_stats_frame(
@@ -216,30 +219,40 @@ def write_table(
             level=level if level is not None else level_of(stem.name),
             full_names={short: full for full, short in names.items()},
         )
-        if "dta" in fmts:
-            path = stem.with_name(stem.name + ".dta")
-            with writing(path):  # pyreadstat's C writer reports a full disk as ReadstatError
-                pyreadstat.write_dta(
-                    sf.data,
-                    str(path),
-                    file_label=fit_label(file_label, _LABEL_LIMITS["dta"]),
-                    column_labels=sf.column_labels,
-                    variable_value_labels=sf.value_labels,
-                )
-            written.append(path)
-        if "sav" in fmts:
-            path = stem.with_name(stem.name + ".sav")
-            with writing(path):
-                pyreadstat.write_sav(
-                    sf.data,
-                    str(path),
-                    file_label=fit_label(file_label, _LABEL_LIMITS["sav"]),
-                    column_labels=sf.column_labels,
-                    variable_value_labels=sf.value_labels,
-                    variable_measure=sf.measure,
-                )
-            written.append(path)
+        args = (sf, stem, [f for f in ("dta", "sav") if f in fmts], file_label)
+        if stats_files is None:
+            _write_stats(*args)
+        else:  # pickled to the run's background process: its per-cell loop runs there
+            stats_files.submit(_write_stats, *args)
+        written += [stem.with_name(f"{stem.name}.{f}") for f in args[2]]
     return written
+
+
+def _write_stats(sf: StatsFrame, stem: Path, fmts: Sequence[str], file_label: str) -> None:
+    """``<stem>.dta`` and/or ``<stem>.sav`` of a table made for them (:func:`to_stats_frame`)."""
+    import pyreadstat
+
+    if "dta" in fmts:
+        path = stem.with_name(stem.name + ".dta")
+        with writing(path):  # pyreadstat's C writer reports a full disk as ReadstatError
+            pyreadstat.write_dta(
+                sf.data,
+                str(path),
+                file_label=fit_label(file_label, _LABEL_LIMITS["dta"]),
+                column_labels=sf.column_labels,
+                variable_value_labels=sf.value_labels,
+            )
+    if "sav" in fmts:
+        path = stem.with_name(stem.name + ".sav")
+        with writing(path):
+            pyreadstat.write_sav(
+                sf.data,
+                str(path),
+                file_label=fit_label(file_label, _LABEL_LIMITS["sav"]),
+                column_labels=sf.column_labels,
+                variable_value_labels=sf.value_labels,
+                variable_measure=sf.measure,
+            )
 
 
 def _write_arrow(table: pd.DataFrame, path: Path, *, csv_safe: bool) -> None:
@@ -352,6 +365,7 @@ def write_exports(
     csv_safe: bool = False,
     large_rows: int | None = LARGE_ROWS,
     copies: Mapping[str, Mapping[str, Path]] | None = None,
+    stats_files: BackgroundWork | None = None,
 ) -> ExportResult:
     """Write per-session and per-query scores in long and wide form, plus the codebook.
 
@@ -389,6 +403,9 @@ def write_exports(
         format (``{"per_session_wide": {"csv": Path("tables/per_session.csv")}}``: the
         run's ``tables/``, written from the same table with the same ``csv_safe``):
         copied instead of converted again.  Only CSV and Parquet are copied.
+    stats_files
+        Where the Stata and SPSS files are written (:func:`write_table`): the run's
+        background process, once started; ``None``: here.
 
     Returns
     -------
@@ -419,6 +436,7 @@ def write_exports(
                 file_label=f"{title}: {stem}",
                 csv_safe=csv_safe,
                 background=bg,
+                stats_files=stats_files,
             )
             files.extend(out / f"{stem}.{f}" for f in FORMATS if f in chosen)  # write_table's
         names = {

@@ -392,6 +392,8 @@ def write_exports_step(
         copies={
             f"{name}_wide": files for name, files in tables.files.items() if name != "per_position"
         },
+        # Stata's and SPSS's per-cell loops in the run's background process, when it has one
+        stats_files=outputs.background,
     )
     outputs.add(*res.files)
     return res

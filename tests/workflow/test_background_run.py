@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd
+import pyreadstat
 import pytest
 from pydantic import ValidationError
 
@@ -53,6 +55,15 @@ def test_background_figures_equal_figures_rendered_here(tmp_path, monkeypatch):
     for rel in files:
         if rel.name not in varies and rel.suffix not in varies:
             assert (here / rel).read_bytes() == (there / rel).read_bytes(), rel
+    # Stata and SPSS files (written there) record their time: the same data, labels, measures
+    stats = [rel for rel in files if rel.suffix in (".dta", ".sav")]
+    assert len(stats) >= 4
+    for rel in stats:
+        read = pyreadstat.read_dta if rel.suffix == ".dta" else pyreadstat.read_sav
+        (a, meta_a), (b, meta_b) = read(str(here / rel)), read(str(there / rel))
+        pd.testing.assert_frame_equal(a, b)
+        assert meta_a.column_labels == meta_b.column_labels
+        assert meta_a.variable_value_labels == meta_b.variable_value_labels
     # the report shows the same figures (its PNGs and SVGs are the background's)
     uris = [
         re.findall(r"data:image/[^\"']+", (o / "report.html").read_text()) for o in (here, there)
