@@ -35,7 +35,8 @@ import pandas as pd
 
 from .._types import FloatArray, IntArray
 from ..kernels.blocks import for_blocks
-from ..kernels.segments import gather_ranges, offsets_from_counts
+from ..kernels.segments import offsets_from_counts
+from ..validate.ranking import order_within_lists
 
 __all__ = [
     "IdKeys",
@@ -475,22 +476,11 @@ def sorted_in_lists(
     def block(l0: int, l1: int) -> None:
         r0, r1 = int(starts[l0]), int(starts[l1])
         c = counts[l0:l1]
-        local = starts[l0:l1] - r0
         v = pack_keys(topic[l0:l1], keys[r0:r1], tbits, c, out=packed[r0:r1])
         # padding sorts after every real key unless a real key is the largest one:
         # then a stable sort keeps the real rows first
         kind: Literal["stable", "quicksort"] = "stable" if (v == top).any() else "quicksort"
-        if (c == width).all():  # equal lengths: the keys are the matrix
-            o = np.argsort(v.reshape(l1 - l0, width), axis=1, kind=kind)
-            o += local[:, None]
-            o = o.ravel()
-        else:
-            flat = gather_ranges(np.arange(l1 - l0, dtype=np.int64) * width, c)
-            m = np.full((l1 - l0) * width, top, dtype=np.uint64)
-            m[flat] = v
-            om = np.argsort(m.reshape(l1 - l0, width), axis=1, kind=kind)
-            om += local[:, None]
-            o = om[np.arange(width)[None, :] < c[:, None]]
+        o = order_within_lists(v, starts[l0:l1] - r0, c, pad=top, kind=kind)
         v[:] = v[o]
         o += r0
         order[r0:r1] = o

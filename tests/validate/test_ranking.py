@@ -1,0 +1,55 @@
+"""The sort within lists of ``validate.ranking`` against one lexsort of all rows."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sessionval.kernels.segments import offsets_from_counts
+from sessionval.validate.ranking import order_within_lists
+
+
+def _lexsorted(values: np.ndarray, lengths: np.ndarray, descending: bool) -> np.ndarray:
+    """The reference: one stable lexsort by (list, value) of every row."""
+    lists = np.repeat(np.arange(lengths.size), lengths)
+    return np.lexsort((-values if descending else values, lists))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    lengths=st.lists(st.integers(0, 9), min_size=1, max_size=12),
+    levels=st.integers(1, 6),
+    descending=st.booleans(),
+    inf=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_order_within_lists_equals_one_lexsort(
+    lengths: list[int], levels: int, descending: bool, inf: bool, seed: int
+) -> None:
+    # few distinct values: many ties; an infinity equal to the padding needs the stable sort
+    rng = np.random.default_rng(seed)
+    counts = np.array(lengths, dtype=np.int64)
+    values = rng.integers(0, levels, counts.sum()).astype(np.float64)
+    if inf and values.size:
+        values[rng.integers(0, values.size)] = -np.inf if descending else np.inf
+    starts = offsets_from_counts(counts)[:-1]
+    want = _lexsorted(values, counts, descending)
+    got = order_within_lists(
+        values, starts, counts, pad=np.inf, kind="stable", descending=descending
+    )
+    np.testing.assert_array_equal(got, want)
+    if not inf:
+        # unstable: the same values in the same lists (ties in any order)
+        fast = order_within_lists(values, starts, counts, pad=np.inf, descending=descending)
+        np.testing.assert_array_equal(values[fast], values[want])
+        lists = np.repeat(np.arange(counts.size), counts)
+        np.testing.assert_array_equal(lists[fast], lists)
+
+
+def test_order_within_lists_of_keys_padded_with_the_largest() -> None:
+    top = np.iinfo(np.uint64).max
+    values = np.array([5, top, 3, 9, 1, 2], dtype=np.uint64)
+    counts = np.array([3, 1, 2])
+    got = order_within_lists(values, np.array([0, 3, 4]), counts, pad=top, kind="stable")
+    assert got.tolist() == [2, 0, 1, 3, 4, 5]
