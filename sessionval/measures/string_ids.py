@@ -35,7 +35,7 @@ import pandas as pd
 
 from .._types import FloatArray, IntArray
 from ..kernels.blocks import for_blocks
-from ..kernels.segments import offsets_from_counts
+from ..kernels.segments import gather_ranges, offsets_from_counts
 from ..validate.ranking import order_within_lists
 
 __all__ = [
@@ -377,9 +377,13 @@ class JudgedKeys:
         grade per (topic, document).  The join itself decides nothing about repeats.
         """
         tbits = max(1, int(n_topics).bit_length())
-        packed = pack_keys(topic, docs.keys, tbits)
-        order = np.argsort(packed).astype(np.int64)
-        packed = packed[order]
+        got = _sorted_by_topic(topic, n_topics, docs.keys, tbits)
+        if got is None:  # a topic's rows scattered: one sort of every packed key
+            packed = pack_keys(topic, docs.keys, tbits)
+            order = np.argsort(packed).astype(np.int64)
+            packed = packed[order]
+        else:
+            order, packed = got
         if (packed[1:] == packed[:-1]).any():
             return None
         return cls(packed, tbits, order, grades[order], docs)
@@ -426,6 +430,41 @@ class JudgedKeys:
         ok = docs.same(rows, self.docs, self.rows[judged])
         out[rows[ok]] = self.grades[judged[ok]]
         return out
+
+
+def _sorted_by_topic(
+    topic: IntArray, n_topics: int, keys: U64Array, tbits: int
+) -> tuple[IntArray, U64Array] | None:
+    """Order and sorted packed keys of judgments whose topics' rows are contiguous.
+
+    Qrels list each topic's judgments together: the runs of rows are put in topic
+    order (whole runs moved) and each is sorted on its own (:func:`sorted_in_lists`),
+    which sorts the whole array as one sort of every packed key does (the topic is
+    the high bits).  ``None`` when a topic's rows are scattered or the runs too uneven.
+    """
+    n = topic.size
+    if n == 0:
+        return None
+    heads = np.flatnonzero(np.concatenate([[True], topic[1:] != topic[:-1]]))
+    if heads.size != n_topics:
+        return None  # a topic in several runs of rows (or a topic code without rows)
+    lens = np.diff(np.append(heads, n))
+    by_topic = np.argsort(topic[heads])
+    if np.array_equal(by_topic, np.arange(heads.size)):
+        grouped = None
+    else:
+        heads, lens = heads[by_topic], lens[by_topic]
+        grouped = gather_ranges(heads, lens)
+    got = sorted_in_lists(
+        keys if grouped is None else keys[grouped],
+        topic[heads].astype(np.int64),
+        tbits,
+        lens,
+    )
+    if got is None:
+        return None
+    order, packed = got
+    return (order if grouped is None else grouped[order]), packed
 
 
 def pack_keys(

@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sessionval.errors import InputFormatError, ParseError
 from sessionval.evaluation.lists import judgments_from_table
@@ -182,3 +184,33 @@ def test_grouped_runs_take_the_in_list_sort_with_the_same_lists(doc: str, ties: 
         assert fast.query_ids.tolist() == ref.query_ids.tolist()
         np.testing.assert_array_equal(fast.offsets, ref.offsets)
         np.testing.assert_array_equal(fast.grades, ref.grades)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 12), min_size=1, max_size=10),
+    shuffle_topics=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_judgments_sorted_by_topic_runs_equal_one_sort(
+    sizes: list[int], shuffle_topics: bool, seed: int
+) -> None:
+    # qrels list each topic's rows together, topics in any order: sorting each run of
+    # rows on its own gives the one sort of every packed key, array for array
+    rng = np.random.default_rng(seed)
+    codes = rng.permutation(len(sizes)) if shuffle_topics else np.arange(len(sizes))
+    topic = np.repeat(codes, sizes).astype(np.int64)
+    keys = IdKeys(rng.integers(0, 2**64, topic.size, dtype=np.uint64), None)
+    grades = rng.integers(0, 4, topic.size).astype(np.float64)
+    got = JudgedKeys.build(topic, len(sizes), keys, grades)
+    tbits = max(1, len(sizes).bit_length())
+    packed = string_ids.pack_keys(topic, keys.keys, tbits)
+    order = np.argsort(packed)
+    assert got is not None
+    np.testing.assert_array_equal(got.packed, packed[order])
+    np.testing.assert_array_equal(got.rows, order)
+    np.testing.assert_array_equal(got.grades, grades[order])
+    if sizes[-1] > 1:  # a document judged twice in the last topic: no join (the boundary decides)
+        twice = IdKeys(keys.keys.copy(), None)
+        twice.keys[-1] = twice.keys[-sizes[-1]]
+        assert JudgedKeys.build(topic, len(sizes), twice, grades) is None
