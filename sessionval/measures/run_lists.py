@@ -59,8 +59,8 @@ Missing = Literal["skip", "empty"]
 class _RunDocs(Protocol):
     """What the steps need to know of the run's documents (rows index the run table)."""
 
-    def ranks(self, rows: IntArray) -> IntArray:
-        """Byte-order rank of the ids of ``rows`` (tie-breaks)."""
+    def ranks(self, rows: IntArray) -> npt.NDArray[np.integer]:
+        """Integer keys of the ids of ``rows`` in byte order (tie-breaks; see ``run_order``)."""
         ...
 
     def label(self, row: int) -> str:
@@ -130,8 +130,8 @@ class _KeyedDocs:
     ids: pd.Series
     judged: GradeJoin[IdKeys]
 
-    def ranks(self, rows: IntArray) -> IntArray:
-        return self.keys.order_ranks(rows)
+    def ranks(self, rows: IntArray) -> npt.NDArray[np.integer]:
+        return self.keys.order_keys(rows)
 
     def label(self, row: int) -> str:
         return str(self.ids.iloc[row])
@@ -172,7 +172,7 @@ def _ranked_rows(
     qrank: npt.NDArray[np.int32],
     judged_q: BoolArray,
     score: FloatArray,
-    doc_ranks: Callable[[IntArray], IntArray],
+    doc_ranks: Callable[[IntArray], npt.NDArray[np.integer]],
     ties: TieBreak,
 ) -> IntArray:
     """Rows of the judged queries in ranked order (query rank, score, tie-break)."""
@@ -180,7 +180,7 @@ def _ranked_rows(
         return run_order(qc, qrank, score, doc_ranks, ties=ties)
     rows_in = np.flatnonzero(judged_q[qc])
 
-    def ranks_in(rows: IntArray) -> IntArray:
+    def ranks_in(rows: IntArray) -> npt.NDArray[np.integer]:
         return doc_ranks(rows_in[rows])
 
     return rows_in[run_order(qc[rows_in], qrank, score[rows_in], ranks_in, ties=ties)]

@@ -132,6 +132,16 @@ class IdKeys:
         """The keys of ``rows``."""
         return IdKeys(self.keys[rows], None if self.words is None else self.words[rows])
 
+    def order_keys(self, rows: IntArray) -> npt.NDArray[np.integer]:
+        """Integer keys of the ids at ``rows`` that sort as the ids do (``strcmp``).
+
+        Exact keys are their own order key once byte-swapped (no ranking); fingerprints
+        are ranked on the words (:meth:`order_ranks`).
+        """
+        if self.words is None:
+            return self.keys[rows].byteswap()
+        return self.order_ranks(rows)
+
     def order_ranks(self, rows: IntArray) -> IntArray:
         """Rank of the ids at ``rows`` in byte order (``strcmp``, as trec_eval)."""
         # the words hold the bytes little-endian: swapped, they compare as strcmp

@@ -167,7 +167,7 @@ def run_order(
     query_codes: npt.NDArray[np.integer],
     query_ranks: npt.NDArray[np.integer],
     score: FloatArray,
-    doc_ranks: Callable[[IntArray], IntArray],
+    doc_ranks: Callable[[IntArray], npt.NDArray[np.integer]],
     *,
     ties: Literal["doc_id", "trec_eval", "input"],
 ) -> IntArray:
@@ -176,8 +176,10 @@ def run_order(
     ``query_codes`` code each row's query; ``query_ranks`` rank the query codes (the
     order lists are printed in).  Ties in score are broken by document id ascending
     (``"doc_id"``), descending (``"trec_eval"``) or kept in input order
-    (``"input"``).  Only tied rows have their ids compared: ``doc_ranks(rows)`` ranks
-    the ids of those rows in byte order (:func:`coded_doc_ranks` for dictionary codes).
+    (``"input"``).  Only tied rows have their ids compared: ``doc_ranks(rows)`` gives
+    the ids of those rows integer keys in byte order (any integers that sort as the ids
+    do: ranks, :func:`coded_doc_ranks` for dictionary codes, or the ids' own bytes as
+    one big-endian word); each group of tied rows is sorted by them on its own.
     """
     # ties are broken by doc id below unless ties="input": the sort need not be stable
     rows = _score_order(query_ranks[query_codes], score, stable=ties == "input")
@@ -195,15 +197,29 @@ def run_order(
     at = np.flatnonzero(tied)
     del tied
     # a tied row opens a new group unless it ties with the row before it
-    group = np.cumsum(~np.concatenate([[False], same])[at])
+    opens = ~np.concatenate([[False], same])[at]
     at_rows = rows[at]
     dkey = doc_ranks(at_rows)
     if ties == "trec_eval":
-        dkey = int(dkey.max()) - dkey
-    # one argsort of a packed (group, doc rank) key instead of a lexsort
-    packed = group * (int(dkey.max()) + 1) + dkey
-    rows[at] = at_rows[np.argsort(packed)]
+        dkey = dkey.max() - dkey  # any integer order key: descending, same dtype
+    rows[at] = at_rows[_order_in_groups(dkey, opens)]
     return rows
+
+
+def _order_in_groups(keys: npt.NDArray[np.integer], opens: npt.NDArray[np.bool_]) -> IntArray:
+    """Order of ``keys`` within the groups of consecutive rows that ``opens`` starts.
+
+    The groups of tied rows are short: each is sorted as one row of a padded matrix
+    (:func:`order_within_lists`); a group too long for the matrix sends every group
+    through one lexsort.  The keys are distinct within a group, so the order is unique.
+    """
+    starts = np.flatnonzero(opens)
+    lengths = np.diff(np.append(starts, keys.size))
+    if not _padded(keys.size, lengths):
+        return np.asarray(np.lexsort((keys, np.cumsum(opens))), dtype=np.int64)
+    top = np.iinfo(keys.dtype).max
+    kind: Literal["stable", "quicksort"] = "stable" if (keys == top).any() else "quicksort"
+    return order_within_lists(keys, starts, lengths, pad=top, kind=kind)
 
 
 def coded_doc_ranks(
