@@ -25,8 +25,9 @@ byte, missing ids and non-string columns also return ``None``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final, Literal
 
 import numpy as np
@@ -43,6 +44,7 @@ __all__ = [
     "JudgedKeys",
     "KeyCollision",
     "id_codes",
+    "id_key_jobs",
     "id_keys",
     "pack_keys",
     "sorted_in_lists",
@@ -284,6 +286,17 @@ def id_keys(columns: Sequence[Any]) -> list[IdKeys] | None:
     >>> a.exact, bool(a.keys[1] == b.keys[0]), a.order_ranks(np.array([0, 1])).tolist()
     (True, True, [1, 0])
     """
+    jobs = id_key_jobs(columns)
+    return None if jobs is None else [job() for job in jobs]
+
+
+def id_key_jobs(columns: Sequence[Any]) -> list[Callable[[], IdKeys]] | None:
+    """:func:`id_keys` in two steps: the checks now, each column's words when called.
+
+    The buffers are read and the common width found at once (``None`` as
+    :func:`id_keys`); each returned call reads one column's words, so the columns can
+    be read on different threads (NumPy releases the GIL).
+    """
     arrays = [_arrow_strings(c) for c in columns]
     if any(a is None for a in arrays):
         return None
@@ -291,7 +304,11 @@ def id_keys(columns: Sequence[Any]) -> list[IdKeys] | None:
     if any(b is None for b in read):
         return None
     width8 = _width8(max((b.width for b in read if b is not None), default=0))
-    return [_keys(b.words(width8)) for b in read if b is not None]
+    return [partial(_column_keys, b, width8) for b in read if b is not None]
+
+
+def _column_keys(read: _Bytes, width8: int) -> IdKeys:
+    return _keys(read.words(width8))
 
 
 def _width8(width: int) -> int:

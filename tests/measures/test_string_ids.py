@@ -214,3 +214,22 @@ def test_judgments_sorted_by_topic_runs_equal_one_sort(
         twice = IdKeys(keys.keys.copy(), None)
         twice.keys[-1] = twice.keys[-sizes[-1]]
         assert JudgedKeys.build(topic, len(sizes), twice, grades) is None
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_judgments_side_beside_the_run_or_inline_gives_the_same_lists(
+    threads: int, monkeypatch
+) -> None:
+    # the qrels' side runs on a second thread with two cores, inline with one: same
+    # lists, and its errors surface from the call either way
+    from sessionval.errors import JudgmentError
+    from sessionval.evaluation.lists import evaluate_run
+    from sessionval.measures import run_lists
+
+    run, qrels = _data(3, "d{}")
+    want = evaluate_run(run, judgments_from_table(qrels), ["AP", "nDCG@10"]).per_query()
+    monkeypatch.setattr(run_lists, "n_threads", lambda: threads)
+    got = evaluate_run(run, qrels, ["AP", "nDCG@10"]).per_query()
+    pd.testing.assert_frame_equal(got, want)
+    with pytest.raises(JudgmentError, match="negative grade"):
+        evaluate_run(run, qrels, ["AP"], negative="error")
