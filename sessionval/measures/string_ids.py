@@ -330,24 +330,25 @@ def id_codes(col: pd.Series) -> tuple[npt.NDArray[np.int32], pd.Index] | None:
     >>> codes.tolist(), cats.tolist()
     ([1, 1, 0, 1], ['q10', 'q2'])
     """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     arr = _arrow_strings(col)
-    if arr is None:
+    if arr is None or _Bytes.read(arr) is None:
         return None
-    read = _Bytes.read(arr)
-    if read is None:
-        return None
-    words = read.words(_width8(read.width))
-    n = words.shape[0]
+    n = len(arr)
     if n == 0:
         return np.zeros(0, dtype=np.int32), pd.Index(col.iloc[:0].array)
-    if words.shape[1] == 1:
-        change = words[1:, 0] != words[:-1, 0]
-    else:
-        change = (words[1:] != words[:-1]).any(axis=1)
+    # where the id changes: Arrow compares neighbouring strings (several times faster
+    # than reading every row's words); only the first row of each run is read as words
+    change = pc.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False)
     heads = np.flatnonzero(np.concatenate([[True], change]))
     if heads.size > n // 4 + 16:
         return None  # ids scattered over the rows: a hash table is faster
-    ranks = _keys(words[heads]).order_ranks(np.arange(heads.size))
+    first_rows = _Bytes.read(arr.take(pa.array(heads)))
+    if first_rows is None:  # pragma: no cover - the rows passed the same check
+        return None
+    ranks = _keys(first_rows.words(_width8(first_rows.width))).order_ranks(np.arange(heads.size))
     first = np.zeros(int(ranks.max()) + 1, dtype=np.int64)
     first[ranks[::-1]] = heads[::-1]  # the first row of each id
     codes = np.repeat(ranks.astype(np.int32), np.diff(np.append(heads, n)))

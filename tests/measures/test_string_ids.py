@@ -233,3 +233,22 @@ def test_judgments_side_beside_the_run_or_inline_gives_the_same_lists(
     pd.testing.assert_frame_equal(got, want)
     with pytest.raises(JudgmentError, match="negative grade"):
         evaluate_run(run, qrels, ["AP"], negative="error")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ids=st.lists(
+        st.text(alphabet="ab9-_", min_size=0, max_size=12), min_size=1, max_size=8, unique=True
+    ),
+    runs=st.lists(st.tuples(st.integers(0, 7), st.integers(1, 9)), min_size=1, max_size=6),
+)
+def test_id_codes_are_the_byte_ranks_of_runs_of_ids(ids: list[str], runs: list) -> None:
+    # runs of equal ids (short, long, empty): codes rank the ids in byte order
+    rows = [ids[i % len(ids)] for i, n in runs for _ in range(n)]
+    col = pd.Series(rows, dtype="str")
+    got = id_codes(col)
+    assert got is not None
+    codes, cats = got
+    want = sorted(set(rows), key=lambda s: s.encode())
+    assert cats.tolist() == want
+    assert [want[c] for c in codes] == rows
