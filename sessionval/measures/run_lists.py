@@ -20,9 +20,12 @@ document repeats, what an id reads, and the grade of each row (through the join)
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from functools import partial
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -34,12 +37,13 @@ from ..judgments.gains import GAIN_SCHEMES, NegativePolicy
 from ..judgments.ideal import ideal_from_codes
 from ..judgments.join import GradeJoin
 from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
+from ..kernels.blocks import n_threads
 from ..kernels.segments import gather_ranges, offsets_from_counts
 from ..validate.runs import check_run_table
 from .judgment_sets import judgment_sets
 from .lists import TIE_BREAKS, KeyStats, TieBreak, assemble_lists, check_negative
 from .ranking import coded_doc_ranks, factorize_ids, first_duplicate, run_order
-from .string_ids import IdKeys, JudgedKeys, KeyCollision, id_codes, id_keys
+from .string_ids import IdKeys, JudgedKeys, KeyCollision, id_codes, id_key_jobs
 
 if TYPE_CHECKING:
     from ..frame import JudgmentFrame
@@ -59,8 +63,8 @@ Missing = Literal["skip", "empty"]
 class _RunDocs(Protocol):
     """What the steps need to know of the run's documents (rows index the run table)."""
 
-    def ranks(self, rows: IntArray) -> IntArray:
-        """Byte-order rank of the ids of ``rows`` (tie-breaks)."""
+    def ranks(self, rows: IntArray) -> npt.NDArray[np.integer]:
+        """Integer keys of the ids of ``rows`` in byte order (tie-breaks; see ``run_order``)."""
         ...
 
     def label(self, row: int) -> str:
@@ -130,8 +134,8 @@ class _KeyedDocs:
     ids: pd.Series
     judged: GradeJoin[IdKeys]
 
-    def ranks(self, rows: IntArray) -> IntArray:
-        return self.keys.order_ranks(rows)
+    def ranks(self, rows: IntArray) -> npt.NDArray[np.integer]:
+        return self.keys.order_keys(rows)
 
     def label(self, row: int) -> str:
         return str(self.ids.iloc[row])
@@ -172,7 +176,7 @@ def _ranked_rows(
     qrank: npt.NDArray[np.int32],
     judged_q: BoolArray,
     score: FloatArray,
-    doc_ranks: Callable[[IntArray], IntArray],
+    doc_ranks: Callable[[IntArray], npt.NDArray[np.integer]],
     ties: TieBreak,
 ) -> IntArray:
     """Rows of the judged queries in ranked order (query rank, score, tie-break)."""
@@ -180,7 +184,7 @@ def _ranked_rows(
         return run_order(qc, qrank, score, doc_ranks, ties=ties)
     rows_in = np.flatnonzero(judged_q[qc])
 
-    def ranks_in(rows: IntArray) -> IntArray:
+    def ranks_in(rows: IntArray) -> npt.NDArray[np.integer]:
         return doc_ranks(rows_in[rows])
 
     return rows_in[run_order(qc[rows_in], qrank, score[rows_in], ranks_in, ties=ties)]
@@ -280,16 +284,48 @@ def lists_from_tables(
     unjudged: UnjudgedPolicy,
     source: str,
 ) -> RankedLists | None:
-    """:meth:`RankedLists.from_tables <sessionval.measures.lists.RankedLists.from_tables>`."""
+    """:meth:`RankedLists.from_tables <sessionval.measures.lists.RankedLists.from_tables>`.
+
+    The judgments' side (their ids' words, topics, sets, sort and recall bases) is
+    prepared on a second thread while this one reads the run's ids: the two share
+    nothing until the join, and NumPy releases the GIL in their passes.
+    """
     run = _check_run(run, ties=ties, missing=missing)
-    keys = id_keys([run["doc_id"], qrels["doc_id"]])
-    if keys is None:
+    jobs = id_key_jobs([run["doc_id"], qrels["doc_id"]])
+    if jobs is None:
         return None
-    run_docs, judged_docs = keys
-    # query ids come in runs of rows: ranked from the first row of each run
+    run_job, judged_job = jobs
+    side = _beside(partial(_judged_side, qrels, judged_job, negative, source))
+    try:
+        run_docs = run_job()
+        # query ids come in runs of rows: ranked from the first row of each run
+        qc, qcat = id_codes(run["query_id"]) or factorize_ids(run["query_id"])
+    finally:
+        judged_side = side()  # waited for even when the run's side fails
+    if judged_side is None or (qc < 0).any():
+        return None  # missing ids, a repeat or a key collision: the dictionary road says where
+    judged, stats = judged_side
+    docs = _KeyedDocs(run_docs, run["doc_id"], judged)
+    score = run["score"].to_numpy(dtype=np.float64)
+    try:
+        return _lists(
+            qc, qcat, score, docs, stats, ties=ties, missing=missing, negative=negative,
+            unjudged=unjudged,
+        )  # fmt: skip
+    except KeyCollision:
+        return None
+
+
+def _judged_side(
+    qrels: pd.DataFrame,
+    keys: Callable[[], IdKeys],
+    negative: NegativePolicy,
+    source: str,
+) -> tuple[GradeJoin[IdKeys], KeyStats] | None:
+    """The judgments' join and statistics on 64-bit keys; ``None``: the dictionary road."""
+    judged_docs = keys()
     tc, tcat = id_codes(qrels["query_id"]) or factorize_ids(qrels["query_id"])
-    qc, qcat = id_codes(run["query_id"]) or factorize_ids(run["query_id"])
-    if (tc < 0).any() or (qc < 0).any():
+    if (tc < 0).any():
         return None  # missing ids: the dictionary road says where
     grades = qrels["grade"].to_numpy(dtype=np.float64)
     check_negative(grades, negative, where=f"judgments {source}")
@@ -307,17 +343,28 @@ def lists_from_tables(
             ideal_from_codes(topics, tcodes, grades, GAIN_SCHEMES["grade"]),
             np.bincount(tcodes, minlength=len(topics)).astype(np.int64),
         )
-    if judged is None:
-        return None  # a repeat or a key collision: the dictionary road, through the boundary
-    docs = _KeyedDocs(run_docs, run["doc_id"], judged)
-    score = run["score"].to_numpy(dtype=np.float64)
-    try:
-        return _lists(
-            qc, qcat, score, docs, stats, ties=ties, missing=missing, negative=negative,
-            unjudged=unjudged,
-        )  # fmt: skip
-    except KeyCollision:
-        return None
+    return None if judged is None else (judged, stats)
+
+
+_T = TypeVar("_T")
+_SIDE: ThreadPoolExecutor | None = None
+_SIDE_LOCK = threading.Lock()
+
+
+def _beside(fn: Callable[[], _T]) -> Callable[[], _T]:
+    """Start ``fn`` on a second thread (when the process has two cores); call to wait.
+
+    Its block passes (:func:`~sessionval.kernels.blocks.for_blocks`) share the
+    blocks' pool with the caller's; with one core ``fn`` runs when waited for.
+    """
+    global _SIDE
+    if n_threads() < 2:
+        return fn
+    with _SIDE_LOCK:
+        if _SIDE is None:
+            _SIDE = ThreadPoolExecutor(1, thread_name_prefix="sessionval-side")
+        future = _SIDE.submit(fn)
+    return future.result
 
 
 class QrelsTable(Protocol):

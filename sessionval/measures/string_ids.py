@@ -25,8 +25,9 @@ byte, missing ids and non-string columns also return ``None``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final, Literal
 
 import numpy as np
@@ -36,12 +37,14 @@ import pandas as pd
 from .._types import FloatArray, IntArray
 from ..kernels.blocks import for_blocks
 from ..kernels.segments import gather_ranges, offsets_from_counts
+from ..validate.ranking import order_within_lists
 
 __all__ = [
     "IdKeys",
     "JudgedKeys",
     "KeyCollision",
     "id_codes",
+    "id_key_jobs",
     "id_keys",
     "pack_keys",
     "sorted_in_lists",
@@ -130,6 +133,16 @@ class IdKeys:
     def take(self, rows: IntArray) -> IdKeys:
         """The keys of ``rows``."""
         return IdKeys(self.keys[rows], None if self.words is None else self.words[rows])
+
+    def order_keys(self, rows: IntArray) -> npt.NDArray[np.integer]:
+        """Integer keys of the ids at ``rows`` that sort as the ids do (``strcmp``).
+
+        Exact keys are their own order key once byte-swapped (no ranking); fingerprints
+        are ranked on the words (:meth:`order_ranks`).
+        """
+        if self.words is None:
+            return self.keys[rows].byteswap()
+        return self.order_ranks(rows)
 
     def order_ranks(self, rows: IntArray) -> IntArray:
         """Rank of the ids at ``rows`` in byte order (``strcmp``, as trec_eval)."""
@@ -273,6 +286,17 @@ def id_keys(columns: Sequence[Any]) -> list[IdKeys] | None:
     >>> a.exact, bool(a.keys[1] == b.keys[0]), a.order_ranks(np.array([0, 1])).tolist()
     (True, True, [1, 0])
     """
+    jobs = id_key_jobs(columns)
+    return None if jobs is None else [job() for job in jobs]
+
+
+def id_key_jobs(columns: Sequence[Any]) -> list[Callable[[], IdKeys]] | None:
+    """:func:`id_keys` in two steps: the checks now, each column's words when called.
+
+    The buffers are read and the common width found at once (``None`` as
+    :func:`id_keys`); each returned call reads one column's words, so the columns can
+    be read on different threads (NumPy releases the GIL).
+    """
     arrays = [_arrow_strings(c) for c in columns]
     if any(a is None for a in arrays):
         return None
@@ -280,7 +304,11 @@ def id_keys(columns: Sequence[Any]) -> list[IdKeys] | None:
     if any(b is None for b in read):
         return None
     width8 = _width8(max((b.width for b in read if b is not None), default=0))
-    return [_keys(b.words(width8)) for b in read if b is not None]
+    return [partial(_column_keys, b, width8) for b in read if b is not None]
+
+
+def _column_keys(read: _Bytes, width8: int) -> IdKeys:
+    return _keys(read.words(width8))
 
 
 def _width8(width: int) -> int:
@@ -302,24 +330,25 @@ def id_codes(col: pd.Series) -> tuple[npt.NDArray[np.int32], pd.Index] | None:
     >>> codes.tolist(), cats.tolist()
     ([1, 1, 0, 1], ['q10', 'q2'])
     """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     arr = _arrow_strings(col)
-    if arr is None:
+    if arr is None or _Bytes.read(arr) is None:
         return None
-    read = _Bytes.read(arr)
-    if read is None:
-        return None
-    words = read.words(_width8(read.width))
-    n = words.shape[0]
+    n = len(arr)
     if n == 0:
         return np.zeros(0, dtype=np.int32), pd.Index(col.iloc[:0].array)
-    if words.shape[1] == 1:
-        change = words[1:, 0] != words[:-1, 0]
-    else:
-        change = (words[1:] != words[:-1]).any(axis=1)
+    # where the id changes: Arrow compares neighbouring strings (several times faster
+    # than reading every row's words); only the first row of each run is read as words
+    change = pc.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False)
     heads = np.flatnonzero(np.concatenate([[True], change]))
     if heads.size > n // 4 + 16:
         return None  # ids scattered over the rows: a hash table is faster
-    ranks = _keys(words[heads]).order_ranks(np.arange(heads.size))
+    first_rows = _Bytes.read(arr.take(pa.array(heads)))
+    if first_rows is None:  # pragma: no cover - the rows passed the same check
+        return None
+    ranks = _keys(first_rows.words(_width8(first_rows.width))).order_ranks(np.arange(heads.size))
     first = np.zeros(int(ranks.max()) + 1, dtype=np.int64)
     first[ranks[::-1]] = heads[::-1]  # the first row of each id
     codes = np.repeat(ranks.astype(np.int32), np.diff(np.append(heads, n)))
@@ -376,9 +405,13 @@ class JudgedKeys:
         grade per (topic, document).  The join itself decides nothing about repeats.
         """
         tbits = max(1, int(n_topics).bit_length())
-        packed = pack_keys(topic, docs.keys, tbits)
-        order = np.argsort(packed).astype(np.int64)
-        packed = packed[order]
+        got = _sorted_by_topic(topic, n_topics, docs.keys, tbits)
+        if got is None:  # a topic's rows scattered: one sort of every packed key
+            packed = pack_keys(topic, docs.keys, tbits)
+            order = np.argsort(packed).astype(np.int64)
+            packed = packed[order]
+        else:
+            order, packed = got
         if (packed[1:] == packed[:-1]).any():
             return None
         return cls(packed, tbits, order, grades[order], docs)
@@ -425,6 +458,41 @@ class JudgedKeys:
         ok = docs.same(rows, self.docs, self.rows[judged])
         out[rows[ok]] = self.grades[judged[ok]]
         return out
+
+
+def _sorted_by_topic(
+    topic: IntArray, n_topics: int, keys: U64Array, tbits: int
+) -> tuple[IntArray, U64Array] | None:
+    """Order and sorted packed keys of judgments whose topics' rows are contiguous.
+
+    Qrels list each topic's judgments together: the runs of rows are put in topic
+    order (whole runs moved) and each is sorted on its own (:func:`sorted_in_lists`),
+    which sorts the whole array as one sort of every packed key does (the topic is
+    the high bits).  ``None`` when a topic's rows are scattered or the runs too uneven.
+    """
+    n = topic.size
+    if n == 0:
+        return None
+    heads = np.flatnonzero(np.concatenate([[True], topic[1:] != topic[:-1]]))
+    if heads.size != n_topics:
+        return None  # a topic in several runs of rows (or a topic code without rows)
+    lens = np.diff(np.append(heads, n))
+    by_topic = np.argsort(topic[heads])
+    if np.array_equal(by_topic, np.arange(heads.size)):
+        grouped = None
+    else:
+        heads, lens = heads[by_topic], lens[by_topic]
+        grouped = gather_ranges(heads, lens)
+    got = sorted_in_lists(
+        keys if grouped is None else keys[grouped],
+        topic[heads].astype(np.int64),
+        tbits,
+        lens,
+    )
+    if got is None:
+        return None
+    order, packed = got
+    return (order if grouped is None else grouped[order]), packed
 
 
 def pack_keys(
@@ -475,22 +543,11 @@ def sorted_in_lists(
     def block(l0: int, l1: int) -> None:
         r0, r1 = int(starts[l0]), int(starts[l1])
         c = counts[l0:l1]
-        local = starts[l0:l1] - r0
         v = pack_keys(topic[l0:l1], keys[r0:r1], tbits, c, out=packed[r0:r1])
         # padding sorts after every real key unless a real key is the largest one:
         # then a stable sort keeps the real rows first
         kind: Literal["stable", "quicksort"] = "stable" if (v == top).any() else "quicksort"
-        if (c == width).all():  # equal lengths: the keys are the matrix
-            o = np.argsort(v.reshape(l1 - l0, width), axis=1, kind=kind)
-            o += local[:, None]
-            o = o.ravel()
-        else:
-            flat = gather_ranges(np.arange(l1 - l0, dtype=np.int64) * width, c)
-            m = np.full((l1 - l0) * width, top, dtype=np.uint64)
-            m[flat] = v
-            om = np.argsort(m.reshape(l1 - l0, width), axis=1, kind=kind)
-            om += local[:, None]
-            o = om[np.arange(width)[None, :] < c[:, None]]
+        o = order_within_lists(v, starts[l0:l1] - r0, c, pad=top, kind=kind)
         v[:] = v[o]
         o += r0
         order[r0:r1] = o

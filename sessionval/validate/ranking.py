@@ -12,7 +12,7 @@ matrix, in fixed-size blocks (bounded memory).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,7 @@ __all__ = [
     "coded_doc_ranks",
     "factorize_ids",
     "first_duplicate",
+    "order_within_lists",
     "run_order",
     "string_ranks",
 ]
@@ -152,7 +153,9 @@ def _score_order(
     def sort_block(l0: int, l1: int) -> None:
         r0 = int(starts[l0])
         r1 = int(starts[l1]) if l1 < lengths.size else n
-        local = _sort_rows(gs[r0:r1], starts[l0:l1] - r0, lengths[l0:l1], kind)
+        local = order_within_lists(
+            gs[r0:r1], starts[l0:l1] - r0, lengths[l0:l1], pad=np.inf, kind=kind, descending=True
+        )
         local += r0
         out[r0:r1] = local if grouped is None else grouped[local]  # gather, then store
 
@@ -164,7 +167,7 @@ def run_order(
     query_codes: npt.NDArray[np.integer],
     query_ranks: npt.NDArray[np.integer],
     score: FloatArray,
-    doc_ranks: Callable[[IntArray], IntArray],
+    doc_ranks: Callable[[IntArray], npt.NDArray[np.integer]],
     *,
     ties: Literal["doc_id", "trec_eval", "input"],
 ) -> IntArray:
@@ -173,8 +176,10 @@ def run_order(
     ``query_codes`` code each row's query; ``query_ranks`` rank the query codes (the
     order lists are printed in).  Ties in score are broken by document id ascending
     (``"doc_id"``), descending (``"trec_eval"``) or kept in input order
-    (``"input"``).  Only tied rows have their ids compared: ``doc_ranks(rows)`` ranks
-    the ids of those rows in byte order (:func:`coded_doc_ranks` for dictionary codes).
+    (``"input"``).  Only tied rows have their ids compared: ``doc_ranks(rows)`` gives
+    the ids of those rows integer keys in byte order (any integers that sort as the ids
+    do: ranks, :func:`coded_doc_ranks` for dictionary codes, or the ids' own bytes as
+    one big-endian word); each group of tied rows is sorted by them on its own.
     """
     # ties are broken by doc id below unless ties="input": the sort need not be stable
     rows = _score_order(query_ranks[query_codes], score, stable=ties == "input")
@@ -192,15 +197,29 @@ def run_order(
     at = np.flatnonzero(tied)
     del tied
     # a tied row opens a new group unless it ties with the row before it
-    group = np.cumsum(~np.concatenate([[False], same])[at])
+    opens = ~np.concatenate([[False], same])[at]
     at_rows = rows[at]
     dkey = doc_ranks(at_rows)
     if ties == "trec_eval":
-        dkey = int(dkey.max()) - dkey
-    # one argsort of a packed (group, doc rank) key instead of a lexsort
-    packed = group * (int(dkey.max()) + 1) + dkey
-    rows[at] = at_rows[np.argsort(packed)]
+        dkey = dkey.max() - dkey  # any integer order key: descending, same dtype
+    rows[at] = at_rows[_order_in_groups(dkey, opens)]
     return rows
+
+
+def _order_in_groups(keys: npt.NDArray[np.integer], opens: npt.NDArray[np.bool_]) -> IntArray:
+    """Order of ``keys`` within the groups of consecutive rows that ``opens`` starts.
+
+    The groups of tied rows are short: each is sorted as one row of a padded matrix
+    (:func:`order_within_lists`); a group too long for the matrix sends every group
+    through one lexsort.  The keys are distinct within a group, so the order is unique.
+    """
+    starts = np.flatnonzero(opens)
+    lengths = np.diff(np.append(starts, keys.size))
+    if not _padded(keys.size, lengths):
+        return np.asarray(np.lexsort((keys, np.cumsum(opens))), dtype=np.int64)
+    top = np.iinfo(keys.dtype).max
+    kind: Literal["stable", "quicksort"] = "stable" if (keys == top).any() else "quicksort"
+    return order_within_lists(keys, starts, lengths, pad=top, kind=kind)
 
 
 def coded_doc_ranks(
@@ -214,24 +233,53 @@ def coded_doc_ranks(
     return ranks
 
 
-def _sort_rows(
-    gs: FloatArray, starts: IntArray, lengths: IntArray, kind: Literal["stable", "quicksort"]
+def order_within_lists(
+    values: npt.NDArray[Any],
+    starts: IntArray,
+    lengths: IntArray,
+    *,
+    pad: float | int,
+    kind: Literal["stable", "quicksort"] = "quicksort",
+    descending: bool = False,
 ) -> IntArray:
-    """Order of the rows of consecutive lists by score descending (one matrix row each)."""
-    n, rows = gs.size, lengths.size
-    width = int(lengths.max())
+    """Order of ``values`` that sorts each list of consecutive rows (one matrix row each).
+
+    List ``i`` owns ``values[starts[i] : starts[i] + lengths[i]]`` (``starts[0] == 0``, the
+    lists back to back); the result indexes ``values``.  Each list is one row of a
+    matrix, sorted by one ``argsort`` along the rows: many sorts of a few hundred values
+    in cache, several times faster than one sort of all values.  When every list has
+    the same length the values *are* the matrix; otherwise the rows are padded with
+    ``pad``, which must sort after every value of the sorted matrix (equal to one only
+    with a stable sort).  The padding is dropped by gathering each row's first
+    ``lengths[i]`` places with the index that scattered the values in (no boolean mask
+    of the matrix).  ``descending``: the matrix holds ``-values`` (and ``pad``).
+
+    Examples
+    --------
+    >>> order_within_lists(np.array([3.0, 1.0, 2.0, 5.0, 4.0]), np.array([0, 3]),
+    ...                    np.array([3, 2]), pad=np.inf).tolist()
+    [1, 2, 0, 4, 3]
+    """
+    n, rows = values.size, lengths.size
+    width = int(lengths.max()) if rows else 0
     if rows * width == n:
-        # equal lengths: the scores are the matrix
-        o = np.argsort(np.negative(gs).reshape(rows, width), axis=1, kind=kind)
+        # equal lengths: the values are the matrix
+        m = np.negative(values) if descending else values
+        o = np.argsort(m.reshape(rows, width), axis=1, kind=kind)
         o += starts[:, None]
         return np.asarray(o.ravel(), dtype=np.int64)
-    # scatter row i of list b to b * width + (i - starts[b]); pad with +inf
+    # row i of list b goes to b * width + (i - starts[b]): the same index scatters the
+    # values in and gathers the sorted places back out
     flat = gather_ranges(np.arange(rows, dtype=np.int64) * width, lengths)
-    m = np.full(rows * width, np.inf)
-    m[flat] = np.negative(gs)
-    o = np.argsort(m.reshape(rows, width), axis=1, kind=kind)
-    valid = np.arange(width)[None, :] < lengths[:, None]
-    return np.asarray((o + starts[:, None])[valid], dtype=np.int64)
+    m = np.full(rows * width, -pad if descending else pad, dtype=values.dtype)
+    m[flat] = values
+    if descending:
+        np.negative(m, out=m)
+    om = np.argsort(m.reshape(rows, width), axis=1, kind=kind)
+    del m
+    om += starts[:, None]
+    out: IntArray = om.ravel()[flat]
+    return out
 
 
 def first_duplicate(

@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sessionval.errors import InputFormatError, ParseError
 from sessionval.evaluation.lists import judgments_from_table
@@ -182,3 +184,71 @@ def test_grouped_runs_take_the_in_list_sort_with_the_same_lists(doc: str, ties: 
         assert fast.query_ids.tolist() == ref.query_ids.tolist()
         np.testing.assert_array_equal(fast.offsets, ref.offsets)
         np.testing.assert_array_equal(fast.grades, ref.grades)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 12), min_size=1, max_size=10),
+    shuffle_topics=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_judgments_sorted_by_topic_runs_equal_one_sort(
+    sizes: list[int], shuffle_topics: bool, seed: int
+) -> None:
+    # qrels list each topic's rows together, topics in any order: sorting each run of
+    # rows on its own gives the one sort of every packed key, array for array
+    rng = np.random.default_rng(seed)
+    codes = rng.permutation(len(sizes)) if shuffle_topics else np.arange(len(sizes))
+    topic = np.repeat(codes, sizes).astype(np.int64)
+    keys = IdKeys(rng.integers(0, 2**64, topic.size, dtype=np.uint64), None)
+    grades = rng.integers(0, 4, topic.size).astype(np.float64)
+    got = JudgedKeys.build(topic, len(sizes), keys, grades)
+    tbits = max(1, len(sizes).bit_length())
+    packed = string_ids.pack_keys(topic, keys.keys, tbits)
+    order = np.argsort(packed)
+    assert got is not None
+    np.testing.assert_array_equal(got.packed, packed[order])
+    np.testing.assert_array_equal(got.rows, order)
+    np.testing.assert_array_equal(got.grades, grades[order])
+    if sizes[-1] > 1:  # a document judged twice in the last topic: no join (the boundary decides)
+        twice = IdKeys(keys.keys.copy(), None)
+        twice.keys[-1] = twice.keys[-sizes[-1]]
+        assert JudgedKeys.build(topic, len(sizes), twice, grades) is None
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_judgments_side_beside_the_run_or_inline_gives_the_same_lists(
+    threads: int, monkeypatch
+) -> None:
+    # the qrels' side runs on a second thread with two cores, inline with one: same
+    # lists, and its errors surface from the call either way
+    from sessionval.errors import JudgmentError
+    from sessionval.evaluation.lists import evaluate_run
+    from sessionval.measures import run_lists
+
+    run, qrels = _data(3, "d{}")
+    want = evaluate_run(run, judgments_from_table(qrels), ["AP", "nDCG@10"]).per_query()
+    monkeypatch.setattr(run_lists, "n_threads", lambda: threads)
+    got = evaluate_run(run, qrels, ["AP", "nDCG@10"]).per_query()
+    pd.testing.assert_frame_equal(got, want)
+    with pytest.raises(JudgmentError, match="negative grade"):
+        evaluate_run(run, qrels, ["AP"], negative="error")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ids=st.lists(
+        st.text(alphabet="ab9-_", min_size=0, max_size=12), min_size=1, max_size=8, unique=True
+    ),
+    runs=st.lists(st.tuples(st.integers(0, 7), st.integers(1, 9)), min_size=1, max_size=6),
+)
+def test_id_codes_are_the_byte_ranks_of_runs_of_ids(ids: list[str], runs: list) -> None:
+    # runs of equal ids (short, long, empty): codes rank the ids in byte order
+    rows = [ids[i % len(ids)] for i, n in runs for _ in range(n)]
+    col = pd.Series(rows, dtype="str")
+    got = id_codes(col)
+    assert got is not None
+    codes, cats = got
+    want = sorted(set(rows), key=lambda s: s.encode())
+    assert cats.tolist() == want
+    assert [want[c] for c in codes] == rows
