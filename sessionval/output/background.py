@@ -101,7 +101,9 @@ class BackgroundProcess:
         self._proc: subprocess.Popen[bytes] | None = None
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", __name__, *preload],
+                # -P: not the working folder first on the import path, which could hold
+                # another sessionval; PYTHONPATH names this one (_import_path)
+                [sys.executable, "-P", "-m", __name__, *preload],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env={**os.environ, "PYTHONPATH": _import_path()},

@@ -84,3 +84,23 @@ def test_an_exception_with_its_own_init_comes_back_as_itself():
     with pytest.raises(WriteError) as here:
         _write_failed("/out/figures/fig1.png")
     assert str(raised.value) == str(here.value) and "fig1.png" in str(raised.value)
+
+
+def _sessionval_file() -> str:
+    import sessionval
+
+    return str(sessionval.__file__)
+
+
+def test_the_helper_imports_the_callers_sessionval_whatever_the_working_folder(
+    tmp_path, monkeypatch
+):
+    import sessionval
+
+    decoy = tmp_path / "sessionval"  # another package of that name in the working folder
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text("raise ImportError('the decoy was imported')\n")
+    monkeypatch.chdir(tmp_path)
+    with BackgroundProcess() as helper:
+        assert helper.submit(_sessionval_file).result() == sessionval.__file__
+        assert helper.ran_here == 0
