@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Generic, TypeVar
 
-__all__ = ["BackgroundProcess", "BackgroundWork", "Pending", "resolved"]
+__all__ = ["BackgroundProcess", "BackgroundWork", "Pending"]
 
 _T = TypeVar("_T")
 _HEADER = struct.Struct("<Q")  # each message: its length, then its pickle
@@ -47,13 +47,6 @@ class Pending(Generic[_T]):
         pending._run_here()
         return pending
 
-    @classmethod
-    def later(cls, fn: Callable[..., _T], *args: Any) -> Pending[_T]:
-        """The call made here, when its result is first asked for."""
-        pending = cls(fn, args)
-        pending._done.set()  # nothing to wait for: result() makes the call
-        return pending
-
     def _settle(self, raised: bool, value: Any) -> None:
         self._outcome = (raised, value)
         self._done.set()
@@ -67,7 +60,7 @@ class Pending(Generic[_T]):
     def result(self) -> _T:
         """Wait for the call; its value, or its exception raised again."""
         self._done.wait()
-        if self._outcome is None:  # made later, or the helper died first: the call runs here
+        if self._outcome is None:  # the helper died first: the call runs here
             self._run_here()
         raised, value = self._outcome  # type: ignore[misc]
         if raised:
@@ -266,11 +259,6 @@ class BackgroundWork:
             self._ran_here += self._process.ran_here
             self._process = None
         self._pending = []
-
-
-def resolved(value: Pending[_T] | _T) -> _T:
-    """A value, or the result of a :class:`Pending` (waiting for it)."""
-    return value.result() if isinstance(value, Pending) else value
 
 
 def _import_path() -> str:

@@ -101,10 +101,6 @@ class ReportFigure:
 
     __hash__ = None  # type: ignore[assignment]
 
-    def __reduce__(self) -> tuple[type[ReportFigure], tuple[str, bytes, str, bytes | None]]:
-        """Pickled with its bytes (a figure made in the run's background process)."""
-        return ReportFigure, (self.title, self.png, self.caption, self.svg)
-
     def __repr__(self) -> str:
         return f"ReportFigure(title={self.title!r}, caption={self.caption!r})"
 

@@ -186,9 +186,8 @@ class RunOptions(Section):
     )
     background_process: bool | Literal["auto"] = Field(
         "auto",
-        description="render the figures, compare the systems and the ratings and write the "
-        "Stata and SPSS exports in a second process while the run goes on (the same "
-        "files): auto for a study of at least "
+        description="render the figures and write the Stata and SPSS exports in a second "
+        "process while the run goes on (the same files): auto for a study of at least "
         f"{BACKGROUND_SESSIONS:,} sessions on a machine with more than one CPU, true "
         "always, false never",
     )

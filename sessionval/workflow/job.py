@@ -472,8 +472,8 @@ def statistics_stage(state: RunState) -> None:
         "sessions",
         advice=state.advice.for_statistics,
     ):
-        state.statistics = state.outputs.in_background(
-            statistics_step, tables.per_session, plan.settings.statistics
+        state.statistics = statistics_step(
+            state.outputs, tables.per_session, plan.settings.statistics
         )
 
 
@@ -486,8 +486,8 @@ def correlations_stage(state: RunState) -> None:
         "sessions",
         advice=state.advice.for_correlations,
     ):
-        state.correlations = state.outputs.in_background(
-            correlation_step, tables.per_session, plan.settings, figure=plan.request.figures
+        state.correlations = correlation_step(
+            state.outputs, tables.per_session, plan.settings, figure=plan.request.figures
         )
 
 
@@ -547,9 +547,11 @@ STAGES: Final[tuple[Stage, ...]] = (
         ("loaded", "evaluation", "settled", "tables"),
         ("reformulations",),
     ),
+    # the exports before the comparisons: their Stata and SPSS files go to the background
+    # process (a large study's) as early as memory allows, after the result rows are dropped
+    Stage("exports", exports_stage, ("settled", "tables", "validated"), ("exported",)),
     Stage("statistics", statistics_stage, ("settled", "tables"), ("statistics",)),
     Stage("correlations", correlations_stage, ("settled", "tables"), ("correlations",)),
-    Stage("exports", exports_stage, ("settled", "tables", "validated"), ("exported",)),
     Stage(
         "report",
         report_stage,

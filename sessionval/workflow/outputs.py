@@ -38,17 +38,17 @@ its own manifest (:data:`MANIFESTS`), so one command never removes another's fil
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Self, TypeVar
+from typing import Final, Self
 
 import pandas as pd
 
 from ..errors import OutputError, WriteError, writing
 from ..io.staging import LOCK, STAGING_PREFIX, StagingFolder, inside
-from ..output.background import BackgroundWork, Pending
+from ..output.background import BackgroundWork
 from ..output.csv_writer import write_csv
 from ..output.export import neutralise_formulas
 from ..output.figure_writer import FigureWriter
@@ -76,8 +76,6 @@ MANIFESTS: Final = {
     "evaluate": ".sessionval-evaluate.json",
 }
 _SHOW: Final = 10
-
-_T = TypeVar("_T")
 #: Rows of a Parquet row group as pandas' ``to_parquet`` writes them (Arrow's default).
 PARQUET_ROW_GROUP: Final = 1 << 20
 
@@ -122,7 +120,7 @@ class RunOutputs:
     previous
         Files of the previous run (its manifest), relative to ``out``.
     background
-        Where figures and :meth:`in_background` steps are made
+        Where figures and the Stata and SPSS exports are written
         (:class:`~sessionval.output.background.BackgroundWork`): here, or in the run's
         background process once the run starts it; :meth:`finish` waits for them all.
     figures
@@ -164,7 +162,6 @@ class RunOutputs:
         # background process once the run starts one
         self.background = BackgroundWork()
         self.figures = FigureWriter(self.background)
-        self._from_background: list[Pending[Any]] = []
 
     # ---- before the run
     def _is_input(self, path: Path) -> bool:
@@ -286,35 +283,6 @@ class RunOutputs:
             else:
                 write_csv(neutralise_formulas(table) if self.csv_safe else table, p)
 
-    def in_background(self, step: Callable[..., _T], *args: Any, **kwargs: Any) -> Pending[_T]:
-        """``step(self, *args, **kwargs)`` in the background process (here, when none is started).
-
-        ``step`` is a module-level function writing through the outputs it is given:
-        in the other process a copy writing into the same staging folder (pickling a
-        :class:`RunOutputs` gives its writing half, :meth:`__reduce__`); the files it
-        wrote are recorded here when its result is read, or at :meth:`finish`.
-        """
-        made = self.background.submit(_staged_step, step, self, args, kwargs)
-        recorded = Pending.later(self._record, made)
-        self._from_background.append(recorded)
-        return recorded
-
-    def _record(self, made: Pending[tuple[_T, list[str]]]) -> _T:
-        """A background step's value; the files it wrote recorded (once)."""
-        value, written = made.result()
-        known = set(self.written)
-        self.written += [f for f in written if f not in known]
-        return value
-
-    def __reduce__(self) -> tuple[Callable[[Path, bool], RunOutputs], tuple[Path, bool]]:
-        """Pickled for the background process: the writing half (root, ``csv_safe``) only.
-
-        The copy writes into the same staging folder and records what it writes; it
-        has no lock, manifest or staging of its own (the run's process keeps those) and
-        makes its figures in its own process.
-        """
-        return _writing_half, (self.root, self.csv_safe)
-
     # ---- the swap
     def _conflicts(self, files: Sequence[str]) -> list[str]:
         """Why a staged file cannot be moved into place (nothing is moved if any)."""
@@ -344,9 +312,7 @@ class RunOutputs:
             an input of the run, a folder or a link: nothing is moved, the previous
             outputs stay.
         """
-        self.background.close()  # every figure and step written before a file is moved
-        for step in self._from_background:
-            step.result()  # their files recorded
+        self.background.close()  # every file written before one is moved
         try:
             problems = self._conflicts(self.written)
             if problems:
@@ -518,20 +484,3 @@ def staged_file(
         path.parent, command=None, inputs=inputs, targets=targets, label=label
     ) as outputs:
         yield outputs.root / path.name
-
-
-def _writing_half(root: Path, csv_safe: bool) -> RunOutputs:
-    """A :class:`RunOutputs` that writes into ``root`` only (:meth:`RunOutputs.__reduce__`)."""
-    outputs = RunOutputs.__new__(RunOutputs)
-    outputs.root, outputs.csv_safe, outputs.written = root, csv_safe, []
-    outputs.background = BackgroundWork()
-    outputs.figures = FigureWriter(outputs.background)
-    outputs._from_background = []
-    return outputs
-
-
-def _staged_step(
-    step: Callable[..., _T], outputs: RunOutputs, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[_T, list[str]]:
-    """Run ``step`` on the writing half of the outputs; its value and the files it wrote."""
-    return step(outputs, *args, **kwargs), outputs.written

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..errors import phase
-from ..output.background import resolved
 from ..output.report import ReportSection
 from .run_state import RunState, need
 from .steps import write_report_step
@@ -45,7 +44,7 @@ def write_run_report(
     """
     plan, validated = need(state.settled, "settled"), need(state.validated, "validated")
     statistics = need(state.statistics, "statistics")
-    correlations = resolved(state.correlations)  # None: no session has a rating
+    correlations = state.correlations  # None: no session has a rating
     with phase("writing the report of", validated.n_sessions, "sessions"):
         state.scores = write_report_step(
             state.outputs,

@@ -23,7 +23,6 @@ from ..analysis.summary import StudySummary
 from ..evaluation.engine import Engine
 from ..evaluation.result import SessionEvaluation
 from ..frame import LoadedStudy
-from ..output.background import Pending, resolved
 from ..output.report import ReportFigure, ReportSection
 from ..problems import LoadReport
 from ..progress import Stages
@@ -112,9 +111,8 @@ class RunState:
     tables: ScoreTables | None = None
     drawn: Drawn | None = None
     reformulations: ReformulationResult | None = None
-    # a step made in the run's background process is its Pending result (need() waits)
-    statistics: StatisticsResult | Pending[StatisticsResult] | None = None
-    correlations: ReportSection | Pending[ReportSection | None] | None = None
+    statistics: StatisticsResult | None = None
+    correlations: ReportSection | None = None
     reformulation_section: ReportSection | None = None  # a distributed run's, from partials
     exported: tuple[str, ...] | None = None
     scores: pd.DataFrame | None = None
@@ -141,14 +139,11 @@ class RunState:
         self.released.append(name)
 
 
-def need(value: _T | Pending[_T] | None, name: str) -> _T:
-    """A field an earlier stage wrote (``None`` here is a bug in :data:`STAGES`' order).
-
-    A field made in the run's background process is waited for.
-    """
+def need(value: _T | None, name: str) -> _T:
+    """A field an earlier stage wrote (``None`` here is a bug in :data:`STAGES`' order)."""
     if value is None:
         raise RuntimeError(f"the run read {name!r} before a stage wrote it")
-    return resolved(value)
+    return value
 
 
 @dataclass(frozen=True)
