@@ -1,7 +1,8 @@
 """A second Python process for work the run hands off: :class:`BackgroundProcess`.
 
-Drawing a figure to PNG, SVG and PDF holds the interpreter's lock for seconds, so a
-thread cannot overlap it with the rest of the run; another process can.  The helper is
+Drawing a figure to PNG, SVG and PDF, or pyreadstat's per-cell loop writing a Stata or
+SPSS file, holds the interpreter's lock for seconds, so a thread cannot overlap it with
+the rest of the run; another process can.  The helper is
 started as ``python -m sessionval.output.background`` (never by re-running the
 caller's script, which :mod:`multiprocessing`'s spawn does: a user's script without an
 ``if __name__ == "__main__"`` guard would run again), and calls are pickled to it over
@@ -49,6 +50,7 @@ class Pending(Generic[_T]):
 
     def _settle(self, raised: bool, value: Any) -> None:
         self._outcome = (raised, value)
+        self._args = ()  # kept only to make the call here: a figure or table not held longer
         self._done.set()
 
     def _run_here(self) -> None:
