@@ -352,7 +352,7 @@ def settle_stage(state: RunState) -> None:
 
     A no-op for the gains when a one-pass load fitted them from the judgments already;
     ``config.toml`` is written from the settled plan, before any scoring.  A large
-    study's figures are rendered by a second process from here on
+    study's figures and Stata/SPSS exports are made by a second process from here on
     (``[run] background_process``).
     """
     loaded = need(state.loaded, "loaded")

@@ -115,7 +115,7 @@ class RunPlan:
     table_formats
         Formats of ``tables/``.
     background
-        Whether the figures are rendered in a second process
+        Whether the figures and the Stata/SPSS exports are made by a second process
         (``[run] background_process``, decided by :meth:`settled` from the study's size).
     """
 
@@ -144,16 +144,17 @@ class RunPlan:
         *,
         user_scale: GradeScale | None = None,
     ) -> RunPlan:
-        """The plan fitted to the data: the gain scheme, the figures' process.
+        """The plan fitted to the data: the gain scheme, the second process.
 
-        The gain scheme by :meth:`RunSettings.settled`; whether the figures are rendered
-        in a second process by :func:`use_background`.
+        The gain scheme by :meth:`RunSettings.settled`; whether the figures and the
+        Stata/SPSS exports are made by a second process by :func:`use_background`.
         """
         settings = self.settings.settled(judgments, frame, user_scale=user_scale)
+        stats_files = settings.exports and bool({"dta", "sav"} & set(settings.formats))
         background = use_background(
             self.settings.file.run.background_process,
             frame.n_sessions if frame is not None else 0,
-            figures=self.request.figures,
+            work=self.request.figures or stats_files,
         )
         if settings is self.settings and background == self.background:
             return self
@@ -161,22 +162,23 @@ class RunPlan:
 
 
 def use_background(
-    option: bool | Literal["auto"], n_sessions: int, *, figures: bool, cpus: int | None = None
+    option: bool | Literal["auto"], n_sessions: int, *, work: bool, cpus: int | None = None
 ) -> bool:
     """``[run] background_process`` decided: ``"auto"`` from the study's size and the CPUs.
 
-    A second process pays for itself when the figures take seconds to render (a study
-    of :data:`~sessionval.workflow.config_file.BACKGROUND_SESSIONS` sessions or more)
-    and a second CPU can render them (``cpus``: this process's, by default).
+    ``work``: whether the run has work for it (figures, or Stata/SPSS exports).  A
+    second process pays for itself when that work takes seconds (a study of
+    :data:`~sessionval.workflow.config_file.BACKGROUND_SESSIONS` sessions or more) and
+    a second CPU can do it (``cpus``: this process's, by default).
 
-    >>> use_background("auto", 200_000, figures=True, cpus=2)
+    >>> use_background("auto", 200_000, work=True, cpus=2)
     True
-    >>> use_background("auto", 200_000, figures=True, cpus=1)
+    >>> use_background("auto", 200_000, work=True, cpus=1)
     False
-    >>> use_background(True, 10, figures=True)
+    >>> use_background(True, 10, work=True)
     True
     """
-    if not figures or option is False:
+    if not work or option is False:
         return False
     if option is True:
         return True

@@ -79,10 +79,37 @@ def test_background_figures_equal_figures_rendered_here(tmp_path, monkeypatch):
 ])  # fmt: skip
 def test_background_decided_from_the_study_and_the_cpus(value, n_sessions, cpus, expected):
     option = RunOptions(background_process=value).background_process
-    assert use_background(option, n_sessions, figures=True, cpus=cpus) is expected
-    assert use_background(option, n_sessions, figures=False, cpus=cpus) is False  # no figures
+    assert use_background(option, n_sessions, work=True, cpus=cpus) is expected
+    # nothing to hand off (no figures, no Stata/SPSS exports): no process
+    assert use_background(option, n_sessions, work=False, cpus=cpus) is False
 
 
 def test_background_process_accepts_auto_true_false_only():
     with pytest.raises(ValidationError, match="background_process"):
         RunOptions(background_process="yes")
+
+
+def test_without_figures_the_stata_and_spss_files_still_go_to_the_process(tmp_path, monkeypatch):
+    logs = tmp_path / "logs"
+    write_study(logs, n_sessions=40, seed=5, formats="jsonl")
+    started: list[BackgroundWork] = []
+    start = BackgroundWork.start
+
+    def watched(self: BackgroundWork, preload: tuple[str, ...] = ()) -> None:
+        started.append(self)
+        start(self, preload)
+
+    monkeypatch.setattr(BackgroundWork, "start", watched)
+    out = tmp_path / "out"
+    run(
+        logs, qrels=logs / "qrels.txt", out=out, progress=False, figures=False,
+        config_path=_config(tmp_path, "true"),
+    )  # fmt: skip
+    assert len(started) == 1 and started[0].ran_here == 0
+    assert (out / "exports" / "per_session_wide.sav").is_file()
+    # no Stata/SPSS format and no figures: nothing to hand off, no process
+    no_stats = tmp_path / "csv.toml"
+    no_stats.write_text('[run]\nbackground_process = true\nformats = ["csv"]\n', encoding="utf-8")
+    run(logs, qrels=logs / "qrels.txt", out=tmp_path / "out2", progress=False, figures=False,
+        config_path=no_stats)  # fmt: skip
+    assert len(started) == 1
