@@ -136,20 +136,18 @@ class BackgroundProcess:
 
     def close(self) -> None:
         """Let the helper finish what was submitted, then stop it."""
-        if self._proc is None:
-            return
-        self._outbox.put(None)
-        for thread in self._threads:
-            thread.join()
-        self._proc.wait()
-        self._proc = None
+        self._stop(kill=False)
 
     def kill(self) -> None:
         """Stop the helper now; what it had not answered runs here when asked for."""
+        self._stop(kill=True)
+
+    def _stop(self, *, kill: bool) -> None:
         if self._proc is None:
             return
-        self._proc.kill()
-        self._outbox.put(None)
+        if kill:
+            self._proc.kill()
+        self._outbox.put(None)  # the sender closes the helper's input: it ends there
         for thread in self._threads:
             thread.join()
         self._proc.wait()

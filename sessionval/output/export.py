@@ -27,10 +27,10 @@ pyreadstat (extra ``export``) is imported only when ``.dta``/``.sav`` is written
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import pandas as pd
 
@@ -232,26 +232,22 @@ def _write_stats(sf: StatsFrame, stem: Path, fmts: Sequence[str], file_label: st
     """``<stem>.dta`` and/or ``<stem>.sav`` of a table made for them (:func:`to_stats_frame`)."""
     import pyreadstat
 
-    if "dta" in fmts:
-        path = stem.with_name(stem.name + ".dta")
+    writers: dict[str, tuple[Callable[..., object], dict[str, Any]]] = {
+        # SPSS alone stores each variable's measure (nominal, ordinal, scale)
+        "dta": (pyreadstat.write_dta, {}),
+        "sav": (pyreadstat.write_sav, {"variable_measure": sf.measure}),
+    }
+    for fmt in fmts:
+        write, extra = writers[fmt]
+        path = stem.with_name(f"{stem.name}.{fmt}")
         with writing(path):  # pyreadstat's C writer reports a full disk as ReadstatError
-            pyreadstat.write_dta(
+            write(
                 sf.data,
                 str(path),
-                file_label=fit_label(file_label, _LABEL_LIMITS["dta"]),
+                file_label=fit_label(file_label, _LABEL_LIMITS[fmt]),
                 column_labels=sf.column_labels,
                 variable_value_labels=sf.value_labels,
-            )
-    if "sav" in fmts:
-        path = stem.with_name(stem.name + ".sav")
-        with writing(path):
-            pyreadstat.write_sav(
-                sf.data,
-                str(path),
-                file_label=fit_label(file_label, _LABEL_LIMITS["sav"]),
-                column_labels=sf.column_labels,
-                variable_value_labels=sf.value_labels,
-                variable_measure=sf.measure,
+                **extra,
             )
 
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from matplotlib.legend import Legend
 
-__all__ = ["ImageFormat", "figure_bytes", "reduced_png", "save_figure"]
+__all__ = ["ImageFormat", "figure_bytes", "figure_paths", "reduced_png", "save_figure"]
 
 ImageFormat = Literal["png", "svg", "pdf"]
 
@@ -103,21 +103,24 @@ def save_figure(
     # other formats draw it there without searching again
     found = _record_best_legends(fig)
     pinned: list[Legend] | None = None
-    out = []
+    out = figure_paths(stem, formats)
     try:
-        for fmt in formats:
-            path = stem.with_name(f"{stem.name}.{fmt}")
+        for fmt, path in zip(formats, out, strict=True):
             data = figure_bytes(fig, fmt, dpi=dpi)
             if pinned is None:
                 pinned = _pin_legends(found)
             with writing(path):
                 path.write_bytes(data)
-            out.append(path)
     finally:
         fig.set_layout_engine(engine)
         for legend in _pin_legends(found) if pinned is None else pinned:
             legend.set_loc("best")
     return out
+
+
+def figure_paths(stem: Path, formats: Sequence[ImageFormat]) -> list[Path]:
+    """The files :func:`save_figure` writes: ``<stem>.<format>``, in ``formats`` order."""
+    return [stem.with_name(f"{stem.name}.{fmt}") for fmt in formats]
 
 
 def _without_layout_engine(fig: Figure) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from .background import BackgroundWork, Pending
-from .figure_files import ImageFormat, figure_bytes, reduced_png, save_figure
+from .figure_files import ImageFormat, figure_bytes, figure_paths, reduced_png, save_figure
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -113,5 +113,4 @@ class FigureWriter:
         so the caller may reuse or drop it.
         """
         pending = self.work.submit(render_figure, obj, stem, tuple(formats), dpi, report_dpi)
-        paths = tuple(stem.with_name(f"{stem.name}.{fmt}") for fmt in formats)
-        return FigureFiles(paths, pending)
+        return FigureFiles(tuple(figure_paths(stem, formats)), pending)
