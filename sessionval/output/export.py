@@ -49,6 +49,7 @@ from .labels import (
     to_stats_frame,
 )
 from .reshape import long_form, score_columns, wide_by_system
+from .stata_file import write_dta
 from .write_thread import BackgroundWrites
 
 __all__ = [
@@ -234,7 +235,7 @@ def _write_stats(sf: StatsFrame, stem: Path, fmts: Sequence[str], file_label: st
 
     writers: dict[str, tuple[Callable[..., object], dict[str, Any]]] = {
         # SPSS alone stores each variable's measure (nominal, ordinal, scale)
-        "dta": (pyreadstat.write_dta, {}),
+        "dta": (write_dta, {}),  # pandas' column-wise writer (stata_file.py)
         "sav": (pyreadstat.write_sav, {"variable_measure": sf.measure}),
     }
     for fmt in fmts:
