@@ -120,6 +120,22 @@ def test_a_field_is_written_once_and_read_only_after_it_is_written(study_dir, tm
         job.execute(state, [job.STAGES[0], twice])
 
 
+def test_what_existed_before_the_run_is_left_out_of_its_collections_and_freed_after(
+    study_dir, tmp_path
+):
+    import gc
+
+    seen = []
+    probe = job.Stage("probe", lambda state: seen.append(gc.get_freeze_count()), (), ())
+    boom = job.Stage("boom", lambda state: 1 / 0, (), ())
+    job.execute(_state(study_dir, tmp_path / "o1"), [probe])
+    assert seen[0] > 0  # frozen during the run (the modules imported, the caller's objects)
+    assert gc.get_freeze_count() == 0  # and unfrozen after: nothing of the caller's is kept
+    with pytest.raises(ZeroDivisionError):
+        job.execute(_state(study_dir, tmp_path / "o2"), [boom])
+    assert gc.get_freeze_count() == 0  # also when a stage fails
+
+
 def test_config_toml_is_written_from_the_settled_plan_before_scoring(study_dir, tmp_path):
     config = tmp_path / "c.toml"
     config.write_text('preset = "jiang-allan-2016"\nb = 3\n', encoding="utf-8")
