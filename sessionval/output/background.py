@@ -16,6 +16,7 @@ raised again by :meth:`Pending.result`, as if the call had run here.
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import queue
@@ -326,5 +327,6 @@ if __name__ == "__main__":  # the helper process
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     for name in sys.argv[1:]:
         importlib.import_module(name)
+    gc.freeze()  # the modules imported are never garbage: no collection traverses them again
     # served by the module imported by its name: what it pickles names that module, not __main__
     importlib.import_module("sessionval.output.background")._serve(sys.stdin.buffer, answers)

@@ -29,6 +29,14 @@ def test_calls_run_in_another_process_and_answer_in_order():
         assert helper.ran_here == 0
 
 
+def test_what_the_helper_imported_is_left_out_of_its_collections():
+    import gc
+
+    with BackgroundProcess(("json",)) as helper:
+        assert helper.submit(gc.get_freeze_count).result() > 1000  # the modules, frozen
+        assert helper.ran_here == 0
+
+
 def test_an_exception_is_raised_again_with_its_type_and_message():
     with BackgroundProcess() as helper:
         failed = helper.submit(_fail, "bad.csv:3: grade 'x' is not a number")
