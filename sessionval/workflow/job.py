@@ -539,6 +539,9 @@ STAGES: Final[tuple[Stage, ...]] = (
     Stage("settle parameters", settle_stage, ("loaded", "one_pass"), ("settled", "cell")),
     Stage("evaluate", evaluate_stage, ("loaded", "one_pass", "settled"), ("evaluation",)),
     Stage("tables", tables_stage, ("evaluation", "settled"), ("tables",)),
+    # the correlations right after the tables: the second process renders the rating figure
+    # (its costliest) while this one computes the figures, instead of the report waiting for it
+    Stage("correlations", correlations_stage, ("settled", "tables"), ("correlations",)),
     Stage("figures", figures_stage, ("loaded", "evaluation", "settled", "cell"), ("drawn",)),
     # before the statistics: the last stage that needs the result rows, which are then dropped
     Stage(
@@ -551,7 +554,6 @@ STAGES: Final[tuple[Stage, ...]] = (
     # process (a large study's) as early as memory allows, after the result rows are dropped
     Stage("exports", exports_stage, ("settled", "tables", "validated"), ("exported",)),
     Stage("statistics", statistics_stage, ("settled", "tables"), ("statistics",)),
-    Stage("correlations", correlations_stage, ("settled", "tables"), ("correlations",)),
     Stage(
         "report",
         report_stage,
