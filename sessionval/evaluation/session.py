@@ -210,7 +210,27 @@ def chunk_context(
         gain_top=src.gain_top(cfg),
         cutoff=cfg.cutoff,
         max_queries=cfg.max_queries,
+        top_rows=_top_rows_suffice(cfg, src),
     )
+
+
+def _top_rows_suffice(cfg: SessionConfig, src: _GradeSource) -> bool:
+    """Whether a chunk may take only the rows each query can show (``ChunkContext.top_rows``).
+
+    A row ranked below its query's cut-off is never shown (slot lengths never exceed
+    the cut-off: :func:`~sessionval.kernels.slots.slot_lengths`) unless a policy moves
+    later rows up (``drop``, ``condense``); its gain would only raise an error if its
+    grade had none, which is tried here on every distinct grade of the judgments.  (The
+    ``error`` policies for unjudged and negative grades are checked on every row.)
+    """
+    if cfg.duplicates == "drop" or cfg.unjudged == "condense" or src.lookup is None:
+        return False
+    negative = "keep" if cfg.negative == "error" else cfg.negative
+    try:
+        cfg.gains.gains(np.unique(src.lookup.grades), negative=negative)
+    except JudgmentError:
+        return False
+    return True
 
 
 def _gather(
