@@ -21,7 +21,13 @@ from ..errors import JudgmentError
 from ..judgments.gains import GainScheme, NegativePolicy
 from ..judgments.lookup import GradeLookup
 from ..judgments.unjudged import UnjudgedPolicy, apply_unjudged
-from ..kernels.segments import offsets_from_counts, segment_ids, segment_ranks, segment_sum
+from ..kernels.segments import (
+    gather_ranges,
+    offsets_from_counts,
+    segment_ids,
+    segment_ranks,
+    segment_sum,
+)
 from ..kernels.session import SessionParams, SessionVectors, session_vectors
 from ..measures.session import SessionView, normalise
 
@@ -78,6 +84,13 @@ class ChunkContext:
         per-session arrays named by their column).
     gain_top, cutoff, max_queries
         What the view reports: the gain of the scale's top grade, X, the query limit.
+    top_rows
+        Whether a chunk may take only the rows a query can show (its first
+        ``query_cutoff`` rows) through the gains and the slots: true when no policy
+        moves a later row up (no ``drop``, no ``condense``) and every grade of the
+        judgments has a gain (decided by
+        :func:`~sessionval.evaluation.session.chunk_context`); the other rows are
+        still joined, and counted as unjudged or negative.
     """
 
     params: SessionParams
@@ -107,6 +120,7 @@ class ChunkContext:
     gain_top: float = 1.0
     cutoff: int = 10
     max_queries: int | None = None
+    top_rows: bool = False
 
     @property
     def n_sessions(self) -> int:
@@ -185,36 +199,62 @@ class _Rows:
     query: IntArray  # chunk-local query index
     rank: IntArray | None  # logged rank when the lists were not condensed
     doc: IntArray | None  # document codes when the duplicate policy needs them
-    kept: IntArray | None  # kept rows' positions among the chunk's rows (condense)
+    kept: IntArray | None  # kept rows' positions among the chunk's rows (condense, top rows)
     n_unjudged: int
     n_negative: int
+    n_available: IntArray | None = None  # rows per query when only the top rows were kept
+
+
+def _top_rows(ctx: ChunkContext, q0: int, q1: int, n_unj: int, n_neg: int) -> IntArray | None:
+    """The chunk's rows a query can show (its first ``query_cutoff``), or ``None``: all rows.
+
+    ``None`` unless :attr:`ChunkContext.top_rows`, and when an ``error`` policy is about
+    to raise (its message counts every row).
+    """
+    if not ctx.top_rows or (n_unj and ctx.unjudged == "error"):
+        return None
+    if n_neg and ctx.negative == "error":
+        return None
+    local_off = ctx.query_row_offsets[q0 : q1 + 1] - int(ctx.query_row_offsets[q0])
+    # the frame's rows of a query are ranks 1..k in order: the first min(k, cut-off)
+    shown = np.minimum(np.diff(local_off), ctx.query_cutoff[q0:q1])
+    return gather_ranges(local_off[:-1], np.maximum(shown, 0))
 
 
 def _rows(ctx: ChunkContext, q0: int, q1: int) -> _Rows:
-    """Step 1: grades -> gains -> unjudged policy for the rows of queries ``q0:q1``."""
+    """Step 1: grades -> gains -> unjudged policy for the rows of queries ``q0:q1``.
+
+    Every row's grade is joined and counted (unjudged, negative); with
+    :attr:`ChunkContext.top_rows` only the rows a query can show go on.
+    """
     r0, r1 = int(ctx.query_row_offsets[q0]), int(ctx.query_row_offsets[q1])
     grades = ctx.grades(q0, q1)
     n_unj = int(np.count_nonzero(np.isnan(grades)))
     n_neg = int(np.count_nonzero(grades < 0))
+    kept = _top_rows(ctx, q0, q1, n_unj, n_neg)
+    if kept is not None:
+        grades = grades[kept]
     gain = ctx.scheme.gains(grades, negative=ctx.negative)
-    kept: IntArray | None = None
-    if ctx.unjudged == "zero":
+    condensed = False
+    if kept is not None or ctx.unjudged == "zero":  # "error" with a NaN left raised above
         np.nan_to_num(gain, copy=False, nan=0.0)
     else:
         local_off = ctx.query_row_offsets[q0 : q1 + 1] - r0
         gain, _, kept = apply_unjudged(gain, local_off, policy=ctx.unjudged)
+        grades, condensed = grades[kept], True
     if ctx.negative == "clip":
         grades = np.where(grades < 0, 0.0, grades)
-    query = ctx.row_query[r0:r1].astype(np.int64) - q0
-    rank: IntArray | None = ctx.row_rank[r0:r1].astype(np.int64, copy=False)
-    doc: IntArray | None = (
-        ctx.doc_codes[r0:r1].astype(np.int64) if ctx.params.duplicates != "every" else None
-    )
-    if kept is not None:
-        query, grades = query[kept], grades[kept]
-        rank = None  # condensed lists: ranks move up
-        doc = doc[kept] if doc is not None else None
-    return _Rows(grades, gain, query, rank, doc, kept, n_unj, n_neg)
+    query = _local(ctx.row_query[r0:r1], kept) - q0
+    rank = None if condensed else _local(ctx.row_rank[r0:r1], kept)  # condensed: ranks move up
+    doc = _local(ctx.doc_codes[r0:r1], kept) if ctx.params.duplicates != "every" else None
+    every = None if kept is None or condensed else np.diff(ctx.query_row_offsets[q0 : q1 + 1])
+    return _Rows(grades, gain, query, rank, doc, kept, n_unj, n_neg, every)
+
+
+def _local(values: npt.NDArray[np.integer[Any]], kept: IntArray | None) -> IntArray:
+    """A chunk's row values, of the rows kept (all when ``None``), as int64."""
+    out: IntArray = (values if kept is None else values[kept]).astype(np.int64, copy=False)
+    return out
 
 
 def _first_found(
@@ -296,7 +336,7 @@ def run_chunk(ctx: ChunkContext, s0: int, s1: int, *, positions: bool = False) -
         s_out[f"found_{tag}"] = found
         s_out[f"n_{tag}"] = n_found
     q_out: dict[str, npt.NDArray[Any]] = {
-        "n_available": v.n_available,
+        "n_available": v.n_available if rows.n_available is None else rows.n_available,
         "n_repeats": v.n_repeats,
         "n_scored": np.diff(v.slot_offsets),
         "qd": v.qd,

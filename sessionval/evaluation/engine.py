@@ -19,7 +19,7 @@ partitions of a partitioned input are loaded that way
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol, TypeVar, runtime_checkable
 
@@ -35,6 +35,8 @@ __all__ = [
     "ItemMapper",
     "LocalEngine",
     "Progress",
+    "StreamingEngine",
+    "chunk_results",
     "session_ranges",
 ]
 
@@ -85,6 +87,31 @@ class Engine(Protocol):
 
 
 @runtime_checkable
+class StreamingEngine(Engine, Protocol):
+    """An engine that hands each chunk's result over as soon as it is made, in order."""
+
+    def iter_sessions(
+        self, fn: Callable[[ChunkContext, int, int], T], ctx: ChunkContext
+    ) -> Iterator[T]:
+        """Yield ``fn(ctx, s0, s1)`` for the ranges :meth:`Engine.map_sessions` would run."""
+        ...
+
+
+def chunk_results(
+    engine: Engine, fn: Callable[[ChunkContext, int, int], T], ctx: ChunkContext
+) -> Iterator[T]:
+    """The chunks' results in session order: one at a time from a :class:`StreamingEngine`.
+
+    A caller that keeps part of each result (the per-position arrays copied into
+    whole arrays) then holds one chunk's temporaries at a time, not every chunk's;
+    any other engine's list is walked.
+    """
+    if isinstance(engine, StreamingEngine):
+        return engine.iter_sessions(fn, ctx)
+    return iter(engine.map_sessions(fn, ctx))
+
+
+@runtime_checkable
 class ItemMapper(Protocol):
     """Maps a pure function over independent items (partitions, measures), in order."""
 
@@ -115,13 +142,17 @@ class LocalEngine:
 
     def map_sessions(self, fn: Callable[[ChunkContext, int, int], T], ctx: ChunkContext) -> list[T]:
         """Run ``fn`` on each range of whole sessions, one after another."""
+        return list(self.iter_sessions(fn, ctx))
+
+    def iter_sessions(
+        self, fn: Callable[[ChunkContext, int, int], T], ctx: ChunkContext
+    ) -> Iterator[T]:
+        """Run ``fn`` on each range of whole sessions, yielding each result as it is made."""
         ranges = session_ranges(ctx.session_row_offsets, self.chunk_rows)
-        out = []
         for i, (s0, s1) in enumerate(ranges):
-            out.append(fn(ctx, s0, s1))
+            yield fn(ctx, s0, s1)
             if self.progress is not None:
                 self.progress(i + 1, len(ranges))
-        return out
 
     def map_items(self, fn: Callable[[U], T], items: Sequence[U]) -> list[T]:
         """``[fn(item) for item in items]``, one after another."""

@@ -35,6 +35,7 @@ __all__ = [
     "QUERY_SCORES",
     "SESSION_IDS",
     "SESSION_SCORES",
+    "PositionFill",
     "Positions",
     "SessionEvaluation",
 ]
@@ -88,29 +89,46 @@ _POSITION_DTYPES: dict[str, type] = {
 }
 
 
-def _filled(parts: list[dict[str, npt.NDArray[Any]]], n: int) -> dict[str, npt.NDArray[Any]]:
-    """The chunks' arrays key by key in chunk order, as ``np.concatenate`` would give them.
+class PositionFill:
+    """The chunks' per-position arrays copied into whole arrays as each chunk arrives.
 
-    Each part is emptied once copied, so the chunks' memory is given back as the whole
-    fills (:meth:`SessionEvaluation.keep_positions`).
+    ``capacity`` bounds the positions of every chunk together (a query occupies at
+    most its cut-off's positions: their sum, exact with padded lists).  Each array is
+    allocated once at that size and filled in chunk order; pages past the last
+    position are never touched, so they take no memory.  A chunk's arrays are copied
+    while they are fresh and can be freed at once: no chunk is held for a
+    concatenation, and every chunk's temporaries reuse the same memory.
     """
-    out = {
-        k: np.empty(n, dtype=parts[0][k].dtype if parts else d) for k, d in _POSITION_DTYPES.items()
-    }
-    at = 0
-    for i, part in enumerate(parts):
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._arrays: dict[str, npt.NDArray[Any]] = {}
+        self._at = 0
+
+    def add(self, part: dict[str, npt.NDArray[Any]]) -> None:
+        """Copy one chunk's arrays (``run_chunk(positions=True)``'s) after the previous chunk's."""
         size = part["session"].size
-        for k, dest in out.items():
-            dest[at : at + size] = part[k]
-        at += size
-        part.clear()
-        parts[i] = {}
-    if at != n:
-        raise SessionvalError(
-            f"internal: the chunks hold {at:,} positions, the sessions count {n:,}; "
-            "please report this with the command that ran"
-        )
-    return out
+        if self._at + size > self._capacity:
+            raise SessionvalError(
+                f"internal: the chunks hold more than the {self._capacity:,} positions "
+                "bounded by the cut-offs; please report this with the command that ran"
+            )
+        if not self._arrays:
+            self._arrays = {k: np.empty(self._capacity, dtype=part[k].dtype) for k in part}
+        for k, dest in self._arrays.items():
+            dest[self._at : self._at + size] = part[k]
+        self._at += size
+
+    def arrays(self, n: int) -> dict[str, npt.NDArray[Any]]:
+        """The whole arrays of ``n`` positions (the sessions' count): every chunk added."""
+        if self._at != n:
+            raise SessionvalError(
+                f"internal: the chunks hold {self._at:,} positions, the sessions count {n:,}; "
+                "please report this with the command that ran"
+            )
+        if not self._arrays:  # no chunk (a study without sessions)
+            return {k: np.empty(0, dtype=d) for k, d in _POSITION_DTYPES.items()}
+        return {k: a[:n] for k, a in self._arrays.items()}
 
 
 @dataclass(frozen=True)
@@ -204,17 +222,26 @@ class SessionEvaluation(EvaluationResult):
         pos: Positions = self._cache["positions"]
         return pos
 
-    def keep_positions(self, parts: list[dict[str, npt.NDArray[Any]]]) -> None:
+    def keep_positions(self, parts: list[dict[str, npt.NDArray[Any]]] | PositionFill) -> None:
         """Cache the per-position arrays from the chunks' (``run_chunk(positions=True)``).
 
         ``parts`` are the chunks' dictionaries in session order, consumed: each is
         emptied once copied into the preallocated whole, so its memory goes back
         chunk by chunk (pages of the whole are touched only as it fills) instead of
         every chunk and the whole being held at once (the run's peak at 200k sessions
-        was this concatenation: +818 MB over the evaluation).
+        was this concatenation: +818 MB over the evaluation); or a :class:`PositionFill`
+        that took each chunk's as it was made (:func:`~sessionval.evaluation.session.evaluate`).
         """
         n = int(self.sessions["n_positions"].sum())
-        p = _filled(parts, n)
+        if isinstance(parts, PositionFill):
+            fill = parts
+        else:
+            fill = PositionFill(n)
+            for i, part in enumerate(parts):
+                fill.add(part)
+                part.clear()
+                parts[i] = {}
+        p = fill.arrays(n)
         judged = self.sessions.get("judged")
         if judged is not None and not judged.all():
             # a session without judgments has no score at any position either

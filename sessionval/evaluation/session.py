@@ -62,9 +62,9 @@ from .chunks import (
     run_chunk,
 )
 from .config import SessionConfig
-from .engine import Engine, LocalEngine
+from .engine import Engine, LocalEngine, chunk_results
 from .gain_fit import fit_gains, warn_notes
-from .result import SessionEvaluation
+from .result import PositionFill, SessionEvaluation
 
 __all__ = [
     "chunk_context",
@@ -210,7 +210,27 @@ def chunk_context(
         gain_top=src.gain_top(cfg),
         cutoff=cfg.cutoff,
         max_queries=cfg.max_queries,
+        top_rows=_top_rows_suffice(cfg, src),
     )
+
+
+def _top_rows_suffice(cfg: SessionConfig, src: _GradeSource) -> bool:
+    """Whether a chunk may take only the rows each query can show (``ChunkContext.top_rows``).
+
+    A row ranked below its query's cut-off is never shown (slot lengths never exceed
+    the cut-off: :func:`~sessionval.kernels.slots.slot_lengths`) unless a policy moves
+    later rows up (``drop``, ``condense``); its gain would only raise an error if its
+    grade had none, which is tried here on every distinct grade of the judgments.  (The
+    ``error`` policies for unjudged and negative grades are checked on every row.)
+    """
+    if cfg.duplicates == "drop" or cfg.unjudged == "condense" or src.lookup is None:
+        return False
+    negative = "keep" if cfg.negative == "error" else cfg.negative
+    try:
+        cfg.gains.gains(np.unique(src.lookup.grades), negative=negative)
+    except JudgmentError:
+        return False
+    return True
 
 
 def _gather(
@@ -424,7 +444,14 @@ def evaluate(
     plans = _position_plans(cfg, parsed)
     base_key = cfg.model_dump_json()
     ctx = chunk_context(frame, lay, src, cfg, ideal, plans.pop(base_key, (cfg, ()))[1])
-    chunks = eng.map_sessions(partial(run_chunk, positions=keep_positions), ctx)
+    chunks = []
+    # a query occupies at most its cut-off's positions: the whole arrays' bound
+    fill = PositionFill(int(np.maximum(ctx.query_cutoff, 0).sum())) if keep_positions else None
+    for chunk in chunk_results(eng, partial(run_chunk, positions=keep_positions), ctx):
+        if fill is not None and chunk.p is not None:  # copied while fresh, then freed
+            fill.add(chunk.p)
+            chunk.p = None
+        chunks.append(chunk)
     qa, sa = _gather(chunks)
 
     # single-query measures (and the measures inside aggregates), on each query's list
@@ -495,6 +522,6 @@ def evaluate(
         _engine=eng,
         _ideal=ideal,
     )
-    if keep_positions:  # the scoring pass's own vectors (the measures do not change them)
-        ev.keep_positions([c.p for c in chunks if c.p is not None])
+    if fill is not None:  # the scoring pass's own vectors (the measures do not change them)
+        ev.keep_positions(fill)
     return ev

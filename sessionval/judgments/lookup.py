@@ -33,6 +33,7 @@ __all__ = [
     "GradeLookup",
     "JudgmentIndex",
     "as_categorical",
+    "dense_cells",
     "frame_lookup",
     "index_in",
     "lookup_grades",
@@ -135,6 +136,35 @@ _UNKNOWN_DOC: Final[int] = -(2**60)
 _BLOCK_ROWS: Final[int] = 1 << 20
 """Rows per probe block: the temporaries stay small and in cache on tens of millions of rows."""
 
+_DENSE_PER_JUDGMENT: Final[int] = 16
+"""A dense grade table may have this many cells per judgment (or :data:`_DENSE_MIN_CELLS`)."""
+
+_DENSE_MIN_CELLS: Final[int] = 1 << 16
+"""Cells a dense grade table may always have (512 kB): small judgment sets are dense."""
+
+_DENSE_MAX_CELLS: Final[int] = 1 << 22
+"""Cells a dense grade table never exceeds (32 MB), whatever the judgments' size."""
+
+
+def dense_cells(n_topics: int, n_docs: int, n_judgments: int) -> int | None:
+    """Cells of the dense (topic, document) grade table, or ``None`` when it would be too large.
+
+    The table has a row per judged topic and a column per judged document, plus a
+    last row and column of NaN for keys and documents without judgments; it is
+    used when it stays within :data:`_DENSE_PER_JUDGMENT` cells per judgment (at
+    least :data:`_DENSE_MIN_CELLS`, at most :data:`_DENSE_MAX_CELLS`).
+
+    Examples
+    --------
+    >>> dense_cells(4, 400, 436)  # a study's few topics: (4 + 1) * (400 + 1)
+    2005
+    >>> dense_cells(1000, 150_000, 150_000) is None  # a TREC collection's: sorted keys
+    True
+    """
+    cells = (n_topics + 1) * (n_docs + 1)
+    limit = min(max(_DENSE_PER_JUDGMENT * n_judgments, _DENSE_MIN_CELLS), _DENSE_MAX_CELLS)
+    return cells if cells <= limit else None
+
 
 @dataclass(frozen=True)
 class GradeLookup:
@@ -146,8 +176,11 @@ class GradeLookup:
     :func:`~sessionval.measures.run_lists.ranked_lists`).  :meth:`prepare` translates
     the caller's key and document *categories* to the judgments' codes once
     (``key_positions``, ``doc_parts``; each with a last slot for code −1, missing).
-    Applying it to rows then costs two ``take``, one multiply-add and one probe of
-    the sorted judgment keys per row, whatever the chunk.  The session evaluation
+    Applying it to rows then costs two ``take``, one multiply-add and one probe per
+    row, whatever the chunk.  The probe is a ``take`` from a dense (topic, document)
+    grade table when the judgments' topics times documents are few
+    (:func:`dense_cells`: a study's handful of topics), else a search of the sorted
+    judgment keys; both give the same grades.  The session evaluation
     (per chunk of sessions), :func:`result_grades`, :func:`lookup_grades` and
     :meth:`~sessionval.measures.lists.RankedLists.from_run` join through it.  The
     fields are arrays (and the judgments' hash index), so a prepared lookup pickles
@@ -158,14 +191,20 @@ class GradeLookup:
     keys, grades
         Sorted combined judgment keys ``topic * n_docs + doc`` and their grades.
     n_docs
-        Number of judged documents (the multiplier of the combined key).
+        Number of judged documents (the multiplier of the combined key); with a
+        ``table``, its row length (judged documents + 1).
     key_positions
-        Judgment topic position of each key category (−1: no judgments), plus −1.
+        Judgment topic position of each key category (−1: no judgments), plus −1;
+        with a ``table``, its row (the last, all NaN, for no judgments).
     doc_parts
         Judged document code of each document category (a large negative sentinel
-        when never judged), plus the sentinel.
+        when never judged), plus the sentinel; with a ``table``, its column (the
+        last, all NaN, when never judged).
     key_index
         ``keys`` as a pandas Index: its hash table serves scattered probes.
+    table
+        The dense grade table (row-major, NaN where unjudged), or ``None``: the
+        sorted keys are probed.
     """
 
     keys: IntArray
@@ -174,6 +213,7 @@ class GradeLookup:
     key_positions: IntArray
     doc_parts: IntArray
     key_index: pd.Index
+    table: FloatArray | None = None
 
     @classmethod
     def prepare(
@@ -182,6 +222,22 @@ class GradeLookup:
         """Translate key and document categories to the judgments' codes (once)."""
         kpos = index_in(pd.Index(key_categories), index.topics)
         dpos = index_in(pd.Index(doc_categories), index.docs)
+        n_t, n_d = len(index.topics), len(index.docs)
+        cells = dense_cells(n_t, n_d, index.keys.size)
+        if cells is not None:
+            # row per topic, column per judged document; the last row and column: NaN
+            table = np.full(cells, np.nan)
+            nd = max(n_d, 1)
+            table[index.keys // nd * (n_d + 1) + index.keys % nd] = index.grades
+            return cls(
+                index.keys,
+                index.grades,
+                n_d + 1,
+                np.append(np.where(kpos < 0, n_t, kpos), n_t),
+                np.append(np.where(dpos < 0, n_d, dpos), n_d),
+                index.key_index,
+                table,
+            )
         return cls(
             index.keys,
             index.grades,
@@ -193,10 +249,20 @@ class GradeLookup:
 
     def _key_parts(self, key_codes: npt.ArrayLike) -> IntArray:
         pos = self.key_positions[np.asarray(key_codes)]
+        if self.table is not None:  # every key has a row (the last: none)
+            rows: IntArray = (pos * self.n_docs).astype(np.int64, copy=False)
+            return rows
         return np.where(pos < 0, _UNKNOWN_KEY, pos * self.n_docs).astype(np.int64)
 
     def _probe(self, q: IntArray, out: FloatArray, *, grouped: bool) -> None:
-        """Write the grades of combined keys ``q`` into ``out`` (NaN-filled: absent stay NaN)."""
+        """Write the grades of combined keys ``q`` into ``out``.
+
+        With the dense table every cell of ``out`` is written; else ``out`` must be
+        NaN-filled (absent keys stay NaN).
+        """
+        if self.table is not None:
+            np.take(self.table, q, out=out)
+            return
         if self.keys.size == 0 or q.size == 0:
             return
         if grouped:
@@ -222,9 +288,13 @@ class GradeLookup:
         q = self._key_parts(kc)
         q += self.doc_parts[np.asarray(doc_codes)]
         grouped = bool(kc.size > 1 and np.count_nonzero(kc[1:] != kc[:-1]) * 8 < kc.size)
-        out = np.full(q.size, np.nan)
+        out = self._empty(q.size)
         self._probe(q, out, grouped=grouped)
         return out
+
+    def _empty(self, n: int) -> FloatArray:
+        """The output of ``n`` rows: the dense probe writes every row, the search only hits."""
+        return np.empty(n) if self.table is not None else np.full(n, np.nan)
 
     def lists(
         self, key_codes: npt.ArrayLike, counts: npt.ArrayLike, docs: npt.ArrayLike
@@ -241,7 +311,7 @@ class GradeLookup:
         base = self._key_parts(key_codes)
         off = offsets_from_counts(counts)
         n = int(off[-1])
-        out = np.full(n, np.nan)
+        out = self._empty(n)
         for a in range(0, n, _BLOCK_ROWS):
             b = min(a + _BLOCK_ROWS, n)
             i0 = int(np.searchsorted(off, a, side="right")) - 1

@@ -96,3 +96,28 @@ def test_coverage_of_a_study_without_results():
     assert table.index.tolist() == ["all"] and table.loc["all", "results"] == 0
     assert np.isnan(table.loc["all", "clicked"])
     assert isinstance(report, LoadReport)
+
+
+def test_coverage_counted_block_by_block_is_the_same(monkeypatch):
+    """Blocks of whole queries (here of 7 rows or more) add up to the one-block counts."""
+    from sessionval.judgments import coverage as coverage_module
+
+    loaded = _study(40)
+    whole = coverage_counts(loaded.frame, loaded.judgments)
+    monkeypatch.setattr(coverage_module, "_BLOCK_ROWS", 7)
+    assert len(coverage_module._query_blocks(loaded.frame.query_offsets())) > 10
+    pd.testing.assert_frame_equal(coverage_counts(loaded.frame, loaded.judgments), whole)
+    pd.testing.assert_frame_equal(_coverage(loaded), _reference(loaded))
+
+
+def test_coverage_holds_no_grade_per_row(monkeypatch):
+    """Counted a block at a time: no array of every row's grade (8 bytes a row)."""
+    from sessionval.judgments import coverage as coverage_module
+
+    loaded = _study(3000)  # 90,000 result rows
+    monkeypatch.setattr(coverage_module, "_BLOCK_ROWS", 1000)
+    tracemalloc.start()
+    coverage_counts(loaded.frame, loaded.judgments)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 2 * loaded.frame.n_results, peak / loaded.frame.n_results

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -13,10 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionval.errors import MeasureSpecError
+from sessionval.errors import MeasureSpecError, SessionvalError
 from sessionval.evaluation.chunks import ChunkContext
 from sessionval.evaluation.config import SessionConfig
-from sessionval.evaluation.engine import Engine, LocalEngine, session_ranges
+from sessionval.evaluation.engine import Engine, LocalEngine, StreamingEngine, session_ranges
+from sessionval.evaluation.result import PositionFill
 from sessionval.evaluation.session import evaluate
 
 T = TypeVar("T")
@@ -108,6 +109,51 @@ def test_positions_kept_from_the_scoring_pass_are_those_recomputed(
         assert a.dtype == b.dtype, name
         np.testing.assert_array_equal(a, b, err_msg=name)
     np.testing.assert_array_equal(pos.offsets, ref.offsets)
+
+
+@dataclass
+class StreamingSpy:
+    """A streaming engine that records, as it yields each chunk, whether the chunk before
+    it still held its per-position arrays (``evaluate`` takes them as each chunk comes)."""
+
+    chunk_rows: int = 9
+    held: list[bool] = field(default_factory=list)
+
+    def map_sessions(self, fn: Callable[[ChunkContext, int, int], T], ctx: ChunkContext) -> list[T]:
+        return list(self.iter_sessions(fn, ctx))
+
+    def iter_sessions(self, fn: Callable[[ChunkContext, int, int], T], ctx: ChunkContext) -> Any:
+        previous = None
+        for s0, s1 in session_ranges(ctx.session_row_offsets, self.chunk_rows):
+            if previous is not None:
+                self.held.append(previous.p is not None)
+            previous = fn(ctx, s0, s1)
+            yield previous
+
+
+def test_positions_are_taken_from_each_chunk_as_it_comes(random_study) -> None:
+    """A streaming engine's chunks give their positions up at once: the same arrays."""
+    frame, judg = random_study(11, n_sessions=14)
+    spy = StreamingSpy()
+    assert isinstance(spy, StreamingEngine)
+    pos = evaluate(frame, judg, engine=spy, keep_positions=True).positions()
+    assert len(spy.held) > 1 and not any(spy.held)
+    ref = evaluate(frame, judg, engine=PicklingEngine(chunk_rows=9)).positions()
+    for name in ("session", "query", "slot", "frame_row", "grade", "gain", "sdcg", "ideal"):
+        a, b = getattr(pos, name), getattr(ref, name)
+        assert a.dtype == b.dtype, name
+        np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+def test_position_fill_refuses_more_positions_than_its_bound() -> None:
+    fill = PositionFill(3)
+    part = {"session": np.zeros(2, dtype=np.int64), "gain": np.ones(2)}
+    fill.add(part)
+    with pytest.raises(SessionvalError, match="more than the 3 positions"):
+        fill.add(part)
+    with pytest.raises(SessionvalError, match="hold 2 positions, the sessions count 3"):
+        fill.arrays(3)
+    np.testing.assert_array_equal(fill.arrays(2)["gain"], [1.0, 1.0])
 
 
 def test_kept_positions_of_an_unjudged_topic_are_missing() -> None:

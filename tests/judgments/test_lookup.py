@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sessionval.judgments import lookup as lookup_module
 from sessionval.judgments.lookup import (
     GradeLookup,
     JudgmentIndex,
@@ -90,12 +91,18 @@ def random_case(seed: int):
     return judg, kcats, dcats, kc, dc
 
 
+@pytest.mark.parametrize("dense", [True, False])
 @pytest.mark.parametrize("seed", range(60))
-def test_rows_and_lists_agree_with_the_old_joins(seed: int) -> None:
+def test_rows_and_lists_agree_with_the_old_joins(
+    seed: int, dense: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not dense:  # no dense table allowed: the sorted keys are searched
+        monkeypatch.setattr(lookup_module, "_DENSE_MAX_CELLS", 0)
     judg, kcats, dcats, kc, dc = random_case(seed)
     ix = JudgmentIndex.build(judg)
     lookup = ix.prepare(kcats, dcats)
     assert isinstance(lookup, GradeLookup)
+    assert (lookup.table is not None) == dense
     np.testing.assert_array_equal(lookup.rows(kc, dc), old_lookup_codes(ix, kc, kcats, dc, dcats))
     # lists: runs of equal key codes, one key per list
     starts = np.flatnonzero(np.r_[True, kc[1:] != kc[:-1]]) if kc.size else np.zeros(0, int)
@@ -142,3 +149,17 @@ def test_result_grades_agree_with_the_old_session_join(seed: int) -> None:
     ix = JudgmentIndex.build(judg)
     np.testing.assert_array_equal(result_grades(frame, judg), old_session_grades(ix, frame))
     np.testing.assert_array_equal(result_grades(frame, ix), old_session_grades(ix, frame))
+
+
+def test_dense_table_only_for_few_topics_times_documents() -> None:
+    """The dense table is the judgments' few topics × documents; a large set is searched."""
+    assert lookup_module.dense_cells(4, 400, 436) == 5 * 401
+    # a TREC-like set: 16 cells per judgment allowed, far more needed
+    assert lookup_module.dense_cells(1000, 150_000, 150_000) is None
+    assert lookup_module.dense_cells(2, 2, 0) == 9  # tiny sets always fit
+    judg = builders.judgments([("A", "a", 2), ("B", "b", 1)])
+    lookup = JudgmentIndex.build(judg).prepare(pd.Index(["A", "B", "C"]), pd.Index(["b", "a", "z"]))
+    assert lookup.table is not None
+    # key C and document z have no judgment; code -1 is missing
+    got = lookup.lists([0, 1, 2, -1], [3, 2, 1, 1], [1, 0, 2, 0, 1, 1, 1])
+    np.testing.assert_array_equal(got, [2.0, np.nan, np.nan, 1.0, np.nan, np.nan, np.nan])
