@@ -158,16 +158,15 @@ def evaluate_lists(
                 values.append(fn(m))
                 shown.advance()
     qids = np.asarray(lists.query_ids, dtype=object)
+    # query-major order (all measures of a query together), as trec_eval -q prints:
+    # the (query, measure) matrix of values read row by row
     per_query = pd.DataFrame(
         {
-            "query_id": np.tile(qids, len(ms)),
-            "measure": np.repeat(np.array([repr(m) for m in ms], dtype=object), n),
-            "value": np.concatenate(values) if values else np.zeros(0),
+            "query_id": np.repeat(qids, len(ms)),
+            "measure": np.tile(np.array([repr(m) for m in ms], dtype=object), n),
+            "value": np.stack(values, axis=1).ravel(),
         }
     )
-    # query-major order (all measures of a query together), as trec_eval -q prints
-    order = np.lexsort((np.repeat(np.arange(len(ms)), n), np.tile(np.arange(n), len(ms))))
-    per_query = per_query.iloc[order].reset_index(drop=True)
     return SingleEvaluation(
         per_query,
         ms,

@@ -359,7 +359,7 @@ def id_codes(col: pd.Series) -> tuple[npt.NDArray[np.int32], pd.Index] | None:
 def _keys(words: U64Array) -> IdKeys:
     """Exact keys (one word) or fingerprints confirmed on the words."""
     if words.shape[1] == 1:
-        return IdKeys(words[:, 0].copy(), None)
+        return IdKeys(words[:, 0], None)  # a view: the (n, 1) words are contiguous
     return IdKeys(_fingerprint(words), words)
 
 
