@@ -34,7 +34,7 @@ from ..judgments.gains import NegativePolicy
 from ..judgments.unjudged import UnjudgedPolicy
 from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
 from ..measures.registry import Measure, parse_measures
-from ..measures.run_lists import ranked_lists
+from ..measures.run_lists import beside, ranked_lists
 from ..problems import line_list
 from ..progress import ProgressLike, as_progress, counted
 from ..validate.collect import ProblemCollector
@@ -352,8 +352,10 @@ def evaluate_table(
         if locate is None or isinstance(exc, MeasureSpecError):
             raise
         raise locate(exc) from None
+    # the ids' spelling notes on the second thread while the measures are computed
+    notes_of = beside(partial(spelling_notes, judged.table, table["doc_id"]))
     ev = evaluate_lists(lists, measures, empty=scoring.empty, mapper=mapper, progress=shown)
-    notes = spelling_notes(judged.table, table["doc_id"])
+    notes = notes_of()
     return replace(ev, notes=tuple(notes)) if notes else ev
 
 

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "QrelsTable",
+    "beside",
     "lists_from_run",
     "lists_from_tables",
     "ranked_lists",
@@ -280,7 +281,7 @@ def lists_from_tables(
     if jobs is None:
         return None
     run_job, judged_job = jobs
-    side = _beside(partial(_judged_side, qrels, judged_job, negative, source))
+    side = beside(partial(_judged_side, qrels, judged_job, negative, source))
     try:
         run_docs = run_job()
         # query ids come in runs of rows: ranked from the first row of each run
@@ -336,11 +337,13 @@ _SIDE: ThreadPoolExecutor | None = None
 _SIDE_LOCK = threading.Lock()
 
 
-def _beside(fn: Callable[[], _T]) -> Callable[[], _T]:
+def beside(fn: Callable[[], _T]) -> Callable[[], _T]:
     """Start ``fn`` on a second thread (when the process has two cores); call to wait.
 
-    Its block passes (:func:`~sessionval.kernels.blocks.for_blocks`) share the
-    blocks' pool with the caller's; with one core ``fn`` runs when waited for.
+    The one second thread of ``evaluate_run``: the judgments' side while the run's ids
+    are read, the id spelling notes while the measures are computed.  Its block
+    passes (:func:`~sessionval.kernels.blocks.for_blocks`) share the blocks' pool with
+    the caller's; with one core ``fn`` runs when waited for.
     """
     global _SIDE
     if n_threads() < 2:

@@ -95,12 +95,16 @@ def _score_order(
     *,
     stable: bool = True,
     block: int = SORT_BLOCK_ROWS,
+    ties: npt.NDArray[np.bool_] | None = None,
 ) -> IntArray:
     """Order rows by query rank, then score descending.
 
     With ``stable=True`` rows of equal query and score keep their input order; with
     ``stable=False`` their order is unspecified (callers that break ties themselves
-    use the faster unstable sort).
+    use the faster unstable sort).  ``ties`` (``n - 1`` places), when given, is set to
+    whether each ranked row has the query and score of the next one: from the scores
+    each path already holds in order (within each sorted block, on the pool), not by
+    gathering every row's query and score again.
 
     TREC runs usually list each query's documents together, best first: then only the
     blocks move (an O(n) check, no sort of the rows).  Otherwise rows are grouped by
@@ -130,6 +134,9 @@ def _score_order(
         ok = gs[1:] <= gs[:-1]
         ok[new_start[1:] - 1] = True
         if ok.all():
+            if ties is not None:
+                np.equal(gs[1:], gs[:-1], out=ties)
+                ties[new_start[1:] - 1] = False
             return np.arange(n, dtype=np.int64) if grouped is None else grouped
         del ok
         starts, lengths = new_start, new_len
@@ -138,7 +145,12 @@ def _score_order(
         gs = score[grouped]
         starts, lengths = _blocks(q[grouped])
     if not _padded(n, lengths):
-        return np.asarray(np.lexsort((-score, q)), dtype=np.int64)
+        rows = np.asarray(np.lexsort((-score, q)), dtype=np.int64)
+        if ties is not None:
+            ss, q_rows = score[rows], q[rows]
+            np.equal(ss[1:], ss[:-1], out=ties)
+            ties &= q_rows[1:] == q_rows[:-1]
+        return rows
     # +inf padding must sort after every real row: a stable sort keeps real +inf
     # (score -inf) rows before it; without such scores any sort does
     if not stable and np.isinf(gs).any():
@@ -156,6 +168,13 @@ def _score_order(
         local = order_within_lists(
             gs[r0:r1], starts[l0:l1] - r0, lengths[l0:l1], pad=np.inf, kind=kind, descending=True
         )
+        if ties is not None:  # the block's scores in order: a row ties with the next one
+            ss = gs[r0:r1][local]
+            t = ties[r0 : r1 - 1]
+            np.equal(ss[1:], ss[:-1], out=t)
+            t[starts[l0 + 1 : l1] - r0 - 1] = False  # the next row opens another list
+            if r1 < n:
+                ties[r1 - 1] = False  # a block ends with a list
         local += r0
         out[r0:r1] = local if grouped is None else grouped[local]  # gather, then store
 
@@ -182,13 +201,11 @@ def run_order(
     one big-endian word); each group of tied rows is sorted by them on its own.
     """
     # ties are broken by doc id below unless ties="input": the sort need not be stable
-    rows = _score_order(query_ranks[query_codes], score, stable=ties == "input")
-    if ties == "input" or rows.size < 2:
-        return rows
-    q_rows = query_codes[rows]
-    ss = score[rows]
-    same = (q_rows[1:] == q_rows[:-1]) & (ss[1:] == ss[:-1])
-    del ss, q_rows
+    if ties == "input" or score.size < 2:
+        return _score_order(query_ranks[query_codes], score, stable=ties == "input")
+    # same[i]: ranked rows i and i + 1 tie (one query, one score)
+    same = np.empty(score.size - 1, dtype=bool)
+    rows = _score_order(query_ranks[query_codes], score, stable=False, ties=same)
     if not same.any():
         return rows
     tied = np.zeros(rows.size, dtype=bool)

@@ -304,3 +304,19 @@ def test_judged_keys_join_names_a_repeated_document(in_topic_order: bool, monkey
     with pytest.raises(string_ids.KeyCollision) as err:
         judged.lists(topics, np.array([2, 4, 1]), k)  # list 2 holds d4 twice
     assert sorted(err.value.rows) == [3, 5]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_spelling_notes_beside_the_measures_or_inline(threads: int, monkeypatch) -> None:
+    # the notes are made on the second thread while the measures are computed (two
+    # cores) or when waited for (one): the same note either way, and none for ASCII ids
+    from sessionval.evaluation.lists import evaluate_run
+    from sessionval.measures import run_lists
+
+    monkeypatch.setattr(run_lists, "n_threads", lambda: threads)
+    run = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["caf\u00e9", "b"], "score": [2.0, 1.0]})
+    qrels = pd.DataFrame({"query_id": ["1"], "doc_id": ["cafe\u0301"], "relevance": [1]})
+    (note,) = evaluate_run(run, qrels, ["AP"]).notes
+    assert "Unicode normalisation" in note and "1 group" in note
+    plain = qrels.assign(doc_id=["b"])
+    assert evaluate_run(run.assign(doc_id=["a", "b"]), plain, ["AP"]).notes == ()
