@@ -32,6 +32,7 @@ from ..frame import JudgmentFrame
 from ..io.trec import read_judgments, read_run, run_line_numbers
 from ..judgments.gains import NegativePolicy
 from ..judgments.unjudged import UnjudgedPolicy
+from ..kernels.blocks import for_blocks
 from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
 from ..measures.registry import Measure, parse_measures
 from ..measures.run_lists import beside, ranked_lists
@@ -88,6 +89,10 @@ _QRELS_ADVICE: Final = memory_advice("keep only the judgments of the run's topic
 _RUN_ADVICE: Final = memory_advice("a run of fewer lines (e.g. the top 1000 of each topic)")
 
 
+_MEASURES_ON_CORES_ROWS: Final = 1 << 20
+"""Rows of the lists from which :func:`evaluate_lists` computes its measures on the cores."""
+
+
 def _compute(m: Measure, *, lists: RankedLists, empty: EmptyPolicy) -> FloatArray:
     """One measure on every list (the unit a mapper runs)."""
     return m.compute(lists, empty=empty)
@@ -115,10 +120,12 @@ def evaluate_lists(
     mapper
         Computes the measures, one item each (an engine's ``map_items``: a
         :class:`~sessionval.evaluation.dask_engine.DaskEngine` runs them on its
-        workers); default: one after another here.  The values are the same.
+        workers); default: here, one after another, or on the process's cores
+        (:func:`~sessionval.kernels.blocks.for_blocks`) when the lists hold a million
+        rows or more.  The values are the same.
     progress
         Told the measures computed (:class:`~sessionval.progress.Progress`; with a
-        ``mapper``, all of them when the mapper returns).
+        ``mapper`` or on the cores, all of them when they return).
 
     Returns
     -------
@@ -151,6 +158,16 @@ def evaluate_lists(
     with counted(progress, f"evaluating {n} queries", len(ms), "measures") as shown:
         if mapper is not None:
             values = mapper.map_items(fn, ms)
+            shown.advance(len(ms))
+        elif len(ms) > 1 and int(lists.offsets[-1]) >= _MEASURES_ON_CORES_ROWS:
+            # the measures are independent passes that release the GIL: on the cores
+            out: list[FloatArray] = [np.zeros(0)] * len(ms)
+
+            def one(i: int, _: int) -> None:
+                out[i] = fn(ms[i])
+
+            for_blocks(one, list(range(len(ms) + 1)))
+            values = out
             shown.advance(len(ms))
         else:
             values = []
