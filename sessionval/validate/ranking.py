@@ -114,7 +114,6 @@ def _score_order(
     reshape of the grouped scores.  ``block``: rows per padded matrix.
     """
     n = q.size
-    kind: Literal["stable", "quicksort"] = "stable" if stable else "quicksort"
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     starts, lengths = _blocks(q)
@@ -123,38 +122,15 @@ def _score_order(
     if np.unique(block_q).size == block_q.size:
         # each query's rows are contiguous: move whole blocks into query order
         border = np.argsort(block_q, kind="stable")
-        new_len = lengths[border]
-        new_start = offsets_from_counts(new_len)[:-1]
-        if np.array_equal(border, np.arange(border.size)):
-            grouped, gs = None, score
-        else:
-            grouped = gather_ranges(starts[border], new_len)
-            gs = score[grouped]
-        # already best first within each query?  (block boundaries always pass)
-        ok = gs[1:] <= gs[:-1]
-        ok[new_start[1:] - 1] = True
-        if ok.all():
-            if ties is not None:
-                np.equal(gs[1:], gs[:-1], out=ties)
-                ties[new_start[1:] - 1] = False
-            return np.arange(n, dtype=np.int64) if grouped is None else grouped
-        del ok
-        starts, lengths = new_start, new_len
+        lengths = lengths[border]
+        same_place = np.array_equal(border, np.arange(border.size))
+        grouped = None if same_place else gather_ranges(starts[border], lengths)
+        starts = offsets_from_counts(lengths)[:-1]
     else:
         grouped = np.argsort(q, kind="stable").astype(np.int64)
-        gs = score[grouped]
         starts, lengths = _blocks(q[grouped])
     if not _padded(n, lengths):
-        rows = np.asarray(np.lexsort((-score, q)), dtype=np.int64)
-        if ties is not None:
-            ss, q_rows = score[rows], q[rows]
-            np.equal(ss[1:], ss[:-1], out=ties)
-            ties &= q_rows[1:] == q_rows[:-1]
-        return rows
-    # +inf padding must sort after every real row: a stable sort keeps real +inf
-    # (score -inf) rows before it; without such scores any sort does
-    if not stable and np.isinf(gs).any():
-        kind = "stable"
+        return _score_order_uneven(q, score, grouped, starts, ties)
     # the result overwrites ``grouped`` block by block (a block only reads its own rows)
     out = np.empty(n, dtype=np.int64) if grouped is None else grouped
     # whole lists in blocks of about ``block`` rows (a loop over fixed-size blocks,
@@ -165,21 +141,65 @@ def _score_order(
     def sort_block(l0: int, l1: int) -> None:
         r0 = int(starts[l0])
         r1 = int(starts[l1]) if l1 < lengths.size else n
-        local = order_within_lists(
-            gs[r0:r1], starts[l0:l1] - r0, lengths[l0:l1], pad=np.inf, kind=kind, descending=True
-        )
+        gs = score[r0:r1] if grouped is None else score[grouped[r0:r1]]
+        at = starts[l0:l1] - r0
+        best_first = gs[1:] <= gs[:-1]
+        best_first[at[1:] - 1] = True  # list boundaries always pass
+        local: IntArray
+        if best_first.all():  # TREC runs list each query best first: nothing to sort
+            local = np.arange(r1 - r0, dtype=np.int64)
+        else:
+            # +inf padding must sort after every real row: a stable sort keeps real
+            # +inf (score -inf) rows before it; without such scores any sort does
+            kind: Literal["stable", "quicksort"] = (
+                "stable" if stable or np.isinf(gs).any() else "quicksort"
+            )
+            local = order_within_lists(
+                gs, at, lengths[l0:l1], pad=np.inf, kind=kind, descending=True
+            )
         if ties is not None:  # the block's scores in order: a row ties with the next one
-            ss = gs[r0:r1][local]
+            ss = gs[local]
             t = ties[r0 : r1 - 1]
             np.equal(ss[1:], ss[:-1], out=t)
-            t[starts[l0 + 1 : l1] - r0 - 1] = False  # the next row opens another list
+            t[at[1:] - 1] = False  # the next row opens another list
             if r1 < n:
                 ties[r1 - 1] = False  # a block ends with a list
-        local += r0
-        out[r0:r1] = local if grouped is None else grouped[local]  # gather, then store
+        if grouped is None:
+            local += r0
+            out[r0:r1] = local
+        else:
+            out[r0:r1] = grouped[r0:r1][local]  # gathered before the rows are overwritten
 
     for_blocks(sort_block, bounds)  # blocks read and write only their own rows
     return out
+
+
+def _score_order_uneven(
+    q: npt.NDArray[np.integer],
+    score: FloatArray,
+    grouped: IntArray | None,
+    starts: IntArray,
+    ties: npt.NDArray[np.bool_] | None,
+) -> IntArray:
+    """:func:`_score_order` of lists too uneven for a padded matrix: one lexsort.
+
+    Unless each query's rows (``grouped``: in query order) are best first already.
+    """
+    n = q.size
+    gs = score if grouped is None else score[grouped]
+    best_first = gs[1:] <= gs[:-1]
+    best_first[starts[1:] - 1] = True  # list boundaries always pass
+    if best_first.all():
+        if ties is not None:
+            np.equal(gs[1:], gs[:-1], out=ties)
+            ties[starts[1:] - 1] = False
+        return np.arange(n, dtype=np.int64) if grouped is None else grouped
+    rows = np.asarray(np.lexsort((-score, q)), dtype=np.int64)
+    if ties is not None:
+        ss, q_rows = score[rows], q[rows]
+        np.equal(ss[1:], ss[:-1], out=ties)
+        ties &= q_rows[1:] == q_rows[:-1]
+    return rows
 
 
 def run_order(
