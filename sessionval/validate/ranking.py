@@ -118,18 +118,23 @@ def _score_order(
         return np.zeros(0, dtype=np.int64)
     starts, lengths = _blocks(q)
     block_q = q[starts]
-    grouped: IntArray | None
+    # ``grouped``: the rows in query order; ``moved``: where each list's rows start in
+    # the input when whole lists move (a block gathers its own rows from it)
+    grouped: IntArray | None = None
+    moved: IntArray | None = None
     if np.unique(block_q).size == block_q.size:
         # each query's rows are contiguous: move whole blocks into query order
         border = np.argsort(block_q, kind="stable")
         lengths = lengths[border]
-        same_place = np.array_equal(border, np.arange(border.size))
-        grouped = None if same_place else gather_ranges(starts[border], lengths)
+        if not np.array_equal(border, np.arange(border.size)):
+            moved = starts[border]
         starts = offsets_from_counts(lengths)[:-1]
     else:
         grouped = np.argsort(q, kind="stable").astype(np.int64)
         starts, lengths = _blocks(q[grouped])
     if not _padded(n, lengths):
+        if moved is not None:
+            grouped = gather_ranges(moved, lengths)
         return _score_order_uneven(q, score, grouped, starts, ties)
     # the result overwrites ``grouped`` block by block (a block only reads its own rows)
     out = np.empty(n, dtype=np.int64) if grouped is None else grouped
@@ -141,7 +146,12 @@ def _score_order(
     def sort_block(l0: int, l1: int) -> None:
         r0 = int(starts[l0])
         r1 = int(starts[l1]) if l1 < lengths.size else n
-        gs = score[r0:r1] if grouped is None else score[grouped[r0:r1]]
+        src: IntArray | None = None  # the block's rows in the input (None: r0 .. r1 - 1)
+        if moved is not None:
+            src = gather_ranges(moved[l0:l1], lengths[l0:l1])
+        elif grouped is not None:
+            src = grouped[r0:r1]
+        gs = score[r0:r1] if src is None else score[src]
         at = starts[l0:l1] - r0
         best_first = gs[1:] <= gs[:-1]
         best_first[at[1:] - 1] = True  # list boundaries always pass
@@ -164,11 +174,11 @@ def _score_order(
             t[at[1:] - 1] = False  # the next row opens another list
             if r1 < n:
                 ties[r1 - 1] = False  # a block ends with a list
-        if grouped is None:
+        if src is None:
             local += r0
             out[r0:r1] = local
         else:
-            out[r0:r1] = grouped[r0:r1][local]  # gathered before the rows are overwritten
+            out[r0:r1] = src[local]  # gathered before the rows are overwritten
 
     for_blocks(sort_block, bounds)  # blocks read and write only their own rows
     return out
