@@ -220,17 +220,23 @@ class _Bytes:
         out = np.empty((n, nw), dtype=np.uint64)
         if n == 0:
             return out
-        # zero bytes after the data: a load at any id's start stays in the array
-        padded = np.empty(self.data.size + width8 + 8, dtype=np.uint8)
-        padded[: self.data.size] = self.data
-        padded[self.data.size :] = 0
-        loads = np.ndarray((padded.size - 7,), dtype=np.dtype("<u8"), buffer=padded, strides=(1,))
+        # loads straight from the bytes, except for the last ids (a suffix: offsets
+        # rise), whose loads could pass the end: those read a zero-padded copy of the
+        # last bytes, so the bytes are never copied whole
+        size = self.data.size
+        tail0 = max(0, size - width8 - 8)
+        tail = np.zeros(size - tail0 + width8 + 8, dtype=np.uint8)
+        tail[: size - tail0] = self.data[tail0:]
+        cut = int(np.searchsorted(self.offsets, tail0 + self.base)) if tail0 else 0
+        u8 = np.dtype("<u8")
+        head_loads = np.ndarray((max(size - 7, 0),), dtype=u8, buffer=self.data, strides=(1,))
+        tail_loads = np.ndarray((tail.size - 7,), dtype=u8, buffer=tail, strides=(1,))
 
         def chunk(c0: int, c1: int) -> None:
             start = self.offsets[c0:c1].astype(np.int64)
             length = self.offsets[c0 + 1 : c1 + 1] - self.offsets[c0:c1]
-            if self.base:
-                start -= self.base
+            start -= self.base + (tail0 if c0 >= cut else 0)
+            loads = tail_loads if c0 >= cut else head_loads
             for j in range(nw):
                 w = loads[start]
                 w &= _KEEP[np.clip(length, 0, 8) if nw > 1 else length]
@@ -239,7 +245,7 @@ class _Bytes:
                     start += 8
                     length -= 8
 
-        for_blocks(chunk, [*range(0, n, _CHUNK_ROWS), n])
+        for_blocks(chunk, sorted({*range(0, n, _CHUNK_ROWS), cut, n}))
         return out
 
 

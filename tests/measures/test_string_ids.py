@@ -320,3 +320,30 @@ def test_spelling_notes_beside_the_measures_or_inline(threads: int, monkeypatch)
     assert "Unicode normalisation" in note and "1 group" in note
     plain = qrels.assign(doc_id=["b"])
     assert evaluate_run(run.assign(doc_id=["a", "b"]), plain, ["AP"]).notes == ()
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    ids=st.lists(st.text(alphabet="ab9-_xyz", max_size=20), min_size=1, max_size=40),
+    cut=st.integers(0, 5),
+    chunk=st.sampled_from([3, 1 << 20]),
+)
+def test_words_are_the_ids_bytes_zero_padded(ids: list[str], cut: int, chunk: int) -> None:
+    # loads straight from Arrow's bytes, the last ids from a padded copy of the tail:
+    # every id's words are its bytes, little-endian, zero-padded (sliced arrays too)
+    arr = pa.array(["pad"] * cut + ids + ["end"] * cut).slice(cut, len(ids))
+    read = string_ids._Bytes.read(arr)
+    assert read is not None
+    width8 = string_ids._width8(read.width)
+    old = string_ids._CHUNK_ROWS
+    string_ids._CHUNK_ROWS = chunk  # several chunks, on the pool
+    try:
+        got = read.words(width8)
+    finally:
+        string_ids._CHUNK_ROWS = old
+    want = [
+        [int.from_bytes(i.encode().ljust(width8, b"\0")[k : k + 8], "little") for k in
+         range(0, width8, 8)]
+        for i in ids
+    ]  # fmt: skip
+    np.testing.assert_array_equal(got, np.array(want, dtype=np.uint64).reshape(len(ids), -1))
