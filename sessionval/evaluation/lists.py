@@ -32,9 +32,10 @@ from ..frame import JudgmentFrame
 from ..io.trec import read_judgments, read_run, run_line_numbers
 from ..judgments.gains import NegativePolicy
 from ..judgments.unjudged import UnjudgedPolicy
+from ..kernels.blocks import for_blocks
 from ..measures.lists import EmptyPolicy, RankedLists, TieBreak
 from ..measures.registry import Measure, parse_measures
-from ..measures.run_lists import ranked_lists
+from ..measures.run_lists import beside, ranked_lists
 from ..problems import line_list
 from ..progress import ProgressLike, as_progress, counted
 from ..validate.collect import ProblemCollector
@@ -88,6 +89,10 @@ _QRELS_ADVICE: Final = memory_advice("keep only the judgments of the run's topic
 _RUN_ADVICE: Final = memory_advice("a run of fewer lines (e.g. the top 1000 of each topic)")
 
 
+_MEASURES_ON_CORES_ROWS: Final = 1 << 20
+"""Rows of the lists from which :func:`evaluate_lists` computes its measures on the cores."""
+
+
 def _compute(m: Measure, *, lists: RankedLists, empty: EmptyPolicy) -> FloatArray:
     """One measure on every list (the unit a mapper runs)."""
     return m.compute(lists, empty=empty)
@@ -115,10 +120,12 @@ def evaluate_lists(
     mapper
         Computes the measures, one item each (an engine's ``map_items``: a
         :class:`~sessionval.evaluation.dask_engine.DaskEngine` runs them on its
-        workers); default: one after another here.  The values are the same.
+        workers); default: here, one after another, or on the process's cores
+        (:func:`~sessionval.kernels.blocks.for_blocks`) when the lists hold a million
+        rows or more.  The values are the same.
     progress
         Told the measures computed (:class:`~sessionval.progress.Progress`; with a
-        ``mapper``, all of them when the mapper returns).
+        ``mapper`` or on the cores, all of them when they return).
 
     Returns
     -------
@@ -152,22 +159,31 @@ def evaluate_lists(
         if mapper is not None:
             values = mapper.map_items(fn, ms)
             shown.advance(len(ms))
+        elif len(ms) > 1 and int(lists.offsets[-1]) >= _MEASURES_ON_CORES_ROWS:
+            # the measures are independent passes that release the GIL: on the cores
+            out: list[FloatArray] = [np.zeros(0)] * len(ms)
+
+            def one(i: int, _: int) -> None:
+                out[i] = fn(ms[i])
+
+            for_blocks(one, list(range(len(ms) + 1)))
+            values = out
+            shown.advance(len(ms))
         else:
             values = []
             for m in ms:
                 values.append(fn(m))
                 shown.advance()
     qids = np.asarray(lists.query_ids, dtype=object)
+    # query-major order (all measures of a query together), as trec_eval -q prints:
+    # the (query, measure) matrix of values read row by row
     per_query = pd.DataFrame(
         {
-            "query_id": np.tile(qids, len(ms)),
-            "measure": np.repeat(np.array([repr(m) for m in ms], dtype=object), n),
-            "value": np.concatenate(values) if values else np.zeros(0),
+            "query_id": np.repeat(qids, len(ms)),
+            "measure": np.tile(np.array([repr(m) for m in ms], dtype=object), n),
+            "value": np.stack(values, axis=1).ravel(),
         }
     )
-    # query-major order (all measures of a query together), as trec_eval -q prints
-    order = np.lexsort((np.repeat(np.arange(len(ms)), n), np.tile(np.arange(n), len(ms))))
-    per_query = per_query.iloc[order].reset_index(drop=True)
     return SingleEvaluation(
         per_query,
         ms,
@@ -353,8 +369,10 @@ def evaluate_table(
         if locate is None or isinstance(exc, MeasureSpecError):
             raise
         raise locate(exc) from None
+    # the ids' spelling notes on the second thread while the measures are computed
+    notes_of = beside(partial(spelling_notes, judged.table, table["doc_id"]))
     ev = evaluate_lists(lists, measures, empty=scoring.empty, mapper=mapper, progress=shown)
-    notes = spelling_notes(judged.table, table["doc_id"])
+    notes = notes_of()
     return replace(ev, notes=tuple(notes)) if notes else ev
 
 

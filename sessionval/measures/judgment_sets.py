@@ -225,6 +225,11 @@ def judgment_sets(
     if heads.size != n_topics:
         return None  # a topic's rows are not contiguous
     lens = np.diff(np.append(heads, n))
+    # copies of one set share their first key and length: too many distinct pairs
+    # and the sets cannot repeat enough, found without reading every row
+    firsts = docs.keys[heads] ^ splitmix(lens.astype(np.uint64))
+    if np.unique(firsts).size * min_share > heads.size:
+        return None
     prints = _sequence_prints(docs.keys, grades, heads, lens)
     _, first, cand = np.unique(prints, return_index=True, return_inverse=True)
     if first.size * min_share > heads.size:

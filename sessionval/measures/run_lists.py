@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "QrelsTable",
+    "beside",
     "lists_from_run",
     "lists_from_tables",
     "ranked_lists",
@@ -72,12 +73,7 @@ class _RunDocs(Protocol):
         ...
 
     def grades(
-        self,
-        present: IntArray,
-        counts: IntArray,
-        rows: IntArray,
-        q_rows: npt.NDArray[np.integer],
-        topic_of: IntArray,
+        self, present: IntArray, counts: IntArray, rows: IntArray, topic_of: IntArray
     ) -> FloatArray:
         """Grades of ``rows`` (list ``i`` = query code ``present[i]`` owns ``counts[i]``).
 
@@ -110,15 +106,11 @@ class _CodedDocs:
         return str(self.categories[self.codes[row]])
 
     def grades(
-        self,
-        present: IntArray,
-        counts: IntArray,
-        rows: IntArray,
-        q_rows: npt.NDArray[np.integer],
-        topic_of: IntArray,
+        self, present: IntArray, counts: IntArray, rows: IntArray, topic_of: IntArray
     ) -> FloatArray:
         d_rows = self.codes[rows]
-        i = first_duplicate(q_rows, d_rows)
+        # the rows come list after list: each row's list number is its query's
+        i = first_duplicate(np.repeat(np.arange(counts.size), counts), d_rows)
         if i >= 0:
             raise _Repeated(i)
         # the join is prepared after the sort: its document map is not held through it
@@ -141,12 +133,7 @@ class _KeyedDocs:
         return str(self.ids.iloc[row])
 
     def grades(
-        self,
-        present: IntArray,
-        counts: IntArray,
-        rows: IntArray,
-        q_rows: npt.NDArray[np.integer],
-        topic_of: IntArray,
+        self, present: IntArray, counts: IntArray, rows: IntArray, topic_of: IntArray
     ) -> FloatArray:
         docs = self.keys.take(rows)
         join: GradeJoin[IdKeys] = self.judged
@@ -225,24 +212,23 @@ def _lists(
     # judgment topic of each query category (−1: no judgments, skipped)
     topic_of = index_in(qcat, stats.ideal.keys)
     judged_q = topic_of >= 0
-    n_skipped = int(np.count_nonzero(~judged_q & (np.bincount(qc, minlength=len(qcat)) > 0)))
+    per_query = np.bincount(qc, minlength=len(qcat))
+    n_skipped = int(np.count_nonzero(~judged_q & (per_query > 0)))
     # query order: sorted ids (as trec_eval prints them)
     qrank = string_ranks(qcat).astype(np.int32)
     rows = _ranked_rows(qc, qrank, judged_q, score, docs.ranks, ties)
-    q_rows = qc[rows]
-    # one list per query present, in query-rank order
-    counts_all = np.bincount(q_rows, minlength=len(qcat))
-    present = np.flatnonzero(counts_all > 0)
+    # one list per judged query present, in query-rank order (the rows' order)
+    present = np.flatnonzero(judged_q & (per_query > 0))
     present = present[np.argsort(qrank[present])]
-    counts = counts_all[present]
+    counts = per_query[present]
     try:
-        grades = docs.grades(present, counts, rows, q_rows, topic_of)
+        grades = docs.grades(present, counts, rows, topic_of)
     except _Repeated as rep:
         raise InputFormatError(
             f"run table: document {docs.label(int(rows[rep.at]))!r} appears twice for query "
-            f"{qcat[q_rows[rep.at]]!r}; a document may appear once per ranked list"
+            f"{qcat[qc[rows[rep.at]]]!r}; a document may appear once per ranked list"
         ) from None
-    del rows, q_rows
+    del rows
     labels = pd.Index(qcat[present]).astype(str)
     pos = topic_of[present]
     if missing == "empty":
@@ -295,7 +281,7 @@ def lists_from_tables(
     if jobs is None:
         return None
     run_job, judged_job = jobs
-    side = _beside(partial(_judged_side, qrels, judged_job, negative, source))
+    side = beside(partial(_judged_side, qrels, judged_job, negative, source))
     try:
         run_docs = run_job()
         # query ids come in runs of rows: ranked from the first row of each run
@@ -351,11 +337,13 @@ _SIDE: ThreadPoolExecutor | None = None
 _SIDE_LOCK = threading.Lock()
 
 
-def _beside(fn: Callable[[], _T]) -> Callable[[], _T]:
+def beside(fn: Callable[[], _T]) -> Callable[[], _T]:
     """Start ``fn`` on a second thread (when the process has two cores); call to wait.
 
-    Its block passes (:func:`~sessionval.kernels.blocks.for_blocks`) share the
-    blocks' pool with the caller's; with one core ``fn`` runs when waited for.
+    The one second thread of ``evaluate_run``: the judgments' side while the run's ids
+    are read, the id spelling notes while the measures are computed.  Its block
+    passes (:func:`~sessionval.kernels.blocks.for_blocks`) share the blocks' pool with
+    the caller's; with one core ``fn`` runs when waited for.
     """
     global _SIDE
     if n_threads() < 2:

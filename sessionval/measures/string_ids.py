@@ -43,6 +43,7 @@ __all__ = [
     "IdKeys",
     "JudgedKeys",
     "KeyCollision",
+    "each_sorted_in_lists",
     "id_codes",
     "id_key_jobs",
     "id_keys",
@@ -219,17 +220,23 @@ class _Bytes:
         out = np.empty((n, nw), dtype=np.uint64)
         if n == 0:
             return out
-        # zero bytes after the data: a load at any id's start stays in the array
-        padded = np.empty(self.data.size + width8 + 8, dtype=np.uint8)
-        padded[: self.data.size] = self.data
-        padded[self.data.size :] = 0
-        loads = np.ndarray((padded.size - 7,), dtype=np.dtype("<u8"), buffer=padded, strides=(1,))
+        # loads straight from the bytes, except for the last ids (a suffix: offsets
+        # rise), whose loads could pass the end: those read a zero-padded copy of the
+        # last bytes, so the bytes are never copied whole
+        size = self.data.size
+        tail0 = max(0, size - width8 - 8)
+        tail = np.zeros(size - tail0 + width8 + 8, dtype=np.uint8)
+        tail[: size - tail0] = self.data[tail0:]
+        cut = int(np.searchsorted(self.offsets, tail0 + self.base)) if tail0 else 0
+        u8 = np.dtype("<u8")
+        head_loads = np.ndarray((max(size - 7, 0),), dtype=u8, buffer=self.data, strides=(1,))
+        tail_loads = np.ndarray((tail.size - 7,), dtype=u8, buffer=tail, strides=(1,))
 
         def chunk(c0: int, c1: int) -> None:
             start = self.offsets[c0:c1].astype(np.int64)
             length = self.offsets[c0 + 1 : c1 + 1] - self.offsets[c0:c1]
-            if self.base:
-                start -= self.base
+            start -= self.base + (tail0 if c0 >= cut else 0)
+            loads = tail_loads if c0 >= cut else head_loads
             for j in range(nw):
                 w = loads[start]
                 w &= _KEEP[np.clip(length, 0, 8) if nw > 1 else length]
@@ -238,7 +245,7 @@ class _Bytes:
                     start += 8
                     length -= 8
 
-        for_blocks(chunk, [*range(0, n, _CHUNK_ROWS), n])
+        for_blocks(chunk, sorted({*range(0, n, _CHUNK_ROWS), cut, n}))
         return out
 
 
@@ -358,7 +365,7 @@ def id_codes(col: pd.Series) -> tuple[npt.NDArray[np.int32], pd.Index] | None:
 def _keys(words: U64Array) -> IdKeys:
     """Exact keys (one word) or fingerprints confirmed on the words."""
     if words.shape[1] == 1:
-        return IdKeys(words[:, 0].copy(), None)
+        return IdKeys(words[:, 0], None)  # a view: the (n, 1) words are contiguous
     return IdKeys(_fingerprint(words), words)
 
 
@@ -421,10 +428,12 @@ class JudgedKeys:
 
         The 64-bit key implementation of :class:`~sessionval.judgments.join.GradeJoin`:
         ``key_codes`` holds each list's judgment topic code (as given to :meth:`build`),
-        ``docs`` the rows' keys.  The rows' packed keys are sorted once and the (fewer,
+        ``docs`` the rows' keys.  The rows' packed keys are sorted and the (fewer,
         sorted) judgments searched in them: sorted probes walk the array forward,
         several times faster than one search per row.  A match of the packed key is
-        confirmed on the whole id.
+        confirmed on the whole id.  Lists in topic order are joined block by block of
+        whole lists on the pool (each block sorted within its lists, then searched for
+        the slice of judgments its keys span): no full-length sorted copy is made.
 
         Raises
         ------
@@ -435,29 +444,48 @@ class JudgedKeys:
         topic = np.asarray(key_codes, dtype=np.int64)
         counts = np.asarray(counts, dtype=np.int64)
         n = docs.keys.size
-        out = np.full(n, np.nan)
         if self.packed.size == 0 or n == 0:
-            return out
-        got = None
-        if bool(np.all(topic[1:] > topic[:-1])):
-            # lists in topic order: sorting within each list sorts the whole array
-            got = sorted_in_lists(docs.keys, topic, self.tbits, counts)
-        if got is None:
+            return np.full(n, np.nan)
+        out = np.empty(n)  # each block fills its own rows
+
+        def match(r0: int, probe: U64Array, order: IntArray) -> None:
+            self._match(r0, probe, order, docs, out)
+
+        # lists in topic order: sorting within each list sorts the whole array
+        if not (
+            bool(np.all(topic[1:] > topic[:-1]))
+            and each_sorted_in_lists(docs.keys, topic, self.tbits, counts, match)
+        ):
             probe = pack_keys(topic, docs.keys, self.tbits, counts)
             order = np.argsort(probe)
-            probe = probe[order]
-        else:
-            order, probe = got
+            match(0, probe[order], order)
+        return out
+
+    def _match(
+        self, r0: int, probe: U64Array, order: IntArray, docs: IdKeys, out: FloatArray
+    ) -> None:
+        """Grades of rows ``r0 ..`` (sorted packed keys ``probe``, from rows ``order``).
+
+        ``order`` holds whole lists, the rows ``r0 .. r0 + order.size - 1``; their rows
+        of ``out`` are set (NaN: unjudged).  The judgments in ``probe``'s span are
+        searched in it, a match confirmed on the ids.
+        """
+        out[r0 : r0 + order.size] = np.nan
         clash = np.flatnonzero(probe[1:] == probe[:-1])
         if clash.size:  # same packed key in one list: a repeated document or a collision
             raise KeyCollision((int(order[clash[0]]), int(order[clash[0] + 1])))
-        at = np.searchsorted(probe, self.packed)
-        np.minimum(at, n - 1, out=at)
-        judged = np.flatnonzero(probe[at] == self.packed)
+        if probe.size == 0:
+            return
+        j0 = int(np.searchsorted(self.packed, probe[0]))
+        j1 = int(np.searchsorted(self.packed, probe[-1], side="right"))
+        wanted = self.packed[j0:j1]
+        at = np.searchsorted(probe, wanted)
+        np.minimum(at, probe.size - 1, out=at)
+        judged = np.flatnonzero(probe[at] == wanted)
         rows = order[at[judged]]
+        judged += j0
         ok = docs.same(rows, self.docs, self.rows[judged])
         out[rows[ok]] = self.grades[judged[ok]]
-        return out
 
 
 def _sorted_by_topic(
@@ -526,32 +554,60 @@ def sorted_in_lists(
     List ``i`` (topic ``topic[i]``) owns the next ``counts[i]`` keys.  Each list is
     packed and sorted as one row of a matrix padded with the largest key: many sorts
     of ~100 keys in cache instead of one sort of all keys (several times faster),
-    in blocks of rows on the pool.  ``None`` when the lists are too uneven for a
-    padded matrix.
+    in blocks of rows on the pool (:func:`each_sorted_in_lists`).  ``None`` when the
+    lists are too uneven for a padded matrix.
+    """
+    n = keys.size
+    order = np.empty(n, dtype=np.int64)
+    packed = np.empty(n, dtype=np.uint64)
+
+    def store(r0: int, v: U64Array, o: IntArray) -> None:
+        packed[r0 : r0 + v.size] = v
+        order[r0 : r0 + o.size] = o
+
+    if not each_sorted_in_lists(keys, topic, tbits, counts, store):
+        return None
+    return order, packed
+
+
+def each_sorted_in_lists(
+    keys: U64Array,
+    topic: IntArray,
+    tbits: int,
+    counts: IntArray,
+    each: Callable[[int, U64Array, IntArray], None],
+) -> bool:
+    """Sort the packed keys of lists in topic order block by block; hand each block on.
+
+    List ``i`` (topic ``topic[i]``) owns the next ``counts[i]`` keys.  Blocks of whole
+    lists (about a million rows) are packed and sorted as rows of a matrix padded with
+    the largest key, on the pool; ``each(r0, values, order)`` gets a block's sorted
+    packed keys and the rows (indexes of ``keys``) they came from: the block's own
+    rows, ``r0 .. r0 + values.size - 1``.  The blocks together are the one sort of
+    every packed key (topics rise from list to list).  ``False`` (nothing called)
+    when the lists are too uneven for a padded matrix.
     """
     n = keys.size
     if counts.size == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint64)
+        return True
     width = int(counts.max())
     if counts.size * width > 4 * n + 1024:
-        return None
+        return False
     top = np.iinfo(np.uint64).max
     starts = offsets_from_counts(counts)
-    order = np.empty(n, dtype=np.int64)
-    packed = np.empty(n, dtype=np.uint64)
 
     def block(l0: int, l1: int) -> None:
         r0, r1 = int(starts[l0]), int(starts[l1])
         c = counts[l0:l1]
-        v = pack_keys(topic[l0:l1], keys[r0:r1], tbits, c, out=packed[r0:r1])
+        v = pack_keys(topic[l0:l1], keys[r0:r1], tbits, c)
         # padding sorts after every real key unless a real key is the largest one:
         # then a stable sort keeps the real rows first
         kind: Literal["stable", "quicksort"] = "stable" if (v == top).any() else "quicksort"
         o = order_within_lists(v, starts[l0:l1] - r0, c, pad=top, kind=kind)
-        v[:] = v[o]
+        v = v[o]
         o += r0
-        order[r0:r1] = o
+        each(r0, v, o)
 
     per = max(1, _LIST_BLOCK_ROWS // max(width, 1))
     for_blocks(block, [*range(0, counts.size, per), counts.size])
-    return order, packed
+    return True

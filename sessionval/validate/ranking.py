@@ -95,12 +95,16 @@ def _score_order(
     *,
     stable: bool = True,
     block: int = SORT_BLOCK_ROWS,
+    ties: npt.NDArray[np.bool_] | None = None,
 ) -> IntArray:
     """Order rows by query rank, then score descending.
 
     With ``stable=True`` rows of equal query and score keep their input order; with
     ``stable=False`` their order is unspecified (callers that break ties themselves
-    use the faster unstable sort).
+    use the faster unstable sort).  ``ties`` (``n - 1`` places), when given, is set to
+    whether each ranked row has the query and score of the next one: from the scores
+    each path already holds in order (within each sorted block, on the pool), not by
+    gathering every row's query and score again.
 
     TREC runs usually list each query's documents together, best first: then only the
     blocks move (an O(n) check, no sort of the rows).  Otherwise rows are grouped by
@@ -110,39 +114,28 @@ def _score_order(
     reshape of the grouped scores.  ``block``: rows per padded matrix.
     """
     n = q.size
-    kind: Literal["stable", "quicksort"] = "stable" if stable else "quicksort"
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     starts, lengths = _blocks(q)
     block_q = q[starts]
-    grouped: IntArray | None
+    # ``grouped``: the rows in query order; ``moved``: where each list's rows start in
+    # the input when whole lists move (a block gathers its own rows from it)
+    grouped: IntArray | None = None
+    moved: IntArray | None = None
     if np.unique(block_q).size == block_q.size:
         # each query's rows are contiguous: move whole blocks into query order
         border = np.argsort(block_q, kind="stable")
-        new_len = lengths[border]
-        new_start = offsets_from_counts(new_len)[:-1]
-        if np.array_equal(border, np.arange(border.size)):
-            grouped, gs = None, score
-        else:
-            grouped = gather_ranges(starts[border], new_len)
-            gs = score[grouped]
-        # already best first within each query?  (block boundaries always pass)
-        ok = gs[1:] <= gs[:-1]
-        ok[new_start[1:] - 1] = True
-        if ok.all():
-            return np.arange(n, dtype=np.int64) if grouped is None else grouped
-        del ok
-        starts, lengths = new_start, new_len
+        lengths = lengths[border]
+        if not np.array_equal(border, np.arange(border.size)):
+            moved = starts[border]
+        starts = offsets_from_counts(lengths)[:-1]
     else:
         grouped = np.argsort(q, kind="stable").astype(np.int64)
-        gs = score[grouped]
         starts, lengths = _blocks(q[grouped])
     if not _padded(n, lengths):
-        return np.asarray(np.lexsort((-score, q)), dtype=np.int64)
-    # +inf padding must sort after every real row: a stable sort keeps real +inf
-    # (score -inf) rows before it; without such scores any sort does
-    if not stable and np.isinf(gs).any():
-        kind = "stable"
+        if moved is not None:
+            grouped = gather_ranges(moved, lengths)
+        return _score_order_uneven(q, score, grouped, starts, ties)
     # the result overwrites ``grouped`` block by block (a block only reads its own rows)
     out = np.empty(n, dtype=np.int64) if grouped is None else grouped
     # whole lists in blocks of about ``block`` rows (a loop over fixed-size blocks,
@@ -153,14 +146,70 @@ def _score_order(
     def sort_block(l0: int, l1: int) -> None:
         r0 = int(starts[l0])
         r1 = int(starts[l1]) if l1 < lengths.size else n
-        local = order_within_lists(
-            gs[r0:r1], starts[l0:l1] - r0, lengths[l0:l1], pad=np.inf, kind=kind, descending=True
-        )
-        local += r0
-        out[r0:r1] = local if grouped is None else grouped[local]  # gather, then store
+        src: IntArray | None = None  # the block's rows in the input (None: r0 .. r1 - 1)
+        if moved is not None:
+            src = gather_ranges(moved[l0:l1], lengths[l0:l1])
+        elif grouped is not None:
+            src = grouped[r0:r1]
+        gs = score[r0:r1] if src is None else score[src]
+        at = starts[l0:l1] - r0
+        best_first = gs[1:] <= gs[:-1]
+        best_first[at[1:] - 1] = True  # list boundaries always pass
+        local: IntArray
+        if best_first.all():  # TREC runs list each query best first: nothing to sort
+            local = np.arange(r1 - r0, dtype=np.int64)
+        else:
+            # +inf padding must sort after every real row: a stable sort keeps real
+            # +inf (score -inf) rows before it; without such scores any sort does
+            kind: Literal["stable", "quicksort"] = (
+                "stable" if stable or np.isinf(gs).any() else "quicksort"
+            )
+            local = order_within_lists(
+                gs, at, lengths[l0:l1], pad=np.inf, kind=kind, descending=True
+            )
+        if ties is not None:  # the block's scores in order: a row ties with the next one
+            ss = gs[local]
+            t = ties[r0 : r1 - 1]
+            np.equal(ss[1:], ss[:-1], out=t)
+            t[at[1:] - 1] = False  # the next row opens another list
+            if r1 < n:
+                ties[r1 - 1] = False  # a block ends with a list
+        if src is None:
+            local += r0
+            out[r0:r1] = local
+        else:
+            out[r0:r1] = src[local]  # gathered before the rows are overwritten
 
     for_blocks(sort_block, bounds)  # blocks read and write only their own rows
     return out
+
+
+def _score_order_uneven(
+    q: npt.NDArray[np.integer],
+    score: FloatArray,
+    grouped: IntArray | None,
+    starts: IntArray,
+    ties: npt.NDArray[np.bool_] | None,
+) -> IntArray:
+    """:func:`_score_order` of lists too uneven for a padded matrix: one lexsort.
+
+    Unless each query's rows (``grouped``: in query order) are best first already.
+    """
+    n = q.size
+    gs = score if grouped is None else score[grouped]
+    best_first = gs[1:] <= gs[:-1]
+    best_first[starts[1:] - 1] = True  # list boundaries always pass
+    if best_first.all():
+        if ties is not None:
+            np.equal(gs[1:], gs[:-1], out=ties)
+            ties[starts[1:] - 1] = False
+        return np.arange(n, dtype=np.int64) if grouped is None else grouped
+    rows = np.asarray(np.lexsort((-score, q)), dtype=np.int64)
+    if ties is not None:
+        ss, q_rows = score[rows], q[rows]
+        np.equal(ss[1:], ss[:-1], out=ties)
+        ties &= q_rows[1:] == q_rows[:-1]
+    return rows
 
 
 def run_order(
@@ -182,13 +231,11 @@ def run_order(
     one big-endian word); each group of tied rows is sorted by them on its own.
     """
     # ties are broken by doc id below unless ties="input": the sort need not be stable
-    rows = _score_order(query_ranks[query_codes], score, stable=ties == "input")
-    if ties == "input" or rows.size < 2:
-        return rows
-    q_rows = query_codes[rows]
-    ss = score[rows]
-    same = (q_rows[1:] == q_rows[:-1]) & (ss[1:] == ss[:-1])
-    del ss, q_rows
+    if ties == "input" or score.size < 2:
+        return _score_order(query_ranks[query_codes], score, stable=ties == "input")
+    # same[i]: ranked rows i and i + 1 tie (one query, one score)
+    same = np.empty(score.size - 1, dtype=bool)
+    rows = _score_order(query_ranks[query_codes], score, stable=False, ties=same)
     if not same.any():
         return rows
     tied = np.zeros(rows.size, dtype=bool)

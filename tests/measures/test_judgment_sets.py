@@ -179,3 +179,18 @@ def test_expanded_qrels_give_the_dictionary_roads_lists(doc: str, monkeypatch) -
     ev = evaluate_run(run, qrels, ["nDCG@10", "AP"])
     ref_ev = evaluate_run(run, judgments_from_table(qrels), ["nDCG@10", "AP"])
     pd.testing.assert_frame_equal(ev.per_query(), ref_ev.per_query())
+
+
+def test_sets_that_cannot_repeat_are_refused_from_their_first_rows(monkeypatch) -> None:
+    # every topic opens with another document: no set can repeat, and no row is read
+    keys = IdKeys(np.array([1, 9, 2, 9, 3, 9, 1, 9], dtype=np.uint64), None)
+    topic, grades = np.repeat(np.arange(4), 2), np.ones(8)
+
+    def unread(*args: object) -> None:
+        raise AssertionError("every row fingerprinted")
+
+    monkeypatch.setattr(sets_module, "_sequence_prints", unread)
+    assert judgment_sets(topic[:6], 3, keys.take(np.arange(6)), grades[:6]) is None
+    # topics 0 and 3 open alike (key 1, two rows): the rows are read and compared
+    with pytest.raises(AssertionError, match="fingerprinted"):
+        judgment_sets(topic, 4, keys, grades, min_share=1)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessionval.errors import InputFormatError, ParseError
@@ -252,3 +252,98 @@ def test_id_codes_are_the_byte_ranks_of_runs_of_ids(ids: list[str], runs: list) 
     want = sorted(set(rows), key=lambda s: s.encode())
     assert cats.tolist() == want
     assert [want[c] for c in codes] == rows
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    lengths=st.lists(st.integers(0, 9), min_size=1, max_size=8),
+    in_topic_order=st.booleans(),
+    long_ids=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_judged_keys_join_block_by_block_equals_a_dict_join(
+    lengths: list[int], in_topic_order: bool, long_ids: bool, seed: int, monkeypatch
+) -> None:
+    # blocks of a few rows: each block searches the slice of judgments its keys span
+    # (the patch is the same for every example)
+    monkeypatch.setattr(string_ids, "_LIST_BLOCK_ROWS", 10)
+    rng = np.random.default_rng(seed)
+    n_topics = 8
+    fmt = "clueweb-doc-{:04d}" if long_ids else "d{}"
+    j_topic = np.repeat(np.arange(n_topics), 5)
+    j_doc = np.concatenate([rng.choice(12, 5, replace=False) for _ in range(n_topics)])
+    grades = rng.integers(0, 4, j_topic.size).astype(np.float64)
+    counts = np.array(lengths, dtype=np.int64)
+    topics = rng.choice(n_topics, counts.size, replace=False)  # a run's lists: distinct topics
+    if in_topic_order:
+        topics.sort()  # else any order: the one sort of every packed key
+    r_doc = np.concatenate(
+        [rng.choice(12, c, replace=False) for c in counts] + [np.zeros(0, dtype=np.int64)]
+    )
+    ids = [pd.Series([fmt.format(d) for d in x], dtype="str") for x in (r_doc, j_doc)]
+    run_keys, judged_keys = id_keys(ids)  # type: ignore[misc]
+    judged = JudgedKeys.build(j_topic, n_topics, judged_keys, grades)
+    assert judged is not None
+    got = judged.lists(topics, counts, run_keys)
+    table = {(int(t), int(d)): g for t, d, g in zip(j_topic, j_doc, grades, strict=True)}
+    row_topic = np.repeat(topics, counts)
+    want = [table.get((int(t), int(d)), np.nan) for t, d in zip(row_topic, r_doc, strict=True)]
+    np.testing.assert_array_equal(got, np.array(want, dtype=np.float64))
+
+
+@pytest.mark.parametrize("in_topic_order", [True, False])
+def test_judged_keys_join_names_a_repeated_document(in_topic_order: bool, monkeypatch) -> None:
+    monkeypatch.setattr(string_ids, "_LIST_BLOCK_ROWS", 4)
+    ids = pd.Series(["d1", "d2", "d3", "d4", "d5", "d4", "d9"], dtype="str")
+    (k,) = id_keys([ids])  # type: ignore[misc]
+    judged = JudgedKeys.build(np.zeros(2, dtype=np.int64), 3, k.take(np.array([0, 1])), np.ones(2))
+    assert judged is not None
+    topics = np.array([0, 1, 2] if in_topic_order else [2, 1, 0])
+    with pytest.raises(string_ids.KeyCollision) as err:
+        judged.lists(topics, np.array([2, 4, 1]), k)  # list 2 holds d4 twice
+    assert sorted(err.value.rows) == [3, 5]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_spelling_notes_beside_the_measures_or_inline(threads: int, monkeypatch) -> None:
+    # the notes are made on the second thread while the measures are computed (two
+    # cores) or when waited for (one): the same note either way, and none for ASCII ids
+    from sessionval.evaluation.lists import evaluate_run
+    from sessionval.measures import run_lists
+
+    monkeypatch.setattr(run_lists, "n_threads", lambda: threads)
+    run = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["caf\u00e9", "b"], "score": [2.0, 1.0]})
+    qrels = pd.DataFrame({"query_id": ["1"], "doc_id": ["cafe\u0301"], "relevance": [1]})
+    (note,) = evaluate_run(run, qrels, ["AP"]).notes
+    assert "Unicode normalisation" in note and "1 group" in note
+    plain = qrels.assign(doc_id=["b"])
+    assert evaluate_run(run.assign(doc_id=["a", "b"]), plain, ["AP"]).notes == ()
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    ids=st.lists(st.text(alphabet="ab9-_xyz", max_size=20), min_size=1, max_size=40),
+    cut=st.integers(0, 5),
+    chunk=st.sampled_from([3, 1 << 20]),
+)
+def test_words_are_the_ids_bytes_zero_padded(ids: list[str], cut: int, chunk: int) -> None:
+    # loads straight from Arrow's bytes, the last ids from a padded copy of the tail:
+    # every id's words are its bytes, little-endian, zero-padded (sliced arrays too)
+    arr = pa.array(["pad"] * cut + ids + ["end"] * cut).slice(cut, len(ids))
+    read = string_ids._Bytes.read(arr)
+    assert read is not None
+    width8 = string_ids._width8(read.width)
+    old = string_ids._CHUNK_ROWS
+    string_ids._CHUNK_ROWS = chunk  # several chunks, on the pool
+    try:
+        got = read.words(width8)
+    finally:
+        string_ids._CHUNK_ROWS = old
+    want = [
+        [int.from_bytes(i.encode().ljust(width8, b"\0")[k : k + 8], "little") for k in
+         range(0, width8, 8)]
+        for i in ids
+    ]  # fmt: skip
+    np.testing.assert_array_equal(got, np.array(want, dtype=np.uint64).reshape(len(ids), -1))

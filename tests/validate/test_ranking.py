@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionval.kernels.segments import offsets_from_counts
+from sessionval.validate import ranking
 from sessionval.validate.ranking import order_within_lists, run_order
 
 
@@ -94,3 +95,34 @@ def test_run_order_breaks_a_long_tie_through_one_lexsort() -> None:
     doc = np.random.default_rng(1).permutation(score.size)
     got = run_order(q, np.array([0]), score, lambda rows: doc[rows], ties="trec_eval")
     np.testing.assert_array_equal(got, np.lexsort((-doc, -score)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 30), min_size=1, max_size=8),
+    levels=st.integers(1, 4),
+    layout=st.sampled_from(["best first", "grouped", "shuffled", "one long list"]),
+    block=st.sampled_from([4, 1 << 20]),
+    seed=st.integers(0, 2**16),
+)
+def test_score_order_marks_the_ranked_rows_that_tie_with_the_next(
+    sizes: list[int], levels: int, layout: str, block: int, seed: int
+) -> None:
+    # every path of the score order (input already best first, lists moved and
+    # sorted block by block, scattered rows, a list too long for the padded matrix)
+    rng = np.random.default_rng(seed)
+    if layout == "one long list":
+        sizes = [*sizes, 10 * sum(sizes)]
+    q = np.repeat(rng.permutation(len(sizes)), sizes)
+    score = rng.integers(0, levels, q.size).astype(np.float64)
+    if layout == "best first":
+        best = np.lexsort((-score, q))
+        q, score = q[best], score[best]
+    elif layout == "shuffled":
+        perm = rng.permutation(q.size)
+        q, score = q[perm], score[perm]
+    ties = np.ones(q.size - 1, dtype=bool) if q.size > 1 else np.zeros(0, dtype=bool)
+    rows = ranking._score_order(q, score, stable=False, block=block, ties=ties)
+    want = (q[rows][1:] == q[rows][:-1]) & (score[rows][1:] == score[rows][:-1])
+    np.testing.assert_array_equal(ties, want)
+    np.testing.assert_array_equal(np.lexsort((-score[rows], q[rows])), np.arange(q.size))
