@@ -127,15 +127,26 @@ def cell_runs(cells: IntArray) -> CellRuns:
     return order, cell, first
 
 
-def add_squares(out: FloatArray, cum: FloatArray, runs: CellRuns) -> FloatArray:
+def add_squares(
+    out: FloatArray, cum: FloatArray, runs: CellRuns, *, scratch: FloatArray | None = None
+) -> FloatArray:
     """Add each cell's sum of the squared cumulated vectors ``cum`` (a row per list) to ``out``.
 
     ``runs``: :func:`cell_runs` of the lists' cells.  The lists of each cell are summed as
-    one segment (``np.add.at`` on rows: 10x slower).  The last step of
+    one segment (``np.add.reduceat``; ``np.add.at`` on rows: 10x slower).  The last step of
     :func:`cumulated_squares`, for a block whose cumulated vectors serve several sums.
+
+    ``scratch``: ``cum`` holds the squares already (squared once for every sum that reads
+    them), and the lists are gathered into ``scratch`` (at least as many rows as ``cum``)
+    rather than a new array: the same values as squaring the gathered rows.
     """
     order, cell, first = runs
-    out[cell[first]] += np.add.reduceat(cum[order] ** 2, first, axis=0)
+    if scratch is None:
+        out[cell[first]] += np.add.reduceat(cum[order] ** 2, first, axis=0)
+    elif order.size:
+        # mode="clip": a take with out= and the default mode copies through a buffer
+        taken = np.take(cum, order, axis=0, out=scratch[: order.size], mode="clip")
+        out[cell[first]] += np.add.reduceat(taken, first, axis=0)
     return out
 
 

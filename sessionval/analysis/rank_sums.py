@@ -17,7 +17,7 @@ squares) serve Figure 1 (last and best) and the CG curves alike, instead of one 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -28,7 +28,7 @@ import pandas as pd
 from .._types import FloatArray, IntArray
 from ..errors import MeasureSpecError
 from ..evaluation.result import SessionEvaluation
-from ..kernels.cumulate import add_by_rank, cumulate_by_rank, cumulate_lists
+from ..kernels.cumulate import add_at_index, cumulate_lists, cumulate_rows
 from ..kernels.discounts import rank_discount
 from .curve_bands import QUERY_BLOCK, add_squares, cell_runs
 from .groups import group_codes
@@ -45,12 +45,31 @@ __all__ = [
 CG_MEASURES: Final[tuple[str, ...]] = ("CG", "DCG", "nCG", "nDCG")
 
 
+class _Dense:
+    """Scratch ``(QUERY_BLOCK, ranks)`` matrices of one pass, reused chunk after chunk.
+
+    A fresh matrix per chunk is a fresh mapping the kernel zeroes (13 MB each at 100
+    ranks); the pass holds these few instead.
+    """
+
+    def __init__(self, ranks: int) -> None:
+        self.ranks = ranks
+        self._mats: dict[str, FloatArray] = {}
+
+    def get(self, key: str, n: int) -> FloatArray:
+        """The first ``n`` rows of matrix ``key`` (contents left from the last chunk)."""
+        if key not in self._mats:
+            self._mats[key] = np.empty((QUERY_BLOCK, self.ranks))
+        return self._mats[key][:n]
+
+
 @dataclass
 class _Chunk:
     """The rows of queries ``q0 .. q0 + n - 1`` cut at ``ranks``, and what they share.
 
-    ``d`` is each row's discounted gain; :meth:`cumulated` each query's cumulated vector of
-    some row values, taken once per chunk whoever asks (the bands' squares).
+    ``q``, ``r``, ``g``: each row's query, rank and gain; ``d`` its discounted gain.
+    :meth:`cumulated` gives each query's cumulated vector of some row values, taken once
+    per chunk whoever asks; :meth:`squared` squares it in place (the bands' squares).
     """
 
     q0: int
@@ -60,15 +79,58 @@ class _Chunk:
     r: IntArray
     g: FloatArray
     d: FloatArray
+    dense: _Dense
     _cum: dict[str, FloatArray] = field(default_factory=dict)
+    _squared: set[str] = field(default_factory=set)
+    _flat: IntArray | None = None
+    _rows: dict[str, FloatArray] = field(default_factory=dict)
+
+    def row_values(self, key: str, make: Callable[[], FloatArray]) -> FloatArray:
+        """A per-row array made once per chunk whoever asks (``dq`` of last and best)."""
+        if key not in self._rows:
+            self._rows[key] = make()
+        return self._rows[key]
+
+    def index(self, query_base: IntArray) -> IntArray:
+        """Each row's ``query_base[query] + rank``.
+
+        That is its flat (cell, rank) index when ``query_base`` holds each query's
+        ``cell * ranks - 1`` (indexed by the study's query).
+        """
+        idx = query_base[self.q]
+        idx += self.r
+        return idx
 
     def cumulated(self, key: str, values: FloatArray) -> FloatArray:
-        """``(n, ranks)``: each query's cumulated vector of ``values`` (one per ``key``)."""
+        """``(n, ranks)``: each query's cumulated vector of ``values`` (one per ``key``).
+
+        The rows of a query have the ranks ``1 .. k``, one row each, so the vectors are
+        the rows put in place and cumulated along ranks
+        (:func:`~sessionval.kernels.cumulate.cumulate_rows`): the values
+        :func:`~sessionval.kernels.cumulate.cumulate_by_rank` gives (up to the sign of
+        a zero, which only their squares read).
+        """
+        if key in self._squared:
+            raise MeasureSpecError(f"internal: the cumulated {key!r} vectors are squared already")
         if key not in self._cum:
-            self._cum[key] = cumulate_by_rank(
-                self.q - self.q0, self.r, values, n_cells=self.n, ranks=self.ranks
-            )
+            if self._flat is None:
+                flat = self.q * self.ranks
+                flat += self.r
+                flat -= self.q0 * self.ranks + 1
+                self._flat = flat
+            mat = self.dense.get(key, self.n)
+            mat.fill(0.0)
+            mat.reshape(-1)[self._flat] = values
+            self._cum[key] = cumulate_rows(mat)
         return self._cum[key]
+
+    def squared(self, key: str, values: FloatArray) -> FloatArray:
+        """:meth:`cumulated` squared, in place (the cumulated vectors are gone after)."""
+        cum = self.cumulated(key, values) if key not in self._squared else self._cum[key]
+        if key not in self._squared:
+            np.multiply(cum, cum, out=cum)
+            self._squared.add(key)
+        return cum
 
 
 def _chunks(ev: SessionEvaluation, ranks: int) -> Iterator[_Chunk]:
@@ -80,12 +142,14 @@ def _chunks(ev: SessionEvaluation, ranks: int) -> Iterator[_Chunk]:
     """
     n_q = ev.query_session.size
     disc = rank_discount(np.arange(1, ranks + 1), b=ev.config.b, kind=ev.config.discount)
+    dense = _Dense(ranks)
     for q0 in range(0, n_q, QUERY_BLOCK):
         q, r, g = ev.ranked_gains(queries=(q0, q0 + QUERY_BLOCK))
         if r.size and int(r.max()) > ranks:
             cut = r <= ranks
             q, r, g = q[cut], r[cut], g[cut]
-        yield _Chunk(q0, min(n_q, q0 + QUERY_BLOCK) - q0, ranks, q, r, g, g / disc[r - 1])
+        n = min(n_q, q0 + QUERY_BLOCK) - q0
+        yield _Chunk(q0, n, ranks, q, r, g, g / disc[r - 1], dense)
 
 
 @dataclass(frozen=True)
@@ -137,6 +201,7 @@ class _QueryAdder:
         qclass = np.where(is_sel, 0, 1)  # 0: last/best, 1: other
         self.qgroup = gcode[ev.query_session] * 2 + qclass
         self.n = np.bincount(self.qgroup, minlength=n_cls).astype(np.int64)
+        self.base = self.qgroup * ranks - 1  # a row's (cell, rank) cell is base[query] + rank
         self.qd = np.asarray(ev.queries["qd"], dtype=np.float64)
         self.compare: Literal["last", "best"] = compare
         self.squares = squares
@@ -144,14 +209,17 @@ class _QueryAdder:
         self.sums = {k: np.zeros((n_cls, ranks)) for k in names}
 
     def add(self, c: _Chunk) -> None:
-        dq = c.d * self.qd[c.q]
-        cells = self.qgroup[c.q]
-        add_by_rank(self.sums["dcg_q"], cells, c.r, c.d)
-        add_by_rank(self.sums["sdcg_q"], cells, c.r, dq)
+        dq = c.row_values("dq", lambda: c.d * self.qd[c.q])
+        # one (cell, rank) index for both sums, added in row order (bit for bit the one-call
+        # sums, chunk after chunk)
+        idx = c.index(self.base)
+        add_at_index(self.sums["dcg_q"], idx, c.d)
+        add_at_index(self.sums["sdcg_q"], idx, dq)
         if self.squares:
             runs = cell_runs(self.qgroup[c.q0 : c.q0 + c.n])
-            add_squares(self.sums["sdcg_q2"], c.cumulated("dq", dq), runs)
-            add_squares(self.sums["dcg_q2"], c.cumulated("d", c.d), runs)
+            scratch = c.dense.get("take", c.n)
+            add_squares(self.sums["sdcg_q2"], c.squared("dq", dq), runs, scratch=scratch)
+            add_squares(self.sums["dcg_q2"], c.squared("d", c.d), runs, scratch=scratch)
 
     def result(self) -> QuerySums:
         return QuerySums(labels=self.labels, compare=self.compare, n=self.n, sums=self.sums)
@@ -234,6 +302,7 @@ class _CgAdder:
         self.idcg = cumulate_lists(ioff, ivals, ranks=ranks, discount=disc)
         defined = self.icg[:, 0] > 0  # a relevant document: CG_I and DCG_I > 0 at every rank
         self.defined_cell = np.where(defined[self.qtop], self.qsys, -1)
+        self.base = (self.qsys * n_t + self.qtop) * ranks - 1  # as _QueryAdder.base
         self.squares = squares
         self.sums: dict[str, FloatArray] = {
             "cg": np.zeros((n_g * n_t, ranks)),
@@ -243,21 +312,26 @@ class _CgAdder:
             self.sums |= {m: np.zeros((n_g, ranks)) for m in CG_MEASURES}
 
     def add(self, c: _Chunk) -> None:
-        cells = self.qsys[c.q] * self.n_t + self.qtop[c.q]
-        add_by_rank(self.sums["cg"], cells, c.r, c.g)
-        add_by_rank(self.sums["dcg"], cells, c.r, c.d)
+        idx = c.index(self.base)
+        add_at_index(self.sums["cg"], idx, c.g)
+        add_at_index(self.sums["dcg"], idx, c.d)
         if not self.squares:
             return
         q0, q1 = c.q0, c.q0 + c.n
-        cum_g, cum_d = c.cumulated("g", c.g), c.cumulated("d", c.d)
-        by_system = cell_runs(self.qsys[q0:q1])
-        add_squares(self.sums["CG"], cum_g, by_system)
-        add_squares(self.sums["DCG"], cum_d, by_system)
+        scratch = c.dense.get("take", c.n)
+        # the normalised vectors first: the cumulated ones are squared in place after
         defined = cell_runs(self.defined_cell[q0:q1])
         top = self.qtop[q0:q1]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            add_squares(self.sums["nCG"], cum_g / self.icg[top], defined)
-            add_squares(self.sums["nDCG"], cum_d / self.idcg[top], defined)
+        ratio = c.dense.get("ratio", c.n)
+        for name, key, ideal in (("nCG", "g", self.icg), ("nDCG", "d", self.idcg)):
+            np.take(ideal, top, axis=0, out=ratio, mode="clip")
+            with np.errstate(divide="ignore", invalid="ignore"):
+                np.divide(c.cumulated(key, c.g if key == "g" else c.d), ratio, out=ratio)
+            np.multiply(ratio, ratio, out=ratio)
+            add_squares(self.sums[name], ratio, defined, scratch=scratch)
+        by_system = cell_runs(self.qsys[q0:q1])
+        add_squares(self.sums["CG"], c.squared("g", c.g), by_system, scratch=scratch)
+        add_squares(self.sums["DCG"], c.squared("d", c.d), by_system, scratch=scratch)
 
     def result(self) -> CgSums:
         n_g, n_t = self.names.size, self.n_t
@@ -316,7 +390,7 @@ def rank_sums(
         else zip(chunks, _chunks(cg_source, ranks), strict=True)
     )
     for chunk, cg_chunk in pairs:
+        cg.add(cg_chunk)  # first: it reads the cumulated vectors before they are squared
         last.add(chunk)
         best.add(chunk)
-        cg.add(cg_chunk)
     return last.result(), best.result(), cg.result()

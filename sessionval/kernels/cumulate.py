@@ -18,7 +18,7 @@ import numpy.typing as npt
 from .._types import FloatArray, IntArray
 from .segments import cut_segments, segment_ids, segment_ranks, segment_sum
 
-__all__ = ["add_by_rank", "cumulate_by_rank", "cumulate_lists"]
+__all__ = ["add_at_index", "add_by_rank", "cumulate_by_rank", "cumulate_lists", "cumulate_rows"]
 
 
 def cumulate_by_rank(
@@ -97,9 +97,42 @@ def add_by_rank(
     >>> add_by_rank(sums, np.array([0, 0, 0]), np.array([1, 2, 1]), [3.0, 2.0, 1.0])
     array([[4., 2.]])
     """
-    ranks = sums.shape[-1]
-    np.add.at(sums.reshape(-1), cells * ranks + rank - 1, np.asarray(values, dtype=np.float64))
+    return add_at_index(sums, cells * sums.shape[-1] + rank - 1, values)
+
+
+def add_at_index(sums: FloatArray, index: IntArray, values: npt.ArrayLike) -> FloatArray:
+    """:func:`add_by_rank` with each row's flat index ``cell * ranks + rank - 1`` given.
+
+    For a caller that adds several values per row into cells of the same layout (the
+    index is taken once for all of them).  ``sums`` is C-contiguous; returned.
+
+    Examples
+    --------
+    >>> add_at_index(np.zeros((1, 2)), np.array([0, 1, 0]), [3.0, 2.0, 1.0])
+    array([[4., 2.]])
+    """
+    np.add.at(sums.reshape(-1), index, np.asarray(values, dtype=np.float64))
     return sums
+
+
+def cumulate_rows(matrix: FloatArray) -> FloatArray:
+    r"""Cumulate each row of a C-contiguous ``(n, ranks)`` matrix along ranks, in place.
+
+    :math:`C[q, i] = C[q, i - 1] + G[q, i]`: the cumulated gain vector of Järvelin &
+    Kekäläinen (2002, section 2.1) of each list laid out by rank, the same additions in
+    the same order as ``np.cumsum(matrix, axis=1)``, taken a rank (column) at a time for
+    every list at once: about twice as fast as ``cumsum`` along the rows, whose additions
+    depend on each other.
+
+    Examples
+    --------
+    >>> cumulate_rows(np.array([[3.0, 2.0, 3.0], [1.0, 0.0, 2.0]]))
+    array([[3., 5., 8.],
+           [1., 1., 3.]])
+    """
+    for j in range(1, matrix.shape[1]):
+        np.add(matrix[:, j], matrix[:, j - 1], out=matrix[:, j])
+    return matrix
 
 
 def cumulate_lists(
