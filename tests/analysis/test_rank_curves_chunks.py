@@ -155,3 +155,38 @@ def test_the_pass_squares_are_cumulated_squares_of_the_engine(
     qgroup = qsys * 2 + np.where(last_chosen, 0, 1)
     assert last.sums["sdcg_q2"].tobytes() == engine(dq, qgroup, 2 * n_sys).tobytes()
     assert last.sums["dcg_q2"].tobytes() == engine(d, qgroup, 2 * n_sys).tobytes()
+
+
+@pytest.mark.parametrize("stopped", ["active", "hold"])
+def test_session_sums_of_selected_sessions_are_the_sums_over_every_position_kept(
+    stopped: str,
+) -> None:
+    """``session_sums`` reads the selected sessions' positions only: the same bits as
+    keeping them out of every position's cells (the sums add the same rows in order)."""
+    from sessionval.analysis.curves import session_sums
+    from sessionval.measures.session import normalise
+
+    study = generate_study(n_sessions=40, seed=12, jsonl=False)
+    frame = frame_from_flat(study.flat.to_pandas()).frame
+    judgments = builders.judgments(study.judgments.itertuples(index=False, name=None))
+    ev = evaluate(frame, judgments, SessionConfig())
+    where = np.random.default_rng(2).random(frame.n_sessions) < 0.5
+    got = session_sums(ev, where=where, stopped=stopped)  # type: ignore[arg-type]
+    full = session_sums(ev, where=np.ones(frame.n_sessions, bool), stopped=stopped)  # type: ignore[arg-type]
+    assert got.n_sessions.sum() == where.sum() < full.n_sessions.sum()
+    v = ev.positions()
+    n_p = got.sums["s"].shape[1]
+    ps = v.session
+    keep = where[ps]
+    j = np.arange(ps.size) - v.offsets[ps]
+    sys_code = np.unique(frame.sessions["system_id"].astype(str), return_inverse=True)[1]
+    assert len(got.labels) == sys_code.max() + 1
+    cell = (sys_code[ps] * n_p + j)[keep]
+    for key, values in (("s", v.sdcg), ("r", normalise(v.sdcg, v.ideal, "nan"))):
+        kept = values[keep]
+        ok = ~np.isnan(kept)
+        total = np.bincount(cell[ok], kept[ok], minlength=got.sums[key].size)
+        if stopped == "active":
+            assert got.sums[key].tobytes() == total.tobytes()
+        else:  # the held finals are added to these sums
+            assert np.all(got.sums[key].reshape(-1) >= total)
