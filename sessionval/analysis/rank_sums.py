@@ -28,9 +28,9 @@ import pandas as pd
 from .._types import FloatArray, IntArray
 from ..errors import MeasureSpecError
 from ..evaluation.result import SessionEvaluation
-from ..kernels.cumulate import add_at_index, cumulate_lists, cumulate_rows
+from ..kernels.cumulate import add_at_index, cumulate_down, cumulate_lists
 from ..kernels.discounts import rank_discount
-from .curve_bands import QUERY_BLOCK, add_squares, cell_runs
+from .curve_bands import QUERY_BLOCK, add_column_squares, cell_runs
 from .groups import group_codes
 
 __all__ = [
@@ -45,22 +45,38 @@ __all__ = [
 CG_MEASURES: Final[tuple[str, ...]] = ("CG", "DCG", "nCG", "nDCG")
 
 
-class _Dense:
-    """Scratch ``(QUERY_BLOCK, ranks)`` matrices of one pass, reused chunk after chunk.
+#: Columns after a chunk's queries in the dense (rank, query) matrices: a row of exactly
+#: 2^14 doubles would put every rank of a query in the same cache set.
+_PAD: Final[int] = 8
 
-    A fresh matrix per chunk is a fresh mapping the kernel zeroes (13 MB each at 100
-    ranks); the pass holds these few instead.
+
+class _Dense:
+    """Scratch matrices of one pass, reused chunk after chunk.
+
+    :meth:`get` gives ``(ranks, n)`` views of ``(ranks, QUERY_BLOCK + _PAD)`` matrices
+    (a query per column: a rank of every query is one contiguous row), :meth:`flat` a
+    contiguous ``(ranks, n)`` one.  A fresh matrix per chunk would be a fresh mapping the
+    kernel zeroes (13 MB each at 100 ranks); the pass holds these few instead.
     """
 
     def __init__(self, ranks: int) -> None:
         self.ranks = ranks
+        self.stride = QUERY_BLOCK + _PAD
         self._mats: dict[str, FloatArray] = {}
 
-    def get(self, key: str, n: int) -> FloatArray:
-        """The first ``n`` rows of matrix ``key`` (contents left from the last chunk)."""
+    def base(self, key: str) -> FloatArray:
+        """The whole matrix ``key`` (contents left from the last chunk)."""
         if key not in self._mats:
-            self._mats[key] = np.empty((QUERY_BLOCK, self.ranks))
-        return self._mats[key][:n]
+            self._mats[key] = np.empty((self.ranks, self.stride))
+        return self._mats[key]
+
+    def get(self, key: str, n: int) -> FloatArray:
+        """The first ``n`` columns of matrix ``key``."""
+        return self.base(key)[:, :n]
+
+    def flat(self, key: str, n: int) -> FloatArray:
+        """A C-contiguous ``(ranks, n)`` scratch matrix (in the storage of matrix ``key``)."""
+        return self.base(key).reshape(-1)[: self.ranks * n].reshape(self.ranks, n)
 
 
 @dataclass
@@ -70,6 +86,10 @@ class _Chunk:
     ``q``, ``r``, ``g``: each row's query, rank and gain; ``d`` its discounted gain.
     :meth:`cumulated` gives each query's cumulated vector of some row values, taken once
     per chunk whoever asks; :meth:`squared` squares it in place (the bands' squares).
+    The vectors are the columns of a ``(ranks, n)`` matrix, in the chunk's ``layout``
+    (the local query of each column, ``None``: query order; ``column`` its inverse):
+    the lists of a cell that are adjacent in it are summed without a gather
+    (:func:`~sessionval.analysis.curve_bands.add_column_squares`).
     """
 
     q0: int
@@ -80,6 +100,8 @@ class _Chunk:
     g: FloatArray
     d: FloatArray
     dense: _Dense
+    layout: IntArray | None = None
+    column: IntArray | None = None
     _cum: dict[str, FloatArray] = field(default_factory=dict)
     _squared: set[str] = field(default_factory=set)
     _flat: IntArray | None = None
@@ -101,27 +123,35 @@ class _Chunk:
         idx += self.r
         return idx
 
+    def in_layout(self, per_query: IntArray) -> IntArray:
+        """A per-query array of the chunk's queries, in the columns' order."""
+        local = per_query[self.q0 : self.q0 + self.n]
+        return local if self.layout is None else local[self.layout]
+
     def cumulated(self, key: str, values: FloatArray) -> FloatArray:
-        """``(n, ranks)``: each query's cumulated vector of ``values`` (one per ``key``).
+        """``(ranks, n)``: each query's cumulated vector of ``values`` (one per ``key``).
 
         The rows of a query have the ranks ``1 .. k``, one row each, so the vectors are
         the rows put in place and cumulated along ranks
-        (:func:`~sessionval.kernels.cumulate.cumulate_rows`): the values
+        (:func:`~sessionval.kernels.cumulate.cumulate_down`): the values
         :func:`~sessionval.kernels.cumulate.cumulate_by_rank` gives (up to the sign of
         a zero, which only their squares read).
         """
         if key in self._squared:
             raise MeasureSpecError(f"internal: the cumulated {key!r} vectors are squared already")
         if key not in self._cum:
+            stride = self.dense.stride
             if self._flat is None:
-                flat = self.q * self.ranks
-                flat += self.r
-                flat -= self.q0 * self.ranks + 1
+                local = self.q - self.q0
+                flat = local if self.column is None else self.column[local]
+                flat += self.r * stride
+                flat -= stride
                 self._flat = flat
-            mat = self.dense.get(key, self.n)
+            base = self.dense.base(key)
+            mat = base[:, : self.n]
             mat.fill(0.0)
-            mat.reshape(-1)[self._flat] = values
-            self._cum[key] = cumulate_rows(mat)
+            base.reshape(-1)[self._flat] = values
+            self._cum[key] = cumulate_down(mat)
         return self._cum[key]
 
     def squared(self, key: str, values: FloatArray) -> FloatArray:
@@ -133,12 +163,13 @@ class _Chunk:
         return cum
 
 
-def _chunks(ev: SessionEvaluation, ranks: int) -> Iterator[_Chunk]:
+def _chunks(ev: SessionEvaluation, ranks: int, layout: IntArray | None = None) -> Iterator[_Chunk]:
     """The rows of ``ev`` at rank ``<= ranks``, :data:`QUERY_BLOCK` whole queries at a time.
 
     The same rows in the same order as :func:`~sessionval.analysis.rank_curves.rank_gains`
     (``query`` non-decreasing), so sums added chunk after chunk in row order are bit for
-    bit the one-call sums.
+    bit the one-call sums.  ``layout``: a code per query of the study; each chunk's
+    vectors are laid out by it (stable: query order within a code).
     """
     n_q = ev.query_session.size
     disc = rank_discount(np.arange(1, ranks + 1), b=ev.config.b, kind=ev.config.discount)
@@ -149,7 +180,12 @@ def _chunks(ev: SessionEvaluation, ranks: int) -> Iterator[_Chunk]:
             cut = r <= ranks
             q, r, g = q[cut], r[cut], g[cut]
         n = min(n_q, q0 + QUERY_BLOCK) - q0
-        yield _Chunk(q0, n, ranks, q, r, g, g / disc[r - 1], dense)
+        order = column = None
+        if layout is not None:
+            order = np.argsort(layout[q0 : q0 + n], kind="stable")
+            column = np.empty(n, dtype=np.int64)
+            column[order] = np.arange(n)
+        yield _Chunk(q0, n, ranks, q, r, g, g / disc[r - 1], dense, order, column)
 
 
 @dataclass(frozen=True)
@@ -217,9 +253,10 @@ class _QueryAdder:
         add_at_index(self.sums["sdcg_q"], idx, dq)
         if self.squares:
             runs = cell_runs(self.qgroup[c.q0 : c.q0 + c.n])
-            scratch = c.dense.get("take", c.n)
-            add_squares(self.sums["sdcg_q2"], c.squared("dq", dq), runs, scratch=scratch)
-            add_squares(self.sums["dcg_q2"], c.squared("d", c.d), runs, scratch=scratch)
+            sq_dq, sq_d = c.squared("dq", dq), c.squared("d", c.d)
+            scratch = c.dense.flat("take", c.n)
+            add_column_squares(self.sums["sdcg_q2"], sq_dq, runs, c.column, scratch)
+            add_column_squares(self.sums["dcg_q2"], sq_d, runs, c.column, scratch)
 
     def result(self) -> QuerySums:
         return QuerySums(labels=self.labels, compare=self.compare, n=self.n, sums=self.sums)
@@ -238,7 +275,7 @@ def query_sums(
     Same parameters; ``squares`` for the bands.
     """
     adder = _QueryAdder(ev, by, compare, ranks, squares)
-    for chunk in _chunks(ev, ranks):
+    for chunk in _chunks(ev, ranks, adder.qgroup):
         adder.add(chunk)
     return adder.result()
 
@@ -303,6 +340,9 @@ class _CgAdder:
         defined = self.icg[:, 0] > 0  # a relevant document: CG_I and DCG_I > 0 at every rank
         self.defined_cell = np.where(defined[self.qtop], self.qsys, -1)
         self.base = (self.qsys * n_t + self.qtop) * ranks - 1  # as _QueryAdder.base
+        # the ideal vectors a query per column, as the chunks' matrices
+        self.icg_t = np.ascontiguousarray(self.icg.T)
+        self.idcg_t = np.ascontiguousarray(self.idcg.T)
         self.squares = squares
         self.sums: dict[str, FloatArray] = {
             "cg": np.zeros((n_g * n_t, ranks)),
@@ -318,20 +358,20 @@ class _CgAdder:
         if not self.squares:
             return
         q0, q1 = c.q0, c.q0 + c.n
-        scratch = c.dense.get("take", c.n)
+        scratch = c.dense.flat("take", c.n)
         # the normalised vectors first: the cumulated ones are squared in place after
         defined = cell_runs(self.defined_cell[q0:q1])
-        top = self.qtop[q0:q1]
-        ratio = c.dense.get("ratio", c.n)
-        for name, key, ideal in (("nCG", "g", self.icg), ("nDCG", "d", self.idcg)):
-            np.take(ideal, top, axis=0, out=ratio, mode="clip")
+        top = c.in_layout(self.qtop)
+        ratio = c.dense.flat("ratio", c.n)
+        for name, key, ideal in (("nCG", "g", self.icg_t), ("nDCG", "d", self.idcg_t)):
+            np.take(ideal, top, axis=1, out=ratio, mode="clip")
             with np.errstate(divide="ignore", invalid="ignore"):
                 np.divide(c.cumulated(key, c.g if key == "g" else c.d), ratio, out=ratio)
             np.multiply(ratio, ratio, out=ratio)
-            add_squares(self.sums[name], ratio, defined, scratch=scratch)
+            add_column_squares(self.sums[name], ratio, defined, c.column, scratch)
         by_system = cell_runs(self.qsys[q0:q1])
-        add_squares(self.sums["CG"], c.squared("g", c.g), by_system, scratch=scratch)
-        add_squares(self.sums["DCG"], c.squared("d", c.d), by_system, scratch=scratch)
+        add_column_squares(self.sums["CG"], c.squared("g", c.g), by_system, c.column, scratch)
+        add_column_squares(self.sums["DCG"], c.squared("d", c.d), by_system, c.column, scratch)
 
     def result(self) -> CgSums:
         n_g, n_t = self.names.size, self.n_t
@@ -357,7 +397,7 @@ def cg_sums(
     Same parameters; ``squares`` for the bands.
     """
     adder = _CgAdder(ev, by, ranks, squares)
-    for chunk in _chunks(ev, ranks):
+    for chunk in _chunks(ev, ranks, adder.qsys):
         adder.add(chunk)
     return adder.result()
 
@@ -382,12 +422,13 @@ def rank_sums(
     last = _QueryAdder(ev, by, "last", ranks, squares)
     best = _QueryAdder(ev, by, "best", ranks, squares)
     cg = _CgAdder(cg_source, by[0], ranks, squares)
-    chunks = _chunks(ev, ranks)
+    # the vectors laid out by system: the CG curves' sums need no gather, Figure 1's one
+    chunks = _chunks(ev, ranks, cg.qsys)
     # the CG curves' rows carry their own gains when cg_ev is another evaluation
     pairs = (
         ((c, c) for c in chunks)
         if cg_source is ev
-        else zip(chunks, _chunks(cg_source, ranks), strict=True)
+        else zip(chunks, _chunks(cg_source, ranks, cg.qsys), strict=True)
     )
     for chunk, cg_chunk in pairs:
         cg.add(cg_chunk)  # first: it reads the cumulated vectors before they are squared

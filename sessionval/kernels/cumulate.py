@@ -18,7 +18,7 @@ import numpy.typing as npt
 from .._types import FloatArray, IntArray
 from .segments import cut_segments, segment_ids, segment_ranks, segment_sum
 
-__all__ = ["add_at_index", "add_by_rank", "cumulate_by_rank", "cumulate_lists", "cumulate_rows"]
+__all__ = ["add_at_index", "add_by_rank", "cumulate_by_rank", "cumulate_down", "cumulate_lists"]
 
 
 def cumulate_by_rank(
@@ -115,23 +115,24 @@ def add_at_index(sums: FloatArray, index: IntArray, values: npt.ArrayLike) -> Fl
     return sums
 
 
-def cumulate_rows(matrix: FloatArray) -> FloatArray:
-    r"""Cumulate each row of a C-contiguous ``(n, ranks)`` matrix along ranks, in place.
+def cumulate_down(matrix: FloatArray) -> FloatArray:
+    r"""Cumulate each column of a ``(ranks, n)`` matrix along ranks, in place.
 
-    :math:`C[q, i] = C[q, i - 1] + G[q, i]`: the cumulated gain vector of Järvelin &
-    Kekäläinen (2002, section 2.1) of each list laid out by rank, the same additions in
-    the same order as ``np.cumsum(matrix, axis=1)``, taken a rank (column) at a time for
-    every list at once: about twice as fast as ``cumsum`` along the rows, whose additions
-    depend on each other.
+    :math:`C[i, q] = C[i - 1, q] + G[i, q]`: the cumulated gain vector of Järvelin &
+    Kekäläinen (2002, section 2.1) of each list laid out a list per column, the same
+    additions in the same order as ``np.cumsum(matrix, axis=0)``, taken a rank (a
+    contiguous row) at a time for every list at once: several times faster than
+    ``cumsum`` along lists laid out by row, whose additions wait on each other.
 
     Examples
     --------
-    >>> cumulate_rows(np.array([[3.0, 2.0, 3.0], [1.0, 0.0, 2.0]]))
-    array([[3., 5., 8.],
-           [1., 1., 3.]])
+    >>> cumulate_down(np.array([[3.0, 1.0], [2.0, 0.0], [3.0, 2.0]]))
+    array([[3., 1.],
+           [5., 1.],
+           [8., 3.]])
     """
-    for j in range(1, matrix.shape[1]):
-        np.add(matrix[:, j], matrix[:, j - 1], out=matrix[:, j])
+    for i in range(1, matrix.shape[0]):
+        np.add(matrix[i], matrix[i - 1], out=matrix[i])
     return matrix
 
 

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from sessionval.kernels.cumulate import add_at_index, add_by_rank, cumulate_rows
+from sessionval.kernels.cumulate import add_at_index, add_by_rank, cumulate_down
 
 
-def test_cumulate_rows_is_cumsum_along_ranks_bit_for_bit() -> None:
+def test_cumulate_down_is_cumsum_along_ranks_bit_for_bit() -> None:
     rng = np.random.default_rng(3)
-    m = rng.random((50, 37)) * 10.0 ** rng.integers(-8, 8, (50, 37))  # rounding depends on order
-    m[3, 5] = np.nan
-    expected = np.cumsum(m, axis=1)
-    got = cumulate_rows(m.copy())
+    m = rng.random((37, 50)) * 10.0 ** rng.integers(-8, 8, (37, 50))  # rounding depends on order
+    m[5, 3] = np.nan
+    expected = np.cumsum(m, axis=0)
+    got = cumulate_down(m.copy())
     assert got.tobytes() == expected.tobytes()
+    # a view with padded rows (the figures' matrices) is cumulated in place the same way
+    padded = np.zeros((37, 58))
+    padded[:, :50] = m
+    assert cumulate_down(padded[:, :50]).tobytes() == expected.tobytes()
 
 
 def test_add_at_index_is_add_by_rank() -> None:
