@@ -13,6 +13,8 @@ over every row while a chunk's rows are in memory, not the study's.
 rows of a chunk, their discounted gains and each query's cumulated vector (the bands'
 squares) serve Figure 1 (last and best) and the CG curves alike, instead of one pass
 (and one grade join) per curve.  Each sum is the one its own function takes alone.
+The cumulated vectors are the columns of reused ``(ranks, queries)`` matrices, the
+queries laid out by system, so the sums of squares by system need no gather.
 """
 
 from __future__ import annotations
@@ -53,9 +55,9 @@ _PAD: Final[int] = 8
 class _Dense:
     """Scratch matrices of one pass, reused chunk after chunk.
 
-    :meth:`get` gives ``(ranks, n)`` views of ``(ranks, QUERY_BLOCK + _PAD)`` matrices
-    (a query per column: a rank of every query is one contiguous row), :meth:`flat` a
-    contiguous ``(ranks, n)`` one.  A fresh matrix per chunk would be a fresh mapping the
+    :meth:`base` gives a ``(ranks, QUERY_BLOCK + _PAD)`` matrix (a query per column: a
+    rank of every query is one contiguous row), :meth:`flat` a contiguous ``(ranks, n)``
+    one.  A fresh matrix per chunk would be a fresh mapping the
     kernel zeroes (13 MB each at 100 ranks); the pass holds these few instead.
     """
 
@@ -69,10 +71,6 @@ class _Dense:
         if key not in self._mats:
             self._mats[key] = np.empty((self.ranks, self.stride))
         return self._mats[key]
-
-    def get(self, key: str, n: int) -> FloatArray:
-        """The first ``n`` columns of matrix ``key``."""
-        return self.base(key)[:, :n]
 
     def flat(self, key: str, n: int) -> FloatArray:
         """A C-contiguous ``(ranks, n)`` scratch matrix (in the storage of matrix ``key``)."""
