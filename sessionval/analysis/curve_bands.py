@@ -24,6 +24,7 @@ __all__ = [
     "QUERY_BLOCK",
     "CellRuns",
     "add_bands",
+    "add_column_squares",
     "add_squares",
     "cell_runs",
     "cumulated_squares",
@@ -136,6 +137,34 @@ def add_squares(out: FloatArray, cum: FloatArray, runs: CellRuns) -> FloatArray:
     """
     order, cell, first = runs
     out[cell[first]] += np.add.reduceat(cum[order] ** 2, first, axis=0)
+    return out
+
+
+def add_column_squares(
+    out: FloatArray,
+    squares: FloatArray,
+    runs: CellRuns,
+    column: IntArray | None,
+    scratch: FloatArray,
+) -> FloatArray:
+    """:func:`add_squares` of squared vectors laid out a list per column: ``(ranks, n)``.
+
+    ``column[i]``: the column of list ``i`` (``None``: column ``i``); ``scratch`` a
+    C-contiguous ``(ranks, n)`` matrix.  When each cell's lists are adjacent columns in
+    list order, each cell is summed where it lies; else its lists are gathered into
+    ``scratch`` first.  The sums along a row are the sums :func:`add_squares` takes down
+    a column (``np.add.reduceat`` adds a segment the same way whatever its stride): the
+    same bits, without a gather of the whole matrix per sum.
+    """
+    order, cell, first = runs
+    if not order.size:
+        return out
+    cols = order if column is None else column[order]
+    if cols.size == squares.shape[1] and np.array_equal(cols, np.arange(cols.size)):
+        block = squares
+    else:
+        block = np.take(squares, cols, axis=1, out=scratch[:, : cols.size], mode="clip")
+    out[cell[first]] += np.add.reduceat(block, first, axis=1).T
     return out
 
 

@@ -55,7 +55,8 @@ from .._types import FloatArray, IntArray
 from ..errors import MeasureSpecError
 from ..evaluation.config import SessionConfig
 from ..evaluation.result import SessionEvaluation
-from ..kernels.segments import segment_sum
+from ..kernels.segments import offsets_from_counts, segment_sum
+from ..measures.session import normalise as normalise_ratio
 from .groups import group_codes
 from .rank_curves import CG_MEASURES, add_bands, cg_curves, query_curves
 
@@ -192,13 +193,23 @@ def session_sums(
     longest = np.zeros(n_g, dtype=np.int64)
     np.maximum.at(longest, gcode[sel], plen[sel])
     n_p = int(longest.max(initial=0)) + 1  # one more: the tail column
-    ps = v.session
-    j = np.arange(ps.size, dtype=np.int64) - v.offsets[ps]
-    keep = gcode[ps] >= 0
-    all_kept = bool(keep.all())  # every session selected (Figure 2): no copy of the rows
-    cell = gcode[ps] * n_p + j if all_kept else gcode[ps[keep]] * n_p + j[keep]
+    # the selected sessions' positions only (Figure 3: a scenario's), in position order, and
+    # each one's (group, position) cell, from the sessions' offsets (no pass over every position)
+    chosen = np.flatnonzero(sel)
+    counts = plen[chosen]
+    starts = offsets_from_counts(counts)
+    n_rows = int(starts[-1])
+    within = np.arange(n_rows, dtype=np.int64) - np.repeat(starts[:-1], counts)
+    rows = None if chosen.size == sel.size else within + np.repeat(v.offsets[chosen], counts)
+    cell = within
+    cell += np.repeat(gcode[chosen] * n_p, counts)
     n_cells = n_g * n_p
-    ratio = ev.nsdcg()
+
+    def taken(values: FloatArray) -> FloatArray:
+        return values if rows is None else values[rows]
+
+    sdcg, ideal = taken(v.sdcg), taken(v.ideal)
+    empty = ev.config.empty_ideal
 
     def grid(
         values: npt.NDArray[np.float64], finals: npt.NDArray[np.float64], counted: bool = False
@@ -208,12 +219,15 @@ def session_sums(
         The count only with ``counted`` (else an empty array): a square or the ideal has
         the NaN pattern of a sum already counted.
         """
-        kept = values[keep] if not all_kept else values
-        ok = ~np.isnan(kept)
-        total = segment_sum(kept[ok], cell[ok], n_cells).reshape(n_g, n_p)
+        kept, at = values, cell
+        nan = np.isnan(values)
+        if nan.any():
+            ok = ~nan
+            kept, at = values[ok], cell[ok]
+        total = segment_sum(kept, at, n_cells).reshape(n_g, n_p)
         count: npt.NDArray[np.float64] = np.zeros(0)
-        if counted:
-            count = segment_sum(np.ones(int(ok.sum())), cell[ok], n_cells).reshape(n_g, n_p)
+        if counted:  # the rows counted: exact in float64, as a sum of ones
+            count = np.bincount(at, minlength=n_cells).astype(np.float64).reshape(n_g, n_p)
         if stop == "hold":
             s_ok = sel & ~np.isnan(finals)
             start = gcode[s_ok] * (n_p + 1) + plen[s_ok]
@@ -231,23 +245,24 @@ def session_sums(
     last = v.offsets[1:] - 1
     final_s[has] = v.sdcg[last[has]]
     final_i[has] = v.ideal[last[has]]
-    final_n[has] = ratio[last[has]]
+    final_n[has] = normalise_ratio(final_s[has], final_i[has], empty)
     # sessions with no position hold 0 (they gained nothing), unless they have no judgments
     judged = ev.sessions.get("judged", np.ones(ev.frame.n_sessions, dtype=bool))
     final_s[~has & judged] = 0.0
     final_i[~has & judged] = 0.0
     sums: dict[str, FloatArray] = {}
-    sums["s"], sums["n"] = grid(v.sdcg, final_s, counted=True)
-    sums["i"] = grid(v.ideal, final_i)[0]
-    if norm == "per-session":
+    sums["s"], sums["n"] = grid(sdcg, final_s, counted=True)
+    sums["i"] = grid(ideal, final_i)[0]
+    ratio = normalise_ratio(sdcg, ideal, empty) if norm == "per-session" else None
+    if ratio is not None:
         sums["r"], sums["r_n"] = grid(ratio, final_n, counted=True)
     if squares:
-        sums["s2"] = grid(v.sdcg**2, final_s**2)[0]
-        sums["i2"] = grid(v.ideal**2, final_i**2)[0]
-        if norm == "per-session":
+        sums["s2"] = grid(sdcg**2, final_s**2)[0]
+        sums["i2"] = grid(ideal**2, final_i**2)[0]
+        if ratio is not None:
             sums["r2"] = grid(ratio**2, final_n**2)[0]
         else:
-            sums["si"] = grid(v.sdcg * v.ideal, final_s * final_i)[0]
+            sums["si"] = grid(sdcg * ideal, final_s * final_i)[0]
     return SessionSums(
         labels=labels,
         n_sessions=np.bincount(gcode[sel], minlength=n_g).astype(np.int64),

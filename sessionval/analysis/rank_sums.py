@@ -13,11 +13,13 @@ over every row while a chunk's rows are in memory, not the study's.
 rows of a chunk, their discounted gains and each query's cumulated vector (the bands'
 squares) serve Figure 1 (last and best) and the CG curves alike, instead of one pass
 (and one grade join) per curve.  Each sum is the one its own function takes alone.
+The cumulated vectors are the columns of reused ``(ranks, queries)`` matrices, the
+queries laid out by system, so the sums of squares by system need no gather.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -28,9 +30,9 @@ import pandas as pd
 from .._types import FloatArray, IntArray
 from ..errors import MeasureSpecError
 from ..evaluation.result import SessionEvaluation
-from ..kernels.cumulate import add_by_rank, cumulate_by_rank, cumulate_lists
+from ..kernels.cumulate import add_at_index, cumulate_down, cumulate_lists
 from ..kernels.discounts import rank_discount
-from .curve_bands import QUERY_BLOCK, add_squares, cell_runs
+from .curve_bands import QUERY_BLOCK, add_column_squares, cell_runs
 from .groups import group_codes
 
 __all__ = [
@@ -45,12 +47,47 @@ __all__ = [
 CG_MEASURES: Final[tuple[str, ...]] = ("CG", "DCG", "nCG", "nDCG")
 
 
+#: Columns after a chunk's queries in the dense (rank, query) matrices: a row of exactly
+#: 2^14 doubles would put every rank of a query in the same cache set.
+_PAD: Final[int] = 8
+
+
+class _Dense:
+    """Scratch matrices of one pass, reused chunk after chunk.
+
+    :meth:`base` gives a ``(ranks, QUERY_BLOCK + _PAD)`` matrix (a query per column: a
+    rank of every query is one contiguous row), :meth:`flat` a contiguous ``(ranks, n)``
+    one.  A fresh matrix per chunk would be a fresh mapping the
+    kernel zeroes (13 MB each at 100 ranks); the pass holds these few instead.
+    """
+
+    def __init__(self, ranks: int) -> None:
+        self.ranks = ranks
+        self.stride = QUERY_BLOCK + _PAD
+        self._mats: dict[str, FloatArray] = {}
+
+    def base(self, key: str) -> FloatArray:
+        """The whole matrix ``key`` (contents left from the last chunk)."""
+        if key not in self._mats:
+            self._mats[key] = np.empty((self.ranks, self.stride))
+        return self._mats[key]
+
+    def flat(self, key: str, n: int) -> FloatArray:
+        """A C-contiguous ``(ranks, n)`` scratch matrix (in the storage of matrix ``key``)."""
+        return self.base(key).reshape(-1)[: self.ranks * n].reshape(self.ranks, n)
+
+
 @dataclass
 class _Chunk:
     """The rows of queries ``q0 .. q0 + n - 1`` cut at ``ranks``, and what they share.
 
-    ``d`` is each row's discounted gain; :meth:`cumulated` each query's cumulated vector of
-    some row values, taken once per chunk whoever asks (the bands' squares).
+    ``q``, ``r``, ``g``: each row's query, rank and gain; ``d`` its discounted gain.
+    :meth:`cumulated` gives each query's cumulated vector of some row values, taken once
+    per chunk whoever asks; :meth:`squared` squares it in place (the bands' squares).
+    The vectors are the columns of a ``(ranks, n)`` matrix, in the chunk's ``layout``
+    (the local query of each column, ``None``: query order; ``column`` its inverse):
+    the lists of a cell that are adjacent in it are summed without a gather
+    (:func:`~sessionval.analysis.curve_bands.add_column_squares`).
     """
 
     q0: int
@@ -60,32 +97,93 @@ class _Chunk:
     r: IntArray
     g: FloatArray
     d: FloatArray
+    dense: _Dense
+    layout: IntArray | None = None
+    column: IntArray | None = None
     _cum: dict[str, FloatArray] = field(default_factory=dict)
+    _squared: set[str] = field(default_factory=set)
+    _flat: IntArray | None = None
+    _rows: dict[str, FloatArray] = field(default_factory=dict)
+
+    def row_values(self, key: str, make: Callable[[], FloatArray]) -> FloatArray:
+        """A per-row array made once per chunk whoever asks (``dq`` of last and best)."""
+        if key not in self._rows:
+            self._rows[key] = make()
+        return self._rows[key]
+
+    def index(self, query_base: IntArray) -> IntArray:
+        """Each row's ``query_base[query] + rank``.
+
+        That is its flat (cell, rank) index when ``query_base`` holds each query's
+        ``cell * ranks - 1`` (indexed by the study's query).
+        """
+        idx = query_base[self.q]
+        idx += self.r
+        return idx
+
+    def in_layout(self, per_query: IntArray) -> IntArray:
+        """A per-query array of the chunk's queries, in the columns' order."""
+        local = per_query[self.q0 : self.q0 + self.n]
+        return local if self.layout is None else local[self.layout]
 
     def cumulated(self, key: str, values: FloatArray) -> FloatArray:
-        """``(n, ranks)``: each query's cumulated vector of ``values`` (one per ``key``)."""
+        """``(ranks, n)``: each query's cumulated vector of ``values`` (one per ``key``).
+
+        The rows of a query have the ranks ``1 .. k``, one row each, so the vectors are
+        the rows put in place and cumulated along ranks
+        (:func:`~sessionval.kernels.cumulate.cumulate_down`): the values
+        :func:`~sessionval.kernels.cumulate.cumulate_by_rank` gives (up to the sign of
+        a zero, which only their squares read).
+        """
+        if key in self._squared:
+            raise MeasureSpecError(f"internal: the cumulated {key!r} vectors are squared already")
         if key not in self._cum:
-            self._cum[key] = cumulate_by_rank(
-                self.q - self.q0, self.r, values, n_cells=self.n, ranks=self.ranks
-            )
+            stride = self.dense.stride
+            if self._flat is None:
+                local = self.q - self.q0
+                flat = local if self.column is None else self.column[local]
+                flat += self.r * stride
+                flat -= stride
+                self._flat = flat
+            base = self.dense.base(key)
+            mat = base[:, : self.n]
+            mat.fill(0.0)
+            base.reshape(-1)[self._flat] = values
+            self._cum[key] = cumulate_down(mat)
         return self._cum[key]
 
+    def squared(self, key: str, values: FloatArray) -> FloatArray:
+        """:meth:`cumulated` squared, in place (the cumulated vectors are gone after)."""
+        cum = self.cumulated(key, values) if key not in self._squared else self._cum[key]
+        if key not in self._squared:
+            np.multiply(cum, cum, out=cum)
+            self._squared.add(key)
+        return cum
 
-def _chunks(ev: SessionEvaluation, ranks: int) -> Iterator[_Chunk]:
+
+def _chunks(ev: SessionEvaluation, ranks: int, layout: IntArray | None = None) -> Iterator[_Chunk]:
     """The rows of ``ev`` at rank ``<= ranks``, :data:`QUERY_BLOCK` whole queries at a time.
 
     The same rows in the same order as :func:`~sessionval.analysis.rank_curves.rank_gains`
     (``query`` non-decreasing), so sums added chunk after chunk in row order are bit for
-    bit the one-call sums.
+    bit the one-call sums.  ``layout``: a code per query of the study; each chunk's
+    vectors are laid out by it (stable: query order within a code).
     """
     n_q = ev.query_session.size
     disc = rank_discount(np.arange(1, ranks + 1), b=ev.config.b, kind=ev.config.discount)
+    dense = _Dense(ranks)
     for q0 in range(0, n_q, QUERY_BLOCK):
         q, r, g = ev.ranked_gains(queries=(q0, q0 + QUERY_BLOCK))
         if r.size and int(r.max()) > ranks:
             cut = r <= ranks
             q, r, g = q[cut], r[cut], g[cut]
-        yield _Chunk(q0, min(n_q, q0 + QUERY_BLOCK) - q0, ranks, q, r, g, g / disc[r - 1])
+        n = min(n_q, q0 + QUERY_BLOCK) - q0
+        order = column = None
+        if layout is not None:
+            order = np.argsort(layout[q0 : q0 + n], kind="stable")
+            column = np.empty(n, dtype=np.int64)
+            column[order] = np.arange(n)
+        yield _Chunk(q0, n, ranks, q, r, g, g / disc[r - 1], dense, order, column)
 
 
 @dataclass(frozen=True)
@@ -137,6 +235,7 @@ class _QueryAdder:
         qclass = np.where(is_sel, 0, 1)  # 0: last/best, 1: other
         self.qgroup = gcode[ev.query_session] * 2 + qclass
         self.n = np.bincount(self.qgroup, minlength=n_cls).astype(np.int64)
+        self.base = self.qgroup * ranks - 1  # a row's (cell, rank) cell is base[query] + rank
         self.qd = np.asarray(ev.queries["qd"], dtype=np.float64)
         self.compare: Literal["last", "best"] = compare
         self.squares = squares
@@ -144,14 +243,18 @@ class _QueryAdder:
         self.sums = {k: np.zeros((n_cls, ranks)) for k in names}
 
     def add(self, c: _Chunk) -> None:
-        dq = c.d * self.qd[c.q]
-        cells = self.qgroup[c.q]
-        add_by_rank(self.sums["dcg_q"], cells, c.r, c.d)
-        add_by_rank(self.sums["sdcg_q"], cells, c.r, dq)
+        dq = c.row_values("dq", lambda: c.d * self.qd[c.q])
+        # one (cell, rank) index for both sums, added in row order (bit for bit the one-call
+        # sums, chunk after chunk)
+        idx = c.index(self.base)
+        add_at_index(self.sums["dcg_q"], idx, c.d)
+        add_at_index(self.sums["sdcg_q"], idx, dq)
         if self.squares:
             runs = cell_runs(self.qgroup[c.q0 : c.q0 + c.n])
-            add_squares(self.sums["sdcg_q2"], c.cumulated("dq", dq), runs)
-            add_squares(self.sums["dcg_q2"], c.cumulated("d", c.d), runs)
+            sq_dq, sq_d = c.squared("dq", dq), c.squared("d", c.d)
+            scratch = c.dense.flat("take", c.n)
+            add_column_squares(self.sums["sdcg_q2"], sq_dq, runs, c.column, scratch)
+            add_column_squares(self.sums["dcg_q2"], sq_d, runs, c.column, scratch)
 
     def result(self) -> QuerySums:
         return QuerySums(labels=self.labels, compare=self.compare, n=self.n, sums=self.sums)
@@ -170,7 +273,7 @@ def query_sums(
     Same parameters; ``squares`` for the bands.
     """
     adder = _QueryAdder(ev, by, compare, ranks, squares)
-    for chunk in _chunks(ev, ranks):
+    for chunk in _chunks(ev, ranks, adder.qgroup):
         adder.add(chunk)
     return adder.result()
 
@@ -234,6 +337,10 @@ class _CgAdder:
         self.idcg = cumulate_lists(ioff, ivals, ranks=ranks, discount=disc)
         defined = self.icg[:, 0] > 0  # a relevant document: CG_I and DCG_I > 0 at every rank
         self.defined_cell = np.where(defined[self.qtop], self.qsys, -1)
+        self.base = (self.qsys * n_t + self.qtop) * ranks - 1  # as _QueryAdder.base
+        # the ideal vectors a query per column, as the chunks' matrices
+        self.icg_t = np.ascontiguousarray(self.icg.T)
+        self.idcg_t = np.ascontiguousarray(self.idcg.T)
         self.squares = squares
         self.sums: dict[str, FloatArray] = {
             "cg": np.zeros((n_g * n_t, ranks)),
@@ -243,21 +350,26 @@ class _CgAdder:
             self.sums |= {m: np.zeros((n_g, ranks)) for m in CG_MEASURES}
 
     def add(self, c: _Chunk) -> None:
-        cells = self.qsys[c.q] * self.n_t + self.qtop[c.q]
-        add_by_rank(self.sums["cg"], cells, c.r, c.g)
-        add_by_rank(self.sums["dcg"], cells, c.r, c.d)
+        idx = c.index(self.base)
+        add_at_index(self.sums["cg"], idx, c.g)
+        add_at_index(self.sums["dcg"], idx, c.d)
         if not self.squares:
             return
         q0, q1 = c.q0, c.q0 + c.n
-        cum_g, cum_d = c.cumulated("g", c.g), c.cumulated("d", c.d)
-        by_system = cell_runs(self.qsys[q0:q1])
-        add_squares(self.sums["CG"], cum_g, by_system)
-        add_squares(self.sums["DCG"], cum_d, by_system)
+        scratch = c.dense.flat("take", c.n)
+        # the normalised vectors first: the cumulated ones are squared in place after
         defined = cell_runs(self.defined_cell[q0:q1])
-        top = self.qtop[q0:q1]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            add_squares(self.sums["nCG"], cum_g / self.icg[top], defined)
-            add_squares(self.sums["nDCG"], cum_d / self.idcg[top], defined)
+        top = c.in_layout(self.qtop)
+        ratio = c.dense.flat("ratio", c.n)
+        for name, key, ideal in (("nCG", "g", self.icg_t), ("nDCG", "d", self.idcg_t)):
+            np.take(ideal, top, axis=1, out=ratio, mode="clip")
+            with np.errstate(divide="ignore", invalid="ignore"):
+                np.divide(c.cumulated(key, c.g if key == "g" else c.d), ratio, out=ratio)
+            np.multiply(ratio, ratio, out=ratio)
+            add_column_squares(self.sums[name], ratio, defined, c.column, scratch)
+        by_system = cell_runs(self.qsys[q0:q1])
+        add_column_squares(self.sums["CG"], c.squared("g", c.g), by_system, c.column, scratch)
+        add_column_squares(self.sums["DCG"], c.squared("d", c.d), by_system, c.column, scratch)
 
     def result(self) -> CgSums:
         n_g, n_t = self.names.size, self.n_t
@@ -283,7 +395,7 @@ def cg_sums(
     Same parameters; ``squares`` for the bands.
     """
     adder = _CgAdder(ev, by, ranks, squares)
-    for chunk in _chunks(ev, ranks):
+    for chunk in _chunks(ev, ranks, adder.qsys):
         adder.add(chunk)
     return adder.result()
 
@@ -308,15 +420,16 @@ def rank_sums(
     last = _QueryAdder(ev, by, "last", ranks, squares)
     best = _QueryAdder(ev, by, "best", ranks, squares)
     cg = _CgAdder(cg_source, by[0], ranks, squares)
-    chunks = _chunks(ev, ranks)
+    # the vectors laid out by system: the CG curves' sums need no gather, Figure 1's one
+    chunks = _chunks(ev, ranks, cg.qsys)
     # the CG curves' rows carry their own gains when cg_ev is another evaluation
     pairs = (
         ((c, c) for c in chunks)
         if cg_source is ev
-        else zip(chunks, _chunks(cg_source, ranks), strict=True)
+        else zip(chunks, _chunks(cg_source, ranks, cg.qsys), strict=True)
     )
     for chunk, cg_chunk in pairs:
+        cg.add(cg_chunk)  # first: it reads the cumulated vectors before they are squared
         last.add(chunk)
         best.add(chunk)
-        cg.add(cg_chunk)
     return last.result(), best.result(), cg.result()

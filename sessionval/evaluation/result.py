@@ -289,9 +289,14 @@ class SessionEvaluation(EvaluationResult):
 
     def _chunk_gains(self, q0: int, q1: int) -> tuple[IntArray, IntArray, FloatArray]:
         """:meth:`ranked_gains` of queries ``q0 .. q1 - 1``, their grades looked up alone."""
-        gain, offsets, rows, r0 = self._joined_gains(q0, q1)
-        qidx = self.frame.results["query_idx"].to_numpy()[rows + r0].astype(np.int64)
-        rank = np.arange(rows.size, dtype=np.int64) - offsets[qidx - q0] + 1
+        gain, offsets, rows, _ = self._joined_gains(q0, q1)
+        # the kept rows come query after query: each query's from its offsets, not a gather
+        # of the frame's query column (the same values)
+        counts = np.diff(offsets)
+        first = min(q0, self._ctx.query_session.size)
+        qidx = np.repeat(np.arange(first, first + counts.size, dtype=np.int64), counts)
+        rank = np.arange(1, rows.size + 1, dtype=np.int64)
+        rank -= np.repeat(offsets[:-1].astype(np.int64, copy=False), counts)
         return qidx, rank, gain
 
     def _joined_gains(self, q0: int, q1: int) -> tuple[FloatArray, IntArray, IntArray, int]:

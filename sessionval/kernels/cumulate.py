@@ -18,7 +18,7 @@ import numpy.typing as npt
 from .._types import FloatArray, IntArray
 from .segments import cut_segments, segment_ids, segment_ranks, segment_sum
 
-__all__ = ["add_by_rank", "cumulate_by_rank", "cumulate_lists"]
+__all__ = ["add_at_index", "add_by_rank", "cumulate_by_rank", "cumulate_down", "cumulate_lists"]
 
 
 def cumulate_by_rank(
@@ -97,9 +97,43 @@ def add_by_rank(
     >>> add_by_rank(sums, np.array([0, 0, 0]), np.array([1, 2, 1]), [3.0, 2.0, 1.0])
     array([[4., 2.]])
     """
-    ranks = sums.shape[-1]
-    np.add.at(sums.reshape(-1), cells * ranks + rank - 1, np.asarray(values, dtype=np.float64))
+    return add_at_index(sums, cells * sums.shape[-1] + rank - 1, values)
+
+
+def add_at_index(sums: FloatArray, index: IntArray, values: npt.ArrayLike) -> FloatArray:
+    """:func:`add_by_rank` with each row's flat index ``cell * ranks + rank - 1`` given.
+
+    For a caller that adds several values per row into cells of the same layout (the
+    index is taken once for all of them).  ``sums`` is C-contiguous; returned.
+
+    Examples
+    --------
+    >>> add_at_index(np.zeros((1, 2)), np.array([0, 1, 0]), [3.0, 2.0, 1.0])
+    array([[4., 2.]])
+    """
+    np.add.at(sums.reshape(-1), index, np.asarray(values, dtype=np.float64))
     return sums
+
+
+def cumulate_down(matrix: FloatArray) -> FloatArray:
+    r"""Cumulate each column of a ``(ranks, n)`` matrix along ranks, in place.
+
+    :math:`C[i, q] = C[i - 1, q] + G[i, q]`: the cumulated gain vector of Järvelin &
+    Kekäläinen (2002, section 2.1) of each list laid out a list per column, the same
+    additions in the same order as ``np.cumsum(matrix, axis=0)``, taken a rank (a
+    contiguous row) at a time for every list at once: several times faster than
+    ``cumsum`` along lists laid out by row, whose additions wait on each other.
+
+    Examples
+    --------
+    >>> cumulate_down(np.array([[3.0, 1.0], [2.0, 0.0], [3.0, 2.0]]))
+    array([[3., 1.],
+           [5., 1.],
+           [8., 3.]])
+    """
+    for i in range(1, matrix.shape[0]):
+        np.add(matrix[i], matrix[i - 1], out=matrix[i])
+    return matrix
 
 
 def cumulate_lists(

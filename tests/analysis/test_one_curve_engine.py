@@ -138,8 +138,9 @@ def test_paper_examples_pin_the_engine_of_the_run_figures(path: Path) -> None:
 class _Spy:
     """Counts the calls of the one engine, wherever a module imported it from.
 
-    The engine is :func:`cumulate_by_rank` and its adding half :func:`add_by_rank` (the
-    run's curves add chunk after chunk and cumulate their sums once, in the table).
+    The engine is :func:`cumulate_by_rank`, its adding half :func:`add_by_rank` (the
+    run's curves add chunk after chunk and cumulate their sums once, in the table) with
+    :func:`add_at_index` under it, and :func:`cumulate_down` (the bands' dense vectors).
     """
 
     def __init__(self) -> None:
@@ -158,7 +159,7 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Spy]:
     import sys
 
     s = _Spy()
-    for name in ("cumulate_by_rank", "add_by_rank"):
+    for name in ("cumulate_by_rank", "add_by_rank", "add_at_index", "cumulate_down"):
         real = getattr(cumulate, name)
         counted = s.wrap(real)
         for module in list(sys.modules.values()):

@@ -112,3 +112,81 @@ def test_one_pass_for_the_three_rank_sums_is_each_sum_alone(
     np.testing.assert_array_equal(cg.count, alone[2].count)
     # the CG sums are cg_ev's own: its gains differ from ev's
     assert not np.array_equal(cg.sums["cg"], rank_sums.cg_sums(ev, ranks=6).sums["cg"])
+
+
+@pytest.mark.parametrize("unjudged", ["zero", "condense"])
+def test_the_pass_squares_are_cumulated_squares_of_the_engine(
+    unjudged: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bands' dense vectors (put in place, cumulated, squared once) are the engine's.
+
+    ``cumulated_squares`` cumulates through ``cumulate_by_rank`` and squares each gathered
+    block; the pass must give the same bits, lists cut at ``ranks`` included.
+    """
+    from sessionval.analysis.curve_bands import cumulated_squares
+    from sessionval.kernels.discounts import rank_discount
+
+    study = generate_study(n_sessions=30, seed=11, jsonl=False)
+    frame = frame_from_flat(study.flat.to_pandas()).frame
+    judgments = builders.judgments(study.judgments.itertuples(index=False, name=None))
+    ev = evaluate(frame, judgments, SessionConfig(unjudged=unjudged))  # type: ignore[arg-type]
+    monkeypatch.setattr(rank_sums, "QUERY_BLOCK", 7)  # several chunks, the last one short
+    ranks = 6
+    assert int(frame.queries["n_results"].max()) > ranks  # some lists are cut
+    cg = rank_sums.cg_sums(ev, ranks=ranks, squares=True)
+    last = rank_sums.query_sums(ev, compare="last", ranks=ranks, squares=True)
+    q, r, g = ev.ranked_gains()
+    keep = r <= ranks
+    q, r, g = q[keep], r[keep], g[keep]
+    d = g / rank_discount(np.arange(1, ranks + 1), b=ev.config.b, kind=ev.config.discount)[r - 1]
+    system = ev.frame.sessions["system_id"].astype(str).to_numpy()[ev.query_session]
+    qsys = np.unique(system, return_inverse=True)[1]
+
+    def engine(values: np.ndarray, cells: np.ndarray, n_cells: int) -> np.ndarray:
+        return cumulated_squares(q, r, values, cells, n_cells=n_cells, ranks=ranks, block=7)
+
+    n_sys = int(qsys.max()) + 1
+    assert cg.sums["CG"].tobytes() == engine(g, qsys, n_sys).tobytes()
+    assert cg.sums["DCG"].tobytes() == engine(d, qsys, n_sys).tobytes()
+    dq = d * np.asarray(ev.queries["qd"], dtype=np.float64)[q]
+    last_chosen = np.zeros(ev.query_session.size, dtype=bool)
+    chosen = ev.last_and_best()[0]
+    last_chosen[chosen[chosen >= 0]] = True
+    qgroup = qsys * 2 + np.where(last_chosen, 0, 1)
+    assert last.sums["sdcg_q2"].tobytes() == engine(dq, qgroup, 2 * n_sys).tobytes()
+    assert last.sums["dcg_q2"].tobytes() == engine(d, qgroup, 2 * n_sys).tobytes()
+
+
+@pytest.mark.parametrize("stopped", ["active", "hold"])
+def test_session_sums_of_selected_sessions_are_the_sums_over_every_position_kept(
+    stopped: str,
+) -> None:
+    """``session_sums`` reads the selected sessions' positions only: the same bits as
+    keeping them out of every position's cells (the sums add the same rows in order)."""
+    from sessionval.analysis.curves import session_sums
+    from sessionval.measures.session import normalise
+
+    study = generate_study(n_sessions=40, seed=12, jsonl=False)
+    frame = frame_from_flat(study.flat.to_pandas()).frame
+    judgments = builders.judgments(study.judgments.itertuples(index=False, name=None))
+    ev = evaluate(frame, judgments, SessionConfig())
+    where = np.random.default_rng(2).random(frame.n_sessions) < 0.5
+    got = session_sums(ev, where=where, stopped=stopped)  # type: ignore[arg-type]
+    full = session_sums(ev, where=np.ones(frame.n_sessions, bool), stopped=stopped)  # type: ignore[arg-type]
+    assert got.n_sessions.sum() == where.sum() < full.n_sessions.sum()
+    v = ev.positions()
+    n_p = got.sums["s"].shape[1]
+    ps = v.session
+    keep = where[ps]
+    j = np.arange(ps.size) - v.offsets[ps]
+    sys_code = np.unique(frame.sessions["system_id"].astype(str), return_inverse=True)[1]
+    assert len(got.labels) == sys_code.max() + 1
+    cell = (sys_code[ps] * n_p + j)[keep]
+    for key, values in (("s", v.sdcg), ("r", normalise(v.sdcg, v.ideal, "nan"))):
+        kept = values[keep]
+        ok = ~np.isnan(kept)
+        total = np.bincount(cell[ok], kept[ok], minlength=got.sums[key].size)
+        if stopped == "active":
+            assert got.sums[key].tobytes() == total.tobytes()
+        else:  # the held finals are added to these sums
+            assert np.all(got.sums[key].reshape(-1) >= total)
