@@ -146,10 +146,18 @@ def shared_label_maps(tables: Mapping[str, pd.DataFrame]) -> dict[str, list[str]
     files merge on them.
     """
     maps: dict[str, set[str]] = {}
+    # the tables of one run share their id columns' categories (a session id's: one per
+    # session): the same categories are made text and added once
+    seen: set[tuple[str, int]] = set()
     for table in tables.values():
         for col in table.columns:
             if col in STRING_IDS:
                 continue
+            dtype = table[col].dtype
+            if isinstance(dtype, pd.CategoricalDtype):
+                if (col, id(dtype.categories)) in seen:
+                    continue
+                seen.add((col, id(dtype.categories)))
             labels = value_labels(table[col])
             if labels is not None:
                 maps.setdefault(col, set()).update(labels)
