@@ -255,15 +255,13 @@ def write_tables(
     per_query = ev.per_query()
     files: dict[str, dict[str, Path]] = {}
     notes: list[str] = []
-    with BackgroundWrites() as bg:
-        # the per-query and per-session files are encoded on the writer thread while
-        # this one computes the per-position arrays (the same bytes)
-        for name, table in (("per_query", per_query), ("per_session", per_session)):
-            files[name] = _write(outputs, name, table, formats, background=bg, record=False)
-        if per_position:
-            files = {
-                "per_position": _write_positions(outputs, ev, formats, large_rows, notes)
-            } | files
+    # the per-query and per-session files are encoded on the run's writer thread while
+    # this one builds the per-position table and the next stages run (the same bytes;
+    # the exports copy them on that thread, after them)
+    for name, table in (("per_query", per_query), ("per_session", per_session)):
+        files[name] = _write(outputs, name, table, formats, background=outputs.writes, record=False)
+    if per_position:
+        files = {"per_position": _write_positions(outputs, ev, formats, large_rows, notes)} | files
     # recorded in the tables' order (per position first), as when written one by one
     outputs.add(*(path for name in ("per_query", "per_session") for path in files[name].values()))
     return ScoreTables(per_query, per_session, files, tuple(notes))
@@ -394,6 +392,8 @@ def write_exports_step(
         },
         # Stata's and SPSS's per-cell loops in the run's background process, when it has one
         stats_files=outputs.background,
+        # CSV and Parquet on the run's writer thread, after tables/' files they copy
+        writes=outputs.writes,
     )
     outputs.add(*res.files)
     return res
