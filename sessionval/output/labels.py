@@ -130,7 +130,9 @@ def value_labels(series: pd.Series) -> list[str] | None:
     if pd.api.types.is_bool_dtype(series):
         return None
     if isinstance(series.dtype, pd.CategoricalDtype):
-        return [str(c) for c in series.cat.categories]
+        # the values in one call: iterating an Arrow-backed index makes a scalar per value
+        # (0.56 s for the 200k study's session ids)
+        return [c if isinstance(c, str) else str(c) for c in series.cat.categories.tolist()]
     if pd.api.types.is_string_dtype(series) or series.dtype == object:
         # the distinct values first, then their text: a long table repeats each id on many
         # rows (the text of every row: 0.42 -> 0.25 s CPU for the 200k study's label maps)
