@@ -70,7 +70,7 @@ from .._types import BoolArray, IntArray
 from ..evaluation.result import SessionEvaluation
 from ..frame import JudgmentFrame
 from ..judgments.lookup import JudgmentIndex, frame_lookup
-from ..kernels.segments import cut_segments
+from ..kernels.segments import cut_segments, segment_ids
 from .reformulation_types import GROUP_ORDER, GROUPS, TYPES, classify, terms
 
 __all__ = [
@@ -153,18 +153,16 @@ def _top_documents(
     # ranks run 1..k in each query's rows (the frame's order), so its top X are its first
     # X rows: taken from the offsets, not found by comparing every result row's rank
     rows, offsets = cut_segments(ev.frame.query_offsets(), ev.config.cutoff)
-    counts = np.diff(offsets)
+    qidx = segment_ids(offsets)
     doc_codes = cast(pd.Categorical, res["doc_id"].array)
     n_docs = len(doc_codes.categories) + 1
     key = doc_codes.codes[rows].astype(np.int64)  # the codes' view: no copy of every row's
     del rows
     key += 1
-    key += np.repeat(ev.query_session.astype(np.int64) * n_docs, counts)
+    key += (ev.query_session.astype(np.int64) * n_docs)[qidx]
     order = np.argsort(key, kind="stable")
-    k = key[order]
-    del key
-    q = np.repeat(np.arange(counts.size, dtype=np.int64), counts)[order]
-    del order
+    k, q = key[order], qidx[order]
+    del key, qidx, order
     new = np.ones(k.size, dtype=bool)
     new[1:] = k[1:] != k[:-1]  # the session's first showing of the document
     # a later row of a run: the row before it is the latest earlier showing in the session
