@@ -248,7 +248,10 @@ def write_tables(
     table: its CSV is the largest file of a run), and the result's notes say so;
     ``None`` writes every format.  Written as Parquet alone, it is built and written one
     row group at a time (:meth:`~sessionval.workflow.outputs.RunOutputs.write_parquet_blocks`:
-    the same file, one block's memory).
+    the same file, one block's memory).  The per-query and per-session files are handed
+    to the run's writer thread (:attr:`~sessionval.workflow.outputs.RunOutputs.writes`):
+    complete once it is waited for or closed
+    (:meth:`~sessionval.workflow.outputs.RunOutputs.finish`).
     """
     per_session = with_covariates(ev.per_session(), ev.frame)
     per_session.attrs = dict(ev.per_session().attrs)
