@@ -66,10 +66,11 @@ from typing import Final, cast
 import numpy as np
 import pandas as pd
 
-from .._types import BoolArray, FloatArray, IntArray
+from .._types import BoolArray, IntArray
 from ..evaluation.result import SessionEvaluation
 from ..frame import JudgmentFrame
 from ..judgments.lookup import JudgmentIndex, frame_lookup
+from ..kernels.segments import cut_segments, segment_ids
 from .reformulation_types import GROUP_ORDER, GROUPS, TYPES, classify, terms
 
 __all__ = [
@@ -136,44 +137,56 @@ def _text_pairs(texts: pd.Series, earlier: IntArray, later: IntArray) -> pd.Data
 
 def _top_documents(
     ev: SessionEvaluation, judgments: JudgmentFrame | None
-) -> tuple[IntArray, FloatArray, BoolArray, BoolArray]:
-    """Each distinct top-X document of each query: its query, grade, and where it was seen.
+) -> tuple[IntArray, BoolArray, BoolArray, BoolArray]:
+    """Each distinct top-X document of each query: its query and where it was seen.
 
-    Returns the query index and reference grade of each (a document listed twice in one
-    query's top X counts once), whether it is the first time the session showed it, and
-    whether the previous query of the session showed it too.  One stable sort of the
-    rows by (session, document) answers all three: rows are in query order, so in a run
-    of one session's document the queries come in order (no hash table of the rows).
+    Returns the query index of each (a document listed twice in one query's top X
+    counts once), whether it is the first time the session showed it, whether that
+    first showing is of a document with a reference grade >= 1 (False without
+    judgments), and whether the previous query of the session showed it too, in no
+    particular order of the rows (what is made of them are counts per query).  One
+    stable sort of the rows by (session, document) answers all three: rows are in
+    query order, so in a run of one session's document the queries come in order (no
+    hash table of the rows).
     """
     res = ev.frame.results
-    top = res["rank"].to_numpy() <= ev.config.cutoff
-    qidx = res["query_idx"].to_numpy()[top].astype(np.int64)
-    doc = res["doc_id"].cat.codes.to_numpy()[top].astype(np.int64)
-    key = ev.query_session.astype(np.int64)[qidx] * (len(res["doc_id"].cat.categories) + 1)
-    key += doc + 1
+    # ranks run 1..k in each query's rows (the frame's order), so its top X are its first
+    # X rows: taken from the offsets, not found by comparing every result row's rank
+    rows, offsets = cut_segments(ev.frame.query_offsets(), ev.config.cutoff)
+    qidx = segment_ids(offsets)
+    doc_codes = cast(pd.Categorical, res["doc_id"].array)
+    n_docs = len(doc_codes.categories) + 1
+    key = doc_codes.codes[rows].astype(np.int64)  # the codes' view: no copy of every row's
+    del rows
+    key += 1
+    key += (ev.query_session.astype(np.int64) * n_docs)[qidx]
     order = np.argsort(key, kind="stable")
     k, q = key[order], qidx[order]
+    del key, qidx, order
     new = np.ones(k.size, dtype=bool)
     new[1:] = k[1:] != k[:-1]  # the session's first showing of the document
     # a later row of a run: the row before it is the latest earlier showing in the session
     after = ~new
-    listed_twice = after.copy()  # ... by the same query's list
-    listed_twice[1:] &= q[1:] == q[:-1]
+    keep = after.copy()  # ... by the same query's list: listed twice, counted once
+    keep[1:] &= q[1:] == q[:-1]
+    np.logical_not(keep, out=keep)
     shown_before = after  # ... by the query just before
     shown_before[1:] &= q[1:] == q[:-1] + 1
-    keep = np.empty(k.size, dtype=bool)
-    keep[order] = ~listed_twice
-    first = np.empty(k.size, dtype=bool)
-    first[order] = new
-    previous = np.empty(k.size, dtype=bool)
-    previous[order] = shown_before
-    qidx, doc, first, previous = qidx[keep], doc[keep], first[keep], previous[keep]
+    # the counts made of these (bincounts by query) do not depend on the rows' order:
+    # the rows stay in the sort's order
+    q, first, previous = q[keep], new[keep], shown_before[keep]
+    relevant = np.zeros(q.size, dtype=bool)
     if judgments is None:
-        return qidx, np.full(qidx.size, np.nan), first, previous
-    # the one grade join, on the top-X rows only (a log may list far more)
+        return q, first, relevant, previous
+    # the one grade join, on the first showings only (the one count that needs a grade)
+    at = np.flatnonzero(first)
+    doc = k[keep][at]
+    doc %= n_docs
+    doc -= 1
     lookup = frame_lookup(ev.frame, JudgmentIndex.build(judgments))
-    keys = ev.frame.queries["qrels_id"].cat.codes.to_numpy()[qidx]
-    return qidx, lookup.rows(keys, doc), first, previous
+    keys = ev.frame.queries["qrels_id"].array.codes[q[at]]
+    relevant[at] = lookup.rows(keys, doc) >= 1  # NaN (not judged): False
+    return q, first, relevant, previous
 
 
 def _judged(qrels_id: pd.Series, topics: pd.Index | pd.Series) -> BoolArray:
@@ -213,14 +226,14 @@ def reformulations(ev: SessionEvaluation, judgments: JudgmentFrame | None = None
     later = np.flatnonzero(qs[1:] == qs[:-1]) + 1 if n else np.zeros(0, np.int64)
     earlier = later - 1
 
-    qidx, grade, first, shared = _top_documents(ev, judgments)
+    qidx, first, relevant, shared = _top_documents(ev, judgments)
     size = np.bincount(qidx, minlength=n)
     inter = np.bincount(qidx[shared], minlength=n)[later]
     union = size[later] + size[earlier] - inter
     with np.errstate(invalid="ignore", divide="ignore"):
         result_jaccard = np.where(union > 0, inter / np.maximum(union, 1), 1.0)
     new_docs = np.bincount(qidx[first], minlength=n)[later]
-    new_rel = np.bincount(qidx[first & (grade >= 1)], minlength=n)[later]
+    new_rel = np.bincount(qidx[relevant], minlength=n)[later]
 
     new_relevant = pd.array(new_rel.astype(np.int32), dtype="Int32")
     judged = (

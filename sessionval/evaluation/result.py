@@ -352,7 +352,8 @@ class SessionEvaluation(EvaluationResult):
         shown = p.frame_row >= 0
         fr = p.frame_row[shown]
         doc_codes = np.full(shown.size, -1, dtype=np.int64)
-        doc_codes[shown] = res["doc_id"].cat.codes.to_numpy()[fr]
+        # the categorical's own codes (a view): ``.cat.codes`` copies every result row's
+        doc_codes[shown] = cast(pd.Categorical, res["doc_id"].array).codes[fr]
         ranks = np.zeros(shown.size, dtype=np.int32)
         ranks[shown] = res["rank"].to_numpy()[fr]
         doc_rank = pd.array(ranks, dtype="Int32")

@@ -55,12 +55,15 @@ def level_of(stem: str) -> Level:
     return "query" if "query" in stem else "session"
 
 
-def _storage(series: pd.Series, labels: Sequence[str] | None) -> tuple[str, str]:
-    """The type column and value labels of one column as the stats files store it."""
+def _value_labels(labels: Sequence[str]) -> str:
+    """The value labels of a coded column as the codebook lists them (codes 1..k)."""
+    return "; ".join(f"{i} = {v}" for i, v in enumerate(labels, start=1))
+
+
+def _storage(series: pd.Series, labels: str | None) -> tuple[str, str]:
+    """The type column and value labels (:func:`_value_labels`) of one column as stored."""
     if labels is not None:
-        return "coded (integer with value labels)", "; ".join(
-            f"{i} = {v}" for i, v in enumerate(labels, start=1)
-        )
+        return "coded (integer with value labels)", labels
     if pd.api.types.is_bool_dtype(series):
         return "0/1", "0 = no; 1 = yes"
     if pd.api.types.is_integer_dtype(series):
@@ -118,6 +121,9 @@ def codebook(
     for table in tables.values():
         source.update(table.attrs.get("source_names", {}))
     rows: list[dict[str, str]] = []
+    # a coded column's labels are shared by every table it is in (a session id's: one
+    # label per session): their text is made once
+    label_text = {col: _value_labels(labels) for col, labels in maps.items()}
     for stem, table in tables.items():
         names = (stats_names or {}).get(stem) or short_names(
             table.columns, systems=maps.get("system_id", ())
@@ -126,7 +132,7 @@ def codebook(
             doc = describe_column(
                 _source_name(str(col), source), level=level_of(stem), parameters=config
             )
-            kind, labels = _storage(table[col], maps.get(str(col)))
+            kind, labels = _storage(table[col], label_text.get(str(col)))
             rows.append(
                 {
                     "file": stem,

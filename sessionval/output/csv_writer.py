@@ -80,7 +80,7 @@ def _as_text(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _piece(table: pd.DataFrame) -> bytes:
+def _piece(table: pd.DataFrame) -> pa.Buffer:
     """One piece of rows as CSV lines (no header): unquoted, or quoted if a value needs it."""
     # a frame without ``attrs`` (the run's tables carry objects Arrow's metadata cannot hold)
     arrow = pa.Table.from_pandas(pd.DataFrame(table, copy=False), preserve_index=False)
@@ -90,7 +90,7 @@ def _piece(table: pd.DataFrame) -> bytes:
     except pa.ArrowInvalid:  # a text value holds a comma, quote or line break
         sink = pa.BufferOutputStream()
         pa_csv.write_csv(arrow, sink, write_options=_QUOTED)
-    return bytes(sink.getvalue())
+    return sink.getvalue()  # written from Arrow's buffer: no copy of the piece's text
 
 
 def write_csv(table: pd.DataFrame, path: str | Path, *, chunk_rows: int = CHUNK_ROWS) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -209,7 +210,8 @@ def write_table(
             if background is None:
                 _write_arrow(table, path, csv_safe=csv_safe)
             else:
-                background.submit(_write_arrow, table, path, csv_safe=csv_safe)
+                # the writer's own frame (a shallow copy): this thread reads the table on
+                background.submit(_write_arrow, table.copy(deep=False), path, csv_safe=csv_safe)
             written.append(path)
     if "dta" in fmts or "sav" in fmts:
         maps = shared_label_maps({"t": table}) if label_maps is None else label_maps
@@ -363,6 +365,7 @@ def write_exports(
     large_rows: int | None = LARGE_ROWS,
     copies: Mapping[str, Mapping[str, Path]] | None = None,
     stats_files: BackgroundWork | None = None,
+    writes: BackgroundWrites | None = None,
 ) -> ExportResult:
     """Write per-session and per-query scores in long and wide form, plus the codebook.
 
@@ -403,6 +406,11 @@ def write_exports(
     stats_files
         Where the Stata and SPSS files are written (:func:`write_table`): the run's
         background process, once started; ``None``: here.
+    writes
+        The writer thread of the copies, CSV and Parquet files: a run's, which outlives
+        this call (the files are complete once the caller closes it; ``copies`` written
+        on it are copied after them); ``None``: a thread of this call's, waited for
+        before it returns.
 
     Returns
     -------
@@ -416,7 +424,7 @@ def write_exports(
     files: list[Path] = []
     slimmed: dict[str, tuple[int, tuple[Format, ...]]] = {}
     # copies, CSV and Parquet on the writer thread, Stata and SPSS here (write_table)
-    with BackgroundWrites() as bg:
+    with nullcontext(writes) if writes is not None else BackgroundWrites() as bg:
         for stem, table in tables.items():
             chosen = export_formats(stem, len(table), fmts, large_rows)
             if chosen != fmts:

@@ -6,7 +6,10 @@ Python (the next table, or pyreadstat's per-cell loop of a Stata/SPSS file, whic
 holds the GIL): the run's tables and exports stages use the machine's second core.
 One worker, so the files are written one at a time in the order given; each file's
 bytes are the same as a write in the caller's thread (the caller must not change a
-table it handed over until the block ends).
+table it handed over until the block ends).  A run's writer outlives its stages
+(:attr:`sessionval.workflow.outputs.RunOutputs.writes`, closed before the files are
+moved into place), so a stage hands its files over and the next stage's work runs
+while they are encoded.
 """
 
 from __future__ import annotations
@@ -68,6 +71,18 @@ class BackgroundWrites:
             for f in futures:  # a write after a failed one is not left running unseen
                 f.cancel()
 
+    def close(self) -> None:
+        """Wait for every write given so far (raising the first one's exception), then stop."""
+        try:
+            self.wait()
+        finally:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def cancel(self) -> None:
+        """Drop the writes not started, wait for the running one, stop (a failed command)."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._futures = []
+
     def __enter__(self) -> Self:
         return self
 
@@ -77,8 +92,7 @@ class BackgroundWrites:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        try:
-            if exc is None:
-                self.wait()
-        finally:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+        if exc is None:
+            self.close()
+        else:
+            self.cancel()

@@ -133,7 +133,7 @@ def _section(
 ) -> ReportSection:
     """Write the correlation table; the report section showing it."""
     for ext in ("csv", "parquet"):
-        outputs.write_frame(f"tables/rating_correlations.{ext}", table)
+        outputs.write_frame(f"tables/rating_correlations.{ext}", table, background=outputs.writes)
     n = int(table["n"].max()) if len(table) else 0
     return ReportSection(
         id="rating-correlations",
@@ -183,7 +183,8 @@ def _figure(
     # study whose figure is rasterised gets them in Parquet
     ext = "parquet" if len(per_session) > RASTER_POINTS else "csv"
     points = f"figures/rating_correlations.{ext}"
-    outputs.write_frame(points, _points(per_session, measures, ratings))
+    # encoded on the run's writer thread while the figure is laid out
+    outputs.write_frame(points, _points(per_session, measures, ratings), background=outputs.writes)
     files = outputs.figures.write(
         fig, outputs.root / "figures" / "rating_correlations", formats=settings.figures.formats
     )

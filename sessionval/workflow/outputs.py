@@ -126,6 +126,11 @@ class RunOutputs:
     figures
         The figures' writer on ``background``
         (:class:`~sessionval.output.figure_writer.FigureWriter`).
+    writes
+        The run's writer thread (:class:`~sessionval.output.write_thread.BackgroundWrites`):
+        CSV and Parquet files handed to it are encoded while the stages after the one
+        that wrote them run; :meth:`finish` waits for them all (a failed write fails
+        the command there, naming its file).
     """
 
     def __init__(
@@ -162,6 +167,9 @@ class RunOutputs:
         # background process once the run starts one
         self.background = BackgroundWork()
         self.figures = FigureWriter(self.background)
+        # one writer thread for the whole run: files written in the order handed over
+        # (the exports copy tables/' files after they are written), waited for by finish
+        self.writes = BackgroundWrites()
 
     # ---- before the run
     def _is_input(self, path: Path) -> bool:
@@ -262,8 +270,10 @@ class RunOutputs:
     ) -> Path:
         """Write a table as CSV or Parquet (by the suffix of ``rel``) and record it.
 
-        With ``background`` the file is written on its thread (the same bytes): it is
-        complete once the caller leaves the :class:`BackgroundWrites` block.
+        With ``background`` the file is written on its thread (the same bytes) from the
+        table as it is now (a later change of it is not written): it is complete once
+        the caller leaves the :class:`BackgroundWrites` block (or, the run's
+        :attr:`writes`, when :meth:`finish` closes it).
         ``record=False``: the caller records it (:meth:`add`), where it belongs in
         :attr:`written`'s order.
         """
@@ -271,7 +281,9 @@ class RunOutputs:
         if background is None:
             self._write_frame(p, table)
         else:
-            background.submit(self._write_frame, p, table)
+            # a shallow copy (no data copied): the writer's own frame, so neither thread's
+            # pandas bookkeeping (a block consolidated, a column set later) reaches the other
+            background.submit(self._write_frame, p, table.copy(deep=False))
         if record:
             self.add(p)
         return p
@@ -312,7 +324,8 @@ class RunOutputs:
             an input of the run, a folder or a link: nothing is moved, the previous
             outputs stay.
         """
-        self.background.close()  # every file written before one is moved
+        self.writes.close()  # every file written before one is moved
+        self.background.close()
         try:
             problems = self._conflicts(self.written)
             if problems:
@@ -401,7 +414,9 @@ class RunOutputs:
         tb: TracebackType | None,
     ) -> None:
         """Discard the staging folder; a refused write names the file where it was going."""
-        self.background.kill()  # nothing may still be writing into a folder discarded
+        # nothing may still be writing into a folder discarded
+        self.writes.cancel()
+        self.background.kill()
         self.discard()
         if isinstance(exc, WriteError):
             moved = self._staging.moved(exc)

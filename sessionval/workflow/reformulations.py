@@ -125,8 +125,8 @@ def reformulation_step(
     if len(comparisons):
         written["reformulation_comparisons"] = comparisons
     for name, frame in written.items():
-        for ext in formats:
-            outputs.write_frame(f"tables/{name}.{ext}", frame)
+        for ext in formats:  # encoded on the run's writer thread while the figures are drawn
+            outputs.write_frame(f"tables/{name}.{ext}", frame, background=outputs.writes)
     figures: tuple[ReportFigure, ...] = ()
     if figure and len(table):
         figures = reformulation_figures(

@@ -248,22 +248,23 @@ def write_tables(
     table: its CSV is the largest file of a run), and the result's notes say so;
     ``None`` writes every format.  Written as Parquet alone, it is built and written one
     row group at a time (:meth:`~sessionval.workflow.outputs.RunOutputs.write_parquet_blocks`:
-    the same file, one block's memory).
+    the same file, one block's memory).  The per-query and per-session files are handed
+    to the run's writer thread (:attr:`~sessionval.workflow.outputs.RunOutputs.writes`):
+    complete once it is waited for or closed
+    (:meth:`~sessionval.workflow.outputs.RunOutputs.finish`).
     """
     per_session = with_covariates(ev.per_session(), ev.frame)
     per_session.attrs = dict(ev.per_session().attrs)
     per_query = ev.per_query()
     files: dict[str, dict[str, Path]] = {}
     notes: list[str] = []
-    with BackgroundWrites() as bg:
-        # the per-query and per-session files are encoded on the writer thread while
-        # this one computes the per-position arrays (the same bytes)
-        for name, table in (("per_query", per_query), ("per_session", per_session)):
-            files[name] = _write(outputs, name, table, formats, background=bg, record=False)
-        if per_position:
-            files = {
-                "per_position": _write_positions(outputs, ev, formats, large_rows, notes)
-            } | files
+    # the per-query and per-session files are encoded on the run's writer thread while
+    # this one builds the per-position table and the next stages run (the same bytes;
+    # the exports copy them on that thread, after them)
+    for name, table in (("per_query", per_query), ("per_session", per_session)):
+        files[name] = _write(outputs, name, table, formats, background=outputs.writes, record=False)
+    if per_position:
+        files = {"per_position": _write_positions(outputs, ev, formats, large_rows, notes)} | files
     # recorded in the tables' order (per position first), as when written one by one
     outputs.add(*(path for name in ("per_query", "per_session") for path in files[name].values()))
     return ScoreTables(per_query, per_session, files, tuple(notes))
@@ -394,6 +395,8 @@ def write_exports_step(
         },
         # Stata's and SPSS's per-cell loops in the run's background process, when it has one
         stats_files=outputs.background,
+        # CSV and Parquet on the run's writer thread, after tables/' files they copy
+        writes=outputs.writes,
     )
     outputs.add(*res.files)
     return res

@@ -81,3 +81,40 @@ def test_exports_written_with_the_writer_thread_are_the_same_bytes(tmp_path, mon
     pd.testing.assert_frame_equal(
         pd.read_parquet(tmp_path / "threaded/per_session_wide.parquet"), ps
     )
+
+
+def test_close_waits_for_every_write_and_cancel_drops_those_not_started():
+    ran: list[str] = []
+    writes = BackgroundWrites()
+    writes.submit(ran.append, "a")
+    writes.close()
+    assert ran == ["a"]
+
+    release = threading.Event()
+    writes = BackgroundWrites()
+    writes.submit(release.wait)
+    writes.submit(ran.append, "queued")
+    # the queued write is dropped before the running one is released
+    threading.Timer(0.2, release.set).start()
+    writes.cancel()
+    assert ran in (["a"], ["a", "queued"])
+    writes.close()  # nothing left: a no-op
+
+
+def test_exports_on_a_writer_of_the_caller_are_complete_once_it_closes(tmp_path):
+    """``writes=``: the run's writer outlives the call; its files end when it closes."""
+    ps = per_session_table()
+    kwargs = {"per_session": ps, "per_query": per_query_table(ps), "parameters": PARAMS}
+    write_exports(tmp_path / "own", formats=("csv", "parquet"), **kwargs)
+    release = threading.Event()
+    writes = BackgroundWrites()
+    writes.submit(release.wait)  # the run's writer is busy with an earlier stage's files
+    res = write_exports(tmp_path / "run", formats=("csv", "parquet"), writes=writes, **kwargs)
+    assert not (tmp_path / "run" / "per_session_wide.parquet").exists()  # not waited for
+    release.set()
+    writes.close()
+    names = sorted(p.name for p in (tmp_path / "own").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "run").iterdir())
+    assert all(p.is_file() for p in res.files)
+    for name in names:
+        assert (tmp_path / "run" / name).read_bytes() == (tmp_path / "own" / name).read_bytes()

@@ -172,6 +172,7 @@ def test_the_points_behind_the_rating_figure_are_parquet_when_it_is_rasterised(t
     assert f"figures/rating_correlations.{kind}" in outputs.written
     assert f"figures/rating_correlations.{other}" not in outputs.written
     points = pd.read_csv if kind == "csv" else pd.read_parquet
+    outputs.writes.wait()  # the points table is encoded on the run's writer thread
     assert len(points(outputs.root / f"figures/rating_correlations.{kind}")) == n
     assert f"(the points: figures/rating_correlations.{kind})" in section.figures[0].caption
 

@@ -153,6 +153,7 @@ def test_correlations_from_sums_give_pearson_and_say_what_is_left_out(tmp_path) 
     assert a.iloc[:, 5:].isna().all().all() and b.iloc[:, 5:].notna().any().any()
     assert got.intro == local.intro and not got.figures
     assert "Spearman" in got.notes[0] and "tables/per_session/" in got.notes[0]
+    outputs.writes.wait()  # the tables are encoded on the run's writer thread
     assert (outputs.root / "tables" / "rating_correlations.csv").is_file()
     # without any rating: no section, as the local step
     empty = combine_ratings(rating_partial(whole.drop(columns=rating_columns(whole)), settings))

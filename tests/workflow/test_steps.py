@@ -101,6 +101,7 @@ def test_tables_configuration_figures_exports_report(loaded, tmp_path):
         for name in ("per_position", "per_query", "per_session")
         for ext in ("csv", "parquet")
     ]
+    outputs.writes.wait()  # the per-query and per-session files: on the run's writer thread
     pd.testing.assert_frame_equal(
         builders.plain(pd.read_parquet(outputs.root / "tables" / "per_session.parquet")),
         builders.plain(tables.per_session),
@@ -136,6 +137,7 @@ def test_tables_configuration_figures_exports_report(loaded, tmp_path):
     assert (outputs.root / "figures" / "fig2_session_nsdcg.svg").is_file()
 
     res = write_exports_step(outputs, tables, settings, title="tiny")
+    outputs.writes.wait()
     assert all(p.is_file() for p in res.files)
     summary = write_validation(outputs, loaded)
     table, notes = report_scores(tables.per_session, settings)

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import errno
+import threading
+
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
+import pytest
 
+from sessionval.errors import WriteError, writing
 from sessionval.evaluation.config import SessionConfig
 from sessionval.evaluation.session import evaluate
 from sessionval.workflow import steps
@@ -90,3 +95,36 @@ def test_a_large_per_position_table_is_written_block_by_block(tmp_path, monkeypa
     expected = pd.read_parquet(tmp_path / "whole.parquet")
     pd.testing.assert_frame_equal(pd.read_parquet(path), expected, check_exact=True)
     assert "tables/per_position.parquet" in outputs.written
+
+
+def test_a_frame_handed_to_the_writer_is_written_as_it_was(tmp_path):
+    """``write_frame(background=)``: a change made to the table after it is handed over is
+    not written (the writer has its own shallow copy), and ``finish`` waits for the file."""
+    outputs = RunOutputs(tmp_path / "out")
+    table = pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"]})
+    table.attrs = {"config": {"cutoff": 10}}
+    expected = tmp_path / "expected.parquet"
+    table.to_parquet(expected, index=False)
+    release = threading.Event()
+    outputs.writes.submit(release.wait)  # the file waits behind an earlier one
+    outputs.write_frame("tables/t.parquet", table, background=outputs.writes)
+    table["a"] = [9.0, 9.0]
+    table.loc[0, "b"] = "changed"
+    release.set()
+    outputs.finish()
+    assert (tmp_path / "out" / "tables" / "t.parquet").read_bytes() == expected.read_bytes()
+
+
+def test_a_failed_write_on_the_run_writer_fails_finish_and_moves_nothing(tmp_path):
+    out = tmp_path / "out"
+    outputs = RunOutputs(out)
+    outputs.write_text("report.html", "new")
+
+    def refused() -> None:
+        with writing(outputs.root / "tables" / "t.parquet"):
+            raise OSError(errno.EFBIG, "File too large")
+
+    outputs.writes.submit(refused)
+    with outputs, pytest.raises(WriteError, match=r"t\.parquet: cannot write"):
+        outputs.finish()
+    assert not (out / "report.html").exists()
