@@ -55,7 +55,7 @@ from .._types import FloatArray, IntArray
 from ..errors import MeasureSpecError
 from ..evaluation.config import SessionConfig
 from ..evaluation.result import SessionEvaluation
-from ..kernels.segments import offsets_from_counts, segment_sum
+from ..kernels.segments import gather_ranges, segment_sum
 from ..measures.session import normalise as normalise_ratio
 from .groups import group_codes
 from .rank_curves import CG_MEASURES, add_bands, cg_curves, query_curves
@@ -197,12 +197,8 @@ def session_sums(
     # each one's (group, position) cell, from the sessions' offsets (no pass over every position)
     chosen = np.flatnonzero(sel)
     counts = plen[chosen]
-    starts = offsets_from_counts(counts)
-    n_rows = int(starts[-1])
-    within = np.arange(n_rows, dtype=np.int64) - np.repeat(starts[:-1], counts)
-    rows = None if chosen.size == sel.size else within + np.repeat(v.offsets[chosen], counts)
-    cell = within
-    cell += np.repeat(gcode[chosen] * n_p, counts)
+    rows = None if chosen.size == sel.size else gather_ranges(v.offsets[chosen], counts)
+    cell = gather_ranges(gcode[chosen] * n_p, counts)  # group * n_p + the position's index
     n_cells = n_g * n_p
 
     def taken(values: FloatArray) -> FloatArray:
