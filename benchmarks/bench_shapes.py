@@ -217,8 +217,9 @@ def _key_join(tc: Any, dc: Any, nd: int, qt: Any, qd: Any, grade: np.ndarray) ->
 
 
 def join_string_ids(rows: pd.DataFrame, q: pd.DataFrame) -> np.ndarray:
-    """sessionval's 64-bit key join (:class:`~sessionval.measures.string_ids.JudgedKeys`)."""
-    from sessionval.measures.string_ids import JudgedKeys, id_codes, id_keys
+    """sessionval's 64-bit key join (:class:`~sessionval.measures.key_join.JudgedKeys`)."""
+    from sessionval.measures.key_join import JudgedKeys
+    from sessionval.measures.string_ids import id_codes, id_keys
 
     keys = id_keys([rows["doc"], q["doc"]])
     assert keys is not None
@@ -277,7 +278,7 @@ def join_sets_index_in(rows: pd.DataFrame, q: pd.DataFrame) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from sessionval.measures.string_ids import pack_keys
+    from sessionval.measures.key_join import pack_keys
 
     run_docs, judged_docs, tcat, grades, sets = _sets_input(rows, q)
     set_rows, set_lens = sets.set_rows()

@@ -8,7 +8,7 @@ implementations answer it, each fastest on its own data:
   codes): the study's categoricals (session evaluation, ``result_grades``,
   ``lookup_grades``), runs read as categoricals and every id the other cannot
   take (non-ASCII, missing, a key collision);
-* :class:`~sessionval.measures.string_ids.JudgedKeys` (documents as 64-bit keys
+* :class:`~sessionval.measures.key_join.JudgedKeys` (documents as 64-bit keys
   read from Arrow's string buffers, no document dictionary built): ``evaluate_run``
   on plain ASCII string tables;
 * :class:`~sessionval.measures.judgment_sets.SetKeys` (the same keys, looked up

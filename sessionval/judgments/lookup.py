@@ -7,7 +7,7 @@ into one int64 key and probed against the sorted judgment keys.
 categories, applied per chunk: one implementation of the grade join,
 :class:`~sessionval.judgments.join.GradeJoin`.  Session evaluation and
 ``RankedLists.from_run`` join through it; ``evaluate_run`` on plain ASCII string
-tables joins on 64-bit keys instead (:class:`~sessionval.measures.string_ids.JudgedKeys`,
+tables joins on 64-bit keys instead (:class:`~sessionval.measures.key_join.JudgedKeys`,
 the other implementation), chosen by the data in
 :func:`~sessionval.measures.run_lists.ranked_lists`, which falls back here whenever the
 data does not suit the keys.  Neither join validates: judgments come from the one boundary,
@@ -172,7 +172,7 @@ class GradeLookup:
 
     One of the two implementations of :class:`~sessionval.judgments.join.GradeJoin`
     (the other, on 64-bit keys of string ids, is
-    :class:`~sessionval.measures.string_ids.JudgedKeys`; the data chooses, in
+    :class:`~sessionval.measures.key_join.JudgedKeys`; the data chooses, in
     :func:`~sessionval.measures.run_lists.ranked_lists`).  :meth:`prepare` translates
     the caller's key and document *categories* to the judgments' codes once
     (``key_positions``, ``doc_parts``; each with a last slot for code −1, missing).

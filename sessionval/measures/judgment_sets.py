@@ -3,7 +3,7 @@
 Qrels expanded from topics to queries (each query carries its topic's judgments,
 issue 26) hold a few distinct judgment sets many times over: 1,000 topics' sets of
 150 documents repeated over 133k queries are 20 M rows, of which 150k differ.  The
-grade join on 64-bit keys (:class:`~sessionval.measures.string_ids.JudgedKeys`) wants
+grade join on 64-bit keys (:class:`~sessionval.measures.key_join.JudgedKeys`) wants
 the judgments sorted by (topic, key); :func:`judgment_sets` finds the distinct sets and
 :meth:`JudgmentSets.judged_keys` sorts one copy of each, laid out again for every topic
 holding it, instead of sorting every row (the recall bases, :meth:`JudgmentSets.ideal`,
@@ -16,10 +16,10 @@ likewise count each set once):
   confirmed equal to that topic's, row by row (key, full id words, grade): exactness
   does not rest on the fingerprint.  A topic that differs (another order, a collision)
   is a set of its own;
-* the distinct sets are sorted by the packed key of :func:`~.string_ids.pack_keys`;
+* the distinct sets are sorted by the packed key of :func:`~.key_join.pack_keys`;
   the packed key's low bits depend on the document only, so a set's sorted order is
   every copy's sorted order, and the result is exactly the one sort of every row
-  (:meth:`JudgedKeys.build <sessionval.measures.string_ids.JudgedKeys.build>`).
+  (:meth:`JudgedKeys.build <sessionval.measures.key_join.JudgedKeys.build>`).
 
 No shortcut (``None``) when the rows are not grouped by topic or too few sets repeat
 to pay for the fingerprints; a document judged twice within a set leaves the plain
@@ -39,15 +39,8 @@ from .._types import BoolArray, FloatArray, IntArray
 from ..judgments.gains import GAIN_SCHEMES
 from ..judgments.ideal import IdealGains, ideal_from_codes
 from ..kernels.segments import gather_ranges, offsets_from_counts
-from .string_ids import (
-    IdKeys,
-    JudgedKeys,
-    KeyCollision,
-    U64Array,
-    pack_keys,
-    sorted_in_lists,
-    splitmix,
-)
+from .key_join import JudgedKeys, pack_keys, sorted_in_lists
+from .string_ids import IdKeys, KeyCollision, U64Array, splitmix
 
 __all__ = ["JudgmentSets", "SetKeys", "judgment_sets"]
 
@@ -272,7 +265,7 @@ class SetKeys:
     Parameters
     ----------
     values
-        Packed ``(set, key)`` of every set row (:func:`~.string_ids.pack_keys`), unique.
+        Packed ``(set, key)`` of every set row (:func:`~.key_join.pack_keys`), unique.
     tbits
         Bits of the set part.
     rows

@@ -9,7 +9,7 @@ steps (:func:`_lists`), one for each implementation of the grade join
   :class:`~sessionval.judgments.lookup.GradeLookup`;
 * :func:`lists_from_tables` (``RankedLists.from_tables``, the road of ``evaluate_run``
   from string DataFrames): document ids read as 64-bit keys from Arrow's buffers and
-  joined per topic (:class:`~sessionval.measures.string_ids.JudgedKeys`; qrels that
+  joined per topic (:class:`~sessionval.measures.key_join.JudgedKeys`; qrels that
   repeat a topic's judgments per query are joined once per distinct set,
   :class:`~sessionval.measures.judgment_sets.SetKeys`), no document dictionary.
 
@@ -41,9 +41,10 @@ from ..kernels.blocks import n_threads
 from ..kernels.segments import gather_ranges, offsets_from_counts
 from ..validate.runs import check_run_table
 from .judgment_sets import judgment_sets
+from .key_join import JudgedKeys
 from .lists import TIE_BREAKS, KeyStats, TieBreak, assemble_lists, check_negative
 from .ranking import coded_doc_ranks, factorize_ids, first_duplicate, run_order
-from .string_ids import IdKeys, JudgedKeys, KeyCollision, id_codes, id_key_jobs
+from .string_ids import IdKeys, KeyCollision, id_codes, id_key_jobs
 
 if TYPE_CHECKING:
     from ..frame import JudgmentFrame

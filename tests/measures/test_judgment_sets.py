@@ -14,8 +14,9 @@ from sessionval.judgments.ideal import ideal_from_codes
 from sessionval.measures import judgment_sets as sets_module
 from sessionval.measures import run_lists
 from sessionval.measures.judgment_sets import JudgmentSets, judgment_sets
+from sessionval.measures.key_join import JudgedKeys
 from sessionval.measures.lists import RankedLists
-from sessionval.measures.string_ids import IdKeys, JudgedKeys, KeyCollision, id_codes, id_keys
+from sessionval.measures.string_ids import IdKeys, KeyCollision, id_codes, id_keys
 
 
 def _expanded(

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from sessionval.errors import InputFormatError, ParseError
 from sessionval.evaluation.lists import judgments_from_table
-from sessionval.measures import string_ids
+from sessionval.measures import key_join, string_ids
+from sessionval.measures.key_join import JudgedKeys
 from sessionval.measures.lists import RankedLists
-from sessionval.measures.string_ids import IdKeys, JudgedKeys, id_codes, id_keys
+from sessionval.measures.string_ids import IdKeys, id_codes, id_keys
 
 
 def _data(seed: int, doc: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -153,16 +154,16 @@ def test_id_codes_rank_runs_of_ids_and_refuse_scattered_ones() -> None:
 
 @pytest.mark.parametrize("lengths", [[5, 5, 5, 5], [3, 0, 7, 1, 4]])
 def test_sorted_in_lists_equals_one_sort(lengths: list[int], monkeypatch) -> None:
-    monkeypatch.setattr(string_ids, "_LIST_BLOCK_ROWS", 8)  # several blocks on the pool
+    monkeypatch.setattr(key_join, "_LIST_BLOCK_ROWS", 8)  # several blocks on the pool
     rng = np.random.default_rng(len(lengths))
     counts = np.array(lengths, dtype=np.int64)
     keys = rng.integers(0, 2**63, counts.sum(), dtype=np.uint64) * np.uint64(2)
     topic = np.arange(counts.size, dtype=np.int64) * 2
     topic[-1] = 15  # the largest topic of 4 bits, and a key that packs to the padding
-    keys[-1] = ((2**64 - 1) * pow(int(string_ids._MIX[1]), -1, 2**64)) % 2**64
-    got = string_ids.sorted_in_lists(keys, topic, 4, counts)
+    keys[-1] = ((2**64 - 1) * pow(int(string_ids.SPREAD), -1, 2**64)) % 2**64
+    got = key_join.sorted_in_lists(keys, topic, 4, counts)
     assert got is not None
-    packed = string_ids.pack_keys(topic, keys, 4, counts)
+    packed = key_join.pack_keys(topic, keys, 4, counts)
     order = np.argsort(packed, kind="stable")
     np.testing.assert_array_equal(got[1], packed[order])
     np.testing.assert_array_equal(packed[got[0]], packed[order])
@@ -204,7 +205,7 @@ def test_judgments_sorted_by_topic_runs_equal_one_sort(
     grades = rng.integers(0, 4, topic.size).astype(np.float64)
     got = JudgedKeys.build(topic, len(sizes), keys, grades)
     tbits = max(1, len(sizes).bit_length())
-    packed = string_ids.pack_keys(topic, keys.keys, tbits)
+    packed = key_join.pack_keys(topic, keys.keys, tbits)
     order = np.argsort(packed)
     assert got is not None
     np.testing.assert_array_equal(got.packed, packed[order])
@@ -268,7 +269,7 @@ def test_judged_keys_join_block_by_block_equals_a_dict_join(
 ) -> None:
     # blocks of a few rows: each block searches the slice of judgments its keys span
     # (the patch is the same for every example)
-    monkeypatch.setattr(string_ids, "_LIST_BLOCK_ROWS", 10)
+    monkeypatch.setattr(key_join, "_LIST_BLOCK_ROWS", 10)
     rng = np.random.default_rng(seed)
     n_topics = 8
     fmt = "clueweb-doc-{:04d}" if long_ids else "d{}"
@@ -295,7 +296,7 @@ def test_judged_keys_join_block_by_block_equals_a_dict_join(
 
 @pytest.mark.parametrize("in_topic_order", [True, False])
 def test_judged_keys_join_names_a_repeated_document(in_topic_order: bool, monkeypatch) -> None:
-    monkeypatch.setattr(string_ids, "_LIST_BLOCK_ROWS", 4)
+    monkeypatch.setattr(key_join, "_LIST_BLOCK_ROWS", 4)
     ids = pd.Series(["d1", "d2", "d3", "d4", "d5", "d4", "d9"], dtype="str")
     (k,) = id_keys([ids])  # type: ignore[misc]
     judged = JudgedKeys.build(np.zeros(2, dtype=np.int64), 3, k.take(np.array([0, 1])), np.ones(2))
