@@ -23,10 +23,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol, TypeVar, runtime_checkable
 
-import numpy as np
-
 from .._types import IntArray
 from ..errors import MeasureSpecError
+from ..kernels.segments import segment_blocks
 from .chunks import ChunkContext
 
 __all__ = [
@@ -53,23 +52,11 @@ DEFAULT_CHUNK_ROWS: Final[int] = 1 << 20
 def session_ranges(session_row_offsets: IntArray, target_rows: int) -> list[tuple[int, int]]:
     """Session ranges ``(s0, s1)`` of about ``target_rows`` result rows, never splitting a session.
 
-    ``session_row_offsets`` (``n_sessions + 1``) are the sessions' row offsets; a
-    session longer than ``target_rows`` is a chunk of its own.
-
-    Examples
-    --------
-    >>> session_ranges(np.array([0, 3, 4, 9, 10]), 4)
-    [(0, 2), (2, 3), (3, 4)]
-    >>> session_ranges(np.array([0]), 4)
-    []
+    The segment library's :func:`~sessionval.kernels.segments.segment_blocks` of the
+    sessions' row offsets (``n_sessions + 1``); a session longer than ``target_rows`` is
+    a chunk of its own.
     """
-    n_s = session_row_offsets.size - 1
-    total = int(session_row_offsets[-1])
-    cuts = np.searchsorted(
-        session_row_offsets, np.arange(target_rows, max(total, 1), target_rows), side="left"
-    )
-    bounds = np.unique(np.concatenate(([0], cuts, [n_s])))
-    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
+    return segment_blocks(session_row_offsets, target_rows)
 
 
 @runtime_checkable

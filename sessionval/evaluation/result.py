@@ -20,7 +20,7 @@ from ..errors import SessionvalError
 from ..frame import SessionFrame
 from ..judgments.ideal import IdealGains
 from ..judgments.unjudged import apply_unjudged
-from ..kernels.segments import offsets_from_counts
+from ..kernels.segments import offsets_from_counts, segment_ids, segment_ranks
 from ..measures.registry import parse_measures
 from ..measures.session import normalise
 from ..validate.memory import release_free_memory
@@ -289,15 +289,13 @@ class SessionEvaluation(EvaluationResult):
 
     def _chunk_gains(self, q0: int, q1: int) -> tuple[IntArray, IntArray, FloatArray]:
         """:meth:`ranked_gains` of queries ``q0 .. q1 - 1``, their grades looked up alone."""
-        gain, offsets, rows, _ = self._joined_gains(q0, q1)
+        gain, offsets, _, _ = self._joined_gains(q0, q1)
         # the kept rows come query after query: each query's from its offsets, not a gather
         # of the frame's query column (the same values)
-        counts = np.diff(offsets)
-        first = min(q0, self._ctx.query_session.size)
-        qidx = np.repeat(np.arange(first, first + counts.size, dtype=np.int64), counts)
-        rank = np.arange(1, rows.size + 1, dtype=np.int64)
-        rank -= np.repeat(offsets[:-1].astype(np.int64, copy=False), counts)
-        return qidx, rank, gain
+        local = segment_ids(offsets)
+        rank = segment_ranks(offsets, local)
+        local += min(q0, self._ctx.query_session.size)  # the queries' own numbers
+        return local, rank, gain
 
     def _joined_gains(self, q0: int, q1: int) -> tuple[FloatArray, IntArray, IntArray, int]:
         """Grades of queries ``q0 .. q1 - 1`` joined, as gains, after the unjudged policy.

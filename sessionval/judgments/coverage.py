@@ -9,7 +9,6 @@ their partitions as they validate them.
 
 from __future__ import annotations
 
-import itertools
 from typing import Final
 
 import numpy as np
@@ -17,6 +16,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from ..frame import JudgmentFrame, SessionFrame
+from ..kernels.segments import segment_blocks
 from .lookup import JudgmentIndex, frame_lookup
 
 __all__ = ["BASE", "coverage_counts", "sum_counts"]
@@ -60,7 +60,7 @@ def coverage_counts(frame: SessionFrame, judgments: JudgmentFrame | None) -> pd.
         # counts of the rows picked (weights= would make a float64 copy of each mask)
         sums[name] += np.bincount(code[hit], minlength=n_sys)
 
-    for q0, q1 in _query_blocks(q_off):
+    for q0, q1 in segment_blocks(q_off, _BLOCK_ROWS):
         r0, r1 = int(q_off[q0]), int(q_off[q1])
         code = system_of[row_session[r0:r1]]
         sums["results"] += np.bincount(code, minlength=n_sys)
@@ -79,14 +79,6 @@ def coverage_counts(frame: SessionFrame, judgments: JudgmentFrame | None) -> pd.
         if name != "results":
             data[name + BASE] = sums["top 10" if name.endswith("(top 10)") else "results"]
     return pd.DataFrame(data, index=pd.Index(systems.cat.categories.astype(str), name="system"))
-
-
-def _query_blocks(q_off: npt.NDArray[np.int64]) -> list[tuple[int, int]]:
-    """Ranges of whole queries of about :data:`_BLOCK_ROWS` result rows each, in order."""
-    n_q = q_off.size - 1
-    cuts = np.searchsorted(q_off, np.arange(_BLOCK_ROWS, int(q_off[-1]), _BLOCK_ROWS))
-    bounds = np.unique(np.concatenate(([0], cuts, [n_q]))).tolist()
-    return list(itertools.pairwise(bounds))
 
 
 def sum_counts(parts: list[pd.DataFrame]) -> pd.DataFrame:

@@ -21,6 +21,7 @@ __all__ = [
     "first_true_rank",
     "gather_ranges",
     "offsets_from_counts",
+    "segment_blocks",
     "segment_cumsum",
     "segment_first",
     "segment_ids",
@@ -68,6 +69,27 @@ def gather_ranges(starts: npt.ArrayLike, counts: npt.ArrayLike) -> IntArray:
     out: IntArray = np.arange(int(off[-1]), dtype=np.int64)
     out += np.repeat(s - off[:-1], c)  # in place: one temporary of the output's size
     return out
+
+
+def segment_blocks(offsets: IntArray, target_rows: int) -> list[tuple[int, int]]:
+    """Ranges ``(s0, s1)`` of whole segments of about ``target_rows`` rows each, in order.
+
+    ``offsets`` (``n_segments + 1``) are the segments' row offsets; a segment longer
+    than ``target_rows`` is a range of its own; no segment is split (the engine's
+    chunks of whole sessions, a pass over blocks of whole queries).
+
+    Examples
+    --------
+    >>> segment_blocks(np.array([0, 3, 4, 9, 10]), 4)
+    [(0, 2), (2, 3), (3, 4)]
+    >>> segment_blocks(np.array([0]), 4)
+    []
+    """
+    n_s = offsets.size - 1
+    total = int(offsets[-1])
+    cuts = np.searchsorted(offsets, np.arange(target_rows, max(total, 1), target_rows), side="left")
+    bounds = np.unique(np.concatenate(([0], cuts, [n_s])))
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
 
 
 def segment_lengths(offsets: IntArray) -> IntArray:

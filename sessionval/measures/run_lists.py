@@ -38,7 +38,7 @@ from ..judgments.ideal import ideal_from_codes
 from ..judgments.join import GradeJoin
 from ..judgments.lookup import JudgmentIndex, index_in, string_ranks
 from ..kernels.blocks import n_threads
-from ..kernels.segments import gather_ranges, offsets_from_counts
+from ..kernels.segments import gather_ranges, offsets_from_counts, segment_ids
 from ..validate.runs import check_run_table
 from .judgment_sets import judgment_sets
 from .key_join import JudgedKeys
@@ -111,7 +111,7 @@ class _CodedDocs:
     ) -> FloatArray:
         d_rows = self.codes[rows]
         # the rows come list after list: each row's list number is its query's
-        i = first_duplicate(np.repeat(np.arange(counts.size), counts), d_rows)
+        i = first_duplicate(segment_ids(offsets_from_counts(counts)), d_rows)
         if i >= 0:
             raise _Repeated(i)
         # the join is prepared after the sort: its document map is not held through it

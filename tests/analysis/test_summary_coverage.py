@@ -105,7 +105,10 @@ def test_coverage_counted_block_by_block_is_the_same(monkeypatch):
     loaded = _study(40)
     whole = coverage_counts(loaded.frame, loaded.judgments)
     monkeypatch.setattr(coverage_module, "_BLOCK_ROWS", 7)
-    assert len(coverage_module._query_blocks(loaded.frame.query_offsets())) > 10
+    from sessionval.kernels.segments import segment_blocks
+
+    offsets = loaded.frame.query_offsets()
+    assert len(segment_blocks(offsets, coverage_module._BLOCK_ROWS)) > 10
     pd.testing.assert_frame_equal(coverage_counts(loaded.frame, loaded.judgments), whole)
     pd.testing.assert_frame_equal(_coverage(loaded), _reference(loaded))
 
